@@ -1,0 +1,226 @@
+"""The ``loupe`` command. Each subcommand calls the :class:`loupe.Library` method
+of the same name; ``--json`` prints that method's result for scripts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn,
+                           TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+from rich.table import Table
+
+from .db import DatabaseUnavailable
+from .library import AssetNotFound, Library, UnknownTenant
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+class _Ctx:
+    def __init__(self, home: str | None, database_url: str | None, tenant: str):
+        self.home = home
+        self.database_url = database_url
+        self.tenant = tenant
+
+    def open(self, create_tenant: bool = False) -> Library:
+        try:
+            return Library.open(self.home, database_url=self.database_url, tenant=self.tenant,
+                                create_tenant=create_tenant)
+        except (DatabaseUnavailable, UnknownTenant) as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--home", envvar="LOUPE_HOME", type=click.Path(file_okay=False),
+              help="Library home (embedded database, thumbnails). Default: $LOUPE_HOME or ~/.loupe")
+@click.option("--database-url", envvar="LOUPE_DATABASE_URL",
+              help="Use this PostgreSQL (with pgvector) instead of the embedded one.")
+@click.option("--tenant", default="default", show_default=True, help="Tenant to act in.")
+@click.version_option(package_name="loupe")
+@click.pass_context
+def main(ctx: click.Context, home: str | None, database_url: str | None, tenant: str) -> None:
+    """Loupe: search an image library by its words and its pixels."""
+    ctx.obj = _Ctx(home, database_url, tenant)
+
+
+@main.command()
+@click.option("--languages", "-l", help="Comma-separated library languages, e.g. en,fr,de.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def init(obj: _Ctx, languages: str | None, as_json: bool) -> None:
+    """Create the library (database, schema, tenant) and set its languages."""
+    with obj.open(create_tenant=True) as lib:
+        try:
+            info = lib.init(languages=languages.split(",") if languages else None)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--languages") from exc
+    if as_json:
+        _emit_json(info)
+    else:
+        console.print(f"Library ready in [bold]{info['home']}[/] — tenant "
+                      f"[bold]{info['tenant']}[/], languages {', '.join(info['languages'])}")
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True, file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--max-pixels", type=int, help="Refuse images with more pixels than this.")
+@click.pass_obj
+def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
+    """Ingest every image under PATH (incremental: unchanged files are skipped)."""
+    with obj.open() as lib:
+        columns = [TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
+                   TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn()]
+        with Progress(*columns, console=err_console, disable=as_json or not err_console.is_terminal,
+                      transient=False) as bar:
+            task = bar.add_task("ingest", total=None, rate="")
+
+            def progress(done: int, total: int) -> None:
+                speed = bar.tasks[0].speed
+                bar.update(task, completed=done, total=total,
+                           rate=f"{speed:.1f} files/s" if speed else "")
+
+            summary = lib.ingest(path, progress=progress, max_pixels=max_pixels)
+    if as_json:
+        _emit_json(summary.as_dict())
+        return
+    s = summary
+    rate = (s.new_assets + s.duplicates + s.updated) / s.seconds if s.seconds else 0.0
+    console.print(f"Ingested [bold]{s.root}[/] in {s.seconds:.1f} s ({rate:.1f} files/s)")
+    table = Table(show_header=False, box=None, padding=(0, 2))
+    for label, value in [("files seen", s.files_seen), ("new assets", s.new_assets),
+                         ("duplicates (same bytes, another path)", s.duplicates),
+                         ("updated", s.updated), ("unchanged (skipped)", s.unchanged),
+                         ("removed files", s.removed_files), ("removed assets", s.removed_assets),
+                         ("failed", s.failed)]:
+        table.add_row(label, f"{value:,}")
+    console.print(table)
+    if s.failures:
+        console.print(f"[red]{s.failed} file(s) could not be ingested:[/]")
+        for f in s.failures:
+            console.print(f"  {f.path}: {f.reason}", markup=False, highlight=False)
+
+
+@main.command()
+@click.argument("query")
+@click.option("--lang", help="Query language (default: the library's first language).")
+@click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--page", default=1, show_default=True, type=click.IntRange(1))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, as_json: bool) -> None:
+    """Search the library for QUERY."""
+    with obj.open() as lib:
+        result = lib.search(query, lang=lang, limit=limit, offset=(page - 1) * limit)
+    if as_json:
+        _emit_json(result.as_dict())
+        return
+    if result.total == 0:
+        console.print(f"No results for “{query}”.", highlight=False)
+        if not result.terms:
+            console.print("(the query has no searchable terms: only stop words or punctuation)")
+        return
+    first = result.offset + 1
+    last = result.offset + len(result.hits)
+    noun = "result" if result.total == 1 else "results"
+    console.print(f"{result.total:,} {noun} for “{query}” ({result.verdict}: all matches counted)"
+                  + (f" — showing {first}–{last}" if result.hits else " — no results on this page"),
+                  highlight=False)
+    table = Table(box=None, padding=(0, 1))
+    for col in ("rank", "score", "asset", "title", "path"):
+        table.add_column(col, justify="right" if col in ("rank", "score", "asset") else "left")
+    for h in result.hits:
+        table.add_row(str(h.rank), f"{h.score:.4f}", str(h.asset_id), h.title, h.path)
+    console.print(table)
+
+
+@main.command()
+@click.argument("asset_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def show(obj: _Ctx, asset_id: int, as_json: bool) -> None:
+    """Show everything stored about one asset."""
+    with obj.open() as lib:
+        try:
+            asset = lib.show(asset_id)
+        except AssetNotFound as exc:
+            raise click.ClickException(str(exc)) from exc
+    if as_json:
+        _emit_json(asset)
+        return
+    console.print(f"[bold]asset {asset['id']}[/]  {asset['media_type']}  "
+                  f"{asset['width']}×{asset['height']} px  orientation {asset['orientation']}  "
+                  f"{asset['byte_size']:,} bytes")
+    console.print(f"sha256 {asset['sha256']}")
+    console.print(f"thumbnail {asset['thumbnail']}", highlight=False)
+    for f in asset["files"]:
+        console.print(f"file {f['path']}" + (f"  (sidecar {f['sidecar']})" if f["sidecar"] else ""),
+                      highlight=False)
+        console.print(f"  collection: {f['collection'] or '—'}", highlight=False)
+        console.print_json(json.dumps(f["metadata"], ensure_ascii=False))
+    for d in asset["documents"]:
+        console.print(f"[bold]search document ({d['lang']})[/], {d['doc_len']} tokens")
+        for key in ("title", "description", "keywords", "collections", "filename", "creator",
+                    "copyright", "location"):
+            if d[key]:
+                console.print(f"  {key}: {d[key]}", highlight=False, markup=False)
+
+
+@main.command()
+@click.argument("text")
+@click.option("--lang", help="Analyzer language (default: the library's first language).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def analyze(obj: _Ctx, text: str, lang: str | None, as_json: bool) -> None:
+    """Print the terms the analyzer emits for TEXT."""
+    with obj.open() as lib:
+        terms = lib.analyze(text, lang=lang)
+    if as_json:
+        _emit_json(terms)
+    else:
+        click.echo(" ".join(terms))
+
+
+@main.command()
+@click.option("--run", "run_id", type=int, help="Ingest run id (default: the latest).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def failures(obj: _Ctx, run_id: int | None, as_json: bool) -> None:
+    """List the files an ingest run could not ingest, with the reason."""
+    with obj.open() as lib:
+        rows = lib.failures(run_id)
+    if as_json:
+        _emit_json(rows)
+        return
+    if not rows:
+        click.echo("No failed files.")
+    for r in rows:
+        click.echo(f"{r['path']}\t{r['kind']}\t{r['reason']}")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def stats(obj: _Ctx, as_json: bool) -> None:
+    """Counts of assets, files, collections and search documents."""
+    with obj.open() as lib:
+        info = lib.stats()
+    if as_json:
+        _emit_json(info)
+        return
+    click.echo(f"tenant {info['tenant']}: {info['assets']:,} assets, {info['files']:,} files, "
+               f"{info['collections']:,} collections; documents "
+               + ", ".join(f"{k}: {v:,}" for k, v in info["documents"].items()))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

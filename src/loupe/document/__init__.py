@@ -1,0 +1,1 @@
+"""The search document: compiled per asset and language, analysed by PostgreSQL."""

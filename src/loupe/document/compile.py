@@ -1,0 +1,209 @@
+"""Compiling an asset's search document (SPEC S1), one per library language.
+
+The document is compiled from everything known about the asset: the
+normalised metadata of each of its files (an asset whose bytes were found
+under several paths is findable by what any of them says), the filenames, and
+the names of the collections (folders) holding it. Fields that later stages
+fill (machine tags, OCR, confirmed people, vocabulary terms) are carried as
+empty slots.
+
+Analysis (tokenising, stemming, accent folding, field weights) happens in
+PostgreSQL, in the same statement that stores the document:
+see :data:`UPSERT_DOCUMENT`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from .languages import normalize_lang, ts_config
+
+#: Field order of the search document and the tsvector weight letter of each
+#: (A highest). Position weights are what later field-weighted ranking reads.
+FIELDS: dict[str, str] = {
+    "title": "A",
+    "filename": "B",
+    "keywords": "B",
+    "vocabulary": "B",
+    "description": "C",
+    "collections": "C",
+    "location": "C",
+    "people": "C",
+    "creator": "D",
+    "copyright": "D",
+    "machine_tags": "D",
+    "ocr": "D",
+}
+
+_SEP = re.compile(r"[_.]+")
+
+
+@dataclass
+class FileInput:
+    """What the compiler needs of one file of the asset."""
+
+    rel_path: str
+    metadata: dict[str, Any]
+    collection_path: str  # '' when the file is at the source root
+
+
+@dataclass
+class SearchDocument:
+    """One compiled document: the text of each field for one language."""
+
+    lang: str
+    ts_config: str
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+def pick_lang(alt: dict[str, str] | None, lang: str) -> str:
+    """Choose the value of a lang-alt field for ``lang``.
+
+    Order: an exact primary-subtag match (``fr`` matches ``fr-FR``), then
+    ``x-default``, then the first value present. Returns '' when empty.
+    """
+    if not alt:
+        return ""
+    for key, value in alt.items():
+        if normalize_lang(key) == lang:
+            return value
+    if "x-default" in alt:
+        return alt["x-default"]
+    return next(iter(alt.values()))
+
+
+def _join_unique(values: list[str], sep: str) -> str:
+    seen: list[str] = []
+    for v in values:
+        v = v.strip()
+        if v and v.lower() not in {s.lower() for s in seen}:
+            seen.append(v)
+    return sep.join(seen)
+
+
+def filename_words(rel_path: str) -> str:
+    """The file's name without extension, with ``_`` and ``.`` read as spaces."""
+    name = rel_path.rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    return _SEP.sub(" ", stem).strip()
+
+
+def collection_words(collection_path: str) -> list[str]:
+    """Names of a collection and its ancestors: ``a/b/c`` -> ``['a', 'b', 'c']``."""
+    return [p for p in collection_path.split("/") if p]
+
+
+def compile_documents(files: list[FileInput], languages: list[str]) -> list[SearchDocument]:
+    """Compile one :class:`SearchDocument` per language for an asset.
+
+    ``files`` must be in a stable order (primary file first: Loupe uses the
+    sorted relative paths). Lang-alt fields (title, description, copyright)
+    take the value for the document's language, falling back to x-default.
+    """
+    docs = []
+    for lang in languages:
+        per_field: dict[str, list[str]] = {name: [] for name in FIELDS}
+        for f in files:
+            md = f.metadata
+            per_field["title"].append(pick_lang(md.get("title"), lang))
+            per_field["description"].append(pick_lang(md.get("description"), lang))
+            per_field["copyright"].append(pick_lang(md.get("copyright"), lang))
+            per_field["creator"].extend(md.get("creator", []))
+            per_field["keywords"].extend(md.get("keywords", []))
+            per_field["location"].extend(md.get("location", []))
+            per_field["filename"].append(filename_words(f.rel_path))
+            per_field["collections"].extend(collection_words(f.collection_path))
+        fields = {
+            "title": _join_unique(per_field["title"], " / "),
+            "description": _join_unique(per_field["description"], "\n"),
+            "copyright": _join_unique(per_field["copyright"], "; "),
+            "creator": _join_unique(per_field["creator"], "; "),
+            "keywords": _join_unique(per_field["keywords"], "; "),
+            "location": _join_unique(per_field["location"], ", "),
+            "filename": _join_unique(per_field["filename"], " / "),
+            "collections": _join_unique(per_field["collections"], " / "),
+            "machine_tags": "", "ocr": "", "people": "", "vocabulary": "",
+        }
+        docs.append(SearchDocument(lang=lang, ts_config=ts_config(lang), fields=fields))
+    return docs
+
+
+# Store one document and analyse it in the same statement. The tsvector is
+# the concatenation of each field analysed with the language's configuration
+# and labelled with the field's weight letter; doc_len counts its token
+# positions (stop words excluded), which is the document length BM25 uses.
+# The row is only rewritten when its text changed, so unchanged re-ingests do
+# not churn the corpus statistics.
+UPSERT_DOCUMENT = """
+WITH analysed AS (
+    SELECT
+        setweight(to_tsvector(%(cfg)s::regconfig, %(title)s), 'A')
+     || setweight(to_tsvector(%(cfg)s::regconfig, %(filename)s), 'B')
+     || setweight(to_tsvector(%(cfg)s::regconfig, %(keywords)s), 'B')
+     || setweight(to_tsvector(%(cfg)s::regconfig, %(vocabulary)s), 'B')
+     || setweight(to_tsvector(%(cfg)s::regconfig, %(description)s), 'C')
+     || setweight(to_tsvector(%(cfg)s::regconfig, %(collections)s), 'C')
+     || setweight(to_tsvector(%(cfg)s::regconfig, %(location)s), 'C')
+     || setweight(to_tsvector(%(cfg)s::regconfig, %(people)s), 'C')
+     || setweight(to_tsvector(%(cfg)s::regconfig, %(creator)s), 'D')
+     || setweight(to_tsvector(%(cfg)s::regconfig, %(copyright)s), 'D')
+     || setweight(to_tsvector(%(cfg)s::regconfig, %(machine_tags)s), 'D')
+     || setweight(to_tsvector(%(cfg)s::regconfig, %(ocr)s), 'D') AS tsv
+)
+INSERT INTO search_document AS d (
+    asset_id, tenant_id, lang, ts_config, title, filename, description, creator, copyright,
+    location, keywords, collections, machine_tags, ocr, people, vocabulary, tsv, doc_len)
+SELECT %(asset_id)s, %(tenant_id)s, %(lang)s, %(cfg)s::regconfig, %(title)s, %(filename)s,
+       %(description)s, %(creator)s, %(copyright)s, %(location)s, %(keywords)s,
+       %(collections)s, %(machine_tags)s, %(ocr)s, %(people)s, %(vocabulary)s,
+       a.tsv,
+       (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(a.tsv) AS u)
+FROM analysed a
+ON CONFLICT (asset_id, lang) DO UPDATE SET
+    ts_config = EXCLUDED.ts_config, title = EXCLUDED.title, filename = EXCLUDED.filename,
+    description = EXCLUDED.description, creator = EXCLUDED.creator,
+    copyright = EXCLUDED.copyright, location = EXCLUDED.location,
+    keywords = EXCLUDED.keywords, collections = EXCLUDED.collections,
+    machine_tags = EXCLUDED.machine_tags, ocr = EXCLUDED.ocr, people = EXCLUDED.people,
+    vocabulary = EXCLUDED.vocabulary, tsv = EXCLUDED.tsv, doc_len = EXCLUDED.doc_len,
+    updated_at = now()
+WHERE d.tsv IS DISTINCT FROM EXCLUDED.tsv
+   OR (d.title, d.filename, d.description, d.creator, d.copyright, d.location, d.keywords,
+       d.collections) IS DISTINCT FROM
+      (EXCLUDED.title, EXCLUDED.filename, EXCLUDED.description, EXCLUDED.creator,
+       EXCLUDED.copyright, EXCLUDED.location, EXCLUDED.keywords, EXCLUDED.collections)
+"""
+
+# The inputs of an asset's documents: its files, primary (first by path) first.
+ASSET_FILES = """
+SELECT f.rel_path, f.metadata, coalesce(c.path, '') AS collection_path
+FROM asset_file f
+LEFT JOIN collection c ON c.id = f.collection_id
+WHERE f.asset_id = %(asset_id)s AND f.tenant_id = %(tenant_id)s
+ORDER BY f.rel_path, f.path
+"""
+
+
+def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
+                      languages: list[str]) -> int:
+    """Recompile and store the documents of one asset, inside the caller's transaction.
+
+    Documents of languages no longer in ``languages`` are removed. Returns the
+    number of documents written (0 when none changed).
+    """
+    rows = conn.execute(ASSET_FILES, {"asset_id": asset_id, "tenant_id": tenant_id}).fetchall()
+    files = [FileInput(rel_path=r[0], metadata=r[1], collection_path=r[2]) for r in rows]
+    written = 0
+    for doc in compile_documents(files, languages):
+        params = {"asset_id": asset_id, "tenant_id": tenant_id, "lang": doc.lang,
+                  "cfg": doc.ts_config, **doc.fields}
+        written += conn.execute(UPSERT_DOCUMENT, params).rowcount
+    conn.execute(
+        "DELETE FROM search_document WHERE asset_id = %s AND lang <> ALL(%s)",
+        (asset_id, languages),
+    )
+    return written

@@ -1,0 +1,54 @@
+"""Language codes and the PostgreSQL text-search configuration each one uses.
+
+Loupe's analyzer configurations are PostgreSQL's Snowball configurations with
+accents folded (created by migration 0001 as ``loupe_<name>``). A language
+without a Snowball stemmer falls back to ``loupe_simple`` (lower-casing and
+accent folding, no stemming).
+"""
+
+from __future__ import annotations
+
+# ISO 639-1 code -> PostgreSQL Snowball configuration name (PostgreSQL 18 ships these).
+SNOWBALL = {
+    "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "da": "danish",
+    "nl": "dutch", "en": "english", "et": "estonian", "fi": "finnish", "fr": "french",
+    "de": "german", "el": "greek", "hi": "hindi", "hu": "hungarian", "id": "indonesian",
+    "ga": "irish", "it": "italian", "lt": "lithuanian", "ne": "nepali", "no": "norwegian",
+    "nb": "norwegian", "nn": "norwegian", "pt": "portuguese", "ro": "romanian",
+    "ru": "russian", "sr": "serbian", "es": "spanish", "sv": "swedish", "ta": "tamil",
+    "tr": "turkish", "yi": "yiddish",
+}
+
+
+def normalize_lang(tag: str) -> str:
+    """Reduce a language tag (``fr-FR``, ``en_GB``, ``x-default``) to its primary subtag.
+
+    Returns ``'x-default'`` unchanged; other tags lower-cased, e.g. ``'fr'``.
+    """
+    tag = tag.strip()
+    if tag.lower() == "x-default":
+        return "x-default"
+    return tag.replace("_", "-").split("-")[0].lower()
+
+
+def ts_config(lang: str) -> str:
+    """Return the text-search configuration for a language code, e.g. ``'loupe_french'``."""
+    return "loupe_" + SNOWBALL.get(normalize_lang(lang), "simple")
+
+
+def validate_languages(langs: list[str]) -> list[str]:
+    """Normalise a list of library languages; unknown codes get the ``simple`` analyzer.
+
+    Raises:
+        ValueError: the list is empty or a code is not a plausible ISO 639-1 code.
+    """
+    out: list[str] = []
+    for lang in langs:
+        code = normalize_lang(lang)
+        if not (code.isalpha() and 2 <= len(code) <= 3):
+            raise ValueError(f"not a language code: {lang!r} (use ISO 639-1, e.g. 'en', 'fr')")
+        if code not in out:
+            out.append(code)
+    if not out:
+        raise ValueError("a library needs at least one language")
+    return out

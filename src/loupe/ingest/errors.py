@@ -1,0 +1,24 @@
+"""The error a single bad file raises during ingest."""
+
+from __future__ import annotations
+
+
+class BadFile(Exception):
+    """One file that cannot be ingested, with the reason (SPEC N3).
+
+    Attributes:
+        path: the file's path as walked.
+        kind: one of ``empty``, ``not_image``, ``unsupported``, ``corrupt``,
+            ``truncated``, ``too_large``, ``metadata``, ``io``.
+        reason: a sentence for a person, naming what is wrong.
+    """
+
+    KINDS = ("empty", "not_image", "unsupported", "corrupt", "truncated", "too_large",
+             "metadata", "io")
+
+    def __init__(self, path: str, kind: str, reason: str):
+        assert kind in self.KINDS, kind
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.kind = kind
+        self.reason = reason

@@ -1,0 +1,151 @@
+"""Decoding, checking and thumbnailing one image file (Pillow, pillow-heif).
+
+Everything here works on one path and either returns :class:`ImageFacts` or
+raises :class:`~loupe.ingest.errors.BadFile` with a reason a person can act on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from .errors import BadFile
+
+try:  # HEIC/HEIF support is a plugin; without it HEIC files are reported as unsupported.
+    import pillow_heif
+
+    pillow_heif.register_heif_opener()
+    HEIF_AVAILABLE = True
+except Exception:  # pragma: no cover - depends on the wheel
+    HEIF_AVAILABLE = False
+
+# Extensions walked by ingest, and the Pillow formats accepted for them.
+EXTENSIONS = {".jpg", ".jpeg", ".jpe", ".png", ".webp", ".tif", ".tiff", ".gif", ".heic", ".heif"}
+FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "TIFF": "image/tiff",
+           "GIF": "image/gif", "HEIF": "image/heic", "MPO": "image/jpeg"}
+
+#: Default ceiling on decoded pixels (width x height). Above it a file is
+#: refused as a decompression bomb instead of being decoded. 150 MP admits
+#: the largest common camera files (e.g. 100 MP medium format) with room.
+DEFAULT_MAX_PIXELS = 150_000_000
+#: Longest side of stored thumbnails, in pixels.
+THUMBNAIL_SIZE = 384
+
+# Loupe applies its own pixel ceiling (above) before decoding; Pillow's global
+# limit is kept as a second line of defence but its warning is not shown.
+warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    """What ingest learns from the pixels of one file.
+
+    ``width``/``height`` are the stored pixel dimensions (before EXIF
+    orientation is applied); ``orientation`` is the EXIF value 1..8.
+    """
+
+    media_type: str
+    width: int
+    height: int
+    orientation: int
+
+
+def sha256_file(path: str) -> bytes:
+    """Return the SHA-256 digest (32 bytes) of a file's bytes, read in chunks.
+
+    Raises:
+        BadFile: kind ``io`` when the file cannot be read.
+    """
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").digest()
+    except OSError as exc:
+        raise BadFile(path, "io", f"cannot read file: {exc.strerror or exc}") from exc
+
+
+def inspect_image(path: str, thumbnail_path: Path | None, *,
+                  max_pixels: int = DEFAULT_MAX_PIXELS,
+                  thumbnail_size: int = THUMBNAIL_SIZE) -> ImageFacts:
+    """Check that ``path`` is a decodable image and write its thumbnail.
+
+    The whole image is decoded (so truncation and corruption are caught here,
+    not later in a thumbnail request). The thumbnail is a WebP whose longest
+    side is ``thumbnail_size`` pixels, with EXIF orientation applied; it is
+    written atomically (temporary file + rename) when ``thumbnail_path`` is given
+    and does not exist yet (thumbnails are named by content hash).
+
+    Raises:
+        BadFile: kinds ``empty``, ``not_image``, ``unsupported``, ``too_large``,
+            ``truncated``, ``corrupt`` or ``io``.
+    """
+    try:
+        size = os.path.getsize(path)
+    except OSError as exc:
+        raise BadFile(path, "io", f"cannot read file: {exc.strerror or exc}") from exc
+    if size == 0:
+        raise BadFile(path, "empty", "empty file (0 bytes)")
+    try:
+        im = Image.open(path)
+    except UnidentifiedImageError as exc:
+        raise BadFile(path, "not_image", "not an image: no image format recognised in its bytes") from exc
+    except Image.DecompressionBombError as exc:
+        raise BadFile(path, "too_large", f"refused as a decompression bomb: {exc}") from exc
+    except (PermissionError, FileNotFoundError, IsADirectoryError) as exc:
+        raise BadFile(path, "io", f"cannot read file: {exc.strerror or exc}") from exc
+    except OSError as exc:
+        kind = "truncated" if "truncat" in str(exc).lower() else "corrupt"
+        raise BadFile(path, kind, f"{kind} image: {exc}") from exc
+    except (ValueError, SyntaxError) as exc:
+        raise BadFile(path, "corrupt", f"corrupt image header: {exc}") from exc
+    with im:
+        fmt = im.format or "?"
+        if fmt not in FORMATS:
+            raise BadFile(path, "unsupported", f"unsupported image format {fmt}")
+        width, height = im.size
+        if width <= 0 or height <= 0:
+            raise BadFile(path, "corrupt", f"invalid dimensions {width}x{height}")
+        if width * height > max_pixels:
+            raise BadFile(
+                path, "too_large",
+                f"{width}x{height} = {width * height:,} pixels exceeds the limit of "
+                f"{max_pixels:,} (decompression bomb guard)")
+        try:
+            orientation = int(im.getexif().get(0x0112, 1) or 1)
+        except Exception:
+            orientation = 1
+        if not 1 <= orientation <= 8:
+            orientation = 1
+        try:
+            if fmt == "JPEG":
+                # Decode at a reduced scale when the thumbnail allows it (DCT scaling).
+                im.draft("RGB", (thumbnail_size * 2, thumbnail_size * 2))
+            im.load()
+        except OSError as exc:
+            msg = str(exc)
+            if "truncated" in msg.lower():
+                raise BadFile(path, "truncated", f"truncated image: {msg}") from exc
+            raise BadFile(path, "corrupt", f"cannot decode image: {msg}") from exc
+        except (ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+            raise BadFile(path, "corrupt", f"cannot decode image: {exc}") from exc
+        if thumbnail_path is not None and not thumbnail_path.exists():
+            _write_thumbnail(path, im, thumbnail_path, thumbnail_size)
+        return ImageFacts(FORMATS[fmt], width, height, orientation)
+
+
+def _write_thumbnail(path: str, im: Image.Image, out: Path, size: int) -> None:
+    try:
+        frame = ImageOps.exif_transpose(im)
+        if frame.mode not in ("RGB", "RGBA"):
+            frame = frame.convert("RGBA" if "A" in frame.getbands() or frame.mode == "P" else "RGB")
+        frame.thumbnail((size, size), Image.Resampling.LANCZOS)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + f".{os.getpid()}.tmp")
+        frame.save(tmp, "WEBP", quality=80, method=4)
+        os.replace(tmp, out)
+    except (OSError, ValueError) as exc:
+        raise BadFile(path, "corrupt", f"cannot make a thumbnail: {exc}") from exc

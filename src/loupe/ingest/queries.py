@@ -1,0 +1,102 @@
+"""Named SQL of the ingest stage. Every statement is parameterised; none is
+assembled from user input."""
+
+TENANT_LANGUAGES = "SELECT languages FROM tenant WHERE id = %(tenant_id)s"
+
+UPSERT_SOURCE = """
+INSERT INTO source (tenant_id, root_path) VALUES (%(tenant_id)s, %(root)s)
+ON CONFLICT (tenant_id, root_path) DO UPDATE SET root_path = EXCLUDED.root_path
+RETURNING id
+"""
+
+START_RUN = """
+INSERT INTO ingest_run (tenant_id, source_id) VALUES (%(tenant_id)s, %(source_id)s) RETURNING id
+"""
+
+FINISH_RUN = "UPDATE ingest_run SET finished_at = now(), summary = %(summary)s WHERE id = %(run_id)s"
+
+# What ingest already knows of a source's files, to skip unchanged ones.
+# Columns: path, asset_id, byte_size, mtime_ns, sidecar_path, sidecar_size, sidecar_mtime_ns.
+KNOWN_FILES = """
+SELECT path, asset_id, byte_size, mtime_ns, sidecar_path, sidecar_size, sidecar_mtime_ns
+FROM asset_file
+WHERE tenant_id = %(tenant_id)s AND source_id = %(source_id)s
+"""
+
+# One level of the folder -> collection chain; returns the collection's id.
+UPSERT_COLLECTION = """
+INSERT INTO collection (tenant_id, source_id, parent_id, name, path)
+VALUES (%(tenant_id)s, %(source_id)s, %(parent_id)s, %(name)s, %(path)s)
+ON CONFLICT (tenant_id, source_id, path) DO UPDATE SET name = EXCLUDED.name
+RETURNING id
+"""
+
+# The ids of a collection and its ancestors (after commit, for the id cache).
+COLLECTION_CHAIN = """
+WITH RECURSIVE chain AS (
+    SELECT id, path, parent_id FROM collection
+    WHERE tenant_id = %(tenant_id)s AND source_id = %(source_id)s AND path = %(path)s
+    UNION ALL
+    SELECT c.id, c.path, c.parent_id FROM collection c JOIN chain ON c.id = chain.parent_id
+)
+SELECT id, path FROM chain
+"""
+
+# Delete the collections of a source that no longer hold a file, directly or
+# through a sub-collection: the live ones are the files' collections and
+# their ancestors.
+PRUNE_COLLECTIONS = """
+WITH RECURSIVE live AS (
+    SELECT DISTINCT f.collection_id AS id
+    FROM asset_file f
+    WHERE f.tenant_id = %(tenant_id)s AND f.source_id = %(source_id)s
+      AND f.collection_id IS NOT NULL
+    UNION
+    SELECT c.parent_id FROM collection c JOIN live ON c.id = live.id
+    WHERE c.parent_id IS NOT NULL
+)
+DELETE FROM collection c
+WHERE c.tenant_id = %(tenant_id)s AND c.source_id = %(source_id)s
+  AND c.id NOT IN (SELECT id FROM live)
+"""
+
+# Lock the asset holding these bytes, if any, so that two writers cannot
+# both create it.
+LOCK_ASSET_BY_HASH = """
+SELECT id FROM asset WHERE tenant_id = %(tenant_id)s AND content_sha256 = %(sha)s FOR UPDATE
+"""
+
+INSERT_ASSET = """
+INSERT INTO asset (tenant_id, content_sha256, byte_size, media_type, width, height,
+                   orientation, thumbnail)
+VALUES (%(tenant_id)s, %(sha)s, %(size)s, %(media_type)s, %(width)s, %(height)s,
+        %(orientation)s, %(thumbnail)s)
+RETURNING id
+"""
+
+UPSERT_FILE = """
+INSERT INTO asset_file (tenant_id, asset_id, source_id, collection_id, path, rel_path,
+                        byte_size, mtime_ns, sidecar_path, sidecar_size, sidecar_mtime_ns,
+                        metadata, raw_metadata)
+VALUES (%(tenant_id)s, %(asset_id)s, %(source_id)s, %(collection_id)s, %(path)s, %(rel_path)s,
+        %(size)s, %(mtime_ns)s, %(sidecar_path)s, %(sidecar_size)s, %(sidecar_mtime_ns)s,
+        %(metadata)s, %(raw)s)
+ON CONFLICT (tenant_id, path) DO UPDATE SET
+    asset_id = EXCLUDED.asset_id, source_id = EXCLUDED.source_id,
+    collection_id = EXCLUDED.collection_id, rel_path = EXCLUDED.rel_path,
+    byte_size = EXCLUDED.byte_size, mtime_ns = EXCLUDED.mtime_ns,
+    sidecar_path = EXCLUDED.sidecar_path, sidecar_size = EXCLUDED.sidecar_size,
+    sidecar_mtime_ns = EXCLUDED.sidecar_mtime_ns, metadata = EXCLUDED.metadata,
+    raw_metadata = EXCLUDED.raw_metadata
+"""
+
+COUNT_FILES = "SELECT count(*) FROM asset_file WHERE asset_id = %(asset_id)s"
+
+DELETE_FILE = "DELETE FROM asset_file WHERE tenant_id = %(tenant_id)s AND path = %(path)s"
+
+DELETE_ASSET = "DELETE FROM asset WHERE id = %(asset_id)s AND tenant_id = %(tenant_id)s"
+
+RECORD_FAILURE = """
+INSERT INTO ingest_failure (run_id, tenant_id, path, kind, reason)
+VALUES (%(run_id)s, %(tenant_id)s, %(path)s, %(kind)s, %(reason)s)
+"""

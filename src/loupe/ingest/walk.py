@@ -1,0 +1,90 @@
+"""Finding image files and their XMP sidecars under a folder.
+
+Two sidecar conventions are in use and both are read: ``photo.jpg.xmp``
+(darktable, digiKam, ExifTool's own examples) and ``photo.xmp`` (Adobe
+Lightroom/Bridge). When both exist the first, more specific one is used.
+Hidden files and folders (names starting with ``.``) are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .image import EXTENSIONS
+
+
+@dataclass(frozen=True)
+class FoundFile:
+    """One image file found by :func:`walk`.
+
+    ``rel_path`` is '/'-separated and relative to the walked root; ``folder``
+    is its parent folder ('' at the root). Sizes in bytes, times in ns.
+    """
+
+    path: str
+    rel_path: str
+    folder: str
+    size: int
+    mtime_ns: int
+    sidecar_path: str | None
+    sidecar_size: int | None
+    sidecar_mtime_ns: int | None
+
+
+def walk(root: str | Path, *, exclude: list[Path] | None = None) -> list[FoundFile]:
+    """Return every image file under ``root`` (recursively), sorted by relative path.
+
+    ``exclude`` lists folders not to descend into (e.g. the library home).
+
+    Raises:
+        NotADirectoryError: ``root`` is not a folder.
+    """
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise NotADirectoryError(f"not a folder: {root}")
+    excluded = {p.resolve() for p in (exclude or [])}
+    found: list[FoundFile] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if not d.startswith(".") and Path(dirpath, d).resolve() not in excluded
+        )
+        names = set(filenames)
+        lower = {n.lower(): n for n in filenames}
+        for name in sorted(filenames):
+            if name.startswith("."):
+                continue
+            stem, ext = os.path.splitext(name)
+            if ext.lower() not in EXTENSIONS:
+                continue
+            full = os.path.join(dirpath, name)
+            try:
+                st = os.stat(full)
+            except OSError:
+                continue  # vanished between listing and stat
+            sidecar = None
+            for cand in (name + ".xmp", name + ".XMP", stem + ".xmp", stem + ".XMP"):
+                if cand in names:
+                    sidecar = cand
+                    break
+            if sidecar is None:
+                sidecar = lower.get((name + ".xmp").lower()) or lower.get((stem + ".xmp").lower())
+            sc_path = sc_size = sc_mtime = None
+            if sidecar is not None:
+                sc_path = os.path.join(dirpath, sidecar)
+                try:
+                    sst = os.stat(sc_path)
+                    sc_size, sc_mtime = sst.st_size, sst.st_mtime_ns
+                except OSError:
+                    sc_path = None
+            rel = Path(full).relative_to(root).as_posix()
+            folder = Path(rel).parent.as_posix()
+            found.append(FoundFile(
+                path=full, rel_path=rel, folder="" if folder == "." else folder,
+                size=st.st_size, mtime_ns=st.st_mtime_ns,
+                sidecar_path=sc_path, sidecar_size=sc_size, sidecar_mtime_ns=sc_mtime,
+            ))
+    found.sort(key=lambda f: f.rel_path)
+    return found

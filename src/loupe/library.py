@@ -1,0 +1,232 @@
+"""The Python API. Each ``loupe`` CLI command is one method here.
+
+    >>> from loupe import Library
+    >>> with Library.open("~/.loupe") as lib:                 # doctest: +SKIP
+    ...     lib.init(languages=["en", "fr"])
+    ...     summary = lib.ingest("~/Pictures/library")
+    ...     result = lib.search("cheetah")
+    ...     print(result.total, [h.title for h in result.hits])
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from .db import migrate, resolve_database_url
+from .document.compile import rebuild_documents
+from .document.languages import normalize_lang, validate_languages
+from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
+from .lexical.search import analyze_query, bm25_search
+from . import queries as q
+
+HOME_ENV = "LOUPE_HOME"
+DEFAULT_HOME = "~/.loupe"
+
+
+def default_home() -> Path:
+    """``$LOUPE_HOME`` or ``~/.loupe``."""
+    return Path(os.environ.get(HOME_ENV) or DEFAULT_HOME).expanduser()
+
+
+class UnknownTenant(LookupError):
+    """Raised when a tenant name does not exist (create it with ``init``)."""
+
+
+class AssetNotFound(LookupError):
+    """Raised when an asset id does not exist in the current tenant."""
+
+
+@dataclass
+class Hit:
+    """One search result. ``rank`` is 1-based over the whole result set; ``score``
+    is the lane's score (BM25 for lexical search); ``path`` is the asset's
+    primary file."""
+
+    rank: int
+    asset_id: int
+    score: float
+    title: str
+    path: str
+
+
+@dataclass
+class SearchResult:
+    """A page of results for a query, with an honest total.
+
+    ``total`` counts every matching asset (not the page size). ``verdict`` is
+    ``complete`` when ``total`` is exact and every match is reachable by
+    paging — always the case for the uncapped lexical lane.
+    """
+
+    query: str
+    lang: str
+    terms: list[str]
+    total: int
+    verdict: str
+    limit: int
+    offset: int
+    hits: list[Hit] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Library:
+    """One tenant's view of a Loupe library.
+
+    Args:
+        conn: an autocommit psycopg connection to a migrated database.
+        home: the library home (embedded database, thumbnails).
+        tenant_id: every read and write is bound to this tenant.
+    """
+
+    def __init__(self, conn: psycopg.Connection, home: Path, tenant_id: int, tenant: str):
+        self.conn = conn
+        self.home = home
+        self.tenant_id = tenant_id
+        self.tenant = tenant
+
+    # -- lifecycle --------------------------------------------------------------
+
+    @classmethod
+    def open(cls, home: str | Path | None = None, *, database_url: str | None = None,
+             tenant: str = "default", create_tenant: bool = False) -> "Library":
+        """Connect (starting the embedded PostgreSQL if no URL is configured),
+        apply pending migrations and bind to ``tenant``.
+
+        Raises:
+            loupe.db.DatabaseUnavailable: no database could be reached.
+            UnknownTenant: ``tenant`` does not exist and ``create_tenant`` is false.
+        """
+        home_path = Path(home).expanduser() if home else default_home()
+        home_path.mkdir(parents=True, exist_ok=True)
+        url = resolve_database_url(home_path, database_url)
+        conn = psycopg.connect(url, autocommit=True)
+        try:
+            migrate(conn)
+            row = conn.execute(q.TENANT_BY_NAME, {"name": tenant}).fetchone()
+            if row is None and create_tenant:
+                row = conn.execute(q.CREATE_TENANT, {"name": tenant}).fetchone()
+            if row is None:
+                raise UnknownTenant(f"no tenant named {tenant!r}: create it with "
+                                    f"'loupe init --tenant {tenant}'")
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, home_path, row[0], tenant)
+
+    def close(self) -> None:
+        """Close the connection (the embedded server stops when its last user exits)."""
+        self.conn.close()
+
+    def __enter__(self) -> "Library":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- commands ---------------------------------------------------------------
+
+    def init(self, languages: list[str] | None = None) -> dict[str, Any]:
+        """Set the library languages (one search document per asset per language)
+        and rebuild documents if they changed. Returns the tenant's settings.
+
+        Raises:
+            ValueError: an invalid language code.
+        """
+        if languages:
+            langs = validate_languages(languages)
+            old = self.languages()
+            if langs != old:
+                with self.conn.transaction():
+                    self.conn.execute(q.SET_LANGUAGES, {"tenant_id": self.tenant_id, "langs": langs})
+                    for (asset_id,) in self.conn.execute(
+                            q.ASSET_IDS, {"tenant_id": self.tenant_id}).fetchall():
+                        rebuild_documents(self.conn, self.tenant_id, asset_id, langs)
+        return {"tenant": self.tenant, "home": str(self.home), "languages": self.languages()}
+
+    def languages(self) -> list[str]:
+        """The tenant's library languages, first = default query language."""
+        return list(self.conn.execute(q.TENANT_LANGUAGES, {"tenant_id": self.tenant_id}).fetchone()[0])
+
+    def ingest(self, path: str | Path, *, progress: ProgressFn | None = None,
+               max_pixels: int | None = None) -> IngestSummary:
+        """Ingest every image under ``path`` (see :mod:`loupe.ingest.pipeline`).
+
+        Raises:
+            NotADirectoryError: ``path`` is not a folder.
+        """
+        kwargs = {"max_pixels": max_pixels} if max_pixels else {}
+        ingester = Ingester(self.conn, self.tenant_id, self.home, **kwargs)
+        return ingester.ingest(path, progress=progress)
+
+    def search(self, query: str, *, lang: str | None = None, limit: int = 20,
+               offset: int = 0) -> SearchResult:
+        """Search the library. ``lang`` defaults to the first library language.
+
+        Raises:
+            ValueError: ``limit`` < 1 or ``offset`` < 0.
+        """
+        lang = normalize_lang(lang) if lang else self.languages()[0]
+        res = bm25_search(self.conn, self.tenant_id, query, lang, limit=limit, offset=offset)
+        info = {}
+        if res.hits:
+            ids = [h.asset_id for h in res.hits]
+            for row in self.conn.execute(q.HIT_DETAILS, {
+                    "tenant_id": self.tenant_id, "lang": lang, "ids": ids}):
+                info[row[0]] = (row[1], row[2])
+        hits = [Hit(rank=h.rank, asset_id=h.asset_id, score=h.score,
+                    title=info.get(h.asset_id, ("", ""))[0],
+                    path=info.get(h.asset_id, ("", ""))[1]) for h in res.hits]
+        return SearchResult(query=query, lang=lang, terms=res.terms, total=res.total,
+                            verdict="complete", limit=limit, offset=offset, hits=hits)
+
+    def analyze(self, text: str, *, lang: str | None = None) -> list[str]:
+        """The terms the analyzer of ``lang`` emits for ``text`` (distinct, sorted)."""
+        lang = normalize_lang(lang) if lang else self.languages()[0]
+        return analyze_query(self.conn, text, lang)
+
+    def show(self, asset_id: int) -> dict[str, Any]:
+        """Everything stored about one asset: pixels, files with metadata,
+        collections and search documents.
+
+        Raises:
+            AssetNotFound: no such asset in this tenant.
+        """
+        params = {"tenant_id": self.tenant_id, "asset_id": asset_id}
+        row = self.conn.execute(q.ASSET, params).fetchone()
+        if row is None:
+            raise AssetNotFound(f"no asset {asset_id} in tenant {self.tenant!r}")
+        cols = ["id", "sha256", "byte_size", "media_type", "width", "height", "orientation",
+                "thumbnail", "created_at", "updated_at"]
+        asset = dict(zip(cols, row))
+        asset["sha256"] = bytes(asset["sha256"]).hex()
+        asset["thumbnail"] = str(self.home / asset["thumbnail"]) if asset["thumbnail"] else None
+        asset["created_at"] = asset["created_at"].isoformat()
+        asset["updated_at"] = asset["updated_at"].isoformat()
+        asset["files"] = [
+            {"path": r[0], "collection": r[1], "sidecar": r[2], "metadata": r[3]}
+            for r in self.conn.execute(q.ASSET_FILES, params)]
+        asset["documents"] = [
+            {"lang": r[0], "title": r[1], "description": r[2], "keywords": r[3],
+             "collections": r[4], "filename": r[5], "creator": r[6], "copyright": r[7],
+             "location": r[8], "doc_len": r[9]}
+            for r in self.conn.execute(q.ASSET_DOCUMENTS, params)]
+        return asset
+
+    def failures(self, run_id: int | None = None) -> list[dict[str, Any]]:
+        """Failed files of an ingest run (default: the latest run)."""
+        rows = self.conn.execute(q.FAILURES, {"tenant_id": self.tenant_id, "run_id": run_id})
+        return [{"run_id": r[0], "path": r[1], "kind": r[2], "reason": r[3]} for r in rows]
+
+    def stats(self) -> dict[str, Any]:
+        """Counts of assets, files, collections and documents per language."""
+        row = self.conn.execute(q.STATS, {"tenant_id": self.tenant_id}).fetchone()
+        docs = {r[0]: r[1] for r in self.conn.execute(q.DOC_COUNTS, {"tenant_id": self.tenant_id})}
+        return {"tenant": self.tenant, "assets": row[0], "files": row[1], "collections": row[2],
+                "documents": docs, "languages": self.languages()}
