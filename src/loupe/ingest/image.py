@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import warnings
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,9 +36,10 @@ DEFAULT_MAX_PIXELS = 150_000_000
 #: Longest side of stored thumbnails, in pixels.
 THUMBNAIL_SIZE = 384
 
-# Loupe applies its own pixel ceiling (above) before decoding; Pillow's global
-# limit is kept as a second line of defence but its warning is not shown.
-warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+# Loupe applies its own, configurable pixel ceiling (above) between reading
+# the header and decoding, so Pillow's fixed global one is switched off:
+# otherwise it would refuse some files under Loupe's limit with another message.
+Image.MAX_IMAGE_PIXELS = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,10 @@ def inspect_image(path: str, thumbnail_path: Path | None, *,
     try:
         im = Image.open(path)
     except UnidentifiedImageError as exc:
+        magic = _image_signature(path)
+        if magic:
+            raise BadFile(path, "corrupt",
+                          f"corrupt image: starts like a {magic} file but cannot be decoded") from exc
         raise BadFile(path, "not_image", "not an image: no image format recognised in its bytes") from exc
     except Image.DecompressionBombError as exc:
         raise BadFile(path, "too_large", f"refused as a decompression bomb: {exc}") from exc
@@ -137,6 +142,26 @@ def inspect_image(path: str, thumbnail_path: Path | None, *,
         return ImageFacts(FORMATS[fmt], width, height, orientation)
 
 
+# Leading bytes of the accepted formats (offset, bytes, name).
+_SIGNATURES = [(0, b"\xff\xd8\xff", "JPEG"), (0, b"\x89PNG\r\n\x1a\n", "PNG"),
+               (0, b"GIF87a", "GIF"), (0, b"GIF89a", "GIF"), (8, b"WEBP", "WebP"),
+               (0, b"II*\x00", "TIFF"), (0, b"MM\x00*", "TIFF"), (4, b"ftypheic", "HEIC"),
+               (4, b"ftypheix", "HEIC"), (4, b"ftypmif1", "HEIF")]
+
+
+def _image_signature(path: str) -> str | None:
+    """Name of the image format whose signature the file starts with, if any."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return None
+    for offset, sig, name in _SIGNATURES:
+        if head[offset:offset + len(sig)] == sig:
+            return name
+    return None
+
+
 def _write_thumbnail(path: str, im: Image.Image, out: Path, size: int) -> None:
     try:
         frame = ImageOps.exif_transpose(im)
@@ -144,7 +169,7 @@ def _write_thumbnail(path: str, im: Image.Image, out: Path, size: int) -> None:
             frame = frame.convert("RGBA" if "A" in frame.getbands() or frame.mode == "P" else "RGB")
         frame.thumbnail((size, size), Image.Resampling.LANCZOS)
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + f".{os.getpid()}.tmp")
+        tmp = out.with_name(out.name + f".{os.getpid()}.{threading.get_ident()}.tmp")
         frame.save(tmp, "WEBP", quality=80, method=4)
         os.replace(tmp, out)
     except (OSError, ValueError) as exc:

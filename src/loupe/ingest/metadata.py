@@ -242,17 +242,20 @@ def merge(embedded: dict[str, Any], sidecar: dict[str, Any] | None) -> dict[str,
     return merged
 
 
-def check_readable(path: str, raw: dict[str, Any], *, is_sidecar: bool) -> None:
-    """Raise :class:`BadFile` (kind ``metadata``) when ExifTool could not read the metadata.
+def check_readable(path: str, raw: dict[str, Any], *, sidecar: str | None = None) -> None:
+    """Raise :class:`BadFile` (kind ``metadata``) for image ``path`` when ExifTool could
+    not read its metadata; ``raw`` is the image's own output, or that of its
+    ``sidecar`` when one is named.
 
     An ``Error`` is fatal for both images and sidecars; for a sidecar, an
     "XMP format error" warning means the XML is malformed and would be read
     partially, which would index the asset with half its metadata.
     """
     err = raw.get("ExifTool:Error")
+    where = f"XMP sidecar {sidecar}" if sidecar else "metadata"
     if err:
-        raise BadFile(path, "metadata", f"ExifTool could not read the metadata: {err}")
-    if is_sidecar:
+        raise BadFile(path, "metadata", f"ExifTool could not read the {where}: {err}")
+    if sidecar:
         warn = str(raw.get("ExifTool:Warning") or "")
         if "format error" in warn.lower():
-            raise BadFile(path, "metadata", f"malformed XMP sidecar: {warn}")
+            raise BadFile(path, "metadata", f"malformed XMP sidecar {sidecar}: {warn}")

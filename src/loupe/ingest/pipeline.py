@@ -197,13 +197,13 @@ class Ingester:
             thumb = self._thumbnail_path(sha)
             facts = inspect_image(f.path, thumb, max_pixels=self.max_pixels)
             raw = raw_by_path.get(f.path, {})
-            check_readable(f.path, raw, is_sidecar=False)
+            check_readable(f.path, raw)
             embedded = normalize(raw)
             sidecar_md = None
             raw_all: dict[str, Any] = {"file": raw}
             if f.sidecar_path:
                 sraw = raw_by_path.get(f.sidecar_path, {})
-                check_readable(f.sidecar_path, sraw, is_sidecar=True)
+                check_readable(f.path, sraw, sidecar=f.sidecar_path)
                 sidecar_md = normalize(sraw)
                 raw_all["sidecar"] = sraw
             return _Prepared(f, sha, facts, merge(embedded, sidecar_md), raw_all)

@@ -1,0 +1,118 @@
+"""BM25 in PostgreSQL equals the reference implementation (bm25s, method "lucene")
+on the same tokens, to 1e-6 (SPEC L1); corpus statistics stay exact."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import bm25s
+import pytest
+
+from loupe import Library
+from loupe.document.compile import FIELDS, UPSERT_DOCUMENT
+from loupe.document.languages import ts_config
+from loupe.lexical import B, K1, bm25_idf, bm25_search, bm25_tf
+
+WORDS = ("cheetah lion zebra savanna running resting sunset bridge river city night "
+         "market bread coffee espresso kitchen mountain snow lake forest red blue").split()
+
+
+def add_document(lib: Library, asset_id: int, fields: dict[str, str], lang: str = "en") -> None:
+    """Store a search document for a bare asset row (no file needed for scoring)."""
+    lib.conn.execute(
+        "INSERT INTO asset (id, tenant_id, content_sha256, byte_size, media_type, width, height)"
+        " VALUES (%s, %s, %s, 1, 'image/jpeg', 1, 1) ON CONFLICT DO NOTHING",
+        (asset_id, lib.tenant_id, asset_id.to_bytes(32, "big")))
+    params = {name: "" for name in FIELDS}
+    params.update(fields)
+    params.update(asset_id=asset_id, tenant_id=lib.tenant_id, lang=lang, cfg=ts_config(lang))
+    lib.conn.execute(UPSERT_DOCUMENT, params)
+
+
+def corpus_tokens(lib: Library, lang: str = "en") -> tuple[list[int], list[list[str]]]:
+    """Each document's tokens as BM25 sees them: every lexeme repeated tf times."""
+    rows = lib.conn.execute(
+        "SELECT d.asset_id, coalesce(array_agg(u.lexeme) FILTER (WHERE u.lexeme IS NOT NULL), "
+        "'{}') FROM search_document d LEFT JOIN LATERAL ("
+        "  SELECT lexeme FROM unnest(d.tsv), generate_series(1, cardinality(positions))) u ON true"
+        " WHERE d.lang = %s GROUP BY d.asset_id ORDER BY d.asset_id", (lang,)).fetchall()
+    return [r[0] for r in rows], [list(r[1]) for r in rows]
+
+
+@pytest.fixture
+def corpus(lib: Library) -> Library:
+    rng = random.Random(7)
+    for i in range(1, 61):
+        n = rng.randint(1, 25)
+        words = [rng.choice(WORDS[: rng.randint(3, len(WORDS))]) for _ in range(n)]
+        add_document(lib, i, {"title": " ".join(words[:3]), "description": " ".join(words[3:]),
+                              "keywords": rng.choice(WORDS)})
+    add_document(lib, 61, {"title": "the of and"})  # stop words only: length 0
+    return lib
+
+
+@pytest.mark.parametrize("query", ["cheetah", "lion running", "espresso coffee kitchen",
+                                   "red blue snow night bridge", "cheetahs RUNNING"])
+def test_scores_equal_bm25s(corpus: Library, query: str):
+    ids, tokens = corpus_tokens(corpus)
+    reference = bm25s.BM25(method="lucene", k1=K1, b=B, dtype="float64")
+    reference.index(tokens, show_progress=False)
+    result = bm25_search(corpus.conn, corpus.tenant_id, query, "en", limit=1000)
+    expected = reference.get_scores(result.terms)
+    want = {ids[i]: float(s) for i, s in enumerate(expected) if s > 0}
+    got = {h.asset_id: h.score for h in result.hits}
+    assert result.total == len(want) > 0
+    assert got.keys() == want.keys()
+    for asset_id, score in want.items():
+        assert got[asset_id] == pytest.approx(score, abs=1e-6)
+    # order: score descending, then asset id
+    ordered = sorted(want, key=lambda a: (-round(want[a], 9), a))
+    assert [h.asset_id for h in result.hits] == ordered
+
+
+def test_sql_formula_equals_python_formula(lib: Library):
+    for n, df in [(10, 1), (10, 10), (1, 1), (1_000_000, 3)]:
+        sql = lib.conn.execute("SELECT loupe_bm25_idf(%s, %s)", (n, df)).fetchone()[0]
+        assert sql == pytest.approx(bm25_idf(n, df), abs=1e-12)
+    for tf, dl, avg in [(1, 10, 10.0), (3, 5, 12.5), (7, 100, 8.0)]:
+        sql = lib.conn.execute("SELECT loupe_bm25_tf(%s, %s, %s, %s, %s)",
+                               (tf, dl, avg, K1, B)).fetchone()[0]
+        assert sql == pytest.approx(bm25_tf(tf, dl, avg), abs=1e-12)
+    assert bm25_idf(3, 1) == pytest.approx(math.log(1 + 2.5 / 1.5))
+
+
+def test_corpus_statistics_are_exact_after_updates_and_deletes(corpus: Library):
+    corpus.conn.execute("DELETE FROM asset WHERE id IN (3, 5, 8)")
+    add_document(corpus, 10, {"title": "brand new words entirely"})  # update in place
+    ids, tokens = corpus_tokens(corpus)
+    n_docs, total_len = corpus.conn.execute(
+        "SELECT n_docs, total_len FROM corpus_stat WHERE lang = 'en'").fetchone()
+    assert (n_docs, total_len) == (len(ids), sum(len(t) for t in tokens))
+    want_df: dict[str, int] = {}
+    for toks in tokens:
+        for t in set(toks):
+            want_df[t] = want_df.get(t, 0) + 1
+    got_df = dict(corpus.conn.execute("SELECT term, df FROM lexicon_term WHERE lang = 'en'"))
+    assert got_df == want_df
+
+
+def test_query_of_stop_words_only_has_no_terms(corpus: Library):
+    res = bm25_search(corpus.conn, corpus.tenant_id, "the of and", "en")
+    assert (res.terms, res.total, res.hits) == ([], 0, [])
+
+
+def test_word_in_no_document_returns_nothing(corpus: Library):
+    res = bm25_search(corpus.conn, corpus.tenant_id, "madrid", "en")
+    assert (res.terms, res.total, res.hits) == (["madrid"], 0, [])
+
+
+def test_paging_is_a_window_of_one_ranking(corpus: Library):
+    full = bm25_search(corpus.conn, corpus.tenant_id, "red blue", "en", limit=1000)
+    page2 = bm25_search(corpus.conn, corpus.tenant_id, "red blue", "en", limit=5, offset=5)
+    assert page2.total == full.total
+    assert [(h.rank, h.asset_id) for h in page2.hits] == [
+        (h.rank, h.asset_id) for h in full.hits[5:10]]
+    beyond = bm25_search(corpus.conn, corpus.tenant_id, "red blue", "en", limit=5, offset=10_000)
+    assert (beyond.total, beyond.hits) == (full.total, [])
+
