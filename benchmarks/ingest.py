@@ -1,0 +1,92 @@
+"""Ingest throughput and peak memory on a real library (issue 2's benchmark).
+
+Usage:
+    .venv/bin/python benchmarks/ingest.py DEMO_DIR [--workers N] [--database-url URL]
+
+Ingests DEMO_DIR into a fresh library home (embedded PostgreSQL unless a URL is
+given), then re-runs the ingest to measure the incremental (nothing changed)
+path. As a peer in the same process it runs the bare per-file work with no
+database at all — ExifTool read (batch mode), SHA-256, full decode and
+thumbnail — so the ratio shows what storing assets and search documents costs.
+
+Prints assets/s, files/s, the ratio to the peer, and peak resident memory of
+this process and of its child processes (ExifTool). The PostgreSQL server is a
+separate daemon; its settings are PostgreSQL's defaults (shared_buffers 128 MB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from loupe import Library
+from loupe.ingest.image import inspect_image, sha256_file
+from loupe.ingest.metadata import ExifToolReader, normalize
+from loupe.ingest.pipeline import BATCH_SIZE
+from loupe.ingest.walk import walk
+
+
+def peer_run(root: Path, thumbs: Path, workers: int) -> tuple[int, float]:
+    """The same file work as ingest, without a database. Returns (files, seconds)."""
+    files = walk(root)
+    start = time.perf_counter()
+    with ExifToolReader() as reader, ThreadPoolExecutor(workers) as pool:
+        for i in range(0, len(files), BATCH_SIZE):
+            batch = files[i:i + BATCH_SIZE]
+            paths = [f.path for f in batch] + [f.sidecar_path for f in batch if f.sidecar_path]
+            raw = reader.read(paths)
+
+            def work(f):
+                try:
+                    sha = sha256_file(f.path).hex()
+                    inspect_image(f.path, thumbs / sha[:2] / f"{sha}.webp")
+                    normalize(raw.get(f.path, {}))
+                except Exception:
+                    pass
+
+            list(pool.map(work, batch))
+    return len(files), time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("library", type=Path)
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--database-url", default=None)
+    args = ap.parse_args()
+    workers = args.workers or min(4, os.cpu_count() or 1)
+    tmp = Path(tempfile.mkdtemp(prefix="loupe-bench-"))
+    try:
+        n_files, peer_s = peer_run(args.library, tmp / "peer-thumbs", workers)
+        with Library.open(tmp / "home", database_url=args.database_url) as lib:
+            t0 = time.perf_counter()
+            first = lib.ingest(args.library)
+            first_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            second = lib.ingest(args.library)
+            second_s = time.perf_counter() - t0
+            stats = lib.stats()
+        stored = first.new_assets + first.duplicates + first.updated
+        print(f"library: {args.library}  files: {n_files}  workers: {workers}  cores: {os.cpu_count()}")
+        print(f"first ingest:  {first.new_assets} assets + {first.duplicates} duplicate paths, "
+              f"{first.failed} failed, in {first_s:.1f} s -> {first.new_assets / first_s:.1f} assets/s, "
+              f"{stored / first_s:.1f} files/s")
+        print(f"peer (no database, same file work): {n_files} files in {peer_s:.1f} s -> "
+              f"{n_files / peer_s:.1f} files/s; Loupe/peer time ratio {first_s / peer_s:.2f}")
+        print(f"re-ingest, nothing changed: {second.unchanged} unchanged in {second_s:.2f} s")
+        print(f"documents: {stats['documents']}")
+        self_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        child_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        print(f"peak RSS: this process {self_mb:.0f} MiB, largest child (ExifTool) {child_mb:.0f} MiB")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

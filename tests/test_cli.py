@@ -1,0 +1,114 @@
+"""The ``loupe`` command as a user runs it: the embedded default end to end, and
+an ingest killed at random moments that leaves only whole assets and resumes."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+from imaging import make_image, write_sidecar
+
+LOUPE = [sys.executable, "-m", "loupe.cli"]
+
+
+def run(args: list[str], env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(LOUPE + args, env=env, capture_output=True, text=True, check=check,
+                          timeout=300)
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOUPE_")}
+    env.update(extra)
+    return env
+
+
+def test_embedded_default_end_to_end(tmp_path: Path, photos: Path):
+    img = make_image(photos / "animals" / "cheetah.jpg")
+    write_sidecar(img, "-XMP-dc:Title=Cheetah", "-XMP-dc:Description=A cheetah sprinting")
+    make_image(photos / "animals" / "lion.jpg", color=(1, 2, 3))
+    (photos / "broken.jpg").write_bytes(b"")
+    env = clean_env(LOUPE_HOME=str(tmp_path / "home"))
+
+    out = run(["init", "--languages", "en,fr", "--json"], env)
+    assert json.loads(out.stdout) == {"tenant": "default", "home": str(tmp_path / "home"),
+                                      "languages": ["en", "fr"]}
+    summary = json.loads(run(["ingest", str(photos), "--json"], env).stdout)
+    assert (summary["new_assets"], summary["failed"], summary["files_seen"]) == (2, 1, 3)
+    assert summary["failures"] == [{"path": str(photos / "broken.jpg"), "kind": "empty",
+                                    "reason": "empty file (0 bytes)"}]
+
+    result = json.loads(run(["search", "cheetah", "--json"], env).stdout)
+    assert (result["total"], result["verdict"]) == (1, "complete")
+    assert [(h["rank"], h["title"], h["path"]) for h in result["hits"]] == [
+        (1, "Cheetah", str(photos / "animals" / "cheetah.jpg"))]
+    text = run(["search", "madrid"], env).stdout
+    assert text.strip() == "No results for “madrid”."
+    shown = json.loads(run(["show", str(result["hits"][0]["asset_id"]), "--json"], env).stdout)
+    assert shown["files"][0]["metadata"]["description"] == {"x-default": "A cheetah sprinting"}
+    assert [d["lang"] for d in shown["documents"]] == ["en", "fr"]
+    missing = run(["show", "999"], env, check=False)
+    assert missing.returncode == 1 and "no asset 999 in tenant 'default'" in missing.stderr
+    assert run(["analyze", "Cheetahs sprinting"], env).stdout.strip() == "cheetah sprint"
+    # the embedded server was stopped when the last command exited
+    assert not (tmp_path / "home" / "pgdata" / "postmaster.pid").exists()
+
+
+def test_kill_at_any_moment_leaves_whole_assets_and_resume_finishes(db_url: str, tmp_path: Path,
+                                                                    photos: Path):
+    n = 90
+    for i in range(n):
+        img = make_image(photos / f"f{i // 30}" / f"img{i:03d}.png", size=(300, 200),
+                         color=(i, 255 - i, (7 * i) % 256), fmt="PNG")
+        if i % 3 == 0:
+            write_sidecar(img, f"-XMP-dc:Title=Photo number {i}", "-XMP-dc:Subject=sample")
+    env = clean_env(LOUPE_HOME=str(tmp_path / "home"), LOUPE_DATABASE_URL=db_url)
+    run(["init", "--languages", "en,de"], env)
+    rng = random.Random(11)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        for attempt in range(3):
+            before = conn.execute("SELECT count(*) FROM asset").fetchone()[0]
+            if before >= n:
+                break
+            proc = subprocess.Popen(LOUPE + ["ingest", str(photos), "--json"], env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            target = before + rng.randint(3, 20)
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and proc.poll() is None:
+                if conn.execute("SELECT count(*) FROM asset").fetchone()[0] >= target:
+                    break
+                time.sleep(0.01)
+            time.sleep(rng.random() * 0.05)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            assert_consistent(conn, languages=2)
+        run(["ingest", str(photos)], env)
+        assert_consistent(conn, languages=2)
+        assert conn.execute("SELECT count(*) FROM asset").fetchone()[0] == n
+        assert conn.execute("SELECT count(*) FROM asset_file").fetchone()[0] == n
+    result = json.loads(run(["search", "sample", "--json", "--limit", "100"], env).stdout)
+    assert result["total"] == 30
+    assert sorted(h["title"] for h in result["hits"]) == sorted(
+        f"Photo number {i}" for i in range(0, n, 3))
+
+
+def assert_consistent(conn: psycopg.Connection, languages: int) -> None:
+    """Every visible asset is whole: a file, a document per language, exact statistics."""
+    bad = conn.execute("""
+        SELECT a.id FROM asset a
+        WHERE NOT EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id)
+           OR (SELECT count(*) FROM search_document d WHERE d.asset_id = a.id) <> %s
+    """, (languages,)).fetchall()
+    assert bad == []
+    docs, total_len = conn.execute(
+        "SELECT count(*), coalesce(sum(doc_len), 0) FROM search_document WHERE lang = 'en'"
+    ).fetchone()
+    stat = conn.execute(
+        "SELECT n_docs, total_len FROM corpus_stat WHERE lang = 'en'").fetchone() or (0, 0)
+    assert tuple(stat) == (docs, total_len)
