@@ -136,8 +136,10 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, as_js
                   + (f" — showing {first}–{last}" if result.hits else " — no results on this page"),
                   highlight=False)
     table = Table(box=None, padding=(0, 1))
-    for col in ("rank", "score", "asset", "title", "path"):
-        table.add_column(col, justify="right" if col in ("rank", "score", "asset") else "left")
+    for col in ("rank", "score", "asset"):
+        table.add_column(col, justify="right", no_wrap=True)
+    table.add_column("title", overflow="fold")
+    table.add_column("path", overflow="fold")
     for h in result.hits:
         table.add_row(str(h.rank), f"{h.score:.4f}", str(h.asset_id), h.title, h.path)
     console.print(table)

