@@ -124,25 +124,44 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, as_js
     if as_json:
         _emit_json(result.as_dict())
         return
+    if result.corrections:
+        fixed = ", ".join(f"{a} → {b}" for a, b in sorted(result.corrections.items()))
+        console.print(f"Showing results for corrected terms ({fixed}): nothing matched as typed.",
+                      highlight=False)
     if result.total == 0:
         console.print(f"No results for “{query}”.", highlight=False)
         if not result.terms:
             console.print("(the query has no searchable terms: only stop words or punctuation)")
         return
-    first = result.offset + 1
-    last = result.offset + len(result.hits)
-    noun = "result" if result.total == 1 else "results"
-    console.print(f"{result.total:,} {noun} for “{query}” ({result.verdict}: all matches counted)"
-                  + (f" — showing {first}–{last}" if result.hits else " — no results on this page"),
-                  highlight=False)
+    console.print(describe_total(result), highlight=False)
     table = Table(box=None, padding=(0, 1))
-    for col in ("rank", "score", "asset"):
+    for col in ("rank", "bonus", "score", "asset"):
         table.add_column(col, justify="right", no_wrap=True)
     table.add_column("title", overflow="fold")
     table.add_column("path", overflow="fold")
     for h in result.hits:
-        table.add_row(str(h.rank), f"{h.score:.4f}", str(h.asset_id), h.title, h.path)
+        table.add_row(str(h.rank), str(h.bonus), f"{h.score:.4f}", str(h.asset_id), h.title, h.path)
     console.print(table)
+
+
+def describe_total(result) -> str:
+    """The sentence that states how many results there are and how sure that is."""
+    noun = "result" if result.total == 1 else "results"
+    shown = ""
+    if result.hits:
+        shown = f" — showing {result.offset + 1}–{result.offset + len(result.hits)}"
+    elif result.total:
+        shown = " — no results on this page"
+    if result.verdict == "complete":
+        return f"{result.total:,} {noun} for “{result.query}” (complete: all matches counted){shown}"
+    if result.verdict == "unknown":
+        return (f"{result.total:,} {noun} for the corrected query (completeness unknown: "
+                f"a fallback path produced them){shown}")
+    if result.total_exact:
+        return (f"{result.total:,} {noun} for “{result.query}” (truncated: only the best "
+                f"{result.reachable:,} are ranked — narrow the search to reach all){shown}")
+    return (f"at least {result.total:,} {noun} for “{result.query}” (truncated: only the best "
+            f"{result.reachable:,} are ranked — narrow the search to reach all){shown}")
 
 
 @main.command()
@@ -180,12 +199,14 @@ def show(obj: _Ctx, asset_id: int, as_json: bool) -> None:
 @main.command()
 @click.argument("text")
 @click.option("--lang", help="Analyzer language (default: the library's first language).")
+@click.option("--query", "as_query", is_flag=True,
+              help="Show the distinct terms a query searches, instead of a document's terms.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def analyze(obj: _Ctx, text: str, lang: str | None, as_json: bool) -> None:
-    """Print the terms the analyzer emits for TEXT."""
+def analyze(obj: _Ctx, text: str, lang: str | None, as_query: bool, as_json: bool) -> None:
+    """Print the terms the analyzer emits for TEXT (as a document, or --query)."""
     with obj.open() as lib:
-        terms = lib.analyze(text, lang=lang)
+        terms = lib.analyze(text, lang=lang, query=as_query)
     if as_json:
         _emit_json(terms)
     else:

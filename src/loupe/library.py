@@ -21,7 +21,7 @@ from .db import migrate, resolve_database_url
 from .document.compile import rebuild_documents
 from .document.languages import normalize_lang, validate_languages
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
-from .lexical.search import analyze_query, bm25_search
+from .lexical.search import analyze as analyze_text, lexical_search
 from . import queries as q
 
 HOME_ENV = "LOUPE_HOME"
@@ -43,34 +43,42 @@ class AssetNotFound(LookupError):
 
 @dataclass
 class Hit:
-    """One search result. ``rank`` is 1-based over the whole result set; ``score``
-    is the lane's score (BM25 for lexical search); ``path`` is the asset's
-    primary file."""
+    """One search result. ``rank`` is 1-based over the whole result set;
+    ``score`` is the lane's score (BM25F for lexical search); ``bonus`` the
+    phrase bonus (2: title holds the query, 1: the document does); ``path``
+    is the asset's primary file."""
 
     rank: int
     asset_id: int
     score: float
+    bonus: int
     title: str
     path: str
 
 
 @dataclass
 class SearchResult:
-    """A page of results for a query, with an honest total.
+    """A page of results for a query, with an honest total (SPEC C4, C5).
 
-    ``total`` counts every matching asset (not the page size). ``verdict`` is
-    ``complete`` when ``total`` is exact and every match is reachable by
-    paging — always the case for the uncapped lexical lane.
+    ``total`` counts matching assets, never the page size: exact when
+    ``total_exact``, otherwise a lower bound ("at least"). ``verdict``:
+    ``complete`` — every match is ranked and reachable by paging;
+    ``truncated`` — a cap cut matches off (``reachable`` are reachable);
+    ``unknown`` — a fallback path (typo correction) produced the result.
+    ``corrections`` maps a typed term to the indexed term searched instead.
     """
 
     query: str
     lang: str
     terms: list[str]
     total: int
+    total_exact: bool
     verdict: str
+    reachable: int
     limit: int
     offset: int
     hits: list[Hit] = field(default_factory=list)
+    corrections: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -173,23 +181,28 @@ class Library:
             ValueError: ``limit`` < 1 or ``offset`` < 0.
         """
         lang = normalize_lang(lang) if lang else self.languages()[0]
-        res = bm25_search(self.conn, self.tenant_id, query, lang, limit=limit, offset=offset)
+        raw_cap, keep_cap = self.conn.execute(q.LEXICAL_CAPS, {"tenant_id": self.tenant_id}).fetchone()
+        res = lexical_search(self.conn, self.tenant_id, query, lang, limit=limit, offset=offset,
+                             raw_cap=raw_cap, keep_cap=keep_cap)
         info = {}
         if res.hits:
             ids = [h.asset_id for h in res.hits]
             for row in self.conn.execute(q.HIT_DETAILS, {
                     "tenant_id": self.tenant_id, "lang": lang, "ids": ids}):
                 info[row[0]] = (row[1], row[2])
-        hits = [Hit(rank=h.rank, asset_id=h.asset_id, score=h.score,
+        hits = [Hit(rank=h.rank, asset_id=h.asset_id, score=h.score, bonus=h.bonus,
                     title=info.get(h.asset_id, ("", ""))[0],
                     path=info.get(h.asset_id, ("", ""))[1]) for h in res.hits]
         return SearchResult(query=query, lang=lang, terms=res.terms, total=res.total,
-                            verdict="complete", limit=limit, offset=offset, hits=hits)
+                            total_exact=res.total_exact, verdict=res.verdict,
+                            reachable=res.kept, limit=limit, offset=offset, hits=hits,
+                            corrections=res.corrections)
 
-    def analyze(self, text: str, *, lang: str | None = None) -> list[str]:
-        """The terms the analyzer of ``lang`` emits for ``text`` (distinct, sorted)."""
+    def analyze(self, text: str, *, lang: str | None = None, query: bool = False) -> list[str]:
+        """The terms the analyzer of ``lang`` emits for ``text``: every term in
+        document order, or with ``query=True`` the distinct terms a query searches."""
         lang = normalize_lang(lang) if lang else self.languages()[0]
-        return analyze_query(self.conn, text, lang)
+        return analyze_text(self.conn, text, lang, query=query)
 
     def show(self, asset_id: int) -> dict[str, Any]:
         """Everything stored about one asset: pixels, files with metadata,

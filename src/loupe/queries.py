@@ -64,3 +64,5 @@ SELECT (SELECT count(*) FROM asset WHERE tenant_id = %(tenant_id)s),
 DOC_COUNTS = """
 SELECT lang, n_docs FROM corpus_stat WHERE tenant_id = %(tenant_id)s ORDER BY lang
 """
+
+LEXICAL_CAPS = "SELECT raw_cap, keep_cap FROM lexical_setting WHERE tenant_id = %(tenant_id)s"

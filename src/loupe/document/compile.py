@@ -22,8 +22,9 @@ import psycopg
 
 from .languages import normalize_lang, ts_config
 
-#: Field order of the search document and the tsvector weight letter of each
-#: (A highest). Position weights are what later field-weighted ranking reads.
+#: Fields of the search document and the field group (tsvector weight letter)
+#: each is indexed in: A title, B keywords, C description, D other (incl. OCR).
+#: Vocabulary terms are indexed apart (``vocab_tsv``) and count in group B.
 FIELDS: dict[str, str] = {
     "title": "A",
     "filename": "B",
@@ -132,36 +133,28 @@ def compile_documents(files: list[FileInput], languages: list[str]) -> list[Sear
     return docs
 
 
-# Store one document and analyse it in the same statement. The tsvector is
-# the concatenation of each field analysed with the language's configuration
-# and labelled with the field's weight letter; doc_len counts its token
-# positions (stop words excluded), which is the document length BM25 uses.
-# The row is only rewritten when its text changed, so unchanged re-ingests do
-# not churn the corpus statistics.
+# Store one document and analyse it in the same statement (functions of
+# migration 0002): the fields' tsvector with group weight letters, the
+# vocabulary tsvector (own terms and ancestors), their lengths. The row is
+# only rewritten when something changed, so unchanged re-ingests do not churn
+# the lexical index (its trigger keeps lexicon, statistics and postings).
 UPSERT_DOCUMENT = """
 WITH analysed AS (
-    SELECT
-        setweight(to_tsvector(%(cfg)s::regconfig, %(title)s), 'A')
-     || setweight(to_tsvector(%(cfg)s::regconfig, %(filename)s), 'B')
-     || setweight(to_tsvector(%(cfg)s::regconfig, %(keywords)s), 'B')
-     || setweight(to_tsvector(%(cfg)s::regconfig, %(vocabulary)s), 'B')
-     || setweight(to_tsvector(%(cfg)s::regconfig, %(description)s), 'C')
-     || setweight(to_tsvector(%(cfg)s::regconfig, %(collections)s), 'C')
-     || setweight(to_tsvector(%(cfg)s::regconfig, %(location)s), 'C')
-     || setweight(to_tsvector(%(cfg)s::regconfig, %(people)s), 'C')
-     || setweight(to_tsvector(%(cfg)s::regconfig, %(creator)s), 'D')
-     || setweight(to_tsvector(%(cfg)s::regconfig, %(copyright)s), 'D')
-     || setweight(to_tsvector(%(cfg)s::regconfig, %(machine_tags)s), 'D')
-     || setweight(to_tsvector(%(cfg)s::regconfig, %(ocr)s), 'D') AS tsv
+    SELECT loupe_document_tsv(%(cfg)s::regconfig, %(title)s, %(filename)s, %(keywords)s,
+                              %(description)s, %(collections)s, %(location)s, %(people)s,
+                              %(creator)s, %(copyright)s, %(machine_tags)s, %(ocr)s) AS tsv,
+           loupe_vocab_tsv(%(asset_id)s, %(lang)s, %(cfg)s::regconfig) AS vocab_tsv,
+           loupe_vocab_text(%(asset_id)s, %(lang)s) AS vocabulary,
+           (SELECT vocab_decay FROM lexical_setting WHERE tenant_id = %(tenant_id)s) AS decay
 )
 INSERT INTO search_document AS d (
     asset_id, tenant_id, lang, ts_config, title, filename, description, creator, copyright,
-    location, keywords, collections, machine_tags, ocr, people, vocabulary, tsv, doc_len)
+    location, keywords, collections, machine_tags, ocr, people, vocabulary, tsv, vocab_tsv,
+    doc_len, group_len)
 SELECT %(asset_id)s, %(tenant_id)s, %(lang)s, %(cfg)s::regconfig, %(title)s, %(filename)s,
        %(description)s, %(creator)s, %(copyright)s, %(location)s, %(keywords)s,
-       %(collections)s, %(machine_tags)s, %(ocr)s, %(people)s, %(vocabulary)s,
-       a.tsv,
-       (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(a.tsv) AS u)
+       %(collections)s, %(machine_tags)s, %(ocr)s, %(people)s, a.vocabulary,
+       a.tsv, a.vocab_tsv, loupe_tsv_len(a.tsv), loupe_group_len(a.tsv, a.vocab_tsv, a.decay)
 FROM analysed a
 ON CONFLICT (asset_id, lang) DO UPDATE SET
     ts_config = EXCLUDED.ts_config, title = EXCLUDED.title, filename = EXCLUDED.filename,
@@ -169,13 +162,28 @@ ON CONFLICT (asset_id, lang) DO UPDATE SET
     copyright = EXCLUDED.copyright, location = EXCLUDED.location,
     keywords = EXCLUDED.keywords, collections = EXCLUDED.collections,
     machine_tags = EXCLUDED.machine_tags, ocr = EXCLUDED.ocr, people = EXCLUDED.people,
-    vocabulary = EXCLUDED.vocabulary, tsv = EXCLUDED.tsv, doc_len = EXCLUDED.doc_len,
-    updated_at = now()
+    vocabulary = EXCLUDED.vocabulary, tsv = EXCLUDED.tsv, vocab_tsv = EXCLUDED.vocab_tsv,
+    doc_len = EXCLUDED.doc_len, group_len = EXCLUDED.group_len, updated_at = now()
 WHERE d.tsv IS DISTINCT FROM EXCLUDED.tsv
+   OR d.vocab_tsv IS DISTINCT FROM EXCLUDED.vocab_tsv
+   OR d.group_len IS DISTINCT FROM EXCLUDED.group_len
    OR (d.title, d.filename, d.description, d.creator, d.copyright, d.location, d.keywords,
-       d.collections) IS DISTINCT FROM
+       d.collections, d.vocabulary) IS DISTINCT FROM
       (EXCLUDED.title, EXCLUDED.filename, EXCLUDED.description, EXCLUDED.creator,
-       EXCLUDED.copyright, EXCLUDED.location, EXCLUDED.keywords, EXCLUDED.collections)
+       EXCLUDED.copyright, EXCLUDED.location, EXCLUDED.keywords, EXCLUDED.collections,
+       EXCLUDED.vocabulary)
+"""
+
+# The vocabulary terms an asset carries: those whose label or synonym equals
+# (lower-cased, accents folded) one of its keywords or collection names.
+CLEAR_ASSET_VOCABULARY = "DELETE FROM asset_vocabulary WHERE asset_id = %(asset_id)s"
+ASSIGN_ASSET_VOCABULARY = """
+INSERT INTO asset_vocabulary (asset_id, term_id)
+SELECT DISTINCT %(asset_id)s, m.term_id
+FROM vocabulary_match m
+WHERE m.tenant_id = %(tenant_id)s
+  AND m.label = ANY (SELECT lower(unaccent(btrim(k))) FROM unnest(%(labels)s::text[]) AS k)
+ON CONFLICT DO NOTHING
 """
 
 # The inputs of an asset's documents: its files, primary (first by path) first.
@@ -197,6 +205,11 @@ def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
     """
     rows = conn.execute(ASSET_FILES, {"asset_id": asset_id, "tenant_id": tenant_id}).fetchall()
     files = [FileInput(rel_path=r[0], metadata=r[1], collection_path=r[2]) for r in rows]
+    labels = sorted({k for f in files for k in f.metadata.get("keywords", [])}
+                    | {c for f in files for c in collection_words(f.collection_path)})
+    conn.execute(CLEAR_ASSET_VOCABULARY, {"asset_id": asset_id})
+    conn.execute(ASSIGN_ASSET_VOCABULARY, {"asset_id": asset_id, "tenant_id": tenant_id,
+                                           "labels": labels})
     written = 0
     for doc in compile_documents(files, languages):
         params = {"asset_id": asset_id, "tenant_id": tenant_id, "lang": doc.lang,

@@ -1,109 +1,118 @@
-"""Running a BM25 query over one tenant's search documents in one language."""
+"""The lexical lane: analyse the query, correct unknown terms, run the bounded
+BM25F statement, report what it saw against its caps."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import psycopg
 
 from ..document.languages import normalize_lang, ts_config
-from .bm25 import B, K1
+from . import queries as q
 
-# The analyzer for queries is the documents' own: the language's
-# text-search configuration. Each distinct lexeme is one query term.
-ANALYZE_QUERY = """
-SELECT coalesce(array_agg(u.lexeme ORDER BY u.lexeme), ARRAY[]::text[])
-FROM unnest(to_tsvector(%(cfg)s::regconfig, %(query)s)) AS u
-"""
-
-# BM25 over the documents of one tenant and language.
-#   stats:       N and avgdl of the corpus (kept exact by triggers).
-#   query_terms: idf of each query term present in the corpus.
-#   matched:     documents holding at least one query term (GIN index on
-#                (tenant_id, lang, tsv)).
-#   scored:      sum over matched terms of idf * saturated tf.
-# The total is the exact number of matching documents: nothing is capped here.
-BM25_SEARCH = """
-WITH stats AS (
-    SELECT s.n_docs, s.total_len::float8 / greatest(s.n_docs, 1) AS avgdl
-    FROM corpus_stat s
-    WHERE s.tenant_id = %(tenant_id)s AND s.lang = %(lang)s AND s.n_docs > 0
-),
-query_terms AS (
-    SELECT t.term, loupe_bm25_idf(st.n_docs, t.df) AS idf
-    FROM lexicon_term t CROSS JOIN stats st
-    WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = ANY (%(terms)s)
-),
-matched AS (
-    SELECT d.asset_id, d.tsv, d.doc_len
-    FROM search_document d
-    WHERE d.tenant_id = %(tenant_id)s AND d.lang = %(lang)s
-      AND d.tsv @@ loupe_any_lexeme(%(terms)s)
-),
-scored AS (
-    SELECT m.asset_id,
-           sum(qt.idf * loupe_bm25_tf(cardinality(u.positions), m.doc_len, st.avgdl,
-                                      %(k1)s, %(b)s)) AS score
-    FROM matched m
-    CROSS JOIN stats st
-    CROSS JOIN LATERAL unnest(m.tsv) AS u
-    JOIN query_terms qt ON qt.term = u.lexeme
-    GROUP BY m.asset_id
-),
-page AS (
-    SELECT asset_id, score FROM scored
-    ORDER BY score DESC, asset_id
-    LIMIT %(limit)s OFFSET %(offset)s
-)
-SELECT t.total, p.asset_id, p.score
-FROM (SELECT count(*) AS total FROM scored) AS t
-LEFT JOIN page p ON true
-ORDER BY p.score DESC, p.asset_id
-"""
+#: Postings read per query term at most (F3 "raw scan"), and assets kept.
+RAW_CAP = 3000
+KEEP_CAP = 1000
 
 
 @dataclass(frozen=True)
 class LexicalHit:
-    """One ranked document: ``rank`` is 1-based over the whole result, ``score`` is BM25."""
+    """One ranked asset. ``rank`` is 1-based over the kept list; ``score`` is
+    BM25F; ``bonus`` the phrase bonus (2 title, 1 document, 0)."""
 
     rank: int
     asset_id: int
     score: float
+    bonus: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass
 class LexicalResult:
-    """A page of BM25 results with the exact number of matching documents."""
+    """A page of the lexical lane, with what the lane saw.
+
+    Attributes:
+        terms: the query terms searched (after any correction).
+        corrections: original term -> indexed term used instead (L2).
+        total: matching assets; exact when ``total_exact``, else a lower bound.
+        verdict: ``complete`` (every match is in ``kept`` and counted),
+            ``truncated`` (a cap cut matches off) or ``unknown`` (a fallback
+            path such as typo correction produced the result).
+        candidates: assets reached by the postings read; kept: those kept.
+        postings_read: postings read over all terms; max_df: largest df.
+        raw_cap, keep_cap: the caps the lane ran under.
+    """
 
     terms: list[str]
     total: int
-    hits: list[LexicalHit]
+    total_exact: bool
+    verdict: str
+    hits: list[LexicalHit] = field(default_factory=list)
+    corrections: dict[str, str] = field(default_factory=dict)
+    candidates: int = 0
+    kept: int = 0
+    postings_read: int = 0
+    max_df: int = 0
+    raw_cap: int = RAW_CAP
+    keep_cap: int = KEEP_CAP
 
 
-def analyze_query(conn: psycopg.Connection, query: str, lang: str) -> list[str]:
-    """Return the distinct lexemes the analyzer of ``lang`` emits for ``query``, sorted."""
-    return list(conn.execute(ANALYZE_QUERY, {"cfg": ts_config(lang), "query": query}).fetchone()[0])
+def analyze(conn: psycopg.Connection, text: str, lang: str, *, query: bool = True) -> list[str]:
+    """Terms the analyzer of ``lang`` emits for ``text``.
+
+    ``query=True``: the distinct terms, sorted (what a query searches for).
+    ``query=False``: every term in document order, repeats included (what a
+    document indexes, before field weights).
+    """
+    params = {"cfg": ts_config(lang), "text": text}
+    if query:
+        return list(conn.execute(q.ANALYZE_QUERY, params).fetchone()[0])
+    return [r[0] for r in conn.execute(q.ANALYZE_DOCUMENT, params)]
 
 
-def bm25_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: str, *,
-                limit: int = 20, offset: int = 0, k1: float = K1, b: float = B) -> LexicalResult:
-    """Rank the tenant's ``lang`` documents for ``query`` with BM25 (OR of the query terms).
+def suggest_corrections(conn: psycopg.Connection, tenant_id: int, lang: str,
+                        terms: list[str]) -> dict[str, str]:
+    """For each term absent from the lexicon, the closest indexed term (trigram
+    similarity), when one is close enough. Absent terms with no neighbour are
+    left out of the mapping."""
+    rows = conn.execute(q.SUGGEST_CORRECTIONS,
+                        {"tenant_id": tenant_id, "lang": lang, "terms": terms}).fetchall()
+    return {r[0]: r[1] for r in rows if r[1]}
 
-    Ordering: score descending, then asset id ascending (deterministic).
+
+def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: str, *,
+                   limit: int = 20, offset: int = 0, raw_cap: int = RAW_CAP,
+                   keep_cap: int = KEEP_CAP, correct_typos: bool = True) -> LexicalResult:
+    """Run the lexical lane for ``query`` over the tenant's ``lang`` documents.
+
+    With ``correct_typos``, each query term that is in no document is replaced
+    by its closest indexed term, if one is close enough; the result then says
+    so (``corrections``) and is marked ``unknown``: a fallback never inherits
+    completeness (SPEC L2, C4).
 
     Raises:
-        ValueError: ``limit`` < 1 or ``offset`` < 0.
+        ValueError: ``limit`` < 1, ``offset`` < 0 or a cap < 1.
     """
-    if limit < 1 or offset < 0:
-        raise ValueError("limit must be >= 1 and offset >= 0")
+    if limit < 1 or offset < 0 or raw_cap < 1 or keep_cap < 1:
+        raise ValueError("limit, raw_cap and keep_cap must be >= 1 and offset >= 0")
     lang = normalize_lang(lang)
-    terms = analyze_query(conn, query, lang)
+    terms = analyze(conn, query, lang)
     if not terms:
-        return LexicalResult(terms=[], total=0, hits=[])
-    rows = conn.execute(BM25_SEARCH, {
-        "tenant_id": tenant_id, "lang": lang, "terms": terms, "k1": k1, "b": b,
-        "limit": limit, "offset": offset}).fetchall()
-    total = rows[0][0] if rows else 0
-    hits = [LexicalHit(rank=offset + i + 1, asset_id=r[1], score=float(r[2]))
-            for i, r in enumerate(r for r in rows if r[1] is not None)]
-    return LexicalResult(terms=terms, total=total, hits=hits)
+        return LexicalResult(terms=[], total=0, total_exact=True, verdict="complete",
+                             raw_cap=raw_cap, keep_cap=keep_cap)
+    corrections: dict[str, str] = {}
+    if correct_typos:
+        corrections = suggest_corrections(conn, tenant_id, lang, terms)
+        if corrections:
+            terms = sorted({corrections.get(t, t) for t in terms})
+    rows = conn.execute(q.LEXICAL_LANE, {
+        "tenant_id": tenant_id, "lang": lang, "terms": terms, "query": query,
+        "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
+        "fallback": bool(corrections)}).fetchall()
+    first = rows[0]
+    hits = [LexicalHit(rank=r[8], asset_id=r[9], score=float(r[10]), bonus=r[11])
+            for r in rows if r[9] is not None]
+    return LexicalResult(
+        terms=terms, total=first[6], total_exact=first[7], verdict=first[5], hits=hits,
+        corrections=corrections, candidates=first[0], kept=first[1], postings_read=first[2],
+        max_df=first[3], raw_cap=raw_cap, keep_cap=keep_cap)
+

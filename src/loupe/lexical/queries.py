@@ -1,0 +1,141 @@
+"""Named SQL of the lexical lane. Parameterised; nothing is built from user input."""
+
+# Terms the analyzer emits for a text: the distinct lexemes, sorted (query
+# form), or every position in order with its field group (document form).
+ANALYZE_QUERY = """
+SELECT coalesce(array_agg(u.lexeme ORDER BY u.lexeme), ARRAY[]::text[])
+FROM unnest(loupe_analyze(%(cfg)s::regconfig, %(text)s)) AS u
+"""
+ANALYZE_DOCUMENT = """
+SELECT u.lexeme
+FROM unnest(loupe_analyze(%(cfg)s::regconfig, %(text)s)) AS u,
+     unnest(u.positions) AS pos
+ORDER BY pos, u.lexeme
+"""
+
+# Typo tolerance (L2): for each query term absent from the tenant's lexicon,
+# the most similar indexed term by trigram similarity (pg_trgm's % operator,
+# similarity >= pg_trgm.similarity_threshold, 0.3 by default), ties broken by
+# document frequency then alphabetically. Terms of fewer than 3 characters
+# are not corrected.
+SUGGEST_CORRECTIONS = """
+SELECT q.term,
+       (SELECT t.term FROM lexicon_term t
+        WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term %% q.term
+        ORDER BY similarity(t.term, q.term) DESC, t.df DESC, t.term
+        LIMIT 1)
+FROM unnest(%(terms)s::text[]) AS q(term)
+WHERE length(q.term) >= 3
+  AND NOT EXISTS (SELECT 1 FROM lexicon_term t
+                  WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = q.term)
+"""
+
+# The lexical lane (L1, L3, F3, C4) in one statement.
+#   st:      corpus statistics and the tenant's BM25F settings.
+#   q:       the query terms present in the lexicon, with df and idf.
+#   raw:     for each term, at most raw_cap postings in impact order (best
+#            first, via lexical_posting_impact_idx), scored exactly.
+#   cand:    every asset reached, with the sum of its known contributions.
+#   kept:    the best keep_cap of them.
+#   missing: for a term whose postings were not all read, the contribution
+#            of that term to a kept asset its raw list did not reach (index
+#            probe on the primary key), so kept scores are exact.
+#   final:   exact score + phrase bonus (2: the title holds the literal query,
+#            1: the document does), ordered bonus ▸ score ▸ asset id.
+# The counts are the completeness inputs (C4): postings available per term
+# (df) against the raw cap, assets reached against the keep cap.
+LEXICAL_LANE = """
+WITH st AS (
+    SELECT s.n_docs,
+           ARRAY[s.group_len[1] / s.n_docs, s.group_len[2] / s.n_docs,
+                 s.group_len[3] / s.n_docs, s.group_len[4] / s.n_docs] AS avglen,
+           ls.k1, ls.weights, ls.b
+    FROM corpus_stat s JOIN lexical_setting ls ON ls.tenant_id = s.tenant_id
+    WHERE s.tenant_id = %(tenant_id)s AND s.lang = %(lang)s AND s.n_docs > 0
+),
+q AS MATERIALIZED (
+    SELECT t.id AS term_id, t.df, loupe_bm25_idf(st.n_docs, t.df) AS idf
+    FROM lexicon_term t CROSS JOIN st
+    WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = ANY (%(terms)s::text[])
+),
+raw AS MATERIALIZED (
+    SELECT q.term_id, p.asset_id,
+           q.idf * loupe_bm25f_tf(p.tf, p.group_len, st.avglen, st.weights, st.b)
+             / (st.k1 + loupe_bm25f_tf(p.tf, p.group_len, st.avglen, st.weights, st.b)) AS part
+    FROM q
+    CROSS JOIN st
+    CROSS JOIN LATERAL (
+        SELECT p.asset_id, p.tf, p.group_len
+        FROM lexical_posting p
+        WHERE p.term_id = q.term_id
+        ORDER BY p.impact DESC, p.asset_id
+        LIMIT %(raw_cap)s
+    ) AS p
+),
+cand AS MATERIALIZED (
+    SELECT asset_id, sum(part) AS score FROM raw GROUP BY asset_id
+),
+kept AS MATERIALIZED (
+    SELECT asset_id, score FROM cand ORDER BY score DESC, asset_id LIMIT %(keep_cap)s
+),
+missing AS (
+    SELECT k.asset_id,
+           sum(q.idf * loupe_bm25f_tf(p.tf, p.group_len, st.avglen, st.weights, st.b)
+               / (st.k1 + loupe_bm25f_tf(p.tf, p.group_len, st.avglen, st.weights, st.b))) AS extra
+    FROM kept k
+    CROSS JOIN q
+    CROSS JOIN st
+    JOIN lexical_posting p ON p.term_id = q.term_id AND p.asset_id = k.asset_id
+    WHERE q.df > %(raw_cap)s
+      AND NOT EXISTS (SELECT 1 FROM raw r WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)
+    GROUP BY k.asset_id
+),
+phrase AS (
+    SELECT loupe_phrase_norm(%(query)s) AS qn
+),
+final AS (
+    SELECT k.asset_id,
+           k.score + coalesce(m.extra, 0) AS score,
+           CASE WHEN btrim(ph.qn) = '' THEN 0
+                WHEN strpos(loupe_phrase_norm(d.title), ph.qn) > 0 THEN 2
+                WHEN strpos(loupe_phrase_norm(d.filename) || '|' || loupe_phrase_norm(d.keywords)
+                            || '|' || loupe_phrase_norm(d.description) || '|'
+                            || loupe_phrase_norm(d.collections) || '|'
+                            || loupe_phrase_norm(d.location) || '|' || loupe_phrase_norm(d.people)
+                            || '|' || loupe_phrase_norm(d.creator) || '|'
+                            || loupe_phrase_norm(d.copyright) || '|'
+                            || loupe_phrase_norm(d.machine_tags) || '|'
+                            || loupe_phrase_norm(d.ocr) || '|' || loupe_phrase_norm(d.vocabulary),
+                            ph.qn) > 0 THEN 1
+                ELSE 0 END AS bonus
+    FROM kept k
+    LEFT JOIN missing m ON m.asset_id = k.asset_id
+    JOIN search_document d ON d.asset_id = k.asset_id AND d.lang = %(lang)s
+                          AND d.tenant_id = %(tenant_id)s
+    CROSS JOIN phrase ph
+),
+counts AS (
+    SELECT (SELECT count(*) FROM cand) AS candidates,
+           (SELECT count(*) FROM kept) AS kept,
+           (SELECT count(*) FROM raw) AS postings_read,
+           (SELECT coalesce(max(df), 0) FROM q) AS max_df,
+           (SELECT coalesce(bool_and(df <= %(raw_cap)s), true) FROM q) AS all_read
+),
+page AS (
+    SELECT asset_id, score, bonus,
+           row_number() OVER (ORDER BY bonus DESC, score DESC, asset_id) AS rank
+    FROM final
+    ORDER BY bonus DESC, score DESC, asset_id
+    LIMIT %(limit)s OFFSET %(offset)s
+)
+SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
+       CASE WHEN %(fallback)s THEN 'unknown'
+            WHEN c.all_read AND c.candidates <= %(keep_cap)s THEN 'complete'
+            ELSE 'truncated' END AS verdict,
+       greatest(c.candidates, c.max_df) AS total,
+       c.all_read AS total_exact,
+       p.rank, p.asset_id, p.score, p.bonus
+FROM counts c
+LEFT JOIN page p ON true
+ORDER BY p.rank
+"""
