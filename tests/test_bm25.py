@@ -9,26 +9,13 @@ import random
 
 import bm25s
 import pytest
+from corpus import add_document
 
 from loupe import Library
-from loupe.document.compile import FIELDS, UPSERT_DOCUMENT
-from loupe.document.languages import ts_config
 from loupe.lexical import B, K1, bm25_idf, bm25_tf, bm25f_term_score, bm25f_tf, lexical_search
 
 WORDS = ("cheetah lion zebra savanna running resting sunset bridge river city night "
          "market bread coffee espresso kitchen mountain snow lake forest red blue").split()
-
-
-def add_document(lib: Library, asset_id: int, fields: dict[str, str], lang: str = "en") -> None:
-    """Store a search document for a bare asset row (no file needed for scoring)."""
-    lib.conn.execute(
-        "INSERT INTO asset (id, tenant_id, content_sha256, byte_size, media_type, width, height)"
-        " VALUES (%s, %s, %s, 1, 'image/jpeg', 1, 1) ON CONFLICT DO NOTHING",
-        (asset_id, lib.tenant_id, asset_id.to_bytes(32, "big")))
-    params = {name: "" for name in FIELDS}
-    params.update(fields)
-    params.update(asset_id=asset_id, tenant_id=lib.tenant_id, lang=lang, cfg=ts_config(lang))
-    lib.conn.execute(UPSERT_DOCUMENT, params)
 
 
 def corpus_tokens(lib: Library, lang: str = "en") -> tuple[list[int], list[list[str]]]:

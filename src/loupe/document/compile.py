@@ -150,11 +150,15 @@ WITH analysed AS (
 INSERT INTO search_document AS d (
     asset_id, tenant_id, lang, ts_config, title, filename, description, creator, copyright,
     location, keywords, collections, machine_tags, ocr, people, vocabulary, tsv, vocab_tsv,
-    doc_len, group_len)
+    doc_len, group_len, phrase_title, phrase_text)
 SELECT %(asset_id)s, %(tenant_id)s, %(lang)s, %(cfg)s::regconfig, %(title)s, %(filename)s,
        %(description)s, %(creator)s, %(copyright)s, %(location)s, %(keywords)s,
        %(collections)s, %(machine_tags)s, %(ocr)s, %(people)s, a.vocabulary,
-       a.tsv, a.vocab_tsv, loupe_tsv_len(a.tsv), loupe_group_len(a.tsv, a.vocab_tsv, a.decay)
+       a.tsv, a.vocab_tsv, loupe_tsv_len(a.tsv), loupe_group_len(a.tsv, a.vocab_tsv, a.decay),
+       loupe_phrase_norm(%(title)s),
+       loupe_phrase_text(%(title)s, %(filename)s, %(keywords)s, %(description)s, %(collections)s,
+                         %(location)s, %(people)s, %(creator)s, %(copyright)s,
+                         %(machine_tags)s, %(ocr)s, a.vocabulary)
 FROM analysed a
 ON CONFLICT (asset_id, lang) DO UPDATE SET
     ts_config = EXCLUDED.ts_config, title = EXCLUDED.title, filename = EXCLUDED.filename,
@@ -163,7 +167,8 @@ ON CONFLICT (asset_id, lang) DO UPDATE SET
     keywords = EXCLUDED.keywords, collections = EXCLUDED.collections,
     machine_tags = EXCLUDED.machine_tags, ocr = EXCLUDED.ocr, people = EXCLUDED.people,
     vocabulary = EXCLUDED.vocabulary, tsv = EXCLUDED.tsv, vocab_tsv = EXCLUDED.vocab_tsv,
-    doc_len = EXCLUDED.doc_len, group_len = EXCLUDED.group_len, updated_at = now()
+    doc_len = EXCLUDED.doc_len, group_len = EXCLUDED.group_len,
+    phrase_title = EXCLUDED.phrase_title, phrase_text = EXCLUDED.phrase_text, updated_at = now()
 WHERE d.tsv IS DISTINCT FROM EXCLUDED.tsv
    OR d.vocab_tsv IS DISTINCT FROM EXCLUDED.vocab_tsv
    OR d.group_len IS DISTINCT FROM EXCLUDED.group_len

@@ -34,7 +34,8 @@ WHERE length(q.term) >= 3
 #   st:      corpus statistics and the tenant's BM25F settings.
 #   q:       the query terms present in the lexicon, with df and idf.
 #   raw:     for each term, at most raw_cap postings in impact order (best
-#            first, via lexical_posting_impact_idx), scored exactly.
+#            first, loupe_term_postings walks lexical_posting_impact_idx),
+#            scored exactly.
 #   cand:    every asset reached, with the sum of its known contributions.
 #   kept:    the best keep_cap of them.
 #   missing: for a term whose postings were not all read, the contribution
@@ -59,18 +60,13 @@ q AS MATERIALIZED (
     WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = ANY (%(terms)s::text[])
 ),
 raw AS MATERIALIZED (
-    SELECT q.term_id, p.asset_id,
-           q.idf * loupe_bm25f_tf(p.tf, p.group_len, st.avglen, st.weights, st.b)
-             / (st.k1 + loupe_bm25f_tf(p.tf, p.group_len, st.avglen, st.weights, st.b)) AS part
+    SELECT q.term_id, p.asset_id, q.idf * x.tfn / (st.k1 + x.tfn) AS part
     FROM q
     CROSS JOIN st
+    CROSS JOIN LATERAL loupe_term_postings(q.term_id, %(raw_cap)s) AS p
     CROSS JOIN LATERAL (
-        SELECT p.asset_id, p.tf, p.group_len
-        FROM lexical_posting p
-        WHERE p.term_id = q.term_id
-        ORDER BY p.impact DESC, p.asset_id
-        LIMIT %(raw_cap)s
-    ) AS p
+        SELECT loupe_bm25f_tf(p.tf, p.group_len, st.avglen, st.weights, st.b) AS tfn
+    ) AS x
 ),
 cand AS MATERIALIZED (
     SELECT asset_id, sum(part) AS score FROM raw GROUP BY asset_id
@@ -80,12 +76,21 @@ kept AS MATERIALIZED (
 ),
 missing AS (
     SELECT k.asset_id,
-           sum(q.idf * loupe_bm25f_tf(p.tf, p.group_len, st.avglen, st.weights, st.b)
-               / (st.k1 + loupe_bm25f_tf(p.tf, p.group_len, st.avglen, st.weights, st.b))) AS extra
+           sum(q.idf * x.tfn / (st.k1 + x.tfn)) AS extra
     FROM kept k
     CROSS JOIN q
     CROSS JOIN st
-    JOIN lexical_posting p ON p.term_id = q.term_id AND p.asset_id = k.asset_id
+    -- one primary-key probe per (kept asset, truncated term); written as a
+    -- LATERAL ... LIMIT 1 so the planner cannot turn it into a scan of all
+    -- the term's postings (N4: a common term has tens of thousands)
+    CROSS JOIN LATERAL (
+        SELECT p.tf, p.group_len FROM lexical_posting p
+        WHERE p.term_id = q.term_id AND p.asset_id = k.asset_id
+        LIMIT 1
+    ) AS p
+    CROSS JOIN LATERAL (
+        SELECT loupe_bm25f_tf(p.tf, p.group_len, st.avglen, st.weights, st.b) AS tfn
+    ) AS x
     WHERE q.df > %(raw_cap)s
       AND NOT EXISTS (SELECT 1 FROM raw r WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)
     GROUP BY k.asset_id
@@ -97,16 +102,8 @@ final AS (
     SELECT k.asset_id,
            k.score + coalesce(m.extra, 0) AS score,
            CASE WHEN btrim(ph.qn) = '' THEN 0
-                WHEN strpos(loupe_phrase_norm(d.title), ph.qn) > 0 THEN 2
-                WHEN strpos(loupe_phrase_norm(d.filename) || '|' || loupe_phrase_norm(d.keywords)
-                            || '|' || loupe_phrase_norm(d.description) || '|'
-                            || loupe_phrase_norm(d.collections) || '|'
-                            || loupe_phrase_norm(d.location) || '|' || loupe_phrase_norm(d.people)
-                            || '|' || loupe_phrase_norm(d.creator) || '|'
-                            || loupe_phrase_norm(d.copyright) || '|'
-                            || loupe_phrase_norm(d.machine_tags) || '|'
-                            || loupe_phrase_norm(d.ocr) || '|' || loupe_phrase_norm(d.vocabulary),
-                            ph.qn) > 0 THEN 1
+                WHEN strpos(d.phrase_title, ph.qn) > 0 THEN 2
+                WHEN strpos(d.phrase_text, ph.qn) > 0 THEN 1
                 ELSE 0 END AS bonus
     FROM kept k
     LEFT JOIN missing m ON m.asset_id = k.asset_id
