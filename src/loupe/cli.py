@@ -190,8 +190,8 @@ def show(obj: _Ctx, asset_id: int, as_json: bool) -> None:
         console.print_json(json.dumps(f["metadata"], ensure_ascii=False))
     for d in asset["documents"]:
         console.print(f"[bold]search document ({d['lang']})[/], {d['doc_len']} tokens")
-        for key in ("title", "description", "keywords", "collections", "filename", "creator",
-                    "copyright", "location"):
+        for key in ("title", "description", "keywords", "vocabulary", "collections", "filename",
+                    "creator", "copyright", "location"):
             if d[key]:
                 console.print(f"  {key}: {d[key]}", highlight=False, markup=False)
 
@@ -211,6 +211,84 @@ def analyze(obj: _Ctx, text: str, lang: str | None, as_query: bool, as_json: boo
         _emit_json(terms)
     else:
         click.echo(" ".join(terms))
+
+
+@main.command()
+@click.option("--k1", type=float, help="BM25 term-frequency saturation (default 1.2).")
+@click.option("--weights", help="Field-group weights title,keywords,description,other "
+                                "(default 3,2,1,0.5).")
+@click.option("--b", "b_values", help="Length normalisation per group (default 0.75,0.75,0.75,0.75).")
+@click.option("--vocab-decay", type=float, help="Weight factor per step up the vocabulary (0.5).")
+@click.option("--raw-cap", type=int, help="Postings read per query term at most (3000).")
+@click.option("--keep-cap", type=int, help="Assets kept by the lexical lane at most (1000).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def settings(obj: _Ctx, k1, weights, b_values, vocab_decay, raw_cap, keep_cap, as_json) -> None:
+    """Show or change the lexical lane's settings (changes re-index the lexicon)."""
+    def floats(text: str | None, opt: str) -> list[float] | None:
+        if text is None:
+            return None
+        try:
+            return [float(x) for x in text.split(",")]
+        except ValueError as exc:
+            raise click.BadParameter("comma-separated numbers expected", param_hint=opt) from exc
+
+    changes = {"k1": k1, "weights": floats(weights, "--weights"), "b": floats(b_values, "--b"),
+               "vocab_decay": vocab_decay, "raw_cap": raw_cap, "keep_cap": keep_cap}
+    changes = {k: v for k, v in changes.items() if v is not None}
+    with obj.open() as lib:
+        try:
+            info = lib.set_lexical_settings(**changes) if changes else lib.lexical_settings()
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from exc
+    if as_json:
+        _emit_json(info)
+    else:
+        for key, value in info.items():
+            click.echo(f"{key}\t{value}")
+
+
+@main.group()
+def vocabulary() -> None:
+    """Controlled vocabularies (taxonomies): import and list."""
+
+
+@vocabulary.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--name", help="Vocabulary name (default: the file's own name or stem).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def vocabulary_import(obj: _Ctx, path: str, name: str | None, as_json: bool) -> None:
+    """Import or replace a vocabulary from a JSON, CSV or SKOS (Turtle/RDF) file."""
+    from .document.vocabulary import VocabularyError
+
+    with obj.open() as lib:
+        try:
+            info = lib.import_vocabulary(path, name=name)
+        except VocabularyError as exc:
+            raise click.ClickException(str(exc)) from exc
+    if as_json:
+        _emit_json(info)
+    else:
+        click.echo(f"vocabulary {info['vocabulary']}: {info['terms']:,} terms, "
+                   f"{info['assets_tagged']:,} assets tagged, "
+                   f"{info['documents_rebuilt']:,} search documents rebuilt")
+
+
+@vocabulary.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def vocabulary_list(obj: _Ctx, as_json: bool) -> None:
+    """List the vocabularies with their term and tagged-asset counts."""
+    with obj.open() as lib:
+        rows = lib.vocabularies()
+    if as_json:
+        _emit_json(rows)
+        return
+    if not rows:
+        click.echo("No vocabularies.")
+    for r in rows:
+        click.echo(f"{r['vocabulary']}\t{r['terms']} terms\t{r['assets_tagged']} assets")
 
 
 @main.command()

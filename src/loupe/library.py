@@ -20,6 +20,7 @@ import psycopg
 from .db import migrate, resolve_database_url
 from .document.compile import rebuild_documents
 from .document.languages import normalize_lang, validate_languages
+from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
 from .lexical.search import analyze as analyze_text, lexical_search
 from . import queries as q
@@ -228,9 +229,74 @@ class Library:
         asset["documents"] = [
             {"lang": r[0], "title": r[1], "description": r[2], "keywords": r[3],
              "collections": r[4], "filename": r[5], "creator": r[6], "copyright": r[7],
-             "location": r[8], "doc_len": r[9]}
+             "location": r[8], "doc_len": r[9], "vocabulary": r[10]}
             for r in self.conn.execute(q.ASSET_DOCUMENTS, params)]
         return asset
+
+    def import_vocabulary(self, path: str | Path, *, name: str | None = None) -> dict[str, Any]:
+        """Import (or replace) a controlled vocabulary from a JSON, CSV or SKOS file
+        (see :mod:`loupe.document.vocabulary`) and rebuild the search documents
+        of the assets it touches, all in one transaction.
+
+        Returns ``{"vocabulary", "terms", "assets_tagged", "documents_rebuilt"}``.
+
+        Raises:
+            loupe.document.vocabulary.VocabularyError: the file cannot be imported.
+        """
+        vocab_name, terms = read_vocabulary(path)
+        vocab_name = name or vocab_name
+        params = {"tenant_id": self.tenant_id}
+        langs = self.languages()
+        with self.conn.transaction():
+            before = {r[0] for r in self.conn.execute(q.ASSETS_WITH_VOCABULARY, params)}
+            vocab_id = store_vocabulary(self.conn, self.tenant_id, vocab_name, terms)
+            after = {r[0] for r in self.conn.execute(AFFECTED_ASSETS, params)}
+            rebuilt = 0
+            for asset_id in sorted(before | after):
+                rebuilt += rebuild_documents(self.conn, self.tenant_id, asset_id, langs)
+            tagged = self.conn.execute(q.VOCABULARY_ASSETS, {"vocabulary_id": vocab_id}).fetchone()[0]
+        return {"vocabulary": vocab_name, "terms": len(terms), "assets_tagged": tagged,
+                "documents_rebuilt": rebuilt}
+
+    def lexical_settings(self) -> dict[str, Any]:
+        """The lexical lane's settings: k1, field-group weights and b (title,
+        keywords, description, other), vocabulary decay, raw and keep caps."""
+        row = self.conn.execute(q.LEXICAL_SETTINGS, {"tenant_id": self.tenant_id}).fetchone()
+        return dict(zip(("k1", "weights", "b", "vocab_decay", "raw_cap", "keep_cap"), row))
+
+    def set_lexical_settings(self, **changes: Any) -> dict[str, Any]:
+        """Change lexical settings (keys as returned by :meth:`lexical_settings`).
+
+        A change of k1, weights, b or vocab_decay rebuilds the tenant's
+        lexical index (statistics, impacts) in the same transaction.
+
+        Raises:
+            ValueError: an unknown key or a value out of range (4 weights and
+                4 b values, positive; decay in (0, 1]; caps >= 1).
+        """
+        current = self.lexical_settings()
+        unknown = set(changes) - set(current)
+        if unknown:
+            raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        new = {**current, **changes}
+        if len(new["weights"]) != 4 or len(new["b"]) != 4:
+            raise ValueError("weights and b need 4 values: title, keywords, description, other")
+        if new["k1"] <= 0 or any(w < 0 for w in new["weights"]) or not all(0 <= x <= 1 for x in new["b"]):
+            raise ValueError("k1 must be > 0, weights >= 0, b within [0, 1]")
+        if not 0 < new["vocab_decay"] <= 1 or new["raw_cap"] < 1 or new["keep_cap"] < 1:
+            raise ValueError("vocab_decay must be in (0, 1], caps >= 1")
+        reindex = any(new[k] != current[k] for k in ("k1", "weights", "b", "vocab_decay"))
+        with self.conn.transaction():
+            self.conn.execute(q.SET_LEXICAL_SETTINGS, {**new, "tenant_id": self.tenant_id})
+            if reindex:
+                for lang in self.languages():
+                    self.conn.execute(q.REINDEX_LEXICAL, {"tenant_id": self.tenant_id, "lang": lang})
+        return self.lexical_settings()
+
+    def vocabularies(self) -> list[dict[str, Any]]:
+        """The tenant's vocabularies with their term and tagged-asset counts."""
+        return [{"vocabulary": r[0], "terms": r[1], "assets_tagged": r[2]}
+                for r in self.conn.execute(q.VOCABULARIES, {"tenant_id": self.tenant_id})]
 
     def failures(self, run_id: int | None = None) -> list[dict[str, Any]]:
         """Failed files of an ingest run (default: the latest run)."""

@@ -40,7 +40,7 @@ ORDER BY f.rel_path, f.path
 
 ASSET_DOCUMENTS = """
 SELECT lang, title, description, keywords, collections, filename, creator, copyright,
-       location, doc_len
+       location, doc_len, vocabulary
 FROM search_document WHERE tenant_id = %(tenant_id)s AND asset_id = %(asset_id)s
 ORDER BY lang
 """
@@ -66,3 +66,37 @@ SELECT lang, n_docs FROM corpus_stat WHERE tenant_id = %(tenant_id)s ORDER BY la
 """
 
 LEXICAL_CAPS = "SELECT raw_cap, keep_cap FROM lexical_setting WHERE tenant_id = %(tenant_id)s"
+
+ASSETS_WITH_VOCABULARY = """
+SELECT DISTINCT av.asset_id FROM asset_vocabulary av JOIN asset a ON a.id = av.asset_id
+WHERE a.tenant_id = %(tenant_id)s
+"""
+
+# Assets holding a term of the vocabulary directly.
+VOCABULARY_ASSETS = """
+SELECT count(DISTINCT av.asset_id) FROM asset_vocabulary av
+JOIN vocabulary_term t ON t.id = av.term_id WHERE t.vocabulary_id = %(vocabulary_id)s
+"""
+
+VOCABULARIES = """
+SELECT v.name,
+       (SELECT count(*) FROM vocabulary_term t WHERE t.vocabulary_id = v.id),
+       (SELECT count(DISTINCT av.asset_id) FROM asset_vocabulary av
+        JOIN vocabulary_term t ON t.id = av.term_id WHERE t.vocabulary_id = v.id)
+FROM vocabulary v WHERE v.tenant_id = %(tenant_id)s ORDER BY v.name
+"""
+
+LEXICAL_SETTINGS = """
+SELECT k1, weights, b, vocab_decay, raw_cap, keep_cap FROM lexical_setting
+WHERE tenant_id = %(tenant_id)s
+"""
+
+SET_LEXICAL_SETTINGS = """
+UPDATE lexical_setting
+SET k1 = %(k1)s, weights = %(weights)s, b = %(b)s, vocab_decay = %(vocab_decay)s,
+    raw_cap = %(raw_cap)s, keep_cap = %(keep_cap)s
+WHERE tenant_id = %(tenant_id)s
+"""
+
+# Rebuild lexicon, statistics and postings of one language (migration 0002).
+REINDEX_LEXICAL = "SELECT loupe_reindex_lexical(%(tenant_id)s, %(lang)s)"
