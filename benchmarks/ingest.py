@@ -59,12 +59,14 @@ def main() -> None:
     ap.add_argument("library", type=Path)
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--database-url", default=None)
+    ap.add_argument("--languages", default="en", help="library languages, e.g. en,fr,de,es")
     args = ap.parse_args()
     workers = args.workers or min(4, os.cpu_count() or 1)
     tmp = Path(tempfile.mkdtemp(prefix="loupe-bench-"))
     try:
         n_files, peer_s = peer_run(args.library, tmp / "peer-thumbs", workers)
-        with Library.open(tmp / "home", database_url=args.database_url) as lib:
+        with Library.open(tmp / "home", database_url=args.database_url, create=True) as lib:
+            lib.init(languages=args.languages.split(","))
             t0 = time.perf_counter()
             first = lib.ingest(args.library)
             first_s = time.perf_counter() - t0
@@ -73,7 +75,8 @@ def main() -> None:
             second_s = time.perf_counter() - t0
             stats = lib.stats()
         stored = first.new_assets + first.duplicates + first.updated
-        print(f"library: {args.library}  files: {n_files}  workers: {workers}  cores: {os.cpu_count()}")
+        print(f"library: {args.library}  files: {n_files}  workers: {workers}  "
+              f"cores: {os.cpu_count()}  languages: {args.languages}")
         print(f"first ingest:  {first.new_assets} assets + {first.duplicates} duplicate paths, "
               f"{first.failed} failed, in {first_s:.1f} s -> {first.new_assets / first_s:.1f} assets/s, "
               f"{stored / first_s:.1f} files/s")

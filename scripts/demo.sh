@@ -11,7 +11,13 @@ bash scripts/setup.sh
 
 DEMO_DIR="${LOUPE_DEMO_DIR:-$PWD/demo/library}"
 export LOUPE_HOME="${LOUPE_HOME:-$PWD/demo/home}"
-PYTHON="$PWD/.venv/bin/python" bash scripts/build_demo_library.sh "$DEMO_DIR"
+# The builder is deterministic: once built, the library is reused (set
+# LOUPE_DEMO_REBUILD=1 to build it again).
+if [ -n "${LOUPE_DEMO_REBUILD:-}" ] || [ ! -f "$DEMO_DIR.manifest.jsonl" ]; then
+  PYTHON="$PWD/.venv/bin/python" bash scripts/build_demo_library.sh "$DEMO_DIR"
+else
+  echo "demo: reusing the demo library in $DEMO_DIR"
+fi
 
 LOUPE="$PWD/.venv/bin/loupe"
 "$LOUPE" init --languages en,fr,de,es

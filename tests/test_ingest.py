@@ -138,26 +138,46 @@ def test_bad_files_are_recorded_and_the_rest_is_ingested(lib: Library, photos: P
     (photos / "truncated.jpg").write_bytes(full[: len(full) // 2])
     (photos / "corrupt.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
     Image.new("1", (16000, 12000)).save(photos / "bomb.png")  # 192 MP, 23 kB on disk
-    other = make_image(photos / "badxmp.jpg", color=(7, 7, 7))
-    (photos / "badxmp.jpg.xmp").write_text(
-        '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/'
-        '02/22-rdf-syntax-ns#"><rdf:Description><dc:title>unclosed')
-    assert other.exists()
-
     summary = lib.ingest(photos)
     got = {Path(f.path).name: f.kind for f in summary.failures}
     assert got == {"zero.jpg": "empty", "text.png": "not_image", "truncated.jpg": "truncated",
-                   "corrupt.png": "corrupt", "bomb.png": "too_large", "badxmp.jpg": "metadata"}
+                   "corrupt.png": "corrupt", "bomb.png": "too_large"}
     assert summary.new_assets == 1
     reasons = {Path(f["path"]).name: f["reason"] for f in lib.failures()}
     assert reasons["bomb.png"] == ("16000x12000 = 192,000,000 pixels exceeds the limit of "
                                    "150,000,000 (decompression bomb guard)")
     assert reasons["zero.jpg"] == "empty file (0 bytes)"
-    assert reasons["badxmp.jpg"] == (f"malformed XMP sidecar {photos / 'badxmp.jpg.xmp'}: "
-                                     "XMP format error (no closing tag for x:xmpmeta)")
     assert titles(lib, "good photo") == ["A good photo"]
     # nothing of a failed file is visible
     assert lib.stats()["assets"] == 1 and lib.stats()["files"] == 1
+
+
+def test_an_unusable_sidecar_is_ignored_with_a_warning(lib: Library, photos: Path):
+    sidecars = {
+        "unclosed": '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/'
+                    '1999/02/22-rdf-syntax-ns#"><rdf:Description><dc:title>unclosed',
+        "text": "hello\n",
+        "empty": "",
+        "garbage": "<x:xmpmeta garbage",
+    }
+    for i, (name, content) in enumerate(sidecars.items()):
+        img = make_image(photos / f"{name}.jpg", color=(7, 7, i * 50))
+        exiftool_write(img, f"-XMP-dc:Title=Embedded {name} title")
+        (photos / f"{name}.jpg.xmp").write_text(content)
+    summary = lib.ingest(photos)
+    assert (summary.new_assets, summary.failed) == (4, 0)
+    reasons = {Path(w.path).name: w.reason for w in summary.warnings}
+    side = {n: photos / f"{n}.jpg.xmp" for n in sidecars}
+    assert reasons == {
+        "unclosed.jpg": f"XMP sidecar {side['unclosed']} ignored: malformed XML "
+                        "(XMP format error (no closing tag for x:xmpmeta))",
+        "text.jpg": f"XMP sidecar {side['text']} ignored: not XMP (ExifTool reads it as TXT)",
+        "empty.jpg": f"XMP sidecar {side['empty']} ignored: File is empty",
+        "garbage.jpg": f"XMP sidecar {side['garbage']} ignored: it holds no XMP property",
+    }
+    # each image is indexed from its own metadata
+    assert sorted(titles(lib, "embedded")) == [f"Embedded {n} title" for n in sorted(sidecars)]
+    assert {f["severity"] for f in lib.failures()} == {"warning"}
 
 
 def test_a_known_file_that_turns_bad_leaves_the_library(lib: Library, photos: Path):

@@ -90,9 +90,36 @@ def test_typo_fallback_says_so_and_is_never_complete(lib: Library):
     # a word far from every indexed term: no correction, an honest empty answer
     res = lexical_search(lib.conn, lib.tenant_id, "madrid", "en")
     assert (res.corrections, res.total, res.verdict) == ({}, 0, "complete")
-    # a known word is never "corrected"
+    # a known word is never "corrected", nor is a query that matches as typed
     res = lexical_search(lib.conn, lib.tenant_id, "lion", "en")
     assert (res.corrections, res.verdict) == ({}, "complete")
+    res = lexical_search(lib.conn, lib.tenant_id, "chetah resting", "en")
+    assert (res.corrections, [h.asset_id for h in res.hits]) == ({}, [2])
+    # the corrected total is not claimed exact
+    res = lexical_search(lib.conn, lib.tenant_id, "chetah", "en")
+    assert (res.total, res.total_exact) == (1, False)
+
+
+def test_typo_correction_is_conservative(lib: Library):
+    add_document(lib, 1, {"title": "Madras gram", "description": "horse gram from Madras"})
+    # "madrid" is 2 edits from "madra" (the stem of Madras) but shares few
+    # trigrams with it: no results is the right answer (SPEC: the user story)
+    res = lexical_search(lib.conn, lib.tenant_id, "madrid", "en")
+    assert (res.corrections, res.total) == ({}, 0)
+
+
+def test_absurd_queries_get_a_clear_error(lib: Library):
+    from loupe.lexical.search import QueryTooLong
+
+    add_document(lib, 1, {"title": "x"})
+    with pytest.raises(QueryTooLong, match=r"query too long: 1,001 characters \(the limit is 1,000\)"):
+        lexical_search(lib.conn, lib.tenant_id, "a" * 1001, "en")
+    many = " ".join(f"w{i}" for i in range(65))
+    with pytest.raises(QueryTooLong, match=r"query has 65 distinct terms \(the limit is 64\)"):
+        lexical_search(lib.conn, lib.tenant_id, many, "en")
+    for odd in ["'); drop table asset; --", "\\", "%_%", ":* & | !", '"quoted"']:
+        lexical_search(lib.conn, lib.tenant_id, odd, "en")  # no error, no injection
+    assert lib.stats()["assets"] == 1
 
 
 def test_phrase_bonus_orders_before_score(lib: Library):

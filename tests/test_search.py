@@ -62,7 +62,7 @@ def test_tenants_never_see_each_other(db_url: str, home: Path, photos: Path, tmp
     img = make_image(other / "b.jpg", color=(1, 2, 3))
     write_sidecar(img, "-XMP-dc:Title=Public cheetah")
     make_image(other / "c.jpg", color=(3, 2, 1))
-    with Library.open(home, database_url=db_url, tenant="acme", create_tenant=True) as b:
+    with Library.open(home, database_url=db_url, tenant="acme", create=True) as b:
         b.ingest(other)
         res = b.search("cheetah")
         assert [h.title for h in res.hits] == ["Public cheetah"] and res.total == 1
@@ -101,5 +101,23 @@ def test_renaming_languages_rebuilds_documents(small_library: Library):
     small_library.init(languages=["en", "es"])
     assert small_library.stats()["documents"] == {"en": 4, "es": 4}
     small_library.init(languages=["es"])
-    assert small_library.stats()["documents"] == {"en": 0, "es": 4}
+    assert small_library.stats()["documents"] == {"es": 4}
     assert small_library.search("cheetah").total == 1  # default language is now es
+
+
+def test_library_languages_are_checked(small_library: Library):
+    with pytest.raises(ValueError, match=r"'xx' is not a language of this library \(en\)"):
+        small_library.search("cheetah", lang="xx")
+    with pytest.raises(ValueError, match=r"unknown language code 'zz'"):
+        small_library.init(languages=["en", "zz"])
+    with pytest.raises(ValueError, match=r"a library needs at least one language"):
+        small_library.init(languages=[""])
+    assert small_library.languages() == ["en"]
+
+
+def test_an_uninitialised_home_is_an_error_not_an_empty_library(tmp_path: Path):
+    from loupe.library import LibraryNotInitialized
+
+    with pytest.raises(LibraryNotInitialized, match=r"no Loupe library in .*nowhere: create one"):
+        Library.open(tmp_path / "nowhere")
+    assert not (tmp_path / "nowhere").exists()

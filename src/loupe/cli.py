@@ -15,9 +15,13 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgress
 from rich.table import Table
 
 from .db import DatabaseUnavailable
-from .library import AssetNotFound, Library, UnknownTenant
+from .library import AssetNotFound, Library, LibraryNotInitialized, UnknownTenant
 
+# Off a terminal (pipes, logs) rich would wrap at 80 columns, breaking
+# sentences and paths; use a wide page there instead.
 console = Console()
+if not console.is_terminal:
+    console = Console(width=200)
 err_console = Console(stderr=True)
 
 
@@ -31,11 +35,11 @@ class _Ctx:
         self.database_url = database_url
         self.tenant = tenant
 
-    def open(self, create_tenant: bool = False) -> Library:
+    def open(self, create: bool = False) -> Library:
         try:
             return Library.open(self.home, database_url=self.database_url, tenant=self.tenant,
-                                create_tenant=create_tenant)
-        except (DatabaseUnavailable, UnknownTenant) as exc:
+                                create=create)
+        except (DatabaseUnavailable, UnknownTenant, LibraryNotInitialized) as exc:
             raise click.ClickException(str(exc)) from exc
 
 
@@ -58,9 +62,9 @@ def main(ctx: click.Context, home: str | None, database_url: str | None, tenant:
 @click.pass_obj
 def init(obj: _Ctx, languages: str | None, as_json: bool) -> None:
     """Create the library (database, schema, tenant) and set its languages."""
-    with obj.open(create_tenant=True) as lib:
+    with obj.open(create=True) as lib:
         try:
-            info = lib.init(languages=languages.split(",") if languages else None)
+            info = lib.init(languages=languages.split(",") if languages is not None else None)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--languages") from exc
     if as_json:
@@ -95,19 +99,24 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
         return
     s = summary
     rate = (s.new_assets + s.duplicates + s.updated) / s.seconds if s.seconds else 0.0
-    console.print(f"Ingested [bold]{s.root}[/] in {s.seconds:.1f} s ({rate:.1f} files/s)")
+    console.print(f"Ingested [bold]{s.root}[/] in {s.seconds:.1f} s"
+                  + (f" ({rate:.1f} files/s)" if rate else ""))
     table = Table(show_header=False, box=None, padding=(0, 2))
     for label, value in [("files seen", s.files_seen), ("new assets", s.new_assets),
                          ("duplicates (same bytes, another path)", s.duplicates),
                          ("updated", s.updated), ("unchanged (skipped)", s.unchanged),
                          ("removed files", s.removed_files), ("removed assets", s.removed_assets),
-                         ("failed", s.failed)]:
+                         ("failed", s.failed), ("warnings", len(s.warnings))]:
         table.add_row(label, f"{value:,}")
     console.print(table)
     if s.failures:
         console.print(f"[red]{s.failed} file(s) could not be ingested:[/]")
         for f in s.failures:
             console.print(f"  {f.path}: {f.reason}", markup=False, highlight=False)
+    if s.warnings:
+        console.print(f"[yellow]{len(s.warnings)} file(s) ingested with a warning:[/]")
+        for w in s.warnings:
+            console.print(f"  {w.path}: {w.reason}", markup=False, highlight=False)
 
 
 @main.command()
@@ -120,7 +129,10 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
 def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, as_json: bool) -> None:
     """Search the library for QUERY."""
     with obj.open() as lib:
-        result = lib.search(query, lang=lang, limit=limit, offset=(page - 1) * limit)
+        try:
+            result = lib.search(query, lang=lang, limit=limit, offset=(page - 1) * limit)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from exc
     if as_json:
         _emit_json(result.as_dict())
         return
@@ -134,6 +146,8 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, as_js
             console.print("(the query has no searchable terms: only stop words or punctuation)")
         return
     console.print(describe_total(result), highlight=False)
+    if not result.hits:
+        return
     table = Table(box=None, padding=(0, 1))
     for col in ("rank", "bonus", "score", "asset"):
         table.add_column(col, justify="right", no_wrap=True)
@@ -206,7 +220,10 @@ def show(obj: _Ctx, asset_id: int, as_json: bool) -> None:
 def analyze(obj: _Ctx, text: str, lang: str | None, as_query: bool, as_json: bool) -> None:
     """Print the terms the analyzer emits for TEXT (as a document, or --query)."""
     with obj.open() as lib:
-        terms = lib.analyze(text, lang=lang, query=as_query)
+        try:
+            terms = lib.analyze(text, lang=lang, query=as_query)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from exc
     if as_json:
         _emit_json(terms)
     else:
@@ -305,7 +322,7 @@ def failures(obj: _Ctx, run_id: int | None, as_json: bool) -> None:
     if not rows:
         click.echo("No failed files.")
     for r in rows:
-        click.echo(f"{r['path']}\t{r['kind']}\t{r['reason']}")
+        click.echo(f"{r['severity']}\t{r['path']}\t{r['kind']}\t{r['reason']}")
 
 
 @main.command()

@@ -1,7 +1,7 @@
 """The Python API. Each ``loupe`` CLI command is one method here.
 
     >>> from loupe import Library
-    >>> with Library.open("~/.loupe") as lib:                 # doctest: +SKIP
+    >>> with Library.open("~/.loupe", create=True) as lib:    # doctest: +SKIP
     ...     lib.init(languages=["en", "fr"])
     ...     summary = lib.ingest("~/Pictures/library")
     ...     result = lib.search("cheetah")
@@ -17,7 +17,8 @@ from typing import Any
 
 import psycopg
 
-from .db import migrate, resolve_database_url
+from .db import DATABASE_URL_ENV, migrate, resolve_database_url
+from .db.migrate import applied
 from .document.compile import rebuild_documents
 from .document.languages import normalize_lang, validate_languages
 from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
@@ -36,6 +37,12 @@ def default_home() -> Path:
 
 class UnknownTenant(LookupError):
     """Raised when a tenant name does not exist (create it with ``init``)."""
+
+
+class LibraryNotInitialized(LookupError):
+    """Raised when opening a home or database that holds no Loupe library yet
+    (create it with ``loupe init``); a mistyped ``LOUPE_HOME`` must not look
+    like an empty library."""
 
 
 class AssetNotFound(LookupError):
@@ -104,26 +111,38 @@ class Library:
 
     @classmethod
     def open(cls, home: str | Path | None = None, *, database_url: str | None = None,
-             tenant: str = "default", create_tenant: bool = False) -> "Library":
+             tenant: str = "default", create: bool = False) -> "Library":
         """Connect (starting the embedded PostgreSQL if no URL is configured),
         apply pending migrations and bind to ``tenant``.
 
+        With ``create`` (what ``loupe init`` does) a missing library and a
+        missing tenant are created; without it they are errors.
+
         Raises:
             loupe.db.DatabaseUnavailable: no database could be reached.
-            UnknownTenant: ``tenant`` does not exist and ``create_tenant`` is false.
+            LibraryNotInitialized: no library there and ``create`` is false.
+            UnknownTenant: ``tenant`` does not exist and ``create`` is false.
         """
         home_path = Path(home).expanduser() if home else default_home()
+        url_given = database_url or os.environ.get(DATABASE_URL_ENV)
+        if not create and not url_given and not (home_path / "pgdata").is_dir():
+            raise LibraryNotInitialized(
+                f"no Loupe library in {home_path}: create one with 'loupe init' "
+                f"(or set LOUPE_HOME to the library's home)")
         home_path.mkdir(parents=True, exist_ok=True)
         url = resolve_database_url(home_path, database_url)
         conn = psycopg.connect(url, autocommit=True)
         try:
+            if not create and not applied(conn):
+                raise LibraryNotInitialized(
+                    "the database holds no Loupe library: create one with 'loupe init'")
             migrate(conn)
             row = conn.execute(q.TENANT_BY_NAME, {"name": tenant}).fetchone()
-            if row is None and create_tenant:
+            if row is None and create:
                 row = conn.execute(q.CREATE_TENANT, {"name": tenant}).fetchone()
             if row is None:
                 raise UnknownTenant(f"no tenant named {tenant!r}: create it with "
-                                    f"'loupe init --tenant {tenant}'")
+                                    f"'loupe --tenant {tenant} init'")
         except BaseException:
             conn.close()
             raise
@@ -145,10 +164,13 @@ class Library:
         """Set the library languages (one search document per asset per language)
         and rebuild documents if they changed. Returns the tenant's settings.
 
+        The list replaces the previous one: documents of languages left out
+        are removed, those of new languages are built.
+
         Raises:
-            ValueError: an invalid language code.
+            ValueError: an empty list or a code Loupe has no analyzer for.
         """
-        if languages:
+        if languages is not None:
             langs = validate_languages(languages)
             old = self.languages()
             if langs != old:
@@ -157,6 +179,8 @@ class Library:
                     for (asset_id,) in self.conn.execute(
                             q.ASSET_IDS, {"tenant_id": self.tenant_id}).fetchall():
                         rebuild_documents(self.conn, self.tenant_id, asset_id, langs)
+                    self.conn.execute(q.DROP_LANGUAGE_STATS,
+                                      {"tenant_id": self.tenant_id, "langs": langs})
         return {"tenant": self.tenant, "home": str(self.home), "languages": self.languages()}
 
     def languages(self) -> list[str]:
@@ -179,9 +203,11 @@ class Library:
         """Search the library. ``lang`` defaults to the first library language.
 
         Raises:
-            ValueError: ``limit`` < 1 or ``offset`` < 0.
+            ValueError: ``limit`` < 1 or ``offset`` < 0, ``lang`` is not a
+                library language, or the query is too long (see
+                :data:`loupe.lexical.search.MAX_QUERY_CHARS`, ``MAX_QUERY_TERMS``).
         """
-        lang = normalize_lang(lang) if lang else self.languages()[0]
+        lang = self._lang(lang)
         raw_cap, keep_cap = self.conn.execute(q.LEXICAL_CAPS, {"tenant_id": self.tenant_id}).fetchone()
         res = lexical_search(self.conn, self.tenant_id, query, lang, limit=limit, offset=offset,
                              raw_cap=raw_cap, keep_cap=keep_cap)
@@ -202,8 +228,18 @@ class Library:
     def analyze(self, text: str, *, lang: str | None = None, query: bool = False) -> list[str]:
         """The terms the analyzer of ``lang`` emits for ``text``: every term in
         document order, or with ``query=True`` the distinct terms a query searches."""
-        lang = normalize_lang(lang) if lang else self.languages()[0]
+        lang = self._lang(lang)
         return analyze_text(self.conn, text, lang, query=query)
+
+    def _lang(self, lang: str | None) -> str:
+        langs = self.languages()
+        if not lang:
+            return langs[0]
+        code = normalize_lang(lang)
+        if code not in langs:
+            raise ValueError(f"{lang!r} is not a language of this library ({', '.join(langs)}): "
+                             f"add it with 'loupe init --languages {','.join(langs + [code])}'")
+        return code
 
     def show(self, asset_id: int) -> dict[str, Any]:
         """Everything stored about one asset: pixels, files with metadata,
@@ -299,9 +335,11 @@ class Library:
                 for r in self.conn.execute(q.VOCABULARIES, {"tenant_id": self.tenant_id})]
 
     def failures(self, run_id: int | None = None) -> list[dict[str, Any]]:
-        """Failed files of an ingest run (default: the latest run)."""
+        """Problems of an ingest run (default: the latest run): ``severity``
+        ``error`` (file not ingested) or ``warning`` (ingested with a problem)."""
         rows = self.conn.execute(q.FAILURES, {"tenant_id": self.tenant_id, "run_id": run_id})
-        return [{"run_id": r[0], "path": r[1], "kind": r[2], "reason": r[3]} for r in rows]
+        return [{"run_id": r[0], "path": r[1], "kind": r[2], "reason": r[3], "severity": r[4]}
+                for r in rows]
 
     def stats(self) -> dict[str, Any]:
         """Counts of assets, files, collections and documents per language."""

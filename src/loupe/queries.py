@@ -47,12 +47,12 @@ ORDER BY lang
 
 # Failures of one run, or of the tenant's latest run when run_id is null.
 FAILURES = """
-SELECT x.run_id, x.path, x.kind, x.reason
+SELECT x.run_id, x.path, x.kind, x.reason, x.severity
 FROM ingest_failure x
 WHERE x.tenant_id = %(tenant_id)s
   AND x.run_id = coalesce(%(run_id)s::bigint,
                           (SELECT max(id) FROM ingest_run WHERE tenant_id = %(tenant_id)s))
-ORDER BY x.path
+ORDER BY x.severity, x.path
 """
 
 STATS = """
@@ -61,8 +61,19 @@ SELECT (SELECT count(*) FROM asset WHERE tenant_id = %(tenant_id)s),
        (SELECT count(*) FROM collection WHERE tenant_id = %(tenant_id)s)
 """
 
+# Documents per library language (0 for a language with none yet).
 DOC_COUNTS = """
-SELECT lang, n_docs FROM corpus_stat WHERE tenant_id = %(tenant_id)s ORDER BY lang
+SELECT l.lang, coalesce(s.n_docs, 0)
+FROM tenant t
+CROSS JOIN LATERAL unnest(t.languages) WITH ORDINALITY AS l(lang, i)
+LEFT JOIN corpus_stat s ON s.tenant_id = t.id AND s.lang = l.lang
+WHERE t.id = %(tenant_id)s
+ORDER BY l.i
+"""
+
+# Statistics rows of languages no longer in the library.
+DROP_LANGUAGE_STATS = """
+DELETE FROM corpus_stat WHERE tenant_id = %(tenant_id)s AND lang <> ALL (%(langs)s)
 """
 
 LEXICAL_CAPS = "SELECT raw_cap, keep_cap FROM lexical_setting WHERE tenant_id = %(tenant_id)s"

@@ -36,19 +36,31 @@ def ts_config(lang: str) -> str:
     return "loupe_" + SNOWBALL.get(normalize_lang(lang), "simple")
 
 
+#: Languages without a Snowball stemmer that Loupe still accepts, analysed
+#: with ``loupe_simple`` (lower case, accents folded, no stemming): ISO 639-1
+#: codes of widely used languages.
+UNSTEMMED = {"zh", "ja", "ko", "pl", "cs", "sk", "sl", "hr", "bg", "uk", "he", "fa", "th",
+             "vi", "ms", "is", "lv", "mt", "cy", "sq", "mk", "bn", "ur", "sw", "tl"}
+
+
 def validate_languages(langs: list[str]) -> list[str]:
-    """Normalise a list of library languages; unknown codes get the ``simple`` analyzer.
+    """Normalise a list of library languages (order kept, duplicates dropped).
 
     Raises:
-        ValueError: the list is empty or a code is not a plausible ISO 639-1 code.
+        ValueError: the list is empty, or a code is neither a Snowball language
+            (:data:`SNOWBALL`) nor one of :data:`UNSTEMMED`.
     """
     out: list[str] = []
     for lang in langs:
+        if not lang.strip():
+            continue
         code = normalize_lang(lang)
-        if not (code.isalpha() and 2 <= len(code) <= 3):
-            raise ValueError(f"not a language code: {lang!r} (use ISO 639-1, e.g. 'en', 'fr')")
+        if code not in SNOWBALL and code not in UNSTEMMED:
+            known = ", ".join(sorted(set(SNOWBALL) | UNSTEMMED))
+            raise ValueError(f"unknown language code {lang!r}: use an ISO 639-1 code Loupe "
+                             f"has an analyzer for ({known})")
         if code not in out:
             out.append(code)
     if not out:
-        raise ValueError("a library needs at least one language")
+        raise ValueError("a library needs at least one language, e.g. --languages en")
     return out

@@ -242,20 +242,32 @@ def merge(embedded: dict[str, Any], sidecar: dict[str, Any] | None) -> dict[str,
     return merged
 
 
-def check_readable(path: str, raw: dict[str, Any], *, sidecar: str | None = None) -> None:
-    """Raise :class:`BadFile` (kind ``metadata``) for image ``path`` when ExifTool could
-    not read its metadata; ``raw`` is the image's own output, or that of its
-    ``sidecar`` when one is named.
+def check_readable(path: str, raw: dict[str, Any]) -> None:
+    """Raise :class:`BadFile` (kind ``metadata``) for image ``path`` when ExifTool
+    could not read its metadata at all (an ``Error`` in its output)."""
+    err = raw.get("ExifTool:Error")
+    if err:
+        raise BadFile(path, "metadata", f"ExifTool could not read the metadata: {err}")
 
-    An ``Error`` is fatal for both images and sidecars; for a sidecar, an
-    "XMP format error" warning means the XML is malformed and would be read
-    partially, which would index the asset with half its metadata.
+
+def sidecar_problem(sidecar: str, raw: dict[str, Any]) -> str | None:
+    """Why an XMP sidecar cannot be used, or None when it can.
+
+    A sidecar is unusable when ExifTool reports an error, when the XML is
+    malformed (a "format error" warning: it would be read partially), when
+    ExifTool does not recognise it as XMP, or when it holds no XMP property.
+    The image is then indexed from its own metadata and the problem is
+    recorded as a warning, so one bad sidecar never hides a good image.
     """
     err = raw.get("ExifTool:Error")
-    where = f"XMP sidecar {sidecar}" if sidecar else "metadata"
     if err:
-        raise BadFile(path, "metadata", f"ExifTool could not read the {where}: {err}")
-    if sidecar:
-        warn = str(raw.get("ExifTool:Warning") or "")
-        if "format error" in warn.lower():
-            raise BadFile(path, "metadata", f"malformed XMP sidecar {sidecar}: {warn}")
+        return f"XMP sidecar {sidecar} ignored: {err}"
+    warn = str(raw.get("ExifTool:Warning") or "")
+    if "format error" in warn.lower():
+        return f"XMP sidecar {sidecar} ignored: malformed XML ({warn})"
+    ftype = raw.get("File:FileType")
+    if ftype != "XMP":
+        return f"XMP sidecar {sidecar} ignored: not XMP (ExifTool reads it as {ftype or 'unknown'})"
+    if not any(k.startswith("XMP-") and k != "XMP-x:XMPToolkit" for k in raw):
+        return f"XMP sidecar {sidecar} ignored: it holds no XMP property"
+    return None

@@ -29,7 +29,7 @@ from ..document.compile import rebuild_documents
 from . import queries as q
 from .errors import BadFile
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file
-from .metadata import ExifToolReader, check_readable, merge, normalize
+from .metadata import ExifToolReader, check_readable, merge, normalize, sidecar_problem
 from .walk import FoundFile, walk
 
 #: Files read by ExifTool in one batch call.
@@ -60,6 +60,7 @@ class IngestSummary:
     removed_files: int = 0
     removed_assets: int = 0
     failures: list[Failure] = field(default_factory=list)
+    warnings: list[Failure] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
@@ -74,6 +75,7 @@ class IngestSummary:
             "removed_files": self.removed_files, "removed_assets": self.removed_assets,
             "failed": self.failed,
             "failures": [f.__dict__ for f in self.failures],
+            "warnings": [w.__dict__ for w in self.warnings],
             "seconds": round(self.seconds, 3),
         }
 
@@ -85,6 +87,7 @@ class _Prepared:
     facts: ImageFacts
     metadata: dict[str, Any]
     raw: dict[str, Any]
+    warning: str | None = None
 
 
 ProgressFn = Callable[[int, int], None]
@@ -200,13 +203,15 @@ class Ingester:
             check_readable(f.path, raw)
             embedded = normalize(raw)
             sidecar_md = None
+            warning = None
             raw_all: dict[str, Any] = {"file": raw}
             if f.sidecar_path:
                 sraw = raw_by_path.get(f.sidecar_path, {})
-                check_readable(f.path, sraw, sidecar=f.sidecar_path)
-                sidecar_md = normalize(sraw)
-                raw_all["sidecar"] = sraw
-            return _Prepared(f, sha, facts, merge(embedded, sidecar_md), raw_all)
+                warning = sidecar_problem(f.sidecar_path, sraw)
+                if warning is None:
+                    sidecar_md = normalize(sraw)
+                    raw_all["sidecar"] = sraw
+            return _Prepared(f, sha, facts, merge(embedded, sidecar_md), raw_all, warning)
         except BadFile as exc:
             return exc
         except Exception as exc:  # an unexpected failure stays confined to its file
@@ -268,6 +273,11 @@ class Ingester:
             return
         if coll_id is not None:
             self._remember_collections(source_id, f.folder)
+        if p.warning:
+            summary.warnings.append(Failure(f.path, "sidecar", p.warning))
+            self.conn.execute(q.RECORD_FAILURE, {
+                "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": f.path,
+                "kind": "sidecar", "reason": p.warning, "severity": "warning"})
         if outcome == "new":
             summary.new_assets += 1
         elif outcome == "duplicate":
@@ -306,4 +316,4 @@ class Ingester:
                 summary.removed_files += 1
             self.conn.execute(q.RECORD_FAILURE, {
                 "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": err.path,
-                "kind": err.kind, "reason": err.reason})
+                "kind": err.kind, "reason": err.reason, "severity": "error"})

@@ -96,7 +96,8 @@ DELETE_FILE = "DELETE FROM asset_file WHERE tenant_id = %(tenant_id)s AND path =
 
 DELETE_ASSET = "DELETE FROM asset WHERE id = %(asset_id)s AND tenant_id = %(tenant_id)s"
 
+# A file not ingested (severity 'error') or ingested with a problem ('warning').
 RECORD_FAILURE = """
-INSERT INTO ingest_failure (run_id, tenant_id, path, kind, reason)
-VALUES (%(run_id)s, %(tenant_id)s, %(path)s, %(kind)s, %(reason)s)
+INSERT INTO ingest_failure (run_id, tenant_id, path, kind, reason, severity)
+VALUES (%(run_id)s, %(tenant_id)s, %(path)s, %(kind)s, %(reason)s, %(severity)s)
 """

@@ -14,20 +14,30 @@ ORDER BY pos, u.lexeme
 """
 
 # Typo tolerance (L2): for each query term absent from the tenant's lexicon,
-# the most similar indexed term by trigram similarity (pg_trgm's % operator,
-# similarity >= pg_trgm.similarity_threshold, 0.3 by default), ties broken by
-# document frequency then alphabetically. Terms of fewer than 3 characters
-# are not corrected.
+# the most similar indexed term, if it is close: trigram similarity of at
+# least 0.5 (pg_trgm; "chetah"/"cheetah" 0.67, "madrid"/"madra" 0.44) and at
+# most 2 edits (fuzzystrmatch's Levenshtein distance), 1 edit for terms of
+# 3-4 characters; terms over 64 characters are not corrected. Ties: similarity, then document frequency, then the term.
+# The % operator (threshold 0.3) lets the trigram index find candidates.
 SUGGEST_CORRECTIONS = """
 SELECT q.term,
        (SELECT t.term FROM lexicon_term t
         WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term %% q.term
+          AND similarity(t.term, q.term) >= 0.5
+          AND levenshtein(t.term, q.term) <= CASE WHEN length(q.term) <= 4 THEN 1 ELSE 2 END
         ORDER BY similarity(t.term, q.term) DESC, t.df DESC, t.term
         LIMIT 1)
 FROM unnest(%(terms)s::text[]) AS q(term)
-WHERE length(q.term) >= 3
+WHERE length(q.term) BETWEEN 3 AND 64
   AND NOT EXISTS (SELECT 1 FROM lexicon_term t
                   WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = q.term)
+"""
+
+# Whether any of the terms is indexed (then the query matches as typed).
+ANY_INDEXED = """
+SELECT EXISTS (SELECT 1 FROM lexicon_term
+               WHERE tenant_id = %(tenant_id)s AND lang = %(lang)s
+                 AND term = ANY (%(terms)s::text[]))
 """
 
 # The lexical lane (L1, L3, F3, C4) in one statement.

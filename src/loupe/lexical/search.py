@@ -13,6 +13,14 @@ from . import queries as q
 #: Postings read per query term at most (F3 "raw scan"), and assets kept.
 RAW_CAP = 3000
 KEEP_CAP = 1000
+#: Longest query accepted, in characters, and most distinct terms (N3: an
+#: absurd query gets a clear error rather than minutes of work).
+MAX_QUERY_CHARS = 1000
+MAX_QUERY_TERMS = 64
+
+
+class QueryTooLong(ValueError):
+    """A query over :data:`MAX_QUERY_CHARS` characters or :data:`MAX_QUERY_TERMS` terms."""
 
 
 @dataclass(frozen=True)
@@ -84,24 +92,35 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: s
                    keep_cap: int = KEEP_CAP, correct_typos: bool = True) -> LexicalResult:
     """Run the lexical lane for ``query`` over the tenant's ``lang`` documents.
 
-    With ``correct_typos``, each query term that is in no document is replaced
-    by its closest indexed term, if one is close enough; the result then says
-    so (``corrections``) and is marked ``unknown``: a fallback never inherits
-    completeness (SPEC L2, C4).
+    With ``correct_typos``, when no query term is in any document, each term
+    is replaced by its closest indexed term if one is close enough (see
+    ``SUGGEST_CORRECTIONS``); the result then says so (``corrections``) and is
+    marked ``unknown`` with a total that is not claimed exact: a fallback
+    never inherits completeness (SPEC L2, C4). A query that matches as typed
+    is never corrected.
 
     Raises:
+        QueryTooLong: the query exceeds the character or term limit.
         ValueError: ``limit`` < 1, ``offset`` < 0 or a cap < 1.
     """
     if limit < 1 or offset < 0 or raw_cap < 1 or keep_cap < 1:
         raise ValueError("limit, raw_cap and keep_cap must be >= 1 and offset >= 0")
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryTooLong(f"query too long: {len(query):,} characters (the limit is "
+                           f"{MAX_QUERY_CHARS:,})")
     lang = normalize_lang(lang)
     terms = analyze(conn, query, lang)
+    if len(terms) > MAX_QUERY_TERMS:
+        raise QueryTooLong(f"query has {len(terms)} distinct terms (the limit is "
+                           f"{MAX_QUERY_TERMS})")
     if not terms:
         return LexicalResult(terms=[], total=0, total_exact=True, verdict="complete",
                              raw_cap=raw_cap, keep_cap=keep_cap)
     corrections: dict[str, str] = {}
     if correct_typos:
         corrections = suggest_corrections(conn, tenant_id, lang, terms)
+        if corrections and _any_indexed(conn, tenant_id, lang, terms):
+            corrections = {}  # the query matches as typed: no fallback
         if corrections:
             terms = sorted({corrections.get(t, t) for t in terms})
     rows = conn.execute(q.LEXICAL_LANE, {
@@ -112,7 +131,13 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: s
     hits = [LexicalHit(rank=r[8], asset_id=r[9], score=float(r[10]), bonus=r[11])
             for r in rows if r[9] is not None]
     return LexicalResult(
-        terms=terms, total=first[6], total_exact=first[7], verdict=first[5], hits=hits,
+        terms=terms, total=first[6], total_exact=first[7] and not corrections,
+        verdict=first[5], hits=hits,
         corrections=corrections, candidates=first[0], kept=first[1], postings_read=first[2],
         max_df=first[3], raw_cap=raw_cap, keep_cap=keep_cap)
 
+
+
+def _any_indexed(conn: psycopg.Connection, tenant_id: int, lang: str, terms: list[str]) -> bool:
+    return conn.execute(q.ANY_INDEXED, {"tenant_id": tenant_id, "lang": lang,
+                                        "terms": terms}).fetchone()[0]

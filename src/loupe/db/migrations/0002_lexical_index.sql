@@ -18,6 +18,34 @@
 -- Analyzer
 -------------------------------------------------------------------------------
 
+-- Stop words before accent folding: 0001 folded accents first, so the
+-- French "à", "été", "même" lost their accents and no longer matched the
+-- stop-word list. For each language whose Snowball dictionary has a
+-- stop-word file, a simple dictionary rejects those words (ACCEPT = false
+-- passes every other word on) ahead of unaccent and the stemmer.
+DO $$
+DECLARE
+    d record;
+    stop text;
+BEGIN
+    FOR d IN
+        SELECT c.cfgname, dict.dictinitoption
+        FROM pg_ts_config c
+        JOIN pg_namespace n ON n.oid = c.cfgnamespace AND n.nspname = 'pg_catalog'
+        JOIN pg_ts_dict dict ON dict.dictname = c.cfgname || '_stem'
+    LOOP
+        stop := substring(d.dictinitoption FROM 'stopwords = ''([a-z_]+)''');
+        IF stop IS NOT NULL THEN
+            EXECUTE format('CREATE TEXT SEARCH DICTIONARY %I (TEMPLATE = pg_catalog.simple, '
+                           'STOPWORDS = %s, ACCEPT = false)', 'loupe_' || d.cfgname || '_stop', stop);
+            EXECUTE format('ALTER TEXT SEARCH CONFIGURATION %I ALTER MAPPING FOR word, hword, '
+                           'hword_part WITH %I, unaccent, %I', 'loupe_' || d.cfgname,
+                           'loupe_' || d.cfgname || '_stop', d.cfgname || '_stem');
+        END IF;
+    END LOOP;
+END
+$$;
+
 -- Normalise separators and keep identifiers findable, before tokenising:
 --   * a compound of letters/digits joined by - _ . + that holds a digit
 --     ("4471-RD", "SS26-HERO-03") is also emitted joined ("4471rd",
@@ -139,6 +167,13 @@ DROP INDEX search_document_tsv_idx;
 -- Lexicon, corpus statistics, postings
 -------------------------------------------------------------------------------
 
+-- Ingest problems are errors (file not ingested) or warnings (ingested, but
+-- e.g. its unusable XMP sidecar was ignored).
+ALTER TABLE ingest_failure ADD COLUMN severity text NOT NULL DEFAULT 'error'
+    CHECK (severity IN ('error', 'warning'));
+
+CREATE EXTENSION IF NOT EXISTS fuzzystrmatch;  -- levenshtein(), for typo corrections
+
 ALTER TABLE lexicon_term ADD COLUMN id bigserial UNIQUE;
 CREATE INDEX lexicon_term_trgm_idx ON lexicon_term USING gin (tenant_id, lang, term gin_trgm_ops);
 
@@ -205,15 +240,16 @@ AS $$
     SELECT x.lexeme, ARRAY[sum(x.a), sum(x.b), sum(x.c), sum(x.d)]::real[]
     FROM (
         SELECT u.lexeme,
-               (SELECT count(*) FILTER (WHERE w = 'A') FROM unnest(u.weights) w)::float8 AS a,
-               (SELECT count(*) FILTER (WHERE w = 'B') FROM unnest(u.weights) w)::float8 AS b,
-               (SELECT count(*) FILTER (WHERE w = 'C') FROM unnest(u.weights) w)::float8 AS c,
-               (SELECT count(*) FILTER (WHERE w = 'D') FROM unnest(u.weights) w)::float8 AS d
-        FROM unnest(tsv) AS u
+               count(*) FILTER (WHERE w = 'A')::float8 AS a,
+               count(*) FILTER (WHERE w = 'B')::float8 AS b,
+               count(*) FILTER (WHERE w = 'C')::float8 AS c,
+               count(*) FILTER (WHERE w = 'D')::float8 AS d
+        FROM unnest(tsv) AS u, unnest(u.weights) AS w
+        GROUP BY u.lexeme
         UNION ALL
-        SELECT v.lexeme, 0,
-               (SELECT max(power(decay, ascii(w) - ascii('A'))) FROM unnest(v.weights) w), 0, 0
-        FROM unnest(vocab) AS v
+        SELECT v.lexeme, 0, max(power(decay, ascii(w) - ascii('A'))), 0, 0
+        FROM unnest(vocab) AS v, unnest(v.weights) AS w
+        GROUP BY v.lexeme
     ) x
     GROUP BY x.lexeme
 $$;
@@ -271,23 +307,27 @@ BEGIN
     RETURNING * INTO stat;
     avglen := ARRAY[stat.group_len[1] / stat.n_docs, stat.group_len[2] / stat.n_docs,
                     stat.group_len[3] / stat.n_docs, stat.group_len[4] / stat.n_docs];
-    INSERT INTO lexicon_term AS t (tenant_id, lang, term, df)
-    SELECT p_tenant, p_lang, d.lexeme, 1
-    FROM loupe_doc_terms(p_tsv, p_vocab, st.vocab_decay) AS d
-    ORDER BY d.lexeme
-    ON CONFLICT (tenant_id, lang, term) DO UPDATE SET df = t.df + 1;
+    -- one pass: the document's terms, their lexicon rows (inserted or df + 1;
+    -- RETURNING gives the ids either way), then the postings
+    WITH d AS MATERIALIZED (
+        SELECT * FROM loupe_doc_terms(p_tsv, p_vocab, st.vocab_decay)
+    ),
+    lex AS (
+        INSERT INTO lexicon_term AS t (tenant_id, lang, term, df)
+        SELECT p_tenant, p_lang, d.lexeme, 1 FROM d ORDER BY d.lexeme
+        ON CONFLICT (tenant_id, lang, term) DO UPDATE SET df = t.df + 1
+        RETURNING t.id, t.term
+    )
     INSERT INTO lexical_posting (term_id, asset_id, impact, tf, group_len)
-    SELECT t.id, p_asset,
-           loupe_bm25f_tf(d.tf, p_group_len::real[], avglen, st.weights, st.b)
-             / (st.k1 + loupe_bm25f_tf(d.tf, p_group_len::real[], avglen, st.weights, st.b)),
-           d.tf, p_group_len::real[]
-    FROM loupe_doc_terms(p_tsv, p_vocab, st.vocab_decay) AS d
-    JOIN lexicon_term t ON t.tenant_id = p_tenant AND t.lang = p_lang AND t.term = d.lexeme;
+    SELECT lex.id, p_asset, x.tfn / (st.k1 + x.tfn), d.tf, p_group_len::real[]
+    FROM d
+    JOIN lex ON lex.term = d.lexeme
+    CROSS JOIN LATERAL (
+        SELECT loupe_bm25f_tf(d.tf, p_group_len::real[], avglen, st.weights, st.b) AS tfn
+    ) AS x;
 END
 $$;
 
--- The trigger does nothing while a bulk rebuild runs in the same transaction
--- (SET LOCAL loupe.bulk = 'on'): loupe_reindex_lexical rebuilds set-based.
 CREATE FUNCTION loupe_search_document_index() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF current_setting('loupe.bulk', true) = 'on' THEN
