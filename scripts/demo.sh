@@ -22,6 +22,10 @@ fi
 LOUPE="$PWD/.venv/bin/loupe"
 "$LOUPE" init --languages en,fr,de,es
 "$LOUPE" ingest "$DEMO_DIR"
+# Controlled vocabularies from the sources' own category trees.
+"$PWD/.venv/bin/python" scripts/demo/build_vocabularies.py "$DEMO_DIR" "$DEMO_DIR.vocabularies"
+"$LOUPE" vocabulary import "$DEMO_DIR.vocabularies/tuxpaint.json"
+"$LOUPE" vocabulary import "$DEMO_DIR.vocabularies/food.json"
 
 run() { echo; echo "\$ loupe search $*"; "$LOUPE" search "$@" --limit 5; }
 if [ "$#" -gt 0 ]; then
@@ -31,4 +35,6 @@ else
   run "tallest mammal in the world"    # words of a description: the giraffe first
   run "madrid"                         # in no document: no results is the answer
   run "temple d'or" --lang fr          # French titles, French stemming
+  run "leafy vegetables"               # a food group of the IFCT vocabulary
+  run "chetah"                         # a typo: corrected, and marked so
 fi

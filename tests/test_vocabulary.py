@@ -99,10 +99,12 @@ def shop(lib: Library, photos: Path, vocab_files: dict[str, Path]) -> Library:
         img = make_image(photos / name, color=(i * 30, 0, 0))
         write_sidecar(img, f"-XMP-dc:Title={title}", *[f"-XMP-dc:Subject={k}" for k in keywords])
     make_image(photos / "garden" / "bench.jpg", color=(0, 99, 0))  # tagged by its folder
+    # a folder name with '_' matches the label "Small appliances"
+    make_image(photos / "small_appliances" / "blender.jpg", color=(0, 0, 99))
     lib.ingest(photos)
     info = lib.import_vocabulary(vocab_files["json"])
-    assert info == {"vocabulary": "products", "terms": 5, "assets_tagged": 5,
-                    "documents_rebuilt": 10}
+    assert info == {"vocabulary": "products", "terms": 5, "assets_tagged": 6,
+                    "documents_rebuilt": 12}
     return lib
 
 
@@ -112,9 +114,9 @@ def titles(lib: Library, query: str, lang: str = "en") -> list[str]:
 
 def test_found_by_ancestors(shop: Library):
     assert sorted(titles(shop, "appliances")) == ["Cafe bar counter", "Model 4471 in chrome",
-                                                  "Morning toast"]
+                                                  "Morning toast", "blender.jpg"]
     assert sorted(titles(shop, "kitchen")) == ["Cafe bar counter", "Model 4471 in chrome",
-                                               "Morning toast", "Show kitchen"]
+                                               "Morning toast", "Show kitchen", "blender.jpg"]
     assert titles(shop, "garden") == ["bench.jpg"]
     assert titles(shop, "roses") == ["Roses"] and titles(shop, "flowers") == ["Roses"]
 
@@ -144,7 +146,7 @@ def test_own_term_weighs_most_and_each_step_up_less(shop: Library):
 
 def test_labels_per_language(shop: Library):
     assert sorted(titles(shop, "électroménager", lang="fr")) == [
-        "Cafe bar counter", "Model 4471 in chrome", "Morning toast"]
+        "Cafe bar counter", "Model 4471 in chrome", "Morning toast", "blender.jpg"]
     assert titles(shop, "cuisine", lang="fr")[0] == "Show kitchen"
 
 

@@ -187,7 +187,7 @@ INSERT INTO asset_vocabulary (asset_id, term_id)
 SELECT DISTINCT %(asset_id)s, m.term_id
 FROM vocabulary_match m
 WHERE m.tenant_id = %(tenant_id)s
-  AND m.label = ANY (SELECT lower(unaccent(btrim(k))) FROM unnest(%(labels)s::text[]) AS k)
+  AND m.label = ANY (SELECT loupe_label_norm(k) FROM unnest(%(labels)s::text[]) AS k)
 ON CONFLICT DO NOTHING
 """
 

@@ -186,9 +186,9 @@ RETURNING id
 # Every label and synonym, normalised the way asset keywords are.
 INSERT_MATCHES = """
 INSERT INTO vocabulary_match (tenant_id, label, term_id)
-SELECT DISTINCT %(tenant_id)s, lower(unaccent(btrim(x))), %(term_id)s
+SELECT DISTINCT %(tenant_id)s, loupe_label_norm(x), %(term_id)s
 FROM unnest(%(labels)s::text[]) AS x
-WHERE btrim(x) <> ''
+WHERE loupe_label_norm(x) <> ''
 ON CONFLICT DO NOTHING
 """
 # Assets whose documents may change: every asset of the tenant holding a
@@ -206,7 +206,7 @@ WHERE a.tenant_id = %(tenant_id)s
                SELECT unnest(string_to_array(coalesce(c.path, ''), '/'))
            ) AS k(label)
            JOIN vocabulary_match m ON m.tenant_id = a.tenant_id
-                                  AND m.label = lower(unaccent(btrim(k.label)))
+                                  AND m.label = loupe_label_norm(k.label)
            WHERE f.asset_id = a.id))
 ORDER BY a.id
 """

@@ -33,13 +33,6 @@ WHERE length(q.term) BETWEEN 3 AND 64
                   WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = q.term)
 """
 
-# Whether any of the terms is indexed (then the query matches as typed).
-ANY_INDEXED = """
-SELECT EXISTS (SELECT 1 FROM lexicon_term
-               WHERE tenant_id = %(tenant_id)s AND lang = %(lang)s
-                 AND term = ANY (%(terms)s::text[]))
-"""
-
 # The lexical lane (L1, L3, F3, C4) in one statement.
 #   st:      corpus statistics and the tenant's BM25F settings.
 #   q:       the query terms present in the lexicon, with df and idf.

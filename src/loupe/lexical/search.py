@@ -116,17 +116,18 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: s
     if not terms:
         return LexicalResult(terms=[], total=0, total_exact=True, verdict="complete",
                              raw_cap=raw_cap, keep_cap=keep_cap)
+    params = {"tenant_id": tenant_id, "lang": lang, "terms": terms, "query": query,
+              "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
+              "fallback": False}
+    rows = conn.execute(q.LEXICAL_LANE, params).fetchall()
     corrections: dict[str, str] = {}
-    if correct_typos:
+    if correct_typos and rows[0][0] == 0:
+        # nothing matched as typed: the typo fallback, marked as such
         corrections = suggest_corrections(conn, tenant_id, lang, terms)
-        if corrections and _any_indexed(conn, tenant_id, lang, terms):
-            corrections = {}  # the query matches as typed: no fallback
         if corrections:
             terms = sorted({corrections.get(t, t) for t in terms})
-    rows = conn.execute(q.LEXICAL_LANE, {
-        "tenant_id": tenant_id, "lang": lang, "terms": terms, "query": query,
-        "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
-        "fallback": bool(corrections)}).fetchall()
+            rows = conn.execute(q.LEXICAL_LANE, {**params, "terms": terms,
+                                                 "fallback": True}).fetchall()
     first = rows[0]
     hits = [LexicalHit(rank=r[8], asset_id=r[9], score=float(r[10]), bonus=r[11])
             for r in rows if r[9] is not None]
@@ -137,7 +138,3 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: s
         max_df=first[3], raw_cap=raw_cap, keep_cap=keep_cap)
 
 
-
-def _any_indexed(conn: psycopg.Connection, tenant_id: int, lang: str, terms: list[str]) -> bool:
-    return conn.execute(q.ANY_INDEXED, {"tenant_id": tenant_id, "lang": lang,
-                                        "terms": terms}).fetchone()[0]

@@ -135,6 +135,13 @@ CREATE TABLE vocabulary_match (
     PRIMARY KEY (tenant_id, label, term_id)
 );
 
+-- The normal form labels and keywords are matched in: lower case, accents
+-- folded, runs of '_' and white space as one space ("Green_leafy  vegetables"
+-- = "green leafy vegetables").
+CREATE FUNCTION loupe_label_norm(t text) RETURNS text
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+RETURN lower(unaccent(btrim(regexp_replace(t, '[_[:space:]]+', ' ', 'g'))));
+
 -- Which vocabulary terms an asset carries (from its keywords).
 CREATE TABLE asset_vocabulary (
     asset_id  bigint NOT NULL REFERENCES asset(id) ON DELETE CASCADE,
