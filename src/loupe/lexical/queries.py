@@ -33,7 +33,8 @@ WHERE length(q.term) BETWEEN 3 AND 64
                   WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = q.term)
 """
 
-# The lexical lane (L1, L3, F3, C4) in one statement.
+# The lexical lane (L1, L3, F3, C4), as common table expressions that the
+# lexical-only statement below and the fused statement (loupe.fusion) share.
 #   st:      corpus statistics and the tenant's BM25F settings.
 #   q:       the query terms present in the lexicon, with df and idf.
 #   raw:     for each term, at most raw_cap postings in impact order (best
@@ -48,8 +49,8 @@ WHERE length(q.term) BETWEEN 3 AND 64
 #            1: the document does), ordered bonus ▸ score ▸ asset id.
 # The counts are the completeness inputs (C4): postings available per term
 # (df) against the raw cap, assets reached against the keep cap.
-LEXICAL_LANE = """
-WITH st AS (
+LEXICAL_CTES = """
+st AS (
     SELECT s.n_docs,
            ARRAY[s.group_len[1] / s.n_docs, s.group_len[2] / s.n_docs,
                  s.group_len[3] / s.n_docs, s.group_len[4] / s.n_docs] AS avglen,
@@ -120,7 +121,11 @@ counts AS (
            (SELECT count(*) FROM raw) AS postings_read,
            (SELECT coalesce(max(df), 0) FROM q) AS max_df,
            (SELECT coalesce(bool_and(df <= %(raw_cap)s), true) FROM q) AS all_read
-),
+)
+"""
+
+# The lexical lane alone: a page of the kept list and the verdict.
+LEXICAL_LANE = "WITH " + LEXICAL_CTES + """,
 page AS (
     SELECT asset_id, score, bonus,
            row_number() OVER (ORDER BY bonus DESC, score DESC, asset_id) AS rank
@@ -139,3 +144,4 @@ FROM counts c
 LEFT JOIN page p ON true
 ORDER BY p.rank
 """
+

@@ -77,6 +77,22 @@ def analyze(conn: psycopg.Connection, text: str, lang: str, *, query: bool = Tru
     return [r[0] for r in conn.execute(q.ANALYZE_DOCUMENT, params)]
 
 
+def query_terms(conn: psycopg.Connection, query: str, lang: str) -> list[str]:
+    """The distinct terms of a query, after the query-size checks (N3).
+
+    Raises:
+        QueryTooLong: over :data:`MAX_QUERY_CHARS` characters or :data:`MAX_QUERY_TERMS` terms.
+    """
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryTooLong(f"query too long: {len(query):,} characters (the limit is "
+                           f"{MAX_QUERY_CHARS:,})")
+    terms = analyze(conn, query, lang)
+    if len(terms) > MAX_QUERY_TERMS:
+        raise QueryTooLong(f"query has {len(terms)} distinct terms (the limit is "
+                           f"{MAX_QUERY_TERMS})")
+    return terms
+
+
 def suggest_corrections(conn: psycopg.Connection, tenant_id: int, lang: str,
                         terms: list[str]) -> dict[str, str]:
     """For each term absent from the lexicon, the closest indexed term (trigram
@@ -105,14 +121,8 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: s
     """
     if limit < 1 or offset < 0 or raw_cap < 1 or keep_cap < 1:
         raise ValueError("limit, raw_cap and keep_cap must be >= 1 and offset >= 0")
-    if len(query) > MAX_QUERY_CHARS:
-        raise QueryTooLong(f"query too long: {len(query):,} characters (the limit is "
-                           f"{MAX_QUERY_CHARS:,})")
     lang = normalize_lang(lang)
-    terms = analyze(conn, query, lang)
-    if len(terms) > MAX_QUERY_TERMS:
-        raise QueryTooLong(f"query has {len(terms)} distinct terms (the limit is "
-                           f"{MAX_QUERY_TERMS})")
+    terms = query_terms(conn, query, lang)
     if not terms:
         return LexicalResult(terms=[], total=0, total_exact=True, verdict="complete",
                              raw_cap=raw_cap, keep_cap=keep_cap)

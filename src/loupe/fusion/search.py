@@ -1,0 +1,210 @@
+"""Fusion (SPEC F1–F3, V4–V6): the lexical lane and the vector lanes in one
+SQL statement, combined by reciprocal rank fusion.
+
+    rrf(d) = Σ_lanes 1 / (60 + rank_lane(d))      (absent from a lane: 0)
+
+(Cormack, Clarke and Büttcher, "Reciprocal Rank Fusion outperforms
+Condorcet and individual Rank Learning Methods", SIGIR 2009; k = 60 is
+theirs.) Ordered by phrase bonus ▸ RRF ▸ asset id. A vector lane keeps at
+most ``vec_cap`` neighbours within the model's distance threshold for the
+query's word count (V4).
+
+One-word rule (V5): a one-word query keeps only rows found through the words
+people wrote — the lexical lane, or the metadata-text lane (vectors of those
+same words, within its strict one-word threshold) — never rows the image
+lane alone proposes, since pixel neighbours exist for any word. So ``madrid``
+returns nothing in a library where nobody wrote Madrid or anything close,
+while ``autumn`` still finds what was described as "fall foliage".
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import sql
+
+from ..lexical.queries import LEXICAL_CTES
+from ..vector.queries import vector_cte
+
+#: RRF's rank constant (Cormack et al. 2009).
+RRF_K = 60
+#: Vector neighbours per lane (F3).
+VEC_CAP = 200
+#: Seconds a failed query encoder is left alone (V6).
+FAILURE_TTL = 30.0
+
+
+@dataclass(frozen=True)
+class VectorLane:
+    """A vector lane to fuse: its name in the statement (``text``/``image``), the
+    model's id, name, width and threshold config, and the query vector."""
+
+    name: str
+    lane: str
+    model_id: int
+    model: str
+    dims: int
+    max_dist: float
+    vector: np.ndarray
+
+    @property
+    def words(self) -> bool:
+        """Whether the lane's vectors encode written words (the text lane)."""
+        return self.lane == "text"
+
+
+@dataclass
+class FusedHit:
+    """One fused row with each lane's rank and score/distance (None: absent)."""
+
+    rank: int
+    asset_id: int
+    rrf: float
+    bonus: int
+    lexical_rank: int | None
+    lexical_score: float | None
+    lanes: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
+
+
+class EncoderHealth:
+    """Remembers failed query encoders for ``ttl`` seconds (V6), so a broken
+    encoder is not called on every keystroke. ``attempts`` counts real calls."""
+
+    def __init__(self, ttl: float = FAILURE_TTL, clock=time.monotonic):
+        self.ttl = ttl
+        self.clock = clock
+        self.failed: dict[str, tuple[float, str]] = {}
+        self.attempts: dict[str, int] = {}
+
+    def encode(self, model: str, fn) -> tuple[np.ndarray | None, str | None]:
+        """Run ``fn()`` unless ``model`` failed less than ``ttl`` seconds ago.
+
+        Returns ``(vector, None)`` or ``(None, reason)``.
+        """
+        since = self.failed.get(model)
+        if since is not None and self.clock() - since[0] < self.ttl:
+            return None, since[1]
+        self.attempts[model] = self.attempts.get(model, 0) + 1
+        try:
+            vec = fn()
+        except Exception as exc:
+            reason = f"query encoder of model {model!r} failed: {exc}"
+            self.failed[model] = (self.clock(), reason)
+            return None, reason
+        self.failed.pop(model, None)
+        return vec, None
+
+
+def fused_statement(lanes: list[VectorLane]) -> sql.Composed:
+    """The fused statement for these vector lanes (composed from fixed parts)."""
+    ctes = [sql.SQL("WITH ") + sql.SQL(LEXICAL_CTES)]
+    for lane in lanes:
+        ctes.append(sql.SQL(",") + vector_cte(lane.name, lane.model_id, lane.lane, lane.dims))
+    lex = sql.SQL("""
+lex AS (
+    SELECT asset_id, score, row_number() OVER (ORDER BY score DESC, asset_id) AS rank
+    FROM final
+)""")
+    joins = sql.SQL("")
+    key = sql.SQL("l.asset_id")
+    cols = []
+    rrf = [sql.SQL("coalesce(1.0 / ({k} + l.rank), 0)").format(k=sql.Literal(RRF_K))]
+    for lane in lanes:
+        alias = sql.Identifier(f"v_{lane.name}")
+        cte = sql.Identifier(f"vec_{lane.name}")
+        joins += sql.SQL(" FULL OUTER JOIN {cte} {a} ON {a}.asset_id = {key}").format(
+            cte=cte, a=alias, key=key)
+        key = sql.SQL("coalesce({key}, {a}.asset_id)").format(key=key, a=alias)
+        cols.append(sql.SQL("{a}.rank AS {r}, {a}.dist AS {d}").format(
+            a=alias, r=sql.Identifier(f"{lane.name}_rank"), d=sql.Identifier(f"{lane.name}_dist")))
+        rrf.append(sql.SQL("coalesce(1.0 / ({k} + {a}.rank), 0)").format(k=sql.Literal(RRF_K), a=alias))
+    lane_cols = sql.SQL("").join(sql.SQL(", ") + c for c in cols)
+    lane_out = sql.SQL("").join(
+        sql.SQL(", p.{r}, p.{d}").format(r=sql.Identifier(f"{ln.name}_rank"),
+                                         d=sql.Identifier(f"{ln.name}_dist")) for ln in lanes)
+    lane_counts = sql.SQL("").join(
+        sql.SQL(", (SELECT count(*) FROM {cte})").format(cte=sql.Identifier(f"vec_{ln.name}"))
+        for ln in lanes)
+    fused = sql.SQL("""
+fused AS (
+    SELECT {key} AS asset_id, l.rank AS lex_rank, l.score AS lex_score{lane_cols},
+           {rrf} AS rrf
+    FROM lex l{joins}
+),
+fkept AS (
+    SELECT f.*,
+           CASE WHEN btrim(ph.qn) = '' THEN 0
+                WHEN strpos(d.phrase_title, ph.qn) > 0 THEN 2
+                WHEN strpos(d.phrase_text, ph.qn) > 0 THEN 1
+                ELSE 0 END AS bonus
+    FROM fused f
+    CROSS JOIN phrase ph
+    LEFT JOIN search_document d ON d.asset_id = f.asset_id AND d.lang = %(lang)s
+                               AND d.tenant_id = %(tenant_id)s
+    WHERE NOT %(one_word)s OR f.lex_rank IS NOT NULL{word_lanes}
+),
+page AS (
+    SELECT k.*, row_number() OVER (ORDER BY k.bonus DESC, k.rrf DESC, k.asset_id) AS rank
+    FROM fkept k
+    ORDER BY k.bonus DESC, k.rrf DESC, k.asset_id
+    LIMIT %(limit)s OFFSET %(offset)s
+)
+SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
+       (SELECT count(*) FROM fkept) AS fused_total{lane_counts},
+       p.rank, p.asset_id, p.rrf, p.bonus, p.lex_rank, p.lex_score{lane_out}
+FROM counts c
+LEFT JOIN page p ON true
+ORDER BY p.rank
+""").format(key=key, lane_cols=lane_cols, rrf=sql.SQL(" + ").join(rrf), joins=joins,
+            lane_counts=lane_counts, lane_out=lane_out,
+            word_lanes=sql.SQL("").join(
+                sql.SQL(" OR f.{r} IS NOT NULL").format(r=sql.Identifier(f"{ln.name}_rank"))
+                for ln in lanes if ln.words))
+    return sql.Composed(ctes + [sql.SQL(","), lex, sql.SQL(","), fused])
+
+
+@dataclass
+class FusedResult:
+    """A page of fused results with the lexical lane's counts and each vector
+    lane's count of neighbours kept (within threshold)."""
+
+    total: int
+    hits: list[FusedHit]
+    lexical: dict[str, Any]
+    lane_counts: dict[str, int]
+
+
+def fused_search(conn: psycopg.Connection, params: dict[str, Any],
+                 lanes: list[VectorLane]) -> FusedResult:
+    """Run the fused statement. ``params`` holds the lexical lane's parameters
+    (tenant_id, lang, terms, query, raw_cap, keep_cap, limit, offset, fallback)
+    and ``one_word``; the lanes add their query vectors and thresholds."""
+    p = dict(params)
+    p["vec_cap"] = p.get("vec_cap", VEC_CAP)
+    for lane in lanes:
+        p[f"qv_{lane.name}"] = np.asarray(lane.vector, dtype=np.float32)
+        p[f"maxd_{lane.name}"] = float(lane.max_dist)
+    rows = conn.execute(fused_statement(lanes), p).fetchall()
+    first = rows[0]
+    n = len(lanes)
+    lane_counts = {ln.name: int(first[6 + i]) for i, ln in enumerate(lanes)}
+    base = 6 + n
+    hits = []
+    for r in rows:
+        if r[base + 1] is None:
+            continue
+        lane_vals = {}
+        for i, ln in enumerate(lanes):
+            rank, dist = r[base + 6 + 2 * i], r[base + 7 + 2 * i]
+            lane_vals[ln.name] = {"rank": rank, "distance": None if dist is None else float(dist)}
+        hits.append(FusedHit(rank=r[base], asset_id=r[base + 1], rrf=float(r[base + 2]),
+                             bonus=r[base + 3], lexical_rank=r[base + 4],
+                             lexical_score=None if r[base + 5] is None else float(r[base + 5]),
+                             lanes=lane_vals))
+    lexical = {"candidates": first[0], "kept": first[1], "postings_read": first[2],
+               "max_df": first[3], "all_read": first[4]}
+    return FusedResult(total=int(first[5]), hits=hits, lexical=lexical, lane_counts=lane_counts)

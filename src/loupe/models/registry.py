@@ -1,0 +1,238 @@
+"""The model registry: model folders under ``<home>/models/<name>/``.
+
+A model is a folder in one of the layouts of :mod:`loupe.models.embedders`,
+plus Loupe's own ``loupe-model.json`` beside the model's files, written at
+install time and editable::
+
+    {"name": "minilm", "kind": "sentence-transformers", "dims": 384,
+     "thresholds": {"1": 0.35, "2": 0.42, "3-5": 0.45, "6-10": 0.48, "11+": 0.40},
+     "prefixes": {"query": "", "document": ""}}
+
+``thresholds`` are the largest cosine distance a vector match may have, by
+query length in words (SPEC V4); the defaults are seed 002's, measured there
+for nomic-embed v1.5 — they belong to a model and should be calibrated for
+each one from judged queries.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tarfile
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from .embedders import Embedder, ModelError, NomicOnnx, detect_kind, load_embedder
+
+CONFIG_FILE = "loupe-model.json"
+#: Seed 002's maximum cosine distances by query word count (1, 2, 3–5, 6–10, >10).
+DEFAULT_THRESHOLDS = {"1": 0.35, "2": 0.42, "3-5": 0.45, "6-10": 0.48, "11+": 0.40}
+#: nomic-embed v1.5's task prefixes (its model card); other kinds need none.
+NOMIC_PREFIXES = {"query": "search_query: ", "document": "search_document: "}
+
+
+@dataclass
+class ModelInfo:
+    """An installed model: its folder and its ``loupe-model.json``."""
+
+    name: str
+    folder: Path
+    config: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return self.config["kind"]
+
+    @property
+    def dims(self) -> int:
+        return int(self.config["dims"])
+
+    def embedder(self) -> Embedder:
+        return load_embedder(self.folder, self.config)
+
+
+def threshold_for(config: dict[str, Any], n_words: int) -> float:
+    """The model's maximum cosine distance for a query of ``n_words`` words (V4)."""
+    t = {**DEFAULT_THRESHOLDS, **(config.get("thresholds") or {})}
+    if n_words <= 1:
+        return float(t["1"])
+    if n_words == 2:
+        return float(t["2"])
+    if n_words <= 5:
+        return float(t["3-5"])
+    if n_words <= 10:
+        return float(t["6-10"])
+    return float(t["11+"])
+
+
+def set_thresholds(home: Path, name: str, thresholds: dict[str, float]) -> dict[str, float]:
+    """Merge ``thresholds`` into the model's loupe-model.json; return all of them.
+
+    Raises:
+        ModelError: no such model. ValueError: unknown key or a value outside (0, 2].
+    """
+    model = get_model(home, name)
+    for key, value in thresholds.items():
+        if key not in DEFAULT_THRESHOLDS:
+            raise ValueError(f"unknown threshold {key!r}: use {', '.join(DEFAULT_THRESHOLDS)}")
+        if not 0 < float(value) <= 2:
+            raise ValueError(f"threshold {key}={value} outside (0, 2] (cosine distance)")
+    current = {**DEFAULT_THRESHOLDS, **(model.config.get("thresholds") or {})}
+    current.update({k: float(v) for k, v in thresholds.items()})
+    model.config["thresholds"] = current
+    (model.folder / CONFIG_FILE).write_text(json.dumps(model.config, indent=2) + "\n",
+                                            encoding="utf-8")
+    return current
+
+
+def models_dir(home: Path) -> Path:
+    return Path(home) / "models"
+
+
+def get_model(home: Path, name: str) -> ModelInfo:
+    """Raises ModelError when no model of that name is installed."""
+    folder = models_dir(home) / name
+    cfg_path = folder / CONFIG_FILE
+    if not cfg_path.is_file():
+        raise ModelError(f"no model named {name!r} is installed in {models_dir(home)} "
+                         "(see 'loupe models list')")
+    return ModelInfo(name, folder, json.loads(cfg_path.read_text(encoding="utf-8")))
+
+
+def list_models(home: Path) -> list[ModelInfo]:
+    root = models_dir(home)
+    if not root.is_dir():
+        return []
+    return [get_model(home, p.name) for p in sorted(root.iterdir())
+            if (p / CONFIG_FILE).is_file()]
+
+
+def _unpack(source: Path, into: Path) -> Path:
+    """A model folder from a folder or an archive (.tar, .tar.gz, .tgz, .zip)."""
+    if source.is_dir():
+        return source
+    if zipfile.is_zipfile(source):
+        with zipfile.ZipFile(source) as zf:
+            zf.extractall(into)
+    elif tarfile.is_tarfile(source):
+        with tarfile.open(source) as tf:
+            tf.extractall(into, filter="data")
+    else:
+        raise ModelError(f"{source}: neither a folder nor a .zip/.tar archive")
+    entries = [p for p in into.iterdir()]
+    return entries[0] if len(entries) == 1 and entries[0].is_dir() else into
+
+
+def install(home: Path, source: str | Path, *, name: str | None = None) -> ModelInfo:
+    """Install a model from a local folder or archive, then verify it.
+
+    The folder is copied to ``<home>/models/<name>``; ``loupe-model.json`` is
+    kept if the source has one, else written with the kind detected, the
+    vector width measured by encoding, and default thresholds and prefixes.
+
+    Raises:
+        ModelError: unknown layout, a model that does not load or run, or a
+            name already installed.
+    """
+    source = Path(source).expanduser()
+    if not source.exists():
+        raise ModelError(f"{source}: no such folder or archive (to download from the model "
+                         "hub, use 'loupe models download REPO_ID')")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = _unpack(source, Path(tmp))
+        kind = detect_kind(folder)
+        name = name or (source.name.split(".")[0] if not source.is_dir() else source.name)
+        target = models_dir(home) / name
+        if target.exists():
+            raise ModelError(f"a model named {name!r} is already installed ({target})")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = target.with_name(target.name + ".installing")
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(folder, staging)
+    cfg_path = staging / CONFIG_FILE
+    if cfg_path.is_file():
+        config = json.loads(cfg_path.read_text(encoding="utf-8"))
+    else:
+        config = {"kind": kind, "dims": 0, "thresholds": dict(DEFAULT_THRESHOLDS),
+                  "prefixes": dict(NOMIC_PREFIXES) if kind == NomicOnnx.kind else {}}
+    config["name"] = name
+    try:
+        if not config.get("dims"):
+            config["dims"] = _measure_dims(staging, config)
+        cfg_path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        verify(ModelInfo(name, staging, config))
+    except Exception:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    staging.rename(target)
+    return ModelInfo(name, target, config)
+
+
+def _measure_dims(folder: Path, config: dict[str, Any]) -> int:
+    emb = load_embedder(folder, {**config, "dims": 0})
+    if "text" in emb.modalities:
+        return int(emb.encode_texts(["a photo"], task="query").shape[1])
+    return int(emb.encode_images([Image.new("RGB", (32, 32), (128, 128, 128))]).shape[1])
+
+
+def verify(model: ModelInfo) -> dict[str, Any]:
+    """Load the model and encode a sample text and image: each must give one
+    finite, unit-length row of the declared width.
+
+    Returns ``{"name", "kind", "dims", "text", "image", "seconds"}`` where
+    text/image are True (checked) or None (the model has no such encoder).
+
+    Raises:
+        ModelError: the model fails to load or returns a wrong vector.
+    """
+    t0 = time.perf_counter()
+    emb = model.embedder()
+    out: dict[str, Any] = {"name": model.name, "kind": model.kind, "dims": model.dims,
+                           "text": None, "image": None}
+    checks = []
+    if "text" in emb.modalities:
+        checks.append(("text", emb.encode_texts(["a red kettle on a wooden table"], task="query")))
+    if "image" in emb.modalities:
+        checks.append(("image", emb.encode_images([Image.new("RGB", (64, 48), (200, 30, 30))])))
+    for what, vec in checks:
+        if vec.shape != (1, model.dims):
+            raise ModelError(f"{model.name}: {what} encoder returned shape {vec.shape}, "
+                             f"expected (1, {model.dims})")
+        if not np.all(np.isfinite(vec)) or abs(float(np.linalg.norm(vec)) - 1.0) > 1e-3:
+            raise ModelError(f"{model.name}: {what} encoder returned a non-finite or "
+                             "non-normalisable vector")
+        out[what] = True
+    out["seconds"] = round(time.perf_counter() - t0, 3)
+    return out
+
+
+def download(home: Path, repo_id: str, *, name: str | None = None) -> ModelInfo:
+    """Download a model folder from the Hugging Face hub, then install it.
+
+    Raises:
+        ModelError: huggingface_hub is missing, or the hub cannot be reached
+            (this machine may be offline: download the folder elsewhere and
+            use ``loupe models install FOLDER``).
+    """
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError as exc:
+        raise ModelError("downloading needs the huggingface_hub package "
+                         "(pip install huggingface_hub)") from exc
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            path = snapshot_download(repo_id=repo_id, local_dir=tmp, etag_timeout=10)
+        except Exception as exc:
+            raise ModelError(
+                f"cannot download {repo_id!r} from the model hub: {type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else 'no answer'}. If this machine is "
+                "offline, download the model elsewhere and run 'loupe models install FOLDER'"
+            ) from exc
+        return install(home, path, name=name or repo_id.rsplit("/", 1)[-1])

@@ -1,0 +1,113 @@
+"""Embedding jobs: compute the vectors a lane is missing, in batches, each
+batch in its own transaction (a killed job loses at most one batch and
+re-running finishes it). Switching a lane to another model leaves the old
+vectors in place and searchable for their own model until the new ones are
+written: a query only ever meets vectors of the model that encoded it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import psycopg
+from PIL import Image
+
+from ..models.embedders import Embedder
+from . import queries as q
+from .embedtext import Budget, embedding_text, text_hash
+
+BATCH = 32
+
+
+@dataclass
+class EmbedSummary:
+    """Vectors written per lane, and assets whose pixels could not be read."""
+
+    lane: str
+    model: str
+    written: int = 0
+    unchanged: int = 0
+    failed: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _open_image(path: str, size: int = 512) -> Image.Image:
+    im = Image.open(path)
+    if im.format == "JPEG":
+        im.draft("RGB", (size, size))
+    im.load()
+    return im
+
+
+def embed_images(conn: psycopg.Connection, tenant_id: int, model_id: int, name: str,
+                 embedder: Embedder, *, lane: str = "image",
+                 progress: Callable[[int], None] | None = None) -> EmbedSummary:
+    """Write image vectors (pixels only, V7) for every asset of the tenant that
+    has none for this model and lane."""
+    out = EmbedSummary(lane, name)
+    failed: set[int] = set()
+    while True:
+        rows = [r for r in conn.execute(q.PENDING_IMAGES, {
+            "tenant_id": tenant_id, "model_id": model_id, "lane": lane,
+            "batch": BATCH + len(failed)}).fetchall() if r[0] not in failed][:BATCH]
+        if not rows:
+            return out
+        images, ids = [], []
+        for asset_id, path in rows:
+            try:
+                images.append(_open_image(path))
+                ids.append(asset_id)
+            except Exception as exc:  # a file changed or vanished since ingest
+                failed.add(asset_id)
+                out.failed.append((asset_id, f"{path}: {exc}"))
+        if not images:
+            continue
+        vectors = embedder.encode_images(images)
+        with conn.transaction():
+            for asset_id, vec in zip(ids, vectors):
+                conn.execute(q.UPSERT_VECTOR, {"asset_id": asset_id, "tenant_id": tenant_id,
+                                               "model_id": model_id, "lane": lane,
+                                               "embedding": vec, "source_hash": None})
+        out.written += len(ids)
+        if progress:
+            progress(out.written)
+
+
+def embed_texts(conn: psycopg.Connection, tenant_id: int, model_id: int, name: str,
+                embedder: Embedder, lang: str, *, lane: str = "text",
+                budget: Budget = Budget(),
+                progress: Callable[[int], None] | None = None) -> EmbedSummary:
+    """Write text vectors of the budgeted embedding text (S5) of each asset's
+    ``lang`` document, with the model's document prefix (V2); vectors whose
+    text is unchanged are kept."""
+    out = EmbedSummary(lane, name)
+    after = 0
+    cols = ("title", "description", "keywords", "vocabulary", "collections", "location",
+            "people", "creator", "ocr")
+    while True:
+        rows = conn.execute(q.TEXT_DOCUMENTS, {
+            "tenant_id": tenant_id, "lang": lang, "model_id": model_id, "lane": lane,
+            "after": after, "batch": 256}).fetchall()
+        if not rows:
+            return out
+        after = rows[-1][0]
+        todo = []
+        for r in rows:
+            text = embedding_text(dict(zip(cols, r[1:10])))
+            h = text_hash(text)
+            if r[10] is not None and bytes(r[10]) == h:
+                out.unchanged += 1
+            else:
+                todo.append((r[0], text, h))
+        for i in range(0, len(todo), BATCH):
+            chunk = todo[i:i + BATCH]
+            vectors = embedder.encode_texts([t for _, t, _ in chunk], task="document")
+            with conn.transaction():
+                for (asset_id, _, h), vec in zip(chunk, vectors):
+                    conn.execute(q.UPSERT_VECTOR, {"asset_id": asset_id, "tenant_id": tenant_id,
+                                                   "model_id": model_id, "lane": lane,
+                                                   "embedding": np.asarray(vec, np.float32),
+                                                   "source_hash": h})
+            out.written += len(chunk)
+            if progress:
+                progress(out.written)

@@ -1,0 +1,106 @@
+"""Named SQL of the vector lanes.
+
+Vectors of every model share one dimensionless column; each (model, lane)
+has its own partial HNSW index on the column cast to the model's width. A
+statement reaches that index only if it names the same model, lane and
+width as literals, so those three (integers and a lane name from a fixed
+set, never user input) are composed into the statement with
+``psycopg.sql.Literal``; everything else is a bound parameter.
+"""
+
+from __future__ import annotations
+
+from psycopg import sql
+
+LANES = ("image", "text", "caption", "both")
+
+REGISTER_MODEL = """
+INSERT INTO embedding_model (name, kind, dims) VALUES (%(name)s, %(kind)s, %(dims)s)
+ON CONFLICT (name) DO UPDATE SET kind = EXCLUDED.kind
+RETURNING id, dims
+"""
+
+SET_LANE_MODEL = """
+INSERT INTO lane_model (tenant_id, lane, model_id) VALUES (%(tenant_id)s, %(lane)s, %(model_id)s)
+ON CONFLICT (tenant_id, lane) DO UPDATE SET model_id = EXCLUDED.model_id
+"""
+
+LANE_MODELS = """
+SELECT lm.lane, m.id, m.name, m.kind, m.dims,
+       coalesce(vs.n_vectors, 0) AS n_vectors,
+       coalesce((SELECT n_assets FROM asset_stat WHERE tenant_id = lm.tenant_id), 0) AS n_assets
+FROM lane_model lm
+JOIN embedding_model m ON m.id = lm.model_id
+LEFT JOIN vector_stat vs ON vs.tenant_id = lm.tenant_id AND vs.model_id = m.id AND vs.lane = lm.lane
+WHERE lm.tenant_id = %(tenant_id)s
+ORDER BY lm.lane
+"""
+
+# Assets without a vector of (model, lane), with the file to read pixels from.
+PENDING_IMAGES = """
+SELECT a.id, f.path
+FROM asset a
+CROSS JOIN LATERAL (SELECT path FROM asset_file WHERE asset_id = a.id
+                    ORDER BY rel_path, path LIMIT 1) f
+WHERE a.tenant_id = %(tenant_id)s
+  AND NOT EXISTS (SELECT 1 FROM asset_vector v
+                  WHERE v.asset_id = a.id AND v.model_id = %(model_id)s AND v.lane = %(lane)s)
+ORDER BY a.id
+LIMIT %(batch)s
+"""
+
+# Documents (in the embedding language) and the hash of the text last
+# embedded, for assets whose text vector is missing or may be stale.
+TEXT_DOCUMENTS = """
+SELECT d.asset_id, d.title, d.description, d.keywords, d.vocabulary, d.collections,
+       d.location, d.people, d.creator, d.ocr, v.source_hash
+FROM search_document d
+LEFT JOIN asset_vector v ON v.asset_id = d.asset_id AND v.model_id = %(model_id)s
+                        AND v.lane = %(lane)s
+WHERE d.tenant_id = %(tenant_id)s AND d.lang = %(lang)s AND d.asset_id > %(after)s
+ORDER BY d.asset_id
+LIMIT %(batch)s
+"""
+
+UPSERT_VECTOR = """
+INSERT INTO asset_vector (asset_id, tenant_id, model_id, lane, embedding, source_hash)
+VALUES (%(asset_id)s, %(tenant_id)s, %(model_id)s, %(lane)s, %(embedding)s, %(source_hash)s)
+ON CONFLICT (asset_id, model_id, lane) DO UPDATE
+SET embedding = EXCLUDED.embedding, source_hash = EXCLUDED.source_hash, created_at = now()
+"""
+
+
+def hnsw_index(model_id: int, lane: str, dims: int) -> sql.Composed:
+    """CREATE INDEX for the (model, lane) partial HNSW index (cosine distance)."""
+    assert lane in LANES and isinstance(model_id, int) and isinstance(dims, int)
+    return sql.SQL(
+        "CREATE INDEX IF NOT EXISTS {name} ON asset_vector USING hnsw "
+        "((embedding::vector({dims})) vector_cosine_ops) "
+        "WHERE model_id = {model} AND lane = {lane}"
+    ).format(name=sql.Identifier(f"asset_vector_hnsw_{model_id}_{lane}"),
+             dims=sql.Literal(dims), model=sql.Literal(model_id), lane=sql.Literal(lane))
+
+
+def vector_cte(name: str, model_id: int, lane: str, dims: int) -> sql.Composed:
+    """One vector lane as a common table expression named ``vec_<name>``.
+
+    Up to ``%(vec_cap)s`` nearest vectors of the model and lane by cosine
+    distance to ``%(qv_<name>)s`` (HNSW), of the tenant, kept only within
+    ``%(maxd_<name>)s`` (the model's threshold for the query's length, V4),
+    ranked by distance then asset id.
+    """
+    assert name.isidentifier() and lane in LANES
+    return sql.SQL("""
+{cte} AS MATERIALIZED (
+    SELECT x.asset_id, x.dist, row_number() OVER (ORDER BY x.dist, x.asset_id) AS rank
+    FROM (
+        SELECT v.asset_id, v.embedding::vector({dims}) <=> {qv}::vector({dims}) AS dist
+        FROM asset_vector v
+        WHERE v.model_id = {model} AND v.lane = {lane} AND v.tenant_id = %(tenant_id)s
+        ORDER BY v.embedding::vector({dims}) <=> {qv}::vector({dims})
+        LIMIT %(vec_cap)s
+    ) AS x
+    WHERE x.dist <= {maxd}
+)""").format(cte=sql.Identifier(f"vec_{name}"), dims=sql.Literal(dims),
+             model=sql.Literal(model_id), lane=sql.Literal(lane),
+             qv=sql.Placeholder(f"qv_{name}"), maxd=sql.Placeholder(f"maxd_{name}"))
