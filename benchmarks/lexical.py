@@ -28,11 +28,12 @@ Prints p50/p95 per engine and class and the Loupe/Tantivy p95 ratio.
 from __future__ import annotations
 
 import argparse
-import io
+import atexit
 import math
 import os
 import random
 import re
+import shutil
 import sqlite3
 import statistics
 import tempfile
@@ -206,6 +207,9 @@ def main() -> None:
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="loupe-lex-"))
+    # registered before the embedded server's own exit handler, so it runs
+    # after the server has stopped
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     t0 = time.perf_counter()
     docs, vocab, idents = make_documents(args.docs)
     queries = make_queries(vocab, idents, args.queries)

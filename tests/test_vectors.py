@@ -258,3 +258,19 @@ def test_minilm_text_lane_bridges_autumn_and_fall(lib: Library, photos: Path, mi
     # re-embedding skips unchanged texts
     [again] = lib.embed()
     assert (again.written, again.unchanged) == (0, 4)
+
+
+def test_index_variants_image_caption_both(colours: Library, clip_dir: Path):
+    lib = colours
+    lib.install_model(clip_dir)
+    assert lib.build_variants("tiny-clip") == {"image": 3, "caption": 3, "both": 3}
+    rows = lib.conn.execute("""
+        SELECT d.title, v.lane, v.embedding::vector(4)::text FROM asset_vector v
+        JOIN search_document d ON d.asset_id = v.asset_id
+        ORDER BY d.title, v.lane""").fetchall()
+    vec = {(t, lane): np.array(eval(e)) for t, lane, e in rows}
+    # the image variant is pixels only: the lawn (green pixels) is on the green axis
+    np.testing.assert_allclose(vec[("Lawn", "image")], [0, 1, 0, 0], atol=1e-6)
+    # "both" is the normalised sum of image and caption
+    s = vec[("Lawn", "image")] + vec[("Lawn", "caption")]
+    np.testing.assert_allclose(vec[("Lawn", "both")], s / np.linalg.norm(s), atol=1e-6)

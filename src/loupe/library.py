@@ -29,7 +29,7 @@ from .lexical.search import (analyze as analyze_text, lexical_search, query_term
 from .models import registry
 from .models.embedders import Embedder, ModelError
 from .vector import queries as vq
-from .vector.embed import EmbedSummary, embed_images, embed_texts
+from .vector.embed import EmbedSummary, build_variants, embed_images, embed_texts
 from . import queries as q
 
 HOME_ENV = "LOUPE_HOME"
@@ -242,18 +242,24 @@ class Library:
         fr = fused_search(self.conn, params, lanes)
         corrections: dict[str, str] = {}
         if fr.lexical["candidates"] == 0 and terms:
+            # nothing matched as typed: first the typo fallback (a lexical path,
+            # so the vector lanes, encoded from the misspelt query, sit it out)
             corrections = suggest_corrections(self.conn, self.tenant_id, lang, terms)
             if corrections:
                 terms = sorted({corrections.get(t, t) for t in terms})
+                lanes = []
                 fr = fused_search(self.conn, {**params, "terms": terms, "fallback": True}, lanes)
+            elif fr.hits and params["one_word"]:
+                notices.append("nothing matched as typed: showing matches by meaning from "
+                               "the text lane")
         return self._fused_result(query, lang, terms, fr, lanes, corrections, limit, offset,
                                   keep_cap, notices)
 
     def _fused_result(self, query: str, lang: str, terms: list[str], fr: FusedResult,
                       lanes: list[VectorLane], corrections: dict[str, str], limit: int,
                       offset: int, keep_cap: int, notices: list[str]) -> SearchResult:
-        """Verdict of a fused result: when the rows can only be the lexical lane's
-        (a one-word query and no text lane, V5) its verdict holds; otherwise
+        """Verdict of a fused result: when the rows are exactly the lexical lane's
+        (a one-word query that matched words, V5) its verdict holds; otherwise
         vector neighbours are approximate (HNSW) and the total a lower bound."""
         lex = fr.lexical
         lexical_verdict = ("complete" if lex["all_read"] and lex["candidates"] <= keep_cap
@@ -261,7 +267,7 @@ class Library:
         lexical_total = max(lex["candidates"], lex["max_df"])
         if corrections:
             verdict, total, exact = "unknown", fr.total, False
-        elif len(query.split()) <= 1 and not any(ln.words for ln in lanes):
+        elif len(query.split()) <= 1 and (lex["candidates"] > 0 or not lanes):
             verdict, total, exact = lexical_verdict, lexical_total, bool(lex["all_read"])
         else:
             verdict, total, exact = "unknown", max(fr.total, lexical_total), False
@@ -373,6 +379,25 @@ class Library:
                                                  "model_id": model_id})
         self.conn.execute(vq.hnsw_index(model_id, lane, dims))
         return {"lane": lane, "model": name, "dims": dims}
+
+    def build_variants(self, model: str) -> dict[str, int]:
+        """Build the "image", "caption" and "both" vector sets of an image-text
+        model over this tenant's assets, for the evaluation instrument (V7, E4).
+
+        Raises:
+            ModelError: unknown model, or one that does not encode both images and text.
+        """
+        info = registry.get_model(self.home, model)
+        emb = self._embedder(model)
+        if not {"image", "text"} <= emb.modalities:
+            raise ModelError(f"{model} does not encode both images and text")
+        with self.conn.transaction():
+            model_id, dims = self.conn.execute(vq.REGISTER_MODEL, {
+                "name": model, "kind": info.kind, "dims": info.dims}).fetchone()
+        for lane in ("image", "caption", "both"):
+            self.conn.execute(vq.hnsw_index(model_id, lane, dims))
+        return build_variants(self.conn, self.tenant_id, model_id, model, emb,
+                              self.languages()[0])
 
     def embed(self, *, lane: str | None = None, progress=None) -> list[EmbedSummary]:
         """Compute the vectors the tenant's active lanes are missing (image lane:

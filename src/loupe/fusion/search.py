@@ -9,12 +9,14 @@ theirs.) Ordered by phrase bonus ▸ RRF ▸ asset id. A vector lane keeps at
 most ``vec_cap`` neighbours within the model's distance threshold for the
 query's word count (V4).
 
-One-word rule (V5): a one-word query keeps only rows found through the words
-people wrote — the lexical lane, or the metadata-text lane (vectors of those
-same words, within its strict one-word threshold) — never rows the image
-lane alone proposes, since pixel neighbours exist for any word. So ``madrid``
-returns nothing in a library where nobody wrote Madrid or anything close,
-while ``autumn`` still finds what was described as "fall foliage".
+One-word rule (V5): a one-word query keeps only the rows the lexical lane
+found, since neighbours exist for any word; vector lanes only reorder them.
+When the word is in no document at all, the metadata-text lane (vectors of
+the words people wrote) may bridge the gap with rows within its one-word
+threshold — never the image lane alone. So ``madrid`` returns nothing in a
+library where nobody wrote Madrid or anything close to it, while ``lorry``
+can still find what was described as a truck; such a bridge is a fallback
+and its verdict is ``unknown``.
 """
 
 from __future__ import annotations
@@ -145,7 +147,8 @@ fkept AS (
     CROSS JOIN phrase ph
     LEFT JOIN search_document d ON d.asset_id = f.asset_id AND d.lang = %(lang)s
                                AND d.tenant_id = %(tenant_id)s
-    WHERE NOT %(one_word)s OR f.lex_rank IS NOT NULL{word_lanes}
+    WHERE NOT %(one_word)s OR f.lex_rank IS NOT NULL
+       OR (NOT EXISTS (SELECT 1 FROM cand){word_lanes})
 ),
 page AS (
     SELECT k.*, row_number() OVER (ORDER BY k.bonus DESC, k.rrf DESC, k.asset_id) AS rank
@@ -161,9 +164,9 @@ LEFT JOIN page p ON true
 ORDER BY p.rank
 """).format(key=key, lane_cols=lane_cols, rrf=sql.SQL(" + ").join(rrf), joins=joins,
             lane_counts=lane_counts, lane_out=lane_out,
-            word_lanes=sql.SQL("").join(
+            word_lanes=sql.SQL(" AND (false{})").format(sql.SQL("").join(
                 sql.SQL(" OR f.{r} IS NOT NULL").format(r=sql.Identifier(f"{ln.name}_rank"))
-                for ln in lanes if ln.words))
+                for ln in lanes if ln.words)))
     return sql.Composed(ctes + [sql.SQL(","), lex, sql.SQL(","), fused])
 
 

@@ -231,7 +231,10 @@ class SentenceTransformerText(Embedder):
         if self._model is None:
             try:
                 from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as hf_logging
 
+                hf_logging.disable_progress_bar()  # no "Loading weights" bar in CLI output
+                hf_logging.set_verbosity_error()
                 self._model = SentenceTransformer(str(self.folder), device="cpu",
                                                   local_files_only=True)
             except Exception as exc:

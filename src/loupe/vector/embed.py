@@ -111,3 +111,30 @@ def embed_texts(conn: psycopg.Connection, tenant_id: int, model_id: int, name: s
             out.written += len(chunk)
             if progress:
                 progress(out.written)
+
+
+# The "both" variant (E4): l2_normalize(image + caption) of each asset that
+# has both vectors of the model, computed by pgvector in one statement.
+BOTH_VARIANT = """
+INSERT INTO asset_vector (asset_id, tenant_id, model_id, lane, embedding)
+SELECT i.asset_id, i.tenant_id, i.model_id, 'both', l2_normalize(i.embedding + c.embedding)
+FROM asset_vector i
+JOIN asset_vector c ON c.asset_id = i.asset_id AND c.model_id = i.model_id AND c.lane = 'caption'
+WHERE i.tenant_id = %(tenant_id)s AND i.model_id = %(model_id)s AND i.lane = 'image'
+ON CONFLICT (asset_id, model_id, lane) DO UPDATE SET embedding = EXCLUDED.embedding,
+                                                     created_at = now()
+"""
+
+
+def build_variants(conn: psycopg.Connection, tenant_id: int, model_id: int, name: str,
+                   embedder: Embedder, lang: str) -> dict[str, int]:
+    """Build the index variants of seed 000's ablation (V7, E4) for one
+    image-text model: ``image`` (pixels only), ``caption`` (the embedding
+    text through the same model's text encoder) and ``both`` (normalised sum).
+    These are for measurement: production search uses the image lane only.
+    Returns the vectors written per variant."""
+    img = embed_images(conn, tenant_id, model_id, name, embedder, lane="image")
+    cap = embed_texts(conn, tenant_id, model_id, name, embedder, lang, lane="caption")
+    with conn.transaction():
+        both = conn.execute(BOTH_VARIANT, {"tenant_id": tenant_id, "model_id": model_id}).rowcount
+    return {"image": img.written, "caption": cap.written, "both": both}
