@@ -27,7 +27,7 @@ LOUPE="$PWD/.venv/bin/loupe"
 "$LOUPE" vocabulary import "$DEMO_DIR.vocabularies/tuxpaint.json"
 "$LOUPE" vocabulary import "$DEMO_DIR.vocabularies/food.json"
 # The offline text model (all-MiniLM-L6-v2, shipped in a PyPI package) for the
-# metadata-text lane that bridges words nobody wrote ("lorry" -> "truck").
+# metadata-text lane, which finds what was described in other words.
 # Its thresholds are set by hand for MiniLM (the defaults are seed 002's, for
 # nomic-embed); 'loupe eval' calibration will replace them.
 if ! "$LOUPE" models list | grep -q '^minilm'; then
