@@ -35,8 +35,9 @@ def applied(conn: psycopg.Connection) -> set[int]:
     return {r[0] for r in conn.execute("SELECT version FROM schema_migration")}
 
 
-def migrate(conn: psycopg.Connection) -> list[str]:
-    """Apply every pending migration; return the filenames applied (empty when current).
+def migrate(conn: psycopg.Connection, target: int | None = None) -> list[str]:
+    """Apply every pending migration (up to version ``target`` when given);
+    return the filenames applied (empty when current).
 
     ``conn`` must be in autocommit mode; each migration runs in its own transaction.
 
@@ -54,7 +55,7 @@ def migrate(conn: psycopg.Connection) -> list[str]:
         )
         have = applied(conn)
         for version, name, sql in available():
-            if version in have:
+            if version in have or (target is not None and version > target):
                 continue
             with conn.transaction():
                 conn.execute(sql)
