@@ -7,7 +7,7 @@ Usage:
 Builds N synthetic, clustered unit vectors (``--dims`` wide; 1,000 Gaussian
 clusters, so that near neighbours are plentiful, as in a real library) as
 image-lane vectors of a registered model, with an HNSW index (pgvector,
-cosine, m 16, ef_construction 64), and a search document per asset (short
+cosine, Loupe's m 16, ef_construction 128), and a search document per asset (short
 Zipfian texts, for the hybrid query). Queries are perturbed cluster members.
 
 Reports, in the same run:
@@ -43,10 +43,29 @@ def pct(values, p):
     return values[max(0, min(len(values) - 1, math.ceil(p / 100 * len(values)) - 1))]
 
 
-def clustered(n: int, dims: int, rng: np.random.Generator, n_clusters: int = 1000):
+def clustered(n: int, dims: int, rng: np.random.Generator, n_clusters: int = 1000,
+              spread: str = "low-rank"):
+    """Unit vectors around ``n_clusters`` random centres.
+
+    ``low-rank`` (default): each cluster varies along its own 32 random
+    directions (plus a little isotropic noise), as embedding spaces do — their
+    intrinsic dimension is far below their width. ``isotropic``: Gaussian
+    noise in all ``dims`` directions, a worst case where every cluster member
+    is nearly equidistant and approximate search is hardest.
+    """
     centres = rng.standard_normal((n_clusters, dims)).astype(np.float32)
     labels = rng.integers(0, n_clusters, n)
-    x = centres[labels] + 0.35 * rng.standard_normal((n, dims)).astype(np.float32)
+    if spread == "isotropic":
+        x = centres[labels] + 0.35 * rng.standard_normal((n, dims)).astype(np.float32)
+    else:
+        bases = rng.standard_normal((n_clusters, 32, dims)).astype(np.float32)
+        x = np.empty((n, dims), dtype=np.float32)
+        for s in range(0, n, 20_000):  # in chunks: bases[labels] is 64 KiB a vector
+            lab = labels[s:s + 20_000]
+            coef = rng.standard_normal((len(lab), 32)).astype(np.float32)
+            x[s:s + len(lab)] = (centres[lab] + 0.6 * np.einsum("nk,nkd->nd", coef, bases[lab])
+                                 / np.sqrt(32)
+                                 + 0.05 * rng.standard_normal((len(lab), dims)).astype(np.float32))
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     return x, centres, labels
 
@@ -59,7 +78,7 @@ def run_lane_benchmark(args) -> None:
     rng = np.random.default_rng(5)
     tmp = Path(tempfile.mkdtemp(prefix="loupe-vec-"))
     atexit.register(shutil.rmtree, tmp, ignore_errors=True)
-    x, centres, labels = clustered(args.vectors, args.dims, rng)
+    x, centres, labels = clustered(args.vectors, args.dims, rng, spread=args.spread)
     words = [f"w{k}" for k in range(2000)]
     lib = Library.open(tmp / "home", database_url=args.database_url, create=True)
     t0 = time.perf_counter()
@@ -103,25 +122,45 @@ def run_lane_benchmark(args) -> None:
     lib.conn.execute(vq.hnsw_index(model_id, "image", args.dims))
     build_s = time.perf_counter() - t0
     lib.conn.execute("VACUUM ANALYZE")
-    print(f"vectors: {args.vectors:,} x {args.dims} dims, 1,000 clusters; load {load_s:.1f} s, "
+    print(f"vectors: {args.vectors:,} x {args.dims} dims, 1,000 clusters ({args.spread}); "
+          f"load {load_s:.1f} s, "
           f"HNSW build {build_s:.1f} s; cores {os.cpu_count()}")
 
     queries = []
     for _ in range(args.queries):
         i = int(rng.integers(0, args.vectors))
-        q = x[i] + 0.2 * rng.standard_normal(args.dims).astype(np.float32)
+        q = x[i] + 0.02 * rng.standard_normal(args.dims).astype(np.float32)
         queries.append(q / np.linalg.norm(q))
     lane_sql = vq.vector_cte("image", model_id, "image", args.dims)
     from psycopg import sql
 
     stmt = sql.SQL("WITH ") + lane_sql + sql.SQL(" SELECT asset_id FROM vec_image ORDER BY rank")
-    lib.conn.execute("SET hnsw.ef_search = 200")
-    lib.conn.execute("SET hnsw.iterative_scan = 'relaxed_order'")
 
     def lane(q, cap=200):
         return [r[0] for r in lib.conn.execute(stmt, {"tenant_id": lib.tenant_id, "vec_cap": cap,
                                                       "qv_image": q, "maxd_image": 2.0})]
 
+    # exact: the same statement with index scans off (a scan of the model's vectors)
+    lib.conn.execute("SET enable_indexscan = off")
+    lib.conn.execute("SET enable_bitmapscan = off")
+    exact_res = [lane(q, 10) for q in queries]
+    lib.conn.execute("RESET enable_indexscan")
+    lib.conn.execute("RESET enable_bitmapscan")
+    print("hnsw.ef_search sweep (recall@10 against the exact scan, vector lane latency):")
+    for ef in (100, 200, 400, 800, 1000):
+        lib.conn.execute(vq.hnsw_session(ef)[0])
+        for q in queries[:10]:
+            lane(q)
+        ts, res = [], []
+        for q in queries:
+            t = time.perf_counter()
+            res.append(lane(q))
+            ts.append((time.perf_counter() - t) * 1000)
+        rec = statistics.mean(len(set(a[:10]) & set(e)) / 10 for a, e in zip(res, exact_res))
+        print(f"  ef_search {ef:>5}: recall@10 {rec:.3f}, p50 {pct(ts, 50):6.2f} ms, "
+              f"p95 {pct(ts, 95):6.2f} ms")
+    lib.conn.execute(vq.hnsw_session()[0])  # Loupe's default for what follows
+    print(f"with Loupe's default ef_search {vq.HNSW_EF_SEARCH}:")
     for q in queries[:10]:
         lane(q)
     plan = "\n".join(r[0] for r in lib.conn.execute(
@@ -133,12 +172,6 @@ def run_lane_benchmark(args) -> None:
         t = time.perf_counter()
         ann_res.append(lane(q))
         ann_t.append((time.perf_counter() - t) * 1000)
-    # exact: the same statement with index scans off (a scan of the model's vectors)
-    lib.conn.execute("SET enable_indexscan = off")
-    lib.conn.execute("SET enable_bitmapscan = off")
-    exact_res = [lane(q, 10) for q in queries]
-    lib.conn.execute("RESET enable_indexscan")
-    lib.conn.execute("RESET enable_bitmapscan")
     recall = statistics.mean(len(set(a[:10]) & set(e)) / 10 for a, e in zip(ann_res, exact_res))
 
     # numpy brute force (rclip's method): all vectors in memory, one matrix product
@@ -243,6 +276,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--database-url")
     ap.add_argument("--throughput", action="store_true")
+    ap.add_argument("--spread", choices=["low-rank", "isotropic"], default="low-rank")
     args = ap.parse_args()
     if args.throughput:
         run_throughput(args)

@@ -154,6 +154,9 @@ class Library:
             from pgvector.psycopg import register_vector
 
             register_vector(conn)
+            for stmt in vq.hnsw_session(int(os.environ.get("LOUPE_HNSW_EF_SEARCH",
+                                                           vq.HNSW_EF_SEARCH))):
+                conn.execute(stmt)
             row = conn.execute(q.TENANT_BY_NAME, {"name": tenant}).fetchone()
             if row is None and create:
                 row = conn.execute(q.CREATE_TENANT, {"name": tenant}).fetchone()
