@@ -112,3 +112,32 @@ def assert_consistent(conn: psycopg.Connection, languages: int) -> None:
     stat = conn.execute(
         "SELECT n_docs, total_len FROM corpus_stat WHERE lang = 'en'").fetchone() or (0, 0)
     assert tuple(stat) == (docs, total_len)
+
+
+def test_models_from_the_command_line(tmp_path: Path, photos: Path):
+    from tinymodels import build_clip
+
+    for name, color, title in [("teapot.png", (255, 0, 0), "Scarlet teapot"),
+                               ("lawn.png", (0, 255, 0), "Lawn")]:
+        img = make_image(photos / name, size=(16, 16), color=color, fmt="PNG")
+        write_sidecar(img, f"-XMP-dc:Title={title}")
+    env = clean_env(LOUPE_HOME=str(tmp_path / "home"))
+    run(["init"], env)
+    run(["ingest", str(photos)], env)
+    out = run(["models", "list"], env).stdout
+    assert out.startswith("No models installed: image and text search by meaning are off")
+    clip = build_clip(tmp_path / "tiny-clip")
+    assert run(["models", "install", str(clip)], env).stdout.startswith(
+        "installed tiny-clip (clip-onnx, 4 dims)")
+    run(["models", "use", "tiny-clip", "--lane", "image"], env)
+    assert run(["embed"], env).stdout.strip() == (
+        "image lane (tiny-clip): 2 vectors written, 0 unchanged, 0 failed")
+    result = json.loads(run(["search", "red photo", "--json"], env).stdout)
+    assert [h["title"] for h in result["hits"]] == ["Scarlet teapot"]
+    assert result["hits"][0]["explain"]["image"]["rank"] == 1
+    assert result["lanes"] == ["lexical", "image"]
+    # offline: a clear message, not a traceback
+    failed = run(["models", "download", "openai/clip-vit-base-patch32"], env, check=False)
+    assert failed.returncode == 1
+    assert "cannot download 'openai/clip-vit-base-patch32' from the model hub" in failed.stderr
+    assert "Traceback" not in failed.stderr
