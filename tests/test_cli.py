@@ -141,3 +141,29 @@ def test_models_from_the_command_line(tmp_path: Path, photos: Path):
     assert failed.returncode == 1
     assert "cannot download 'openai/clip-vit-base-patch32' from the model hub" in failed.stderr
     assert "Traceback" not in failed.stderr
+
+
+def test_background_embedding_finishes_while_search_stays_correct(tmp_path: Path, photos: Path):
+    from tinymodels import build_clip
+
+    for i in range(6):
+        img = make_image(photos / f"p{i}.png", size=(16, 16), color=(255, 0, i * 40), fmt="PNG")
+        write_sidecar(img, f"-XMP-dc:Title=Picture {i}")
+    env = clean_env(LOUPE_HOME=str(tmp_path / "home"))
+    run(["init"], env)
+    run(["ingest", str(photos)], env)
+    run(["models", "install", str(build_clip(tmp_path / "tiny-clip"))], env)
+    run(["models", "use", "tiny-clip", "--lane", "image"], env)
+    out = run(["embed", "--background"], env).stdout
+    assert out.startswith("embedding in the background (pid ")
+    # meanwhile, a search never mixes models: it sees only finished vectors
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        result = json.loads(run(["search", "picture", "--json"], env).stdout)
+        assert result["total"] == 6  # one-word query: the lexical rows, whatever the vectors
+        if not result["notices"]:
+            break
+        time.sleep(0.5)
+    assert result["notices"] == []  # every asset has its vector now
+    log = next((tmp_path / "home" / "logs").glob("embed-*.log")).read_text()
+    assert "image lane (tiny-clip): 6 vectors written" in log

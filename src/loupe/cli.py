@@ -392,10 +392,30 @@ def models_use(obj: _Ctx, name: str, lane: str) -> None:
 
 @main.command()
 @click.option("--lane", type=click.Choice(["image", "text"]), help="Only this lane.")
+@click.option("--background", is_flag=True,
+              help="Run in a detached process (log in HOME/logs/); search keeps working and "
+                   "stays correct meanwhile.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def embed(obj: _Ctx, lane: str | None, as_json: bool) -> None:
+def embed(obj: _Ctx, lane: str | None, background: bool, as_json: bool) -> None:
     """Compute the vectors the active lanes are missing."""
+    if background:
+        import subprocess
+        import time as _time
+
+        with obj.open() as lib:
+            logs = lib.home / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        log = logs / f"embed-{_time.strftime('%Y%m%d-%H%M%S')}.log"
+        args = [sys.executable, "-m", "loupe.cli", "--tenant", obj.tenant]
+        if obj.home:
+            args += ["--home", obj.home]
+        args += ["embed"] + (["--lane", lane] if lane else [])
+        with open(log, "w") as fh:
+            proc = subprocess.Popen(args, stdout=fh, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        click.echo(f"embedding in the background (pid {proc.pid}), log: {log}")
+        return
     with obj.open() as lib:
         out = _model_call(lambda: lib.embed(lane=lane))
     rows = [{"lane": s.lane, "model": s.model, "written": s.written, "unchanged": s.unchanged,
