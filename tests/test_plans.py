@@ -41,6 +41,21 @@ def load_synthetic(lib: Library, n: int) -> None:
         """, {"t": lib.tenant_id})
         lib.conn.execute("UPDATE search_document SET doc_len = loupe_tsv_len(tsv)")
         lib.conn.execute("SELECT loupe_reindex_lexical(%s, 'en')", (lib.tenant_id,))
+        # every asset has a file: 300 in collection 'campaign', the rest in 'archive'
+        src = lib.conn.execute("INSERT INTO source (tenant_id, root_path) VALUES (%s, '/lib') "
+                               "RETURNING id", (lib.tenant_id,)).fetchone()[0]
+        ids = {}
+        for name in ("archive", "campaign"):
+            ids[name] = lib.conn.execute(
+                "INSERT INTO collection (tenant_id, source_id, name, path) VALUES (%s, %s, %s, %s)"
+                " RETURNING id", (lib.tenant_id, src, name, name)).fetchone()[0]
+        lib.conn.execute("""
+            INSERT INTO asset_file (tenant_id, asset_id, source_id, collection_id, path, rel_path,
+                                    byte_size, mtime_ns, metadata, raw_metadata)
+            SELECT %(t)s, g, %(src)s, CASE WHEN g %% 333 = 0 THEN %(c)s ELSE %(a)s END,
+                   '/lib/' || g, g::text, 1, 0, '{}', '{}'
+            FROM generate_series(1, %(n)s) g
+        """, {"t": lib.tenant_id, "src": src, "c": ids["campaign"], "a": ids["archive"], "n": n})
     lib.conn.execute("ANALYZE")
 
 
@@ -91,6 +106,31 @@ def test_lexical_lane_never_scans_a_whole_table(big: Library, terms: list[str]):
             # scan) or one row per probe (primary key)
             assert node["Actual Rows"] <= 3000, node["Node Type"]
             assert node["Actual Rows"] * node["Actual Loops"] <= 3000 * len(terms) + 1000 * len(terms)
+
+
+@pytest.mark.parametrize("terms", [["w1"], ["w1", "w2", "w3"], ["w2500"]])
+def test_scoped_lane_never_scans_a_whole_table(big: Library, terms: list[str]):
+    from loupe.scopes import queries as sq
+
+    coll = big.conn.execute("SELECT id FROM collection WHERE path = 'campaign'").fetchone()[0]
+    colls = big.conn.execute(sq.SUB_COLLECTIONS, {"tenant_id": big.tenant_id,
+                                                  "collection_id": coll}).fetchone()[0]
+    mparams = {"tenant_id": big.tenant_id, "collections": colls}
+    plans = [big.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sq.SCOPE_MEMBERS,
+                              mparams).fetchone()[0]]
+    members = big.conn.execute(sq.SCOPE_MEMBERS, mparams).fetchone()[0]
+    assert len(members) == 300
+    params = {"tenant_id": big.tenant_id, "lang": "en", "terms": terms,
+              "query": " ".join(terms), "raw_cap": 3000, "keep_cap": 1000, "limit": 20,
+              "offset": 0, "fallback": False, "members": members, "regime": "direct",
+              "deep_cap": sq.DEEP_CAP}
+    plans.append(big.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sq.SCOPED_LANE,
+                                  params).fetchone()[0])
+    for doc in plans:
+        doc = doc if isinstance(doc, list) else json.loads(doc)
+        for node in plan_nodes(doc[0]["Plan"]):
+            if node.get("Relation Name") in BIG_TABLES:
+                assert node["Node Type"] != "Seq Scan", f"sequential scan of {node['Relation Name']}"
 
 
 def test_common_term_lane_is_truncated_on_100k(big: Library):

@@ -124,16 +124,19 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
 @click.option("--lang", help="Query language (default: the library's first language).")
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--page", default=1, show_default=True, type=click.IntRange(1))
+@click.option("--in", "scope", metavar="COLLECTION",
+              help="Search inside this collection (its path, sub-collections included).")
 @click.option("--explain", is_flag=True, help="Show each lane's rank and score/distance.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, explain: bool,
-           as_json: bool) -> None:
+def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, scope: str | None,
+           explain: bool, as_json: bool) -> None:
     """Search the library for QUERY."""
     with obj.open() as lib:
         try:
-            result = lib.search(query, lang=lang, limit=limit, offset=(page - 1) * limit)
-        except ValueError as exc:
+            result = lib.search(query, lang=lang, limit=limit, offset=(page - 1) * limit,
+                                scope=scope)
+        except (ValueError, LookupError) as exc:
             raise click.ClickException(str(exc)) from exc
     if as_json:
         _emit_json(result.as_dict())
@@ -170,6 +173,10 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, expla
 def _explain(ex: dict) -> str:
     parts = []
     for lane, v in ex.items():
+        if lane == "band":
+            if v:
+                parts.append("band: a member the caps had left out")
+            continue
         if v.get("rank") is None and v.get("score") is None:
             parts.append(f"{lane}: –")
         elif "distance" in v:

@@ -28,6 +28,7 @@ from .lexical.search import (analyze as analyze_text, lexical_search, query_term
                              suggest_corrections)
 from .models import registry
 from .models.embedders import Embedder, ModelError
+from .scopes.search import collection_id, scoped_search
 from .vector import queries as vq
 from .vector.embed import EmbedSummary, build_variants, embed_images, embed_texts
 from . import queries as q
@@ -219,8 +220,10 @@ class Library:
         return ingester.ingest(path, progress=progress)
 
     def search(self, query: str, *, lang: str | None = None, limit: int = 20,
-               offset: int = 0) -> SearchResult:
-        """Search the library. ``lang`` defaults to the first library language.
+               offset: int = 0, scope: str | None = None) -> SearchResult:
+        """Search the library, or inside collection ``scope`` (its path, e.g.
+        ``animals/mammals``, sub-collections included). ``lang`` defaults to
+        the first library language.
 
         Raises:
             ValueError: ``limit`` < 1 or ``offset`` < 0, ``lang`` is not a
@@ -230,6 +233,8 @@ class Library:
         lang = self._lang(lang)
         raw_cap, keep_cap = self.conn.execute(q.LEXICAL_CAPS, {"tenant_id": self.tenant_id}).fetchone()
         notices: list[str] = []
+        if scope is not None:
+            return self._scoped(query, lang, scope, limit, offset, raw_cap, keep_cap, notices)
         lanes = self._query_lanes(query, lang, notices)
         if not lanes:
             res = lexical_search(self.conn, self.tenant_id, query, lang, limit=limit,
@@ -257,6 +262,22 @@ class Library:
                                "the text lane")
         return self._fused_result(query, lang, terms, fr, lanes, corrections, limit, offset,
                                   keep_cap, notices)
+
+    def _scoped(self, query, lang, scope, limit, offset, raw_cap, keep_cap, notices):
+        coll = collection_id(self.conn, self.tenant_id, scope)
+        if self.conn.execute(vq.LANE_MODELS, {"tenant_id": self.tenant_id}).fetchone():
+            notices.append("scoped search uses the lexical lane and its guaranteed band; "
+                           "the vector lanes do not take part in it yet")
+        res = scoped_search(self.conn, self.tenant_id, query, lang, coll, limit=limit,
+                            offset=offset, raw_cap=raw_cap, keep_cap=keep_cap)
+        notices.append(f"scope {scope!r}: {res.members:,} members, {res.ranked:,} ranked, "
+                       f"{res.band:,} in the band ({res.regime} regime)")
+        raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
+                     {"lexical": {"rank": None, "score": h.score}, "band": h.in_band})
+                    for h in res.hits]
+        return self._result(query, lang, res.terms, res.total, res.total_exact, res.verdict,
+                            res.total, limit, offset, raw_hits, res.corrections, ["lexical"],
+                            notices)
 
     def _fused_result(self, query: str, lang: str, terms: list[str], fr: FusedResult,
                       lanes: list[VectorLane], corrections: dict[str, str], limit: int,

@@ -1,0 +1,121 @@
+"""Scoped lexical search with guaranteed bands (see :mod:`loupe.scopes.queries`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import psycopg
+
+from ..lexical.search import query_terms, suggest_corrections
+from . import queries as q
+
+
+class UnknownScope(LookupError):
+    """The collection to search in does not exist in this tenant."""
+
+
+@dataclass
+class ScopedHit:
+    """A row of a scoped result; ``in_band`` marks a member the lane's caps had
+    left out, placed after every ranked row."""
+
+    rank: int
+    asset_id: int
+    score: float
+    bonus: int
+    in_band: bool
+
+
+@dataclass
+class ScopedResult:
+    """A page of a scoped search, with the regime used and the verdict."""
+
+    terms: list[str]
+    members: int
+    regime: str
+    ranked: int
+    band: int
+    total: int
+    total_exact: bool
+    verdict: str
+    hits: list[ScopedHit] = field(default_factory=list)
+    corrections: dict[str, str] = field(default_factory=dict)
+
+
+def regime_for(members: int) -> str:
+    """``direct`` / ``deep`` / ``none`` by scope size (C3)."""
+    if members <= q.DIRECT_MAX:
+        return "direct"
+    if members <= q.DEEP_MAX:
+        return "deep"
+    return "none"
+
+
+def collection_id(conn: psycopg.Connection, tenant_id: int, path: str) -> int:
+    """The collection at ``path`` (as ingested: 'animals/mammals').
+
+    Raises:
+        UnknownScope: no such collection, or the path names several (in
+            different sources).
+    """
+    rows = conn.execute(q.COLLECTION_BY_PATH, {"tenant_id": tenant_id,
+                                               "path": path.strip("/")}).fetchall()
+    if not rows:
+        raise UnknownScope(f"no collection {path!r} in this library")
+    if len(rows) > 1:
+        raise UnknownScope(f"{path!r} names collections in several sources: use its id")
+    return rows[0][0]
+
+
+def scope_members(conn: psycopg.Connection, tenant_id: int, coll_id: int) -> list[int]:
+    """Asset ids of a collection and its sub-collections, sorted."""
+    colls = conn.execute(q.SUB_COLLECTIONS, {"tenant_id": tenant_id,
+                                             "collection_id": coll_id}).fetchone()[0]
+    return list(conn.execute(q.SCOPE_MEMBERS, {"tenant_id": tenant_id,
+                                               "collections": colls}).fetchone()[0])
+
+
+def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: str,
+                  coll_id: int, *, limit: int = 20, offset: int = 0, raw_cap: int = 3000,
+                  keep_cap: int = 1000) -> ScopedResult:
+    """Search inside a collection (and its sub-collections): the lane's ranked
+    rows that are members first, in the unscoped order, then the band.
+
+    Verdict: ``complete`` when every matching member is in the result (direct
+    regime always; deep regime when every term was read to its end; no band
+    when the lane itself was complete), ``truncated`` otherwise, ``unknown``
+    for the typo fallback.
+    """
+    terms = query_terms(conn, query, lang)
+    member_ids = scope_members(conn, tenant_id, coll_id)
+    regime = regime_for(len(member_ids))
+    if not terms:
+        return ScopedResult([], len(member_ids), regime, 0, 0, 0, True, "complete")
+    params = {"tenant_id": tenant_id, "lang": lang, "terms": terms, "query": query,
+              "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
+              "fallback": False, "members": member_ids, "regime": regime,
+              "deep_cap": q.DEEP_CAP}
+    rows = conn.execute(q.SCOPED_LANE, params).fetchall()
+    corrections: dict[str, str] = {}
+    if rows[0][0] == 0:
+        corrections = suggest_corrections(conn, tenant_id, lang, terms)
+        if corrections:
+            terms = sorted({corrections.get(t, t) for t in terms})
+            rows = conn.execute(q.SCOPED_LANE, {**params, "terms": terms,
+                                                "fallback": True}).fetchall()
+    (candidates, kept, _read, _max_df, all_read, members, ranked, band, deep_all_read) = rows[0][:9]
+    if corrections:
+        verdict, exact = "unknown", False
+    elif regime == "direct":
+        verdict, exact = "complete", True
+    elif regime == "deep":
+        verdict = "complete" if deep_all_read else "truncated"
+        exact = bool(deep_all_read)
+    else:
+        complete = bool(all_read) and candidates <= keep_cap
+        verdict, exact = ("complete" if complete else "truncated"), complete
+    hits = [ScopedHit(rank=r[9], asset_id=r[10], score=float(r[11]), bonus=r[12], in_band=r[13])
+            for r in rows if r[10] is not None]
+    return ScopedResult(terms=terms, members=members, regime=regime, ranked=ranked, band=band,
+                        total=ranked + band, total_exact=exact, verdict=verdict, hits=hits,
+                        corrections=corrections)
