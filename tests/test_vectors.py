@@ -274,3 +274,16 @@ def test_index_variants_image_caption_both(colours: Library, clip_dir: Path):
     # "both" is the normalised sum of image and caption
     s = vec[("Lawn", "image")] + vec[("Lawn", "caption")]
     np.testing.assert_allclose(vec[("Lawn", "both")], s / np.linalg.norm(s), atol=1e-6)
+
+
+def test_vector_and_asset_counts_follow_deletes(colours: Library, clip_dir: Path, photos: Path):
+    lib = colours
+    lib.install_model(clip_dir)
+    lib.use_model("tiny-clip", "image")
+    lib.embed()
+    (photos / "lawn.png").unlink()
+    (photos / "lawn.png.xmp").unlink()
+    assert lib.ingest(photos).removed_assets == 1
+    assert lib.conn.execute("SELECT n_assets FROM asset_stat").fetchone() == (2,)
+    assert lib.conn.execute("SELECT n_vectors FROM vector_stat").fetchone() == (2,)
+    assert lib.search("red photo").notices == []  # nothing waits for a vector

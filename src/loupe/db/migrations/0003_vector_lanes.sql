@@ -52,21 +52,30 @@ CREATE TABLE vector_stat (
     PRIMARY KEY (tenant_id, model_id, lane)
 );
 
-CREATE FUNCTION loupe_vector_stat() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Statement-level triggers with transition tables: one upsert per statement
+-- and (tenant, model, lane), not one per row — a row-level counter update
+-- rewrites the same row once per vector, which a bulk load of a million
+-- vectors in one transaction turns into a chain of a million row versions.
+CREATE FUNCTION loupe_vector_stat_ins() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'DELETE' THEN
-        UPDATE vector_stat SET n_vectors = n_vectors - 1
-        WHERE tenant_id = OLD.tenant_id AND model_id = OLD.model_id AND lane = OLD.lane;
-    ELSE
-        INSERT INTO vector_stat AS s (tenant_id, model_id, lane, n_vectors)
-        VALUES (NEW.tenant_id, NEW.model_id, NEW.lane, 1)
-        ON CONFLICT (tenant_id, model_id, lane) DO UPDATE SET n_vectors = s.n_vectors + 1;
-    END IF;
+    INSERT INTO vector_stat AS s (tenant_id, model_id, lane, n_vectors)
+    SELECT tenant_id, model_id, lane, count(*) FROM new_rows GROUP BY 1, 2, 3
+    ON CONFLICT (tenant_id, model_id, lane) DO UPDATE SET n_vectors = s.n_vectors + EXCLUDED.n_vectors;
     RETURN NULL;
 END
 $$;
-CREATE TRIGGER asset_vector_stat AFTER INSERT OR DELETE ON asset_vector
-FOR EACH ROW EXECUTE FUNCTION loupe_vector_stat();
+CREATE FUNCTION loupe_vector_stat_del() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE vector_stat s SET n_vectors = s.n_vectors - d.n
+    FROM (SELECT tenant_id, model_id, lane, count(*) AS n FROM old_rows GROUP BY 1, 2, 3) d
+    WHERE s.tenant_id = d.tenant_id AND s.model_id = d.model_id AND s.lane = d.lane;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER asset_vector_stat_ins AFTER INSERT ON asset_vector
+REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION loupe_vector_stat_ins();
+CREATE TRIGGER asset_vector_stat_del AFTER DELETE ON asset_vector
+REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION loupe_vector_stat_del();
 
 -- Assets per tenant, kept the same way (every asset, with or without documents).
 CREATE TABLE asset_stat (
@@ -75,16 +84,23 @@ CREATE TABLE asset_stat (
 );
 INSERT INTO asset_stat SELECT tenant_id, count(*) FROM asset GROUP BY tenant_id;
 
-CREATE FUNCTION loupe_asset_stat() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION loupe_asset_stat_ins() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'DELETE' THEN
-        UPDATE asset_stat SET n_assets = n_assets - 1 WHERE tenant_id = OLD.tenant_id;
-    ELSE
-        INSERT INTO asset_stat AS s (tenant_id, n_assets) VALUES (NEW.tenant_id, 1)
-        ON CONFLICT (tenant_id) DO UPDATE SET n_assets = s.n_assets + 1;
-    END IF;
+    INSERT INTO asset_stat AS s (tenant_id, n_assets)
+    SELECT tenant_id, count(*) FROM new_rows GROUP BY 1
+    ON CONFLICT (tenant_id) DO UPDATE SET n_assets = s.n_assets + EXCLUDED.n_assets;
     RETURN NULL;
 END
 $$;
-CREATE TRIGGER asset_stat AFTER INSERT OR DELETE ON asset
-FOR EACH ROW EXECUTE FUNCTION loupe_asset_stat();
+CREATE FUNCTION loupe_asset_stat_del() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE asset_stat s SET n_assets = s.n_assets - d.n
+    FROM (SELECT tenant_id, count(*) AS n FROM old_rows GROUP BY 1) d
+    WHERE s.tenant_id = d.tenant_id;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER asset_stat_ins AFTER INSERT ON asset
+REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION loupe_asset_stat_ins();
+CREATE TRIGGER asset_stat_del AFTER DELETE ON asset
+REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION loupe_asset_stat_del();
