@@ -94,6 +94,7 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
                            rate=f"{speed:.1f} files/s" if speed else "")
 
             summary = lib.ingest(path, progress=progress, max_pixels=max_pixels)
+        waiting = lib.vectors_waiting()
     if as_json:
         _emit_json(summary.as_dict())
         return
@@ -117,6 +118,9 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
         console.print(f"[yellow]{len(s.warnings)} file(s) ingested with a warning:[/]")
         for w in s.warnings:
             console.print(f"  {w.path}: {w.reason}", markup=False, highlight=False)
+    for lane, n in waiting.items():
+        console.print(f"{n:,} assets wait for {lane}-lane vectors: run 'loupe embed'",
+                      highlight=False)
 
 
 @main.command()

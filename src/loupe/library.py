@@ -348,6 +348,11 @@ class Library:
                                         cfg, len(query.split())), vector=vec))
         return lanes
 
+    def vectors_waiting(self) -> dict[str, int]:
+        """Assets without a vector of their lane's active model, per lane."""
+        return {r[0]: r[6] - r[5] for r in self.conn.execute(
+            vq.LANE_MODELS, {"tenant_id": self.tenant_id}) if r[6] > r[5]}
+
     def models(self) -> list[dict[str, Any]]:
         """Installed models, and the lanes of this tenant each one serves."""
         active = {r[2]: r[0] for r in self.conn.execute(vq.LANE_MODELS, {"tenant_id": self.tenant_id})}
