@@ -42,7 +42,7 @@ def peer_run(root: Path, thumbs: Path, workers: int) -> tuple[int, float]:
             paths = [f.path for f in batch] + [f.sidecar_path for f in batch if f.sidecar_path]
             raw = reader.read(paths)
 
-            def work(f):
+            def work(f, raw=raw):
                 try:
                     sha = sha256_file(f.path).hex()
                     inspect_image(f.path, thumbs / sha[:2] / f"{sha}.webp")

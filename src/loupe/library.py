@@ -335,7 +335,7 @@ class Library:
                 notices.append(f"{lane} lane off: {exc}")
                 continue
             vec, reason = self.encoder_health.encode(
-                name, lambda: self._embedder(name).encode_texts([query], task="query")[0])
+                name, lambda n=name: self._embedder(n).encode_texts([query], task="query")[0])
             if vec is None:
                 notices.append(f"{lane} lane off for about {int(self.encoder_health.ttl)} s, "
                                f"answering without it: {reason}")
