@@ -22,10 +22,11 @@ HNSW_EF_CONSTRUCTION = 128
 #: Candidates the HNSW search keeps (pgvector's hnsw.ef_search, default 40,
 #: which would also cap a scan at 40 rows, under the vector lane's 200). Set
 #: per connection by Library.open, overridable with LOUPE_HNSW_EF_SEARCH
-#: (pgvector allows 1..1000). At 100k 512-d vectors: recall@10 1.000 at 200
-#: on low-rank clusters; on isotropic clusters (a worst case) 0.688 at 200,
-#: 0.945 at 800 (benchmarks/RESULTS.md).
-HNSW_EF_SEARCH = 200
+#: (pgvector allows 1..1000). Low-rank clustered 512-d vectors: recall@10
+#: 1.000 at 100k and 0.982 at 1M with 400 (0.924 at 1M with 200); lane p95
+#: 16 ms at 1M. Isotropic clusters (a worst case): 0.859 at 100k with 400
+#: (benchmarks/RESULTS.md).
+HNSW_EF_SEARCH = 400
 
 REGISTER_MODEL = """
 INSERT INTO embedding_model (name, kind, dims) VALUES (%(name)s, %(kind)s, %(dims)s)
