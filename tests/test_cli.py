@@ -129,7 +129,7 @@ def test_models_from_the_command_line(tmp_path: Path, photos: Path):
     clip = build_clip(tmp_path / "tiny-clip")
     assert run(["models", "install", str(clip)], env).stdout.startswith(
         "installed tiny-clip (clip-onnx, 4 dims)")
-    run(["models", "use", "tiny-clip", "--lane", "image"], env)
+    run(["models", "use", "tiny-clip", "--lane", "image", "--no-embed"], env)
     assert run(["embed"], env).stdout.strip() == (
         "image lane (tiny-clip): 2 vectors written, 0 unchanged, 0 failed")
     result = json.loads(run(["search", "red photo", "--json"], env).stdout)
@@ -153,9 +153,8 @@ def test_background_embedding_finishes_while_search_stays_correct(tmp_path: Path
     run(["init"], env)
     run(["ingest", str(photos)], env)
     run(["models", "install", str(build_clip(tmp_path / "tiny-clip"))], env)
-    run(["models", "use", "tiny-clip", "--lane", "image"], env)
-    out = run(["embed", "--background"], env).stdout
-    assert out.startswith("embedding in the background (pid ")
+    out = run(["models", "use", "tiny-clip", "--lane", "image"], env).stdout
+    assert out.splitlines()[1].startswith("embedding in the background (pid ")
     # meanwhile, a search never mixes models: it sees only finished vectors
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

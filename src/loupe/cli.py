@@ -391,13 +391,39 @@ def models_thresholds(obj: _Ctx, name: str, settings: tuple[str, ...]) -> None:
 @models.command("use")
 @click.argument("name")
 @click.option("--lane", type=click.Choice(["image", "text"]), required=True)
+@click.option("--no-embed", is_flag=True,
+              help="Do not start computing the lane's vectors in the background.")
 @click.pass_obj
-def models_use(obj: _Ctx, name: str, lane: str) -> None:
-    """Make NAME the model of the image or text lane (then run 'loupe embed')."""
+def models_use(obj: _Ctx, name: str, lane: str, no_embed: bool) -> None:
+    """Make NAME the model of the image or text lane and (unless --no-embed)
+    compute its vectors in the background; search stays correct meanwhile."""
     with obj.open() as lib:
         info = _model_call(lambda: lib.use_model(name, lane))
-    click.echo(f"{info['lane']} lane: {info['model']} ({info['dims']} dims); "
-               "run 'loupe embed' to compute the vectors")
+    click.echo(f"{info['lane']} lane: {info['model']} ({info['dims']} dims)")
+    if no_embed:
+        click.echo("run 'loupe embed' to compute the vectors")
+    else:
+        click.echo(_spawn_embed(obj, lane))
+
+
+def _spawn_embed(obj: _Ctx, lane: str | None) -> str:
+    """Start 'loupe embed' as a detached process logging to HOME/logs/; return a
+    sentence saying so."""
+    import subprocess
+    import time as _time
+
+    with obj.open() as lib:
+        logs = lib.home / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    log = logs / f"embed-{_time.strftime('%Y%m%d-%H%M%S')}-{lane or 'all'}.log"
+    args = [sys.executable, "-m", "loupe.cli", "--tenant", obj.tenant]
+    if obj.home:
+        args += ["--home", obj.home]
+    args += ["embed"] + (["--lane", lane] if lane else [])
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(args, stdout=fh, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    return f"embedding in the background (pid {proc.pid}), log: {log}"
 
 
 @main.command()
@@ -410,21 +436,7 @@ def models_use(obj: _Ctx, name: str, lane: str) -> None:
 def embed(obj: _Ctx, lane: str | None, background: bool, as_json: bool) -> None:
     """Compute the vectors the active lanes are missing."""
     if background:
-        import subprocess
-        import time as _time
-
-        with obj.open() as lib:
-            logs = lib.home / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        log = logs / f"embed-{_time.strftime('%Y%m%d-%H%M%S')}.log"
-        args = [sys.executable, "-m", "loupe.cli", "--tenant", obj.tenant]
-        if obj.home:
-            args += ["--home", obj.home]
-        args += ["embed"] + (["--lane", lane] if lane else [])
-        with open(log, "w") as fh:
-            proc = subprocess.Popen(args, stdout=fh, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
-        click.echo(f"embedding in the background (pid {proc.pid}), log: {log}")
+        click.echo(_spawn_embed(obj, lane))
         return
     with obj.open() as lib:
         out = _model_call(lambda: lib.embed(lane=lane))
