@@ -139,10 +139,7 @@ fused AS (
 ),
 fkept AS (
     SELECT f.*,
-           CASE WHEN btrim(ph.qn) = '' THEN 0
-                WHEN strpos(d.phrase_title, ph.qn) > 0 THEN 2
-                WHEN strpos(d.phrase_text, ph.qn) > 0 THEN 1
-                ELSE 0 END AS bonus
+           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
     FROM fused f
     CROSS JOIN phrase ph
     LEFT JOIN search_document d ON d.asset_id = f.asset_id AND d.lang = %(lang)s

@@ -64,13 +64,11 @@ q AS MATERIALIZED (
     WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = ANY (%(terms)s::text[])
 ),
 raw AS MATERIALIZED (
-    SELECT q.term_id, p.asset_id, q.idf * x.tfn / (st.k1 + x.tfn) AS part
+    SELECT q.term_id, p.asset_id,
+           loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
     FROM q
     CROSS JOIN st
     CROSS JOIN LATERAL loupe_term_postings(q.term_id, %(raw_cap)s) AS p
-    CROSS JOIN LATERAL (
-        SELECT loupe_bm25f_tf(p.tf, p.group_len, st.avglen, st.weights, st.b) AS tfn
-    ) AS x
 ),
 cand AS MATERIALIZED (
     SELECT asset_id, sum(part) AS score FROM raw GROUP BY asset_id
@@ -80,7 +78,8 @@ kept AS MATERIALIZED (
 ),
 missing AS (
     SELECT k.asset_id,
-           sum(q.idf * x.tfn / (st.k1 + x.tfn)) AS extra
+           sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
+                                st.k1)) AS extra
     FROM kept k
     CROSS JOIN q
     CROSS JOIN st
@@ -92,9 +91,6 @@ missing AS (
         WHERE p.term_id = q.term_id AND p.asset_id = k.asset_id
         LIMIT 1
     ) AS p
-    CROSS JOIN LATERAL (
-        SELECT loupe_bm25f_tf(p.tf, p.group_len, st.avglen, st.weights, st.b) AS tfn
-    ) AS x
     WHERE q.df > %(raw_cap)s
       AND NOT EXISTS (SELECT 1 FROM raw r WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)
     GROUP BY k.asset_id
@@ -105,10 +101,7 @@ phrase AS (
 final AS (
     SELECT k.asset_id,
            k.score + coalesce(m.extra, 0) AS score,
-           CASE WHEN btrim(ph.qn) = '' THEN 0
-                WHEN strpos(d.phrase_title, ph.qn) > 0 THEN 2
-                WHEN strpos(d.phrase_text, ph.qn) > 0 THEN 1
-                ELSE 0 END AS bonus
+           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
     FROM kept k
     LEFT JOIN missing m ON m.asset_id = k.asset_id
     JOIN search_document d ON d.asset_id = k.asset_id AND d.lang = %(lang)s

@@ -58,7 +58,8 @@ ranked AS MATERIALIZED (
 ),
 -- direct: every member not ranked, scored exactly by primary-key probes
 band_direct AS (
-    SELECT s.asset_id, sum(q.idf * x.tfn / (st.k1 + x.tfn)) AS score
+    SELECT s.asset_id, sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
+                                st.k1)) AS score
     FROM scope s
     CROSS JOIN q
     CROSS JOIN st
@@ -67,9 +68,6 @@ band_direct AS (
         WHERE p.term_id = q.term_id AND p.asset_id = s.asset_id
         LIMIT 1
     ) AS p
-    CROSS JOIN LATERAL (
-        SELECT loupe_bm25f_tf(p.tf, p.group_len, st.avglen, st.weights, st.b) AS tfn
-    ) AS x
     WHERE %(regime)s = 'direct'
       AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)
     GROUP BY s.asset_id
@@ -77,13 +75,11 @@ band_direct AS (
 -- deep: each term's postings read to deep_cap; members found there, scored
 -- from the postings read (a member's other terms beyond the depth add nothing)
 deep AS MATERIALIZED (
-    SELECT q.term_id, p.asset_id, q.idf * x.tfn / (st.k1 + x.tfn) AS part
+    SELECT q.term_id, p.asset_id,
+           loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
     FROM q
     CROSS JOIN st
     CROSS JOIN LATERAL loupe_term_postings(q.term_id, %(deep_cap)s) AS p
-    CROSS JOIN LATERAL (
-        SELECT loupe_bm25f_tf(p.tf, p.group_len, st.avglen, st.weights, st.b) AS tfn
-    ) AS x
     WHERE %(regime)s = 'deep'
 ),
 band_deep AS (
@@ -94,10 +90,7 @@ band_deep AS (
 ),
 band AS (
     SELECT b.asset_id, b.score,
-           CASE WHEN btrim(ph.qn) = '' THEN 0
-                WHEN strpos(d.phrase_title, ph.qn) > 0 THEN 2
-                WHEN strpos(d.phrase_text, ph.qn) > 0 THEN 1
-                ELSE 0 END AS bonus
+           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
     FROM (SELECT * FROM band_direct UNION ALL SELECT * FROM band_deep) b
     CROSS JOIN phrase ph
     JOIN search_document d ON d.asset_id = b.asset_id AND d.lang = %(lang)s

@@ -237,6 +237,25 @@ RETURN (CASE WHEN tf[1] > 0 AND avglen[1] > 0
      + (CASE WHEN tf[4] > 0 AND avglen[4] > 0
              THEN w[4] * tf[4] / (1.0 - b[4] + b[4] * len[4] / avglen[4]) ELSE 0.0 END);
 
+-- One term's BM25F contribution, idf * tf~ / (k1 + tf~), written as
+-- idf * (1 - k1 / (k1 + tf~)) so that tf~ appears once and PostgreSQL
+-- inlines the whole expression (a SQL function whose argument is used twice
+-- is not inlined when that argument is itself a function call).
+CREATE FUNCTION loupe_bm25f_part(idf float8, tf real[], len real[], avglen float8[],
+                                 w float8[], b float8[], k1 float8)
+RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN idf * (1.0 - k1 / (k1 + loupe_bm25f_tf(tf, len, avglen, w, b)));
+
+-- The phrase bonus (SPEC L3) from a query's and a document's phrase forms
+-- (loupe_phrase_norm): 2 when the title holds the literal query, 1 when
+-- another field does, 0 otherwise or for a query with no letters or digits.
+CREATE FUNCTION loupe_phrase_bonus(qn text, phrase_title text, phrase_text text)
+RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN btrim(qn) = '' THEN 0
+            WHEN strpos(phrase_title, qn) > 0 THEN 2
+            WHEN strpos(phrase_text, qn) > 0 THEN 1
+            ELSE 0 END;
+
 -- Frequencies per group of each lexeme of a document, from its tsvector
 -- (weight letter = group) and its vocabulary tsvector (weight letter =
 -- distance to the asset's own term; counted in group B at decay^distance).
