@@ -9,6 +9,7 @@ import json
 import pytest
 
 from loupe import Library
+from loupe.access import OWNER, Viewer
 from loupe.lexical import queries as q
 
 N_DOCS = 100_000
@@ -56,6 +57,10 @@ def load_synthetic(lib: Library, n: int) -> None:
                    '/lib/' || g, g::text, 1, 0, '{}', '{}'
             FROM generate_series(1, %(n)s) g
         """, {"t": lib.tenant_id, "src": src, "c": ids["campaign"], "a": ids["archive"], "n": n})
+    # a member who may read the 300 assets of 'campaign' only
+    with lib.conn.transaction():
+        lib.create_user("member", "member-password")
+        lib.grant("member", collection="campaign")
     lib.conn.execute("ANALYZE")
 
 
@@ -83,20 +88,23 @@ def plan_nodes(node: dict):
         yield from plan_nodes(child)
 
 
-def explain(lib: Library, terms: list[str], raw_cap: int = 3000, keep_cap: int = 1000) -> dict:
+def explain(lib: Library, terms: list[str], raw_cap: int = 3000, keep_cap: int = 1000,
+            viewer: Viewer = OWNER) -> dict:
     params = {"tenant_id": lib.tenant_id, "lang": "en", "terms": terms, "query": " ".join(terms),
               "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": 20, "offset": 0,
-              "fallback": False}
+              "fallback": False, **viewer.params()}
     row = lib.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + q.LEXICAL_LANE, params).fetchone()
     doc = row[0] if isinstance(row[0], list) else json.loads(row[0])
     return doc[0]["Plan"]
 
 
+@pytest.mark.parametrize("member", [False, True], ids=["owner", "member"])
 @pytest.mark.parametrize("terms", [["w1"], ["w1", "w2", "w3"], ["w1", "w4999"], ["w2500"]])
-def test_lexical_lane_never_scans_a_whole_table(big: Library, terms: list[str]):
+def test_lexical_lane_never_scans_a_whole_table(big: Library, terms: list[str], member: bool):
     df = dict(big.conn.execute("SELECT term, df FROM lexicon_term WHERE term = ANY(%s)", (terms,)))
     assert df["w1"] > 3000 if "w1" in terms else True  # the common term really is over the cap
-    plan = explain(big, terms)
+    viewer = big.as_user("member").viewer if member else OWNER
+    plan = explain(big, terms, viewer=viewer)
     for node in plan_nodes(plan):
         rel = node.get("Relation Name")
         if rel in BIG_TABLES:
@@ -115,7 +123,7 @@ def test_scoped_lane_never_scans_a_whole_table(big: Library, terms: list[str]):
     coll = big.conn.execute("SELECT id FROM collection WHERE path = 'campaign'").fetchone()[0]
     colls = big.conn.execute(sq.SUB_COLLECTIONS, {"tenant_id": big.tenant_id,
                                                   "collection_id": coll}).fetchone()[0]
-    mparams = {"tenant_id": big.tenant_id, "collections": colls}
+    mparams = {"tenant_id": big.tenant_id, "collections": colls, **OWNER.params()}
     plans = [big.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sq.SCOPE_MEMBERS,
                               mparams).fetchone()[0]]
     members = big.conn.execute(sq.SCOPE_MEMBERS, mparams).fetchone()[0]
@@ -123,7 +131,7 @@ def test_scoped_lane_never_scans_a_whole_table(big: Library, terms: list[str]):
     params = {"tenant_id": big.tenant_id, "lang": "en", "terms": terms,
               "query": " ".join(terms), "raw_cap": 3000, "keep_cap": 1000, "limit": 20,
               "offset": 0, "fallback": False, "members": members, "regime": "direct",
-              "deep_cap": sq.DEEP_CAP}
+              "deep_cap": sq.DEEP_CAP, **OWNER.params()}
     plans.append(big.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sq.SCOPED_LANE,
                                   params).fetchone()[0])
     for doc in plans:
@@ -140,3 +148,51 @@ def test_common_term_lane_is_truncated_on_100k(big: Library):
     assert res.verdict == "truncated" and not res.total_exact
     assert res.postings_read == 3000 and res.kept == 1000
     assert res.total == res.max_df > 3000
+
+
+def test_permissioned_walk_reads_within_its_budget(big: Library):
+    """The postings walk of a member (who reads 300 of 100,000 assets) skips
+    hidden postings inside the walk: it reads at most its budget of postings
+    in impact order, one asset probe each, and no table in full."""
+    body = big.conn.execute("SELECT prosrc FROM pg_proc WHERE proname = 'loupe_term_postings_for'"
+                            ).fetchone()[0]
+    for i, name in enumerate(["p_term", "p_cap", "p_budget", "p_see_all", "p_principals"], 1):
+        body = body.replace(name, f"${i}")
+    viewer = big.as_user("member").viewer
+    term = big.conn.execute("SELECT id FROM lexicon_term WHERE term = 'w1'").fetchone()[0]
+    with big.conn.transaction():
+        for setting in ("enable_bitmapscan", "enable_sort", "enable_seqscan"):
+            big.conn.execute(f"SET LOCAL {setting} = off")
+        big.conn.execute(f"PREPARE walk (bigint, int, int, boolean, bigint[]) AS {body}")
+        from psycopg import sql
+
+        doc = big.conn.execute(sql.SQL(
+            "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE walk({}, 3000, 30000, false, {}::bigint[])"
+        ).format(sql.Literal(term), sql.Literal(list(viewer.principals)))).fetchone()[0]
+        big.conn.execute("DEALLOCATE walk")
+    doc = doc if isinstance(doc, list) else json.loads(doc)
+    reads = {}
+    for node in plan_nodes(doc[0]["Plan"]):
+        rel = node.get("Relation Name")
+        if rel in BIG_TABLES:
+            assert node["Node Type"] != "Seq Scan", f"sequential scan of {rel}"
+            reads[rel] = node["Actual Rows"] * node["Actual Loops"]
+        if rel == "asset":
+            assert node["Actual Loops"] <= 30_000
+    assert reads["lexical_posting"] == 30_000     # w1 has more postings than the budget
+    assert reads["asset"] <= 30_000
+
+
+def test_member_sees_only_its_assets_on_100k(big: Library):
+    """A common term for a member: hidden assets take no slot, and the total
+    is the number of readable assets found (a lower bound: the walk stopped
+    at its budget), never the tenant-wide document frequency."""
+    member = big.as_user("member")
+    readable = set(big.conn.execute(
+        "SELECT f.asset_id FROM asset_file f JOIN collection c ON c.id = f.collection_id "
+        "JOIN search_document d ON d.asset_id = f.asset_id "
+        "WHERE c.path = 'campaign' AND d.tsv @@ 'w1'::tsquery").fetchall())
+    res = member.search("w1", limit=1000)
+    ids = {(h.asset_id,) for h in res.hits}
+    assert ids <= readable
+    assert res.total == len(ids) and not res.total_exact and res.verdict == "truncated"

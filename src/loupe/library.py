@@ -11,12 +11,17 @@
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
+from .access import users as access
+from .access.users import AccessError, UnknownUser
+from .access.viewer import OWNER, Viewer
+from .bulk.actions import apply_action, audit_log as read_audit_log
 from .db import DATABASE_URL_ENV, migrate, resolve_database_url
 from .db.migrate import applied
 from .document.compile import rebuild_documents
@@ -34,6 +39,8 @@ from .vector.embed import EmbedSummary, build_variants, embed_images, embed_text
 from . import queries as q
 
 HOME_ENV = "LOUPE_HOME"
+#: Most assets one bulk action may reach (the deep band's ceiling, C3).
+BULK_MAX = 50_000
 DEFAULT_HOME = "~/.loupe"
 
 
@@ -110,16 +117,20 @@ class Library:
         conn: an autocommit psycopg connection to a migrated database.
         home: the library home (embedded database, thumbnails).
         tenant_id: every read and write is bound to this tenant.
+        viewer: who is asking (default: the local owner, who sees everything
+            in the tenant); see :meth:`as_user`.
     """
 
     #: Query-encoder failures, shared by the libraries of one process (V6).
     encoder_health = EncoderHealth()
 
-    def __init__(self, conn: psycopg.Connection, home: Path, tenant_id: int, tenant: str):
+    def __init__(self, conn: psycopg.Connection, home: Path, tenant_id: int, tenant: str,
+                 viewer: Viewer = OWNER):
         self.conn = conn
         self.home = home
         self.tenant_id = tenant_id
         self.tenant = tenant
+        self.viewer = viewer
         self._embedders: dict[str, Embedder] = {}
 
     # -- lifecycle --------------------------------------------------------------
@@ -238,7 +249,8 @@ class Library:
         lanes = self._query_lanes(query, lang, notices)
         if not lanes:
             res = lexical_search(self.conn, self.tenant_id, query, lang, limit=limit,
-                                 offset=offset, raw_cap=raw_cap, keep_cap=keep_cap)
+                                 offset=offset, raw_cap=raw_cap, keep_cap=keep_cap,
+                                 viewer=self.viewer)
             raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
                          {"lexical": {"rank": None, "score": h.score}}) for h in res.hits]
             return self._result(query, lang, res.terms, res.total, res.total_exact, res.verdict,
@@ -246,13 +258,15 @@ class Library:
         terms = query_terms(self.conn, query, lang)
         params = {"tenant_id": self.tenant_id, "lang": lang, "terms": terms, "query": query,
                   "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
-                  "fallback": False, "one_word": len(query.split()) <= 1}
+                  "fallback": False, "one_word": len(query.split()) <= 1,
+                  **self.viewer.params()}
         fr = fused_search(self.conn, params, lanes)
         corrections: dict[str, str] = {}
         if fr.lexical["candidates"] == 0 and terms:
             # nothing matched as typed: first the typo fallback (a lexical path,
             # so the vector lanes, encoded from the misspelt query, sit it out)
-            corrections = suggest_corrections(self.conn, self.tenant_id, lang, terms)
+            corrections = suggest_corrections(self.conn, self.tenant_id, lang, terms,
+                                              self.viewer)
             if corrections:
                 terms = sorted({corrections.get(t, t) for t in terms})
                 lanes = []
@@ -269,7 +283,8 @@ class Library:
             notices.append("scoped search uses the lexical lane and its guaranteed band; "
                            "the vector lanes do not take part in it yet")
         res = scoped_search(self.conn, self.tenant_id, query, lang, coll, limit=limit,
-                            offset=offset, raw_cap=raw_cap, keep_cap=keep_cap)
+                            offset=offset, raw_cap=raw_cap, keep_cap=keep_cap,
+                            viewer=self.viewer)
         notices.append(f"scope {scope!r}: {res.members:,} members, {res.ranked:,} ranked, "
                        f"{res.band:,} in the band ({res.regime} regime)")
         raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
@@ -291,7 +306,10 @@ class Library:
         lexical_total = max(lex["candidates"], lex["max_df"])
         if corrections:
             verdict, total, exact = "unknown", fr.total, False
-        elif len(query.split()) <= 1 and (lex["candidates"] > 0 or not lanes):
+        elif len(query.split()) <= 1 and (lex["candidates"] > 0
+                                          or not any(ln.words for ln in lanes)):
+            # the rows are exactly the lexical lane's (one-word rule, V5): no
+            # lane of written words could bridge, so its verdict holds
             verdict, total, exact = lexical_verdict, lexical_total, bool(lex["all_read"])
         else:
             verdict, total, exact = "unknown", max(fr.total, lexical_total), False
@@ -461,24 +479,31 @@ class Library:
                              f"add it with 'loupe init --languages {','.join(langs + [code])}'")
         return code
 
+    def _asset_row(self, asset_id: int) -> tuple:
+        row = self.conn.execute(q.ASSET, {"tenant_id": self.tenant_id, "asset_id": asset_id,
+                                          **self.viewer.params()}).fetchone()
+        if row is None:
+            # the same answer for "does not exist" and "not yours to see" (P1)
+            raise AssetNotFound(f"no asset {asset_id} in tenant {self.tenant!r}")
+        return row
+
     def show(self, asset_id: int) -> dict[str, Any]:
         """Everything stored about one asset: pixels, files with metadata,
         collections and search documents.
 
         Raises:
-            AssetNotFound: no such asset in this tenant.
+            AssetNotFound: no such asset in this tenant, or one the viewer
+                may not read (the two are not told apart).
         """
+        row = self._asset_row(asset_id)
         params = {"tenant_id": self.tenant_id, "asset_id": asset_id}
-        row = self.conn.execute(q.ASSET, params).fetchone()
-        if row is None:
-            raise AssetNotFound(f"no asset {asset_id} in tenant {self.tenant!r}")
         cols = ["id", "sha256", "byte_size", "media_type", "width", "height", "orientation",
-                "thumbnail", "created_at", "updated_at"]
+                "thumbnail", "created_at", "updated_at", "embargo_until", "rights_expire_at"]
         asset = dict(zip(cols, row))
         asset["sha256"] = bytes(asset["sha256"]).hex()
         asset["thumbnail"] = str(self.home / asset["thumbnail"]) if asset["thumbnail"] else None
-        asset["created_at"] = asset["created_at"].isoformat()
-        asset["updated_at"] = asset["updated_at"].isoformat()
+        for key in ("created_at", "updated_at", "embargo_until", "rights_expire_at"):
+            asset[key] = asset[key].isoformat() if asset[key] else None
         asset["files"] = [
             {"path": r[0], "collection": r[1], "sidecar": r[2], "metadata": r[3]}
             for r in self.conn.execute(q.ASSET_FILES, params)]
@@ -488,6 +513,171 @@ class Library:
              "location": r[8], "doc_len": r[9], "vocabulary": r[10]}
             for r in self.conn.execute(q.ASSET_DOCUMENTS, params)]
         return asset
+
+    def thumbnail(self, asset_id: int) -> Path:
+        """The asset's thumbnail file (JPEG, longest side 512 px).
+
+        Raises:
+            AssetNotFound: no such asset, one the viewer may not read, or no thumbnail.
+        """
+        thumb = self._asset_row(asset_id)[7]
+        if not thumb or not (self.home / thumb).is_file():
+            raise AssetNotFound(f"asset {asset_id} has no thumbnail")
+        return self.home / thumb
+
+    def original(self, asset_id: int) -> Path:
+        """The asset's primary file (first by path) as it is on disk.
+
+        Raises:
+            AssetNotFound: no such asset, one the viewer may not read, or its
+                files are gone from disk.
+        """
+        self._asset_row(asset_id)
+        for f in self.conn.execute(q.ASSET_FILES, {"tenant_id": self.tenant_id,
+                                                   "asset_id": asset_id}):
+            if Path(f[0]).is_file():
+                return Path(f[0])
+        raise AssetNotFound(f"asset {asset_id}: no file of it is on disk any more")
+
+    def collections(self) -> list[dict[str, Any]]:
+        """Collections (folders as ingested, and hand-made ones) with the number
+        of assets in each, sub-collections included, that the viewer may read:
+        ``{"id", "path", "parent_id", "hand_made", "assets"}``. A member only
+        sees collections where it can read something."""
+        return [{"id": r[0], "path": r[1], "parent_id": r[2], "hand_made": r[3],
+                 "assets": r[4]}
+                for r in self.conn.execute(q.COLLECTIONS, {"tenant_id": self.tenant_id,
+                                                           **self.viewer.params()})]
+
+    # -- users, groups, grants (P1) --------------------------------------------
+
+    @property
+    def user(self) -> dict[str, Any] | None:
+        """The user this library is bound to (``{"id", "name", "admin",
+        "groups"}``), or None for the local owner."""
+        return self.viewer.as_dict()
+
+    def as_user(self, name: str) -> "Library":
+        """This library seen by user ``name``, on the same connection: search,
+        show, thumbnail, original, collections and bulk apply its visibility.
+
+        Raises:
+            UnknownUser: no such user in this tenant.
+        """
+        viewer = access.viewer_for(self.conn, self.tenant_id, name)
+        lib = Library(self.conn, self.home, self.tenant_id, self.tenant, viewer)
+        lib._embedders = self._embedders
+        return lib
+
+    def _manage(self) -> None:
+        if not self.viewer.see_all:
+            raise AccessError(f"{self.viewer.name} is not an admin of this tenant")
+
+    def authenticate(self, name: str, password: str) -> dict[str, Any] | None:
+        """The user (``{"id", "name", "admin", "groups"}``) if the password is
+        right, else None."""
+        viewer = access.authenticate(self.conn, self.tenant_id, name, password)
+        return viewer.as_dict() if viewer else None
+
+    def create_user(self, name: str, password: str, *, admin: bool = False) -> dict[str, Any]:
+        """Create a user (owner and admins only). Admins see everything in the tenant.
+
+        Raises:
+            AccessError: not allowed, name taken or invalid, password too short.
+        """
+        self._manage()
+        return access.create_user(self.conn, self.tenant_id, name, password, admin=admin)
+
+    def create_group(self, name: str) -> dict[str, Any]:
+        """Create a group (owner and admins only).
+
+        Raises:
+            AccessError: not allowed, name taken or invalid.
+        """
+        self._manage()
+        return access.create_group(self.conn, self.tenant_id, name)
+
+    def add_member(self, group: str, user: str) -> None:
+        """Put ``user`` in ``group`` (owner and admins only).
+
+        Raises:
+            AccessError: not allowed. UnknownUser: no such group or user.
+        """
+        self._manage()
+        access.add_member(self.conn, self.tenant_id, group, user)
+
+    def principals(self) -> list[dict[str, Any]]:
+        """Users and groups of the tenant (owner and admins only)."""
+        self._manage()
+        return access.principals(self.conn, self.tenant_id)
+
+    def grant(self, principal: str, *, collection: str | None = None,
+              asset_id: int | None = None, revoke: bool = False) -> None:
+        """Let a user or group read a collection (by path, sub-collections
+        included) or one asset; with ``revoke`` take it back. Owner and admins only.
+
+        Raises:
+            AccessError: not allowed, or not exactly one of collection / asset_id.
+            UnknownUser: no such user or group.
+            loupe.scopes.search.UnknownScope: no such collection.
+        """
+        self._manage()
+        coll = collection_id(self.conn, self.tenant_id, collection) if collection else None
+        access.grant(self.conn, self.tenant_id, principal, collection_id=coll,
+                     asset_id=asset_id, revoke=revoke)
+
+    def revoke(self, principal: str, *, collection: str | None = None,
+               asset_id: int | None = None) -> None:
+        """Take back a grant (see :meth:`grant`)."""
+        self.grant(principal, collection=collection, asset_id=asset_id, revoke=True)
+
+    def grants(self) -> list[dict[str, Any]]:
+        """Every grant of the tenant: ``{"principal", "kind", "on", "target"}``."""
+        self._manage()
+        return access.grants(self.conn, self.tenant_id)
+
+    def set_embargo(self, asset_ids: list[int], until: datetime | None) -> int:
+        """Hide assets from members until ``until`` (None clears). Owner and
+        admins only. Returns the number of assets updated."""
+        self._manage()
+        return access.set_dates(self.conn, self.tenant_id, list(asset_ids), embargo=until)
+
+    def set_rights_expiry(self, asset_ids: list[int], until: datetime | None) -> int:
+        """Hide assets from members from ``until`` on, when their usage rights
+        expire (None clears). Owner and admins only. Returns the number updated."""
+        self._manage()
+        return access.set_dates(self.conn, self.tenant_id, list(asset_ids),
+                                rights_expiry=until)
+
+    # -- bulk actions (C6) -------------------------------------------------------
+
+    def bulk(self, action: str, value: Any, *, query: str, scope: str | None = None,
+             lang: str | None = None, confirm: bool = False) -> dict[str, Any]:
+        """Apply ``action`` to every asset that ``query`` (in ``scope``) finds
+        for this viewer — all of them, not one page — in one transaction, and
+        record it in the audit log (see :mod:`loupe.bulk.actions` for the
+        actions). Allowed directly when the result is ``complete``; otherwise
+        only with ``confirm``.
+
+        Returns ``{"action", "value", "count", "verdict", "total",
+        "total_exact", "confirmed", "audit_id"}``.
+
+        Raises:
+            loupe.bulk.BulkError: unknown action or bad value.
+            loupe.bulk.ConfirmationRequired: not complete and not confirmed.
+        """
+        lang = self._lang(lang)
+
+        def run():
+            return self.search(query, lang=lang, scope=scope, limit=BULK_MAX)
+
+        return apply_action(self.conn, self.tenant_id, self.viewer, self.languages(), action,
+                            value, run_search=run, query=query, scope=scope, confirm=confirm)
+
+    def audit_log(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The latest bulk actions, newest first (owner and admins only)."""
+        self._manage()
+        return read_audit_log(self.conn, self.tenant_id, limit)
 
     def import_vocabulary(self, path: str | Path, *, name: str | None = None) -> dict[str, Any]:
         """Import (or replace) a controlled vocabulary from a JSON, CSV or SKOS file

@@ -25,11 +25,34 @@ CROSS JOIN LATERAL (
 WHERE a.tenant_id = %(tenant_id)s AND a.id = ANY (%(ids)s)
 """
 
+# One asset, if the viewer may read it (P1); with its embargo and rights dates.
 ASSET = """
 SELECT id, content_sha256, byte_size, media_type, width, height, orientation, thumbnail,
-       created_at, updated_at
-FROM asset WHERE tenant_id = %(tenant_id)s AND id = %(asset_id)s
+       created_at, updated_at, embargo_until, rights_expire_at
+FROM asset a
+WHERE tenant_id = %(tenant_id)s AND id = %(asset_id)s
+  AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                     %(see_all)s, %(principals)s::bigint[])
 """
+
+# Collections with the number of their assets (sub-collections included)
+# that the viewer may read; a member is not shown collections where it can
+# read nothing (their names are not its business). Hand-made collections
+# have no source.
+COLLECTIONS = """
+SELECT * FROM (
+    SELECT c.id, c.path, c.parent_id, c.source_id IS NULL AS hand_made,
+           (SELECT count(*) FROM asset a
+            WHERE a.id = ANY (loupe_collection_assets(c.id))
+              AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                                 %(see_all)s, %(principals)s::bigint[])) AS assets
+    FROM collection c
+    WHERE c.tenant_id = %(tenant_id)s
+) x
+WHERE %(see_all)s OR x.assets > 0
+ORDER BY x.path, x.id
+"""
+
 
 ASSET_FILES = """
 SELECT f.path, c.path, f.sidecar_path, f.metadata

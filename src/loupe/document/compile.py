@@ -98,12 +98,16 @@ def collection_words(collection_path: str) -> list[str]:
     return [p for p in collection_path.split("/") if p]
 
 
-def compile_documents(files: list[FileInput], languages: list[str]) -> list[SearchDocument]:
+def compile_documents(files: list[FileInput], languages: list[str], *,
+                      keywords: list[str] | None = None,
+                      collections: list[str] | None = None) -> list[SearchDocument]:
     """Compile one :class:`SearchDocument` per language for an asset.
 
     ``files`` must be in a stable order (primary file first: Loupe uses the
     sorted relative paths). Lang-alt fields (title, description, copyright)
     take the value for the document's language, falling back to x-default.
+    ``keywords`` and ``collections`` are words people added in Loupe (bulk
+    "add keyword", hand-made collections), after the files' own.
     """
     docs = []
     for lang in languages:
@@ -118,6 +122,8 @@ def compile_documents(files: list[FileInput], languages: list[str]) -> list[Sear
             per_field["location"].extend(md.get("location", []))
             per_field["filename"].append(filename_words(f.rel_path))
             per_field["collections"].extend(collection_words(f.collection_path))
+        per_field["keywords"].extend(keywords or [])
+        per_field["collections"].extend(collections or [])
         fields = {
             "title": _join_unique(per_field["title"], " / "),
             "description": _join_unique(per_field["description"], "\n"),
@@ -199,6 +205,15 @@ LEFT JOIN collection c ON c.id = f.collection_id
 WHERE f.asset_id = %(asset_id)s AND f.tenant_id = %(tenant_id)s
 ORDER BY f.rel_path, f.path
 """
+# Words people added in Loupe: keywords, and the names of hand-made
+# collections (migration 0005) holding the asset.
+ASSET_ADDED_WORDS = """
+SELECT (SELECT coalesce(array_agg(keyword ORDER BY added_at, keyword), ARRAY[]::text[])
+        FROM asset_keyword WHERE asset_id = %(asset_id)s),
+       (SELECT coalesce(array_agg(c.name ORDER BY c.name), ARRAY[]::text[])
+        FROM collection_member m JOIN collection c ON c.id = m.collection_id
+        WHERE m.asset_id = %(asset_id)s AND c.tenant_id = %(tenant_id)s)
+"""
 
 
 def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
@@ -210,13 +225,17 @@ def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
     """
     rows = conn.execute(ASSET_FILES, {"asset_id": asset_id, "tenant_id": tenant_id}).fetchall()
     files = [FileInput(rel_path=r[0], metadata=r[1], collection_path=r[2]) for r in rows]
+    added_keywords, added_collections = conn.execute(
+        ASSET_ADDED_WORDS, {"asset_id": asset_id, "tenant_id": tenant_id}).fetchone()
     labels = sorted({k for f in files for k in f.metadata.get("keywords", [])}
-                    | {c for f in files for c in collection_words(f.collection_path)})
+                    | {c for f in files for c in collection_words(f.collection_path)}
+                    | set(added_keywords) | set(added_collections))
     conn.execute(CLEAR_ASSET_VOCABULARY, {"asset_id": asset_id})
     conn.execute(ASSIGN_ASSET_VOCABULARY, {"asset_id": asset_id, "tenant_id": tenant_id,
                                            "labels": labels})
     written = 0
-    for doc in compile_documents(files, languages):
+    for doc in compile_documents(files, languages, keywords=added_keywords,
+                                 collections=added_collections):
         params = {"asset_id": asset_id, "tenant_id": tenant_id, "lang": doc.lang,
                   "cfg": doc.ts_config, **doc.fields}
         written += conn.execute(UPSERT_DOCUMENT, params).rowcount

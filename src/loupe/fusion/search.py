@@ -29,6 +29,7 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
+from ..access.viewer import OWNER
 from ..lexical.queries import LEXICAL_CTES
 from ..vector.queries import vector_cte
 
@@ -181,9 +182,10 @@ class FusedResult:
 def fused_search(conn: psycopg.Connection, params: dict[str, Any],
                  lanes: list[VectorLane]) -> FusedResult:
     """Run the fused statement. ``params`` holds the lexical lane's parameters
-    (tenant_id, lang, terms, query, raw_cap, keep_cap, limit, offset, fallback)
-    and ``one_word``; the lanes add their query vectors and thresholds."""
-    p = dict(params)
+    (tenant_id, lang, terms, query, raw_cap, keep_cap, limit, offset, fallback),
+    ``one_word`` and the viewer's ``see_all`` / ``principals`` (default: the
+    owner, who sees everything); the lanes add their query vectors and thresholds."""
+    p = {**OWNER.params(), **params}
     p["vec_cap"] = p.get("vec_cap", VEC_CAP)
     for lane in lanes:
         p[f"qv_{lane.name}"] = np.asarray(lane.vector, dtype=np.float32)

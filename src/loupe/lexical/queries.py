@@ -19,18 +19,24 @@ ORDER BY pos, u.lexeme
 # most 2 edits (fuzzystrmatch's Levenshtein distance), 1 edit for terms of
 # 3-4 characters; terms over 64 characters are not corrected. Ties: similarity, then document frequency, then the term.
 # The % operator (threshold 0.3) lets the trigram index find candidates.
+# Only terms the viewer can reach count (P1): a term that only hidden assets
+# hold (among its first 10,000 postings) is neither suggested nor treated as known.
 SUGGEST_CORRECTIONS = """
 SELECT q.term,
        (SELECT t.term FROM lexicon_term t
         WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term %% q.term
           AND similarity(t.term, q.term) >= 0.5
           AND levenshtein(t.term, q.term) <= CASE WHEN length(q.term) <= 4 THEN 1 ELSE 2 END
+          AND (%(see_all)s OR EXISTS (SELECT 1 FROM loupe_term_postings_for(
+                   t.id, 1, 10000, false, %(principals)s::bigint[])))
         ORDER BY similarity(t.term, q.term) DESC, t.df DESC, t.term
         LIMIT 1)
 FROM unnest(%(terms)s::text[]) AS q(term)
 WHERE length(q.term) BETWEEN 3 AND 64
   AND NOT EXISTS (SELECT 1 FROM lexicon_term t
-                  WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = q.term)
+                  WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = q.term
+                    AND (%(see_all)s OR EXISTS (SELECT 1 FROM loupe_term_postings_for(
+                             t.id, 1, 10000, false, %(principals)s::bigint[]))))
 """
 
 # The lexical lane (L1, L3, F3, C4), as common table expressions that the
@@ -38,8 +44,11 @@ WHERE length(q.term) BETWEEN 3 AND 64
 #   st:      corpus statistics and the tenant's BM25F settings.
 #   q:       the query terms present in the lexicon, with df and idf.
 #   raw:     for each term, at most raw_cap postings in impact order (best
-#            first, loupe_term_postings walks lexical_posting_impact_idx),
-#            scored exactly.
+#            first, loupe_term_postings_for walks lexical_posting_impact_idx)
+#            that the viewer may read (P1: see_all, principals), scored
+#            exactly. Unreadable postings are skipped inside the walk, so
+#            they take no slot of the cap; the walk reads at most 10 x raw_cap
+#            postings (a member who can read little of a long list).
 #   cand:    every asset reached, with the sum of its known contributions.
 #   kept:    the best keep_cap of them.
 #   missing: for a term whose postings were not all read, the contribution
@@ -47,8 +56,12 @@ WHERE length(q.term) BETWEEN 3 AND 64
 #            probe on the primary key), so kept scores are exact.
 #   final:   exact score + phrase bonus (2: the title holds the literal query,
 #            1: the document does), ordered bonus ▸ score ▸ asset id.
-# The counts are the completeness inputs (C4): postings available per term
-# (df) against the raw cap, assets reached against the keep cap.
+# The counts are the completeness inputs (C4): a term was read to its end
+# when its df is within the raw cap, or within the read budget and its walk
+# stopped short of the cap;
+# assets reached against the keep cap. max_df (a lower bound of the total)
+# counts every posting, readable or not, so it is only used for viewers who
+# see everything: for the others a hidden asset must not move a total.
 LEXICAL_CTES = """
 st AS (
     SELECT s.n_docs,
@@ -68,7 +81,8 @@ raw AS MATERIALIZED (
            loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
     FROM q
     CROSS JOIN st
-    CROSS JOIN LATERAL loupe_term_postings(q.term_id, %(raw_cap)s) AS p
+    CROSS JOIN LATERAL loupe_term_postings_for(q.term_id, %(raw_cap)s, %(raw_cap)s * 10,
+                                               %(see_all)s, %(principals)s::bigint[]) AS p
 ),
 cand AS MATERIALIZED (
     SELECT asset_id, sum(part) AS score FROM raw GROUP BY asset_id
@@ -112,8 +126,13 @@ counts AS (
     SELECT (SELECT count(*) FROM cand) AS candidates,
            (SELECT count(*) FROM kept) AS kept,
            (SELECT count(*) FROM raw) AS postings_read,
-           (SELECT coalesce(max(df), 0) FROM q) AS max_df,
-           (SELECT coalesce(bool_and(df <= %(raw_cap)s), true) FROM q) AS all_read
+           (SELECT CASE WHEN %(see_all)s THEN coalesce(max(df), 0) ELSE 0 END FROM q) AS max_df,
+           (SELECT coalesce(bool_and(q.df <= %(raw_cap)s
+                                     OR (q.df <= %(raw_cap)s * 10
+                                         AND (SELECT count(*) FROM raw r
+                                              WHERE r.term_id = q.term_id) < %(raw_cap)s)),
+                             true)
+            FROM q) AS all_read
 )
 """
 

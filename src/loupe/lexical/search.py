@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
+from ..access.viewer import OWNER, Viewer
 from ..document.languages import normalize_lang, ts_config
 from . import queries as q
 
@@ -94,19 +95,23 @@ def query_terms(conn: psycopg.Connection, query: str, lang: str) -> list[str]:
 
 
 def suggest_corrections(conn: psycopg.Connection, tenant_id: int, lang: str,
-                        terms: list[str]) -> dict[str, str]:
+                        terms: list[str], viewer: Viewer = OWNER) -> dict[str, str]:
     """For each term absent from the lexicon, the closest indexed term (trigram
     similarity), when one is close enough. Absent terms with no neighbour are
-    left out of the mapping."""
+    left out of the mapping. Only terms some asset readable by ``viewer``
+    holds are known or suggested (P1)."""
     rows = conn.execute(q.SUGGEST_CORRECTIONS,
-                        {"tenant_id": tenant_id, "lang": lang, "terms": terms}).fetchall()
+                        {"tenant_id": tenant_id, "lang": lang, "terms": terms,
+                         **viewer.params()}).fetchall()
     return {r[0]: r[1] for r in rows if r[1]}
 
 
 def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: str, *,
                    limit: int = 20, offset: int = 0, raw_cap: int = RAW_CAP,
-                   keep_cap: int = KEEP_CAP, correct_typos: bool = True) -> LexicalResult:
-    """Run the lexical lane for ``query`` over the tenant's ``lang`` documents.
+                   keep_cap: int = KEEP_CAP, correct_typos: bool = True,
+                   viewer: Viewer = OWNER) -> LexicalResult:
+    """Run the lexical lane for ``query`` over the tenant's ``lang`` documents
+    that ``viewer`` may read (P1: hidden assets take no cap slot and move no count).
 
     With ``correct_typos``, when no query term is in any document, each term
     is replaced by its closest indexed term if one is close enough (see
@@ -128,12 +133,12 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: s
                              raw_cap=raw_cap, keep_cap=keep_cap)
     params = {"tenant_id": tenant_id, "lang": lang, "terms": terms, "query": query,
               "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
-              "fallback": False}
+              "fallback": False, **viewer.params()}
     rows = conn.execute(q.LEXICAL_LANE, params).fetchall()
     corrections: dict[str, str] = {}
     if correct_typos and rows[0][0] == 0:
         # nothing matched as typed: the typo fallback, marked as such
-        corrections = suggest_corrections(conn, tenant_id, lang, terms)
+        corrections = suggest_corrections(conn, tenant_id, lang, terms, viewer)
         if corrections:
             terms = sorted({corrections.get(t, t) for t in terms})
             rows = conn.execute(q.LEXICAL_LANE, {**params, "terms": terms,

@@ -23,7 +23,8 @@ DIRECT_MAX = 2000
 DEEP_MAX = 50_000
 DEEP_CAP = 45_000
 
-# The scope's member assets: files in the collection or any sub-collection.
+# The scope's member assets that the viewer may read (P1): files in the
+# collection or any sub-collection, and assets people added to them.
 # Run on its own, before the scoped statement: with the collection ids as
 # literal values the planner estimates each collection's size from its
 # statistics and reads small ones through asset_file_collection_idx (inside
@@ -38,9 +39,16 @@ WITH RECURSIVE sub AS (
 SELECT coalesce(array_agg(id), ARRAY[]::bigint[]) FROM sub
 """
 SCOPE_MEMBERS = """
-SELECT coalesce(array_agg(DISTINCT f.asset_id ORDER BY f.asset_id), ARRAY[]::bigint[])
-FROM asset_file f
-WHERE f.tenant_id = %(tenant_id)s AND f.collection_id = ANY (%(collections)s::bigint[])
+SELECT coalesce(array_agg(DISTINCT m.asset_id ORDER BY m.asset_id), ARRAY[]::bigint[])
+FROM (SELECT f.asset_id FROM asset_file f
+      WHERE f.tenant_id = %(tenant_id)s AND f.collection_id = ANY (%(collections)s::bigint[])
+      UNION ALL
+      SELECT cm.asset_id FROM collection_member cm
+      WHERE cm.collection_id = ANY (%(collections)s::bigint[])) m
+JOIN asset a ON a.id = m.asset_id
+WHERE a.tenant_id = %(tenant_id)s
+  AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                     %(see_all)s, %(principals)s::bigint[])
 """
 
 # A collection by its path (as shown by loupe show / the folder tree).
@@ -79,7 +87,8 @@ deep AS MATERIALIZED (
            loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
     FROM q
     CROSS JOIN st
-    CROSS JOIN LATERAL loupe_term_postings(q.term_id, %(deep_cap)s) AS p
+    CROSS JOIN LATERAL loupe_term_postings_for(q.term_id, %(deep_cap)s, %(deep_cap)s,
+                                               %(see_all)s, %(principals)s::bigint[]) AS p
     WHERE %(regime)s = 'deep'
 ),
 band_deep AS (
@@ -112,7 +121,7 @@ scounts AS (
     SELECT (SELECT count(*) FROM scope) AS members,
            (SELECT count(*) FROM ranked) AS ranked,
            (SELECT count(*) FROM band) AS band,
-           (SELECT coalesce(bool_and(df <= %(deep_cap)s), true) FROM q) AS deep_all_read
+           (SELECT coalesce(bool_and(q.df <= %(deep_cap)s), true) FROM q) AS deep_all_read
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
        sc.members, sc.ranked, sc.band, sc.deep_all_read,

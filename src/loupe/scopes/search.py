@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
+from ..access.viewer import OWNER, Viewer
 from ..lexical.search import query_terms, suggest_corrections
 from . import queries as q
 
@@ -67,17 +68,19 @@ def collection_id(conn: psycopg.Connection, tenant_id: int, path: str) -> int:
     return rows[0][0]
 
 
-def scope_members(conn: psycopg.Connection, tenant_id: int, coll_id: int) -> list[int]:
-    """Asset ids of a collection and its sub-collections, sorted."""
+def scope_members(conn: psycopg.Connection, tenant_id: int, coll_id: int,
+                  viewer: Viewer = OWNER) -> list[int]:
+    """Asset ids of a collection and its sub-collections that ``viewer`` may
+    read, sorted."""
     colls = conn.execute(q.SUB_COLLECTIONS, {"tenant_id": tenant_id,
                                              "collection_id": coll_id}).fetchone()[0]
-    return list(conn.execute(q.SCOPE_MEMBERS, {"tenant_id": tenant_id,
-                                               "collections": colls}).fetchone()[0])
+    return list(conn.execute(q.SCOPE_MEMBERS, {"tenant_id": tenant_id, "collections": colls,
+                                               **viewer.params()}).fetchone()[0])
 
 
 def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: str,
                   coll_id: int, *, limit: int = 20, offset: int = 0, raw_cap: int = 3000,
-                  keep_cap: int = 1000) -> ScopedResult:
+                  keep_cap: int = 1000, viewer: Viewer = OWNER) -> ScopedResult:
     """Search inside a collection (and its sub-collections): the lane's ranked
     rows that are members first, in the unscoped order, then the band.
 
@@ -87,18 +90,18 @@ def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: st
     for the typo fallback.
     """
     terms = query_terms(conn, query, lang)
-    member_ids = scope_members(conn, tenant_id, coll_id)
+    member_ids = scope_members(conn, tenant_id, coll_id, viewer)
     regime = regime_for(len(member_ids))
     if not terms:
         return ScopedResult([], len(member_ids), regime, 0, 0, 0, True, "complete")
     params = {"tenant_id": tenant_id, "lang": lang, "terms": terms, "query": query,
               "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
               "fallback": False, "members": member_ids, "regime": regime,
-              "deep_cap": q.DEEP_CAP}
+              "deep_cap": q.DEEP_CAP, **viewer.params()}
     rows = conn.execute(q.SCOPED_LANE, params).fetchall()
     corrections: dict[str, str] = {}
     if rows[0][0] == 0:
-        corrections = suggest_corrections(conn, tenant_id, lang, terms)
+        corrections = suggest_corrections(conn, tenant_id, lang, terms, viewer)
         if corrections:
             terms = sorted({corrections.get(t, t) for t in terms})
             rows = conn.execute(q.SCOPED_LANE, {**params, "terms": terms,

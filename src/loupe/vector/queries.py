@@ -110,7 +110,9 @@ def vector_cte(name: str, model_id: int, lane: str, dims: int) -> sql.Composed:
     Up to ``%(vec_cap)s`` nearest vectors of the model and lane by cosine
     distance to ``%(qv_<name>)s`` (HNSW), of the tenant, kept only within
     ``%(maxd_<name>)s`` (the model's threshold for the query's length, V4),
-    ranked by distance then asset id.
+    ranked by distance then asset id. Only vectors of assets the viewer may
+    read (``%(see_all)s``, ``%(principals)s``; P1) are scanned: with pgvector's
+    iterative scan the HNSW walk goes on past hidden ones until the LIMIT is met.
     """
     assert name.isidentifier() and lane in LANES
     return sql.SQL("""
@@ -120,6 +122,10 @@ def vector_cte(name: str, model_id: int, lane: str, dims: int) -> sql.Composed:
         SELECT v.asset_id, v.embedding::vector({dims}) <=> {qv}::vector({dims}) AS dist
         FROM asset_vector v
         WHERE v.model_id = {model} AND v.lane = {lane} AND v.tenant_id = %(tenant_id)s
+          AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
+                                                     a.rights_expire_at, false,
+                                                     %(principals)s::bigint[])
+                               FROM asset a WHERE a.id = v.asset_id))
         ORDER BY v.embedding::vector({dims}) <=> {qv}::vector({dims})
         LIMIT %(vec_cap)s
     ) AS x

@@ -1,0 +1,80 @@
+"""Named SQL of users, groups and grants (tables of migration 0005)."""
+
+CREATE_USER = """
+INSERT INTO principal (tenant_id, kind, name, password_hash, admin)
+VALUES (%(tenant_id)s, 'user', %(name)s, %(password_hash)s, %(admin)s)
+RETURNING id
+"""
+CREATE_GROUP = """
+INSERT INTO principal (tenant_id, kind, name) VALUES (%(tenant_id)s, 'group', %(name)s)
+RETURNING id
+"""
+PRINCIPAL_BY_NAME = """
+SELECT id, kind, password_hash, admin FROM principal
+WHERE tenant_id = %(tenant_id)s AND name = %(name)s
+"""
+SET_PASSWORD = "UPDATE principal SET password_hash = %(password_hash)s WHERE id = %(id)s"
+ADD_MEMBER = """
+INSERT INTO group_member (group_id, user_id) VALUES (%(group_id)s, %(user_id)s)
+ON CONFLICT DO NOTHING
+"""
+REMOVE_MEMBER = "DELETE FROM group_member WHERE group_id = %(group_id)s AND user_id = %(user_id)s"
+# A user's groups (ids and names): its principals beyond its own id.
+USER_GROUPS = """
+SELECT g.id, g.name FROM group_member m JOIN principal g ON g.id = m.group_id
+WHERE m.user_id = %(user_id)s ORDER BY g.name
+"""
+PRINCIPALS = """
+SELECT p.name, p.kind, p.admin,
+       coalesce((SELECT array_agg(g.name ORDER BY g.name)
+                 FROM group_member m JOIN principal g ON g.id = m.group_id
+                 WHERE m.user_id = p.id), ARRAY[]::text[]) AS groups,
+       coalesce((SELECT array_agg(u.name ORDER BY u.name)
+                 FROM group_member m JOIN principal u ON u.id = m.user_id
+                 WHERE m.group_id = p.id), ARRAY[]::text[]) AS members
+FROM principal p WHERE p.tenant_id = %(tenant_id)s ORDER BY p.kind DESC, p.name
+"""
+GRANT_COLLECTION = """
+INSERT INTO collection_grant (collection_id, principal_id)
+VALUES (%(collection_id)s, %(principal_id)s) ON CONFLICT DO NOTHING
+"""
+REVOKE_COLLECTION = """
+DELETE FROM collection_grant
+WHERE collection_id = %(collection_id)s AND principal_id = %(principal_id)s
+"""
+GRANT_ASSET = """
+INSERT INTO asset_grant (asset_id, principal_id)
+SELECT a.id, %(principal_id)s FROM asset a
+WHERE a.id = %(asset_id)s AND a.tenant_id = %(tenant_id)s
+ON CONFLICT DO NOTHING
+"""
+REVOKE_ASSET = """
+DELETE FROM asset_grant WHERE asset_id = %(asset_id)s AND principal_id = %(principal_id)s
+"""
+GRANTS = """
+SELECT p.name, p.kind, 'collection' AS on_kind, c.path AS target
+FROM collection_grant g JOIN principal p ON p.id = g.principal_id
+JOIN collection c ON c.id = g.collection_id
+WHERE p.tenant_id = %(tenant_id)s
+UNION ALL
+SELECT p.name, p.kind, 'asset', g.asset_id::text
+FROM asset_grant g JOIN principal p ON p.id = g.principal_id
+WHERE p.tenant_id = %(tenant_id)s
+ORDER BY 1, 3, 4
+"""
+# Embargo and usage-rights dates, for assets of the tenant (others untouched).
+SET_EMBARGO = """
+UPDATE asset SET embargo_until = %(until)s, updated_at = now()
+WHERE tenant_id = %(tenant_id)s AND id = ANY (%(ids)s::bigint[])
+"""
+SET_RIGHTS_EXPIRY = """
+UPDATE asset SET rights_expire_at = %(until)s, updated_at = now()
+WHERE tenant_id = %(tenant_id)s AND id = ANY (%(ids)s::bigint[])
+"""
+# One asset, if the viewer may read it.
+CAN_READ = """
+SELECT 1 FROM asset a
+WHERE a.id = %(asset_id)s AND a.tenant_id = %(tenant_id)s
+  AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                     %(see_all)s, %(principals)s::bigint[])
+"""

@@ -1,0 +1,5 @@
+"""Bulk actions on a whole result set (SPEC C6)."""
+
+from .actions import ACTIONS, BulkError, ConfirmationRequired, apply_action
+
+__all__ = ["ACTIONS", "BulkError", "ConfirmationRequired", "apply_action"]

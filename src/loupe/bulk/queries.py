@@ -1,0 +1,59 @@
+"""Named SQL of bulk actions (tables of migration 0005).
+
+Every statement re-checks, for each asset, that it belongs to the tenant and
+that the viewer may read it (P1), although the ids come from the viewer's
+own search: a bulk action never reaches past what its user can see.
+"""
+
+_READABLE = """
+  a.tenant_id = %(tenant_id)s AND a.id = ANY (%(ids)s::bigint[])
+  AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                     %(see_all)s, %(principals)s::bigint[])
+"""
+
+READABLE_IDS = "SELECT a.id FROM asset a WHERE" + _READABLE + "ORDER BY a.id"
+
+SET_RIGHTS_EXPIRY = ("UPDATE asset a SET rights_expire_at = %(until)s, updated_at = now() WHERE"
+                     + _READABLE)
+SET_EMBARGO = ("UPDATE asset a SET embargo_until = %(until)s, updated_at = now() WHERE"
+               + _READABLE)
+
+ADD_KEYWORD = ("""
+INSERT INTO asset_keyword (asset_id, keyword)
+SELECT a.id, %(keyword)s FROM asset a WHERE""" + _READABLE + """
+ON CONFLICT DO NOTHING
+RETURNING asset_id
+""")
+
+# A hand-made collection by name (no source): found, or created.
+HAND_MADE_COLLECTION = """
+SELECT id FROM collection
+WHERE tenant_id = %(tenant_id)s AND source_id IS NULL AND path = %(path)s
+"""
+CREATE_HAND_MADE_COLLECTION = """
+INSERT INTO collection (tenant_id, source_id, parent_id, name, path)
+VALUES (%(tenant_id)s, NULL, NULL, %(path)s, %(path)s)
+RETURNING id
+"""
+ADD_TO_COLLECTION = ("""
+INSERT INTO collection_member (collection_id, asset_id)
+SELECT %(collection_id)s, a.id FROM asset a WHERE""" + _READABLE + """
+ON CONFLICT DO NOTHING
+RETURNING asset_id
+""")
+
+AUDIT = """
+INSERT INTO audit_log (tenant_id, principal_id, actor, action, value, query, scope, lang,
+                       verdict, total, total_exact, confirmed, count, asset_ids)
+VALUES (%(tenant_id)s, %(principal_id)s, %(actor)s, %(action)s, %(value)s, %(query)s,
+        %(scope)s, %(lang)s, %(verdict)s, %(total)s, %(total_exact)s, %(confirmed)s,
+        %(count)s, %(asset_ids)s)
+RETURNING id
+"""
+
+AUDIT_LOG = """
+SELECT id, at, actor, action, value, query, scope, lang, verdict, total, total_exact,
+       confirmed, count
+FROM audit_log WHERE tenant_id = %(tenant_id)s
+ORDER BY id DESC LIMIT %(limit)s
+"""
