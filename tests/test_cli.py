@@ -166,3 +166,41 @@ def test_background_embedding_finishes_while_search_stays_correct(tmp_path: Path
     assert result["notices"] == []  # every asset has its vector now
     log = next((tmp_path / "home" / "logs").glob("embed-*.log")).read_text()
     assert "image lane (tiny-clip): 6 vectors written" in log
+
+
+def test_users_grants_and_bulk_from_the_command_line(tmp_path: Path, photos: Path):
+    for folder, name, title in [("shared", "a.jpg", "Harbour at dawn"),
+                                ("shared", "b.jpg", "Harbour at noon"),
+                                ("private", "c.jpg", "Harbour at night")]:
+        img = make_image(photos / folder / name, color=(ord(name[0]), 9, 9))
+        write_sidecar(img, f"-XMP-dc:Title={title}")
+    env = clean_env(LOUPE_HOME=str(tmp_path / "home"))
+    run(["init"], env)
+    run(["ingest", str(photos)], env)
+    run(["users", "add", "alice"], {**env, "LOUPE_NEW_PASSWORD": "alice-password"})
+    assert run(["grant", "alice", "--collection", "shared"], env).stdout == \
+        "alice may read collection shared\n"
+    owner = json.loads(run(["search", "harbour", "--json"], env).stdout)
+    alice = json.loads(run(["--user", "alice", "search", "harbour", "--json"], env).stdout)
+    assert (owner["total"], alice["total"]) == (3, 2)
+    assert sorted(h["title"] for h in alice["hits"]) == ["Harbour at dawn", "Harbour at noon"]
+    denied = run(["--user", "alice", "grant", "alice", "--collection", "private"], env,
+                 check=False)
+    assert denied.returncode == 1 and "alice is not an admin of this tenant" in denied.stderr
+    unknown = run(["--user", "mallory", "search", "harbour"], env, check=False)
+    assert unknown.returncode == 1 and "no user named 'mallory'" in unknown.stderr
+
+    out = run(["--user", "alice", "bulk", "add_keyword", "approved", "-q", "harbour"], env)
+    assert out.stdout.startswith("add_keyword 'approved' applied to 2 assets (result complete, "
+                                 "total 2; audit #1)")
+    run(["settings", "--raw-cap", "1", "--keep-cap", "1"], env)
+    refused = run(["bulk", "set_rights_expiry", "2030-01-01", "-q", "harbour"], env, check=False)
+    assert refused.returncode == 1
+    assert "the result is truncated: at least 3 assets match" in refused.stderr
+    assert "add --yes" in refused.stderr
+    done = json.loads(run(["bulk", "set_rights_expiry", "2030-01-01", "-q", "harbour", "--yes",
+                           "--json"], env).stdout)
+    assert (done["count"], done["verdict"], done["confirmed"]) == (1, "truncated", True)
+    log = json.loads(run(["audit", "--json"], env).stdout)
+    assert [(r["actor"], r["action"], r["count"], r["confirmed"]) for r in log] == [
+        ("owner", "set_rights_expiry", 1, True), ("alice", "add_keyword", 2, False)]

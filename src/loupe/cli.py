@@ -14,6 +14,8 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgress
 from rich.table import Table
 
 from .db import DatabaseUnavailable
+from .access.users import AccessError, UnknownUser
+from .bulk.actions import ACTIONS, BulkError, ConfirmationRequired
 from .library import AssetNotFound, Library, LibraryNotInitialized, UnknownTenant
 
 # Off a terminal (pipes, logs) rich would wrap at 80 columns, breaking
@@ -29,17 +31,26 @@ def _emit_json(data: Any) -> None:
 
 
 class _Ctx:
-    def __init__(self, home: str | None, database_url: str | None, tenant: str):
+    def __init__(self, home: str | None, database_url: str | None, tenant: str,
+                 user: str | None = None):
         self.home = home
         self.database_url = database_url
         self.tenant = tenant
+        self.user = user
 
     def open(self, create: bool = False) -> Library:
         try:
-            return Library.open(self.home, database_url=self.database_url, tenant=self.tenant,
-                                create=create)
+            lib = Library.open(self.home, database_url=self.database_url, tenant=self.tenant,
+                               create=create)
         except (DatabaseUnavailable, UnknownTenant, LibraryNotInitialized) as exc:
             raise click.ClickException(str(exc)) from exc
+        if self.user:
+            try:
+                return lib.as_user(self.user)
+            except UnknownUser as exc:
+                lib.close()
+                raise click.ClickException(str(exc)) from exc
+        return lib
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -48,11 +59,15 @@ class _Ctx:
 @click.option("--database-url", envvar="LOUPE_DATABASE_URL",
               help="Use this PostgreSQL (with pgvector) instead of the embedded one.")
 @click.option("--tenant", default="default", show_default=True, help="Tenant to act in.")
+@click.option("--user", envvar="LOUPE_USER", metavar="NAME",
+              help="Act as this user: search, show and bulk see only what it may read. "
+                   "Default: the library's owner, who sees everything.")
 @click.version_option(package_name="loupe")
 @click.pass_context
-def main(ctx: click.Context, home: str | None, database_url: str | None, tenant: str) -> None:
+def main(ctx: click.Context, home: str | None, database_url: str | None, tenant: str,
+         user: str | None) -> None:
     """Loupe: search an image library by its words and its pixels."""
-    ctx.obj = _Ctx(home, database_url, tenant)
+    ctx.obj = _Ctx(home, database_url, tenant, user)
 
 
 @main.command()
@@ -527,6 +542,132 @@ def stats(obj: _Ctx, as_json: bool) -> None:
     click.echo(f"tenant {info['tenant']}: {info['assets']:,} assets, {info['files']:,} files, "
                f"{info['collections']:,} collections; documents "
                + ", ".join(f"{k}: {v:,}" for k, v in info["documents"].items()))
+
+
+# -- users, groups, grants (P1) ----------------------------------------------------
+
+def _access_call(fn):
+    """Run an access-management call, turning its errors into CLI errors."""
+    try:
+        return fn()
+    except (AccessError, LookupError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@main.group()
+def users() -> None:
+    """Users and groups of the tenant (who may see what)."""
+
+
+@users.command("add")
+@click.argument("name")
+@click.option("--admin", is_flag=True, help="An admin sees and manages everything in the tenant.")
+@click.password_option(envvar="LOUPE_NEW_PASSWORD",
+                       help="The password (prompted, or $LOUPE_NEW_PASSWORD).")
+@click.pass_obj
+def users_add(obj: _Ctx, name: str, admin: bool, password: str) -> None:
+    """Create user NAME."""
+    with obj.open() as lib:
+        user = _access_call(lambda: lib.create_user(name, password, admin=admin))
+    click.echo(f"user {user['name']} created" + (" (admin)" if admin else ""))
+
+
+@users.command("group")
+@click.argument("name")
+@click.argument("members", nargs=-1)
+@click.pass_obj
+def users_group(obj: _Ctx, name: str, members: tuple[str, ...]) -> None:
+    """Create group NAME (if new) and put MEMBERS (user names) in it."""
+    with obj.open() as lib:
+        if not any(p["name"] == name for p in _access_call(lib.principals)):
+            _access_call(lambda: lib.create_group(name))
+        for member in members:
+            _access_call(lambda m=member: lib.add_member(name, m))
+    click.echo(f"group {name}: {len(members)} member(s) added")
+
+
+@users.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def users_list(obj: _Ctx, as_json: bool) -> None:
+    """Users and groups, with every grant."""
+    with obj.open() as lib:
+        people, grants = _access_call(lib.principals), _access_call(lib.grants)
+    if as_json:
+        _emit_json({"principals": people, "grants": grants})
+        return
+    for p in people:
+        extra = (" admin" if p["admin"] else "") + (
+            f" groups: {', '.join(p['groups'])}" if p["groups"] else "") + (
+            f" members: {', '.join(p['members'])}" if p["members"] else "")
+        click.echo(f"{p['kind']:5} {p['name']}{extra}")
+    for g in grants:
+        click.echo(f"grant {g['principal']} reads {g['on']} {g['target']}")
+
+
+@main.command()
+@click.argument("principal")
+@click.option("--collection", help="A collection path (sub-collections included).")
+@click.option("--asset", "asset_id", type=int, help="One asset id.")
+@click.option("--revoke", is_flag=True, help="Take the grant back.")
+@click.pass_obj
+def grant(obj: _Ctx, principal: str, collection: str | None, asset_id: int | None,
+          revoke: bool) -> None:
+    """Let user or group PRINCIPAL read a collection or an asset."""
+    with obj.open() as lib:
+        _access_call(lambda: lib.grant(principal, collection=collection, asset_id=asset_id,
+                                       revoke=revoke))
+    target = f"collection {collection}" if collection else f"asset {asset_id}"
+    click.echo(f"{principal} {'may no longer' if revoke else 'may'} read {target}")
+
+
+# -- bulk actions (C6) ----------------------------------------------------------------
+
+@main.command()
+@click.argument("action", type=click.Choice(sorted(ACTIONS)))
+@click.argument("value")
+@click.option("--query", "-q", required=True, help="The search whose every result is acted on.")
+@click.option("--in", "scope", metavar="COLLECTION", help="Search inside this collection.")
+@click.option("--lang", help="Query language.")
+@click.option("--yes", "confirm", is_flag=True,
+              help="Confirm an action on a result that is not proven complete.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def bulk(obj: _Ctx, action: str, value: str, query: str, scope: str | None, lang: str | None,
+         confirm: bool, as_json: bool) -> None:
+    """Apply ACTION with VALUE to every asset the search finds, in one
+    transaction, recorded in the audit log. On a truncated or unknown result
+    nothing happens unless --yes is given. Dates: YYYY-MM-DD ('' clears)."""
+    with obj.open() as lib:
+        try:
+            out = lib.bulk(action, value, query=query, scope=scope, lang=lang, confirm=confirm)
+        except ConfirmationRequired as exc:
+            raise click.ClickException(f"{exc} (add --yes)") from exc
+        except (BulkError, ValueError, LookupError) as exc:
+            raise click.ClickException(str(exc)) from exc
+    if as_json:
+        _emit_json(out)
+        return
+    click.echo(f"{action} {out['value']!r} applied to {out['count']:,} assets "
+               f"(result {out['verdict']}, total {'' if out['total_exact'] else 'at least '}"
+               f"{out['total']:,}; audit #{out['audit_id']})")
+
+
+@main.command()
+@click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def audit(obj: _Ctx, limit: int, as_json: bool) -> None:
+    """The latest bulk actions, newest first."""
+    with obj.open() as lib:
+        rows = _access_call(lambda: lib.audit_log(limit))
+    if as_json:
+        _emit_json(rows)
+        return
+    for r in rows:
+        click.echo(f"#{r['id']} {r['at']} {r['actor']}: {r['action']} {r['value']} on "
+                   f"“{r['query']}”{' in ' + r['scope'] if r['scope'] else ''} — {r['count']:,} "
+                   f"assets ({r['verdict']}{', confirmed' if r['confirmed'] else ''})")
 
 
 if __name__ == "__main__":  # pragma: no cover
