@@ -13,7 +13,8 @@ from loupe.access import OWNER, Viewer
 from loupe.lexical import queries as q
 
 N_DOCS = 100_000
-BIG_TABLES = {"lexical_posting", "search_document", "asset", "lexicon_term", "asset_file"}
+BIG_TABLES = {"lexical_posting", "search_document", "asset", "lexicon_term", "asset_file",
+              "asset_vector"}
 
 
 def load_synthetic(lib: Library, n: int) -> None:
@@ -64,6 +65,24 @@ def load_synthetic(lib: Library, n: int) -> None:
     lib.conn.execute("ANALYZE")
 
 
+def load_vectors(lib: Library, home) -> None:
+    """A tiny 4-d image model with a random unit vector per asset (and its HNSW index)."""
+    from tinymodels import build_clip
+
+    lib.install_model(build_clip(home / "src" / "tiny-clip"))
+    lib.use_model("tiny-clip", "image")
+    with lib.conn.transaction():
+        lib.conn.execute("SELECT setseed(0.17)")
+        lib.conn.execute("""
+            INSERT INTO asset_vector (asset_id, tenant_id, model_id, lane, embedding)
+            SELECT a.id, a.tenant_id, m.id, 'image',
+                   l2_normalize(ARRAY[random() - 0.5, random() - 0.5, random() - 0.5,
+                                      random() - 0.5]::vector)
+            FROM asset a CROSS JOIN embedding_model m WHERE m.name = 'tiny-clip'
+        """)
+    lib.conn.execute("ANALYZE asset_vector")
+
+
 @pytest.fixture(scope="module")
 def big(pg_admin_url, template_db, tmp_path_factory):
     import uuid
@@ -75,8 +94,10 @@ def big(pg_admin_url, template_db, tmp_path_factory):
     with psycopg.connect(pg_admin_url, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name} TEMPLATE {template_db}")
     url = make_conninfo(pg_admin_url, dbname=name)
-    with Library.open(tmp_path_factory.mktemp("home"), database_url=url) as lib:
+    home = tmp_path_factory.mktemp("home")
+    with Library.open(home, database_url=url) as lib:
         load_synthetic(lib, N_DOCS)
+        load_vectors(lib, home)
         yield lib
     with psycopg.connect(pg_admin_url, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
@@ -196,3 +217,45 @@ def test_member_sees_only_its_assets_on_100k(big: Library):
     ids = {(h.asset_id,) for h in res.hits}
     assert ids <= readable
     assert res.total == len(ids) and not res.total_exact and res.verdict == "truncated"
+
+
+@pytest.mark.parametrize("member", [False, True], ids=["owner", "member"])
+@pytest.mark.parametrize("query", ["w1", "w1 w2 w3"])
+def test_fused_scoped_permissioned_statement_keeps_its_row_bounds(big: Library, query: str,
+                                                                   member: bool):
+    """The whole statement a member's scoped hybrid search runs (lexical lane,
+    HNSW lane, lexical band, exact vector scan over members) reads no big
+    table in full on the 100k library."""
+    import numpy as np
+
+    from loupe.fusion.search import VEC_CAP
+    from loupe.scopes import queries as sq
+    from loupe.scopes.search import scope_members
+
+    viewer = big.as_user("member").viewer if member else OWNER
+    lanes = big._query_lanes(query, "en", [])
+    assert [ln.name for ln in lanes] == ["image"]
+    coll = big.conn.execute("SELECT id FROM collection WHERE path = 'campaign'").fetchone()[0]
+    members = scope_members(big.conn, big.tenant_id, coll, viewer)
+    assert len(members) == 300
+    terms = query.split()
+    params = {"tenant_id": big.tenant_id, "lang": "en", "terms": terms, "query": query,
+              "raw_cap": 3000, "keep_cap": 1000, "limit": 20, "offset": 0, "fallback": False,
+              "one_word": len(terms) == 1, "members": members, "regime": "direct",
+              "deep_cap": sq.DEEP_CAP, "vec_cap": VEC_CAP, **viewer.params(),
+              "qv_image": np.asarray(lanes[0].vector, dtype=np.float32),
+              "maxd_image": lanes[0].max_dist}
+    stmt = sq.scoped_fused_statement(lanes)
+    from psycopg import sql
+
+    doc = big.conn.execute(sql.SQL("EXPLAIN (ANALYZE, FORMAT JSON) ") + stmt, params).fetchone()[0]
+    doc = doc if isinstance(doc, list) else json.loads(doc)
+    # a member's filtered HNSW scan goes on past hidden vectors (iterative
+    # scan) until pgvector's hnsw.max_scan_tuples, then stops: one asset probe each
+    bound = int(big.conn.execute("SHOW hnsw.max_scan_tuples").fetchone()[0]) + \
+        int(big.conn.execute("SHOW hnsw.ef_search").fetchone()[0])
+    for node in plan_nodes(doc[0]["Plan"]):
+        rel = node.get("Relation Name")
+        if rel in BIG_TABLES:
+            assert node["Node Type"] != "Seq Scan", f"sequential scan of {rel}"
+            assert node["Actual Rows"] * node["Actual Loops"] <= bound, (rel, node["Node Type"])

@@ -10,6 +10,8 @@ from loupe.lexical import lexical_search
 from loupe.scopes import queries as sq
 from loupe.scopes.search import collection_id, regime_for, scoped_search
 
+from corpus import add_document
+
 FILLER = " ".join(f"word{i}" for i in range(60))
 
 
@@ -130,3 +132,54 @@ def test_a_scope_within_the_caps_is_complete_without_a_band(lib: Library):
     assert (res.ranked, res.band, res.total, res.verdict) == (3, 0, 3, "complete")
     none = scoped_search(lib.conn, lib.tenant_id, "madrid", "en", coll)
     assert (none.total, none.hits, none.verdict) == (0, [], "complete")
+
+
+def test_vector_lanes_inside_a_small_scope_scan_every_member(lib: Library, tmp_path):
+    """C3: up to DIRECT_MAX members, the vector lanes compare every member's
+    vector exactly instead of trusting the HNSW top 200, where 250 closer
+    assets outside the scope leave no room for the members."""
+    from tinymodels import build_clip
+
+    lib.install_model(build_clip(tmp_path / "tiny-clip"))
+    lib.use_model("tiny-clip", "image")
+    model_id = lib.conn.execute("SELECT id FROM embedding_model WHERE name = 'tiny-clip'"
+                                ).fetchone()[0]
+    outside = [(i, f"outside {i}", [1.0, 0.0, 0.0, 0.0]) for i in range(1, 251)]
+    members = [(300 + k, f"member {k}", [1.0, 0.5, 0.0, 0.0]) for k in range(5)]
+    members += [(310, "member blue", [0.0, 0.0, 1.0, 0.0]), (311, "member waiting", None)]
+    coll = build(lib, 0, [])
+    with lib.conn.transaction():
+        for asset_id, title, vec in outside + members:
+            add_document(lib, asset_id, {"title": title})
+            if vec is not None:
+                lib.conn.execute(
+                    "INSERT INTO asset_vector (asset_id, tenant_id, model_id, lane, embedding)"
+                    " VALUES (%s, %s, %s, 'image', %s::vector)",
+                    (asset_id, lib.tenant_id, model_id, str(vec)))
+        src = lib.conn.execute("SELECT source_id FROM collection WHERE id = %s",
+                               (coll,)).fetchone()[0]
+        for asset_id, _, _ in members:
+            lib.conn.execute(
+                "INSERT INTO asset_file (tenant_id, asset_id, source_id, collection_id, path,"
+                " rel_path, byte_size, mtime_ns, metadata, raw_metadata) VALUES"
+                " (%s, %s, %s, %s, %s, %s, 1, 0, '{}', '{}')",
+                (lib.tenant_id, asset_id, src, coll, f"/lib/campaign/{asset_id}",
+                 f"campaign/{asset_id}"))
+    unscoped = lib.search("red photo", limit=300)
+    assert not {h.asset_id for h in unscoped.hits} & {m[0] for m in members}
+    res = lib.search("red photo", scope="campaign", limit=20)
+    assert [h.asset_id for h in res.hits] == [300, 301, 302, 303, 304]
+    assert all(h.explain["band"] for h in res.hits)
+    # "red photo" encodes to (1.02, .02, .02, .02); a member is (1, .5, 0, 0)
+    assert res.hits[0].explain["image"]["distance"] == pytest.approx(1 - (1.02 + 0.01) / (
+        (1.02 ** 2 + 3 * 0.02 ** 2) ** 0.5 * 1.25 ** 0.5), abs=1e-6)
+    # one member has no vector yet: the exact scan cannot vouch for it
+    assert (res.total, res.verdict, res.total_exact) == (5, "unknown", False)
+    assert any("1 members of the scope wait for vectors" in n for n in res.notices)
+    lib.conn.execute("INSERT INTO asset_vector (asset_id, tenant_id, model_id, lane, embedding)"
+                     " VALUES (311, %s, %s, 'image', '[0,1,0,0]')", (lib.tenant_id, model_id))
+    res = lib.search("red photo", scope="campaign", limit=20)
+    assert (res.total, res.verdict, res.total_exact) == (5, "complete", True)
+    # a one-word query keeps only word matches, in the scope as outside it
+    res = lib.search("member", scope="campaign", limit=20)
+    assert (res.total, res.verdict) == (7, "complete")

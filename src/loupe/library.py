@@ -33,7 +33,7 @@ from .lexical.search import (analyze as analyze_text, lexical_search, query_term
                              suggest_corrections)
 from .models import registry
 from .models.embedders import Embedder, ModelError
-from .scopes.search import collection_id, scoped_search
+from .scopes.search import collection_id, scoped_fused_search, scoped_search
 from .vector import queries as vq
 from .vector.embed import EmbedSummary, build_variants, embed_images, embed_texts
 from . import queries as q
@@ -278,10 +278,23 @@ class Library:
                                   keep_cap, notices)
 
     def _scoped(self, query, lang, scope, limit, offset, raw_cap, keep_cap, notices):
+        """Search inside collection ``scope``: the lexical lane with its band,
+        fused with the active vector lanes (exact scan over members in the
+        direct regime) when there are any."""
         coll = collection_id(self.conn, self.tenant_id, scope)
-        if self.conn.execute(vq.LANE_MODELS, {"tenant_id": self.tenant_id}).fetchone():
-            notices.append("scoped search uses the lexical lane and its guaranteed band; "
-                           "the vector lanes do not take part in it yet")
+        lanes = self._query_lanes(query, lang, notices)
+        terms = query_terms(self.conn, query, lang)
+        one_word = len(query.split()) <= 1
+        if lanes and terms:
+            params = {"tenant_id": self.tenant_id, "lang": lang, "terms": terms, "query": query,
+                      "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit,
+                      "offset": offset, "fallback": False, "one_word": one_word}
+            fr = scoped_fused_search(self.conn, params, lanes, coll, self.viewer)
+            typo = fr.lexical["candidates"] == 0 and suggest_corrections(
+                self.conn, self.tenant_id, lang, terms, self.viewer)
+            if not typo:
+                return self._scoped_fused_result(query, lang, scope, terms, fr, lanes, limit,
+                                                 offset, keep_cap, notices)
         res = scoped_search(self.conn, self.tenant_id, query, lang, coll, limit=limit,
                             offset=offset, raw_cap=raw_cap, keep_cap=keep_cap,
                             viewer=self.viewer)
@@ -292,6 +305,44 @@ class Library:
                     for h in res.hits]
         return self._result(query, lang, res.terms, res.total, res.total_exact, res.verdict,
                             res.total, limit, offset, raw_hits, res.corrections, ["lexical"],
+                            notices)
+
+    def _scoped_fused_result(self, query, lang, scope, terms, fr, lanes, limit, offset,
+                             keep_cap, notices) -> SearchResult:
+        """Verdict of a scoped fused result (C4). One-word query: the rows are
+        the lexical lane's and its scoped verdict holds. Otherwise the vector
+        part is exact only in the direct regime (every member's vector
+        compared) and only when no member waits for a vector: then
+        ``complete``; else ``unknown`` with the total as a lower bound."""
+        lex = fr.lexical
+        total = fr.ranked + fr.band
+        one_word = len(query.split()) <= 1
+        if fr.regime == "direct":
+            lexical_complete = True
+        elif fr.regime == "deep":
+            lexical_complete = fr.deep_all_read
+        else:
+            lexical_complete = bool(lex["all_read"]) and lex["candidates"] <= keep_cap
+        if one_word:
+            verdict = "complete" if lexical_complete else "truncated"
+        elif fr.regime == "direct" and fr.waiting == 0:
+            verdict = "complete"
+        else:
+            verdict = "unknown"
+        if fr.waiting:
+            notices.append(f"{fr.waiting:,} members of the scope wait for vectors: "
+                           f"meaning-based matches among them are not shown yet")
+        notices.append(f"scope {scope!r}: {fr.members:,} members, {fr.ranked:,} ranked, "
+                       f"{fr.band:,} in the band ({fr.regime} regime"
+                       + (", exact vector scan over members" if fr.regime == "direct" else "")
+                       + ")")
+        raw_hits = []
+        for h in fr.hits:
+            explain = {"lexical": {"rank": h["lexical_rank"], "score": h["lexical_score"]},
+                       **h["lanes"], "band": h["in_band"]}
+            raw_hits.append((h["rank"], h["asset_id"], h["rrf"], h["bonus"], explain))
+        return self._result(query, lang, terms, total, verdict == "complete", verdict, total,
+                            limit, offset, raw_hits, {}, ["lexical"] + [ln.name for ln in lanes],
                             notices)
 
     def _fused_result(self, query: str, lang: str, terms: list[str], fr: FusedResult,

@@ -102,8 +102,16 @@ class EncoderHealth:
         return vec, None
 
 
-def fused_statement(lanes: list[VectorLane]) -> sql.Composed:
-    """The fused statement for these vector lanes (composed from fixed parts)."""
+def fused_ctes(lanes: list[VectorLane]) -> sql.Composed:
+    """``WITH`` the lexical lane's CTEs, one CTE per vector lane, and:
+
+    * ``lex``: the lexical lane's kept rows ranked by score;
+    * ``fused``: the lanes joined on asset id, with each lane's rank and
+      distance and the RRF score;
+    * ``fkept``: the fused rows the one-word rule keeps, with the phrase bonus.
+
+    Composed from fixed parts (lane names, model ids and widths are literals
+    of the registry, never user input)."""
     ctes = [sql.SQL("WITH ") + sql.SQL(LEXICAL_CTES)]
     for lane in lanes:
         ctes.append(sql.SQL(",") + vector_cte(lane.name, lane.model_id, lane.lane, lane.dims))
@@ -126,12 +134,6 @@ lex AS (
             a=alias, r=sql.Identifier(f"{lane.name}_rank"), d=sql.Identifier(f"{lane.name}_dist")))
         rrf.append(sql.SQL("coalesce(1.0 / ({k} + {a}.rank), 0)").format(k=sql.Literal(RRF_K), a=alias))
     lane_cols = sql.SQL("").join(sql.SQL(", ") + c for c in cols)
-    lane_out = sql.SQL("").join(
-        sql.SQL(", p.{r}, p.{d}").format(r=sql.Identifier(f"{ln.name}_rank"),
-                                         d=sql.Identifier(f"{ln.name}_dist")) for ln in lanes)
-    lane_counts = sql.SQL("").join(
-        sql.SQL(", (SELECT count(*) FROM {cte})").format(cte=sql.Identifier(f"vec_{ln.name}"))
-        for ln in lanes)
     fused = sql.SQL("""
 fused AS (
     SELECT {key} AS asset_id, l.rank AS lex_rank, l.score AS lex_score{lane_cols},
@@ -147,7 +149,29 @@ fkept AS (
                                AND d.tenant_id = %(tenant_id)s
     WHERE NOT %(one_word)s OR f.lex_rank IS NOT NULL
        OR (NOT EXISTS (SELECT 1 FROM cand){word_lanes})
-),
+)""").format(key=key, lane_cols=lane_cols, rrf=sql.SQL(" + ").join(rrf), joins=joins,
+             word_lanes=sql.SQL(" AND (false{})").format(sql.SQL("").join(
+                 sql.SQL(" OR f.{r} IS NOT NULL").format(r=sql.Identifier(f"{ln.name}_rank"))
+                 for ln in lanes if ln.words)))
+    return sql.Composed(ctes + [sql.SQL(","), lex, sql.SQL(","), fused])
+
+
+def lane_columns(lanes: list[VectorLane], prefix: str = "p.") -> sql.Composable:
+    """``, p.<lane>_rank, p.<lane>_dist`` for each lane, in order."""
+    return sql.SQL("").join(
+        sql.SQL(", {p}{r}, {p}{d}").format(p=sql.SQL(prefix),
+                                           r=sql.Identifier(f"{ln.name}_rank"),
+                                           d=sql.Identifier(f"{ln.name}_dist")) for ln in lanes)
+
+
+def fused_statement(lanes: list[VectorLane]) -> sql.Composed:
+    """The fused statement for these vector lanes: :func:`fused_ctes`, then a
+    page ordered by phrase bonus ▸ RRF ▸ asset id, with the lexical lane's
+    counts and each vector lane's count of neighbours kept."""
+    lane_counts = sql.SQL("").join(
+        sql.SQL(", (SELECT count(*) FROM {cte})").format(cte=sql.Identifier(f"vec_{ln.name}"))
+        for ln in lanes)
+    tail = sql.SQL(""",
 page AS (
     SELECT k.*, row_number() OVER (ORDER BY k.bonus DESC, k.rrf DESC, k.asset_id) AS rank
     FROM fkept k
@@ -160,12 +184,8 @@ SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
 FROM counts c
 LEFT JOIN page p ON true
 ORDER BY p.rank
-""").format(key=key, lane_cols=lane_cols, rrf=sql.SQL(" + ").join(rrf), joins=joins,
-            lane_counts=lane_counts, lane_out=lane_out,
-            word_lanes=sql.SQL(" AND (false{})").format(sql.SQL("").join(
-                sql.SQL(" OR f.{r} IS NOT NULL").format(r=sql.Identifier(f"{ln.name}_rank"))
-                for ln in lanes if ln.words)))
-    return sql.Composed(ctes + [sql.SQL(","), lex, sql.SQL(","), fused])
+""").format(lane_counts=lane_counts, lane_out=lane_columns(lanes))
+    return fused_ctes(lanes) + tail
 
 
 @dataclass

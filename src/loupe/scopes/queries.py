@@ -15,6 +15,8 @@ row (C2). How the band is found depends on the scope's size (C3):
 * ``none`` (larger scopes): no band; the lane's own verdict applies.
 """
 
+from psycopg import sql
+
 from ..lexical.queries import LEXICAL_CTES
 
 #: Members scored directly at most (lexical probes are exact and cheap up to here).
@@ -57,14 +59,19 @@ SELECT id, path FROM collection WHERE tenant_id = %(tenant_id)s AND path = %(pat
 ORDER BY id LIMIT 2
 """
 
-SCOPED_LANE = "WITH " + LEXICAL_CTES + """,
+# The scope's members as a relation (the ids come from SCOPE_MEMBERS).
+SCOPE_CTE = """
 scope AS MATERIALIZED (
     SELECT unnest(%(members)s::bigint[]) AS asset_id
-),
-ranked AS MATERIALIZED (
-    SELECT f.asset_id, f.score, f.bonus FROM final f JOIN scope s ON s.asset_id = f.asset_id
-),
--- direct: every member not ranked, scored exactly by primary-key probes
+)"""
+
+# The lexical band: members the lexical lane matches that are not in
+# ``ranked`` (defined by the statement using it), by regime:
+#   direct: every member not ranked, scored exactly by primary-key probes;
+#   deep:   each term's postings read to deep_cap (the budget, readable or
+#           not); members found there, scored from the postings read (a
+#           member's other terms beyond the depth add nothing).
+LEXICAL_BAND_CTES = """
 band_direct AS (
     SELECT s.asset_id, sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
                                 st.k1)) AS score
@@ -80,8 +87,6 @@ band_direct AS (
       AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)
     GROUP BY s.asset_id
 ),
--- deep: each term's postings read to deep_cap; members found there, scored
--- from the postings read (a member's other terms beyond the depth add nothing)
 deep AS MATERIALIZED (
     SELECT q.term_id, p.asset_id,
            loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
@@ -97,10 +102,20 @@ band_deep AS (
     WHERE NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = d.asset_id)
     GROUP BY d.asset_id
 ),
+lband AS (
+    SELECT * FROM band_direct UNION ALL SELECT * FROM band_deep
+)"""
+
+# The lexical lane inside a scope: the lane's kept rows that are members, in
+# the unscoped order, then the band.
+SCOPED_LANE = "WITH " + LEXICAL_CTES + "," + SCOPE_CTE + """,
+ranked AS MATERIALIZED (
+    SELECT f.asset_id, f.score, f.bonus FROM final f JOIN scope s ON s.asset_id = f.asset_id
+),""" + LEXICAL_BAND_CTES + """,
 band AS (
     SELECT b.asset_id, b.score,
            loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
-    FROM (SELECT * FROM band_direct UNION ALL SELECT * FROM band_deep) b
+    FROM lband b
     CROSS JOIN phrase ph
     JOIN search_document d ON d.asset_id = b.asset_id AND d.lang = %(lang)s
                           AND d.tenant_id = %(tenant_id)s
@@ -121,7 +136,7 @@ scounts AS (
     SELECT (SELECT count(*) FROM scope) AS members,
            (SELECT count(*) FROM ranked) AS ranked,
            (SELECT count(*) FROM band) AS band,
-           (SELECT coalesce(bool_and(q.df <= %(deep_cap)s), true) FROM q) AS deep_all_read
+           (SELECT coalesce(bool_and(df <= %(deep_cap)s), true) FROM q) AS deep_all_read
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
        sc.members, sc.ranked, sc.band, sc.deep_all_read,
@@ -131,3 +146,106 @@ CROSS JOIN scounts sc
 LEFT JOIN page p ON true
 ORDER BY p.rank
 """
+
+
+def scoped_fused_statement(lanes: list) -> sql.Composed:
+    """The fused statement inside a scope (C1–C4 with the vector lanes).
+
+    Ranked rows: the unscoped fused rows (``fkept``, see
+    :func:`loupe.fusion.search.fused_ctes`) that are members, in the unscoped
+    order, so page 1 is what the unscoped result shows of the scope. Then
+    the band, after every ranked row: members that the lexical band matches
+    (by regime, as in SCOPED_LANE) and, in the direct regime (up to
+    DIRECT_MAX members), members within a vector lane's threshold found by an
+    exact scan over the members' vectors instead of the HNSW index. Band rows
+    are ordered by phrase bonus ▸ RRF over their ranks within the band ▸
+    asset id; the one-word rule keeps only band rows the words matched.
+
+    ``lanes`` are :class:`loupe.fusion.search.VectorLane`; their names, model
+    ids and widths are registry literals.
+    """
+    from ..fusion.search import RRF_K, fused_ctes, lane_columns
+
+    vbands, joins, band_cols, band_out, rrf, waiting = [], [], [], [], [], []
+    key = sql.SQL("lb.asset_id")
+    rrf.append(sql.SQL("coalesce(1.0 / ({k} + lb.rank), 0)").format(k=sql.Literal(RRF_K)))
+    for ln in lanes:
+        cte = sql.Identifier(f"vband_{ln.name}")
+        alias = sql.Identifier(f"vb_{ln.name}")
+        vec = sql.SQL("v.embedding::vector({d})").format(d=sql.Literal(ln.dims))
+        qv = sql.SQL("{q}::vector({d})").format(q=sql.Placeholder(f"qv_{ln.name}"),
+                                                 d=sql.Literal(ln.dims))
+        vbands.append(sql.SQL(""",
+{cte} AS MATERIALIZED (
+    SELECT x.asset_id, x.dist, row_number() OVER (ORDER BY x.dist, x.asset_id) AS rank
+    FROM (SELECT s.asset_id, {vec} <=> {qv} AS dist
+          FROM scope s
+          JOIN asset_vector v ON v.asset_id = s.asset_id AND v.model_id = {model}
+                             AND v.lane = {lane}
+          WHERE %(regime)s = 'direct'
+            AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)) x
+    WHERE x.dist <= {maxd}
+)""").format(cte=cte, vec=vec, qv=qv, model=sql.Literal(ln.model_id), lane=sql.Literal(ln.lane),
+             maxd=sql.Placeholder(f"maxd_{ln.name}")))
+        joins.append(sql.SQL(" FULL OUTER JOIN {cte} {a} ON {a}.asset_id = {key}").format(
+            cte=cte, a=alias, key=key))
+        key = sql.SQL("coalesce({key}, {a}.asset_id)").format(key=key, a=alias)
+        band_cols.append(sql.SQL(", {a}.rank AS {r}, {a}.dist AS {d}").format(
+            a=alias, r=sql.Identifier(f"{ln.name}_rank"), d=sql.Identifier(f"{ln.name}_dist")))
+        rrf.append(sql.SQL("coalesce(1.0 / ({k} + {a}.rank), 0)").format(
+            k=sql.Literal(RRF_K), a=alias))
+        waiting.append(sql.SQL("""
+           + (SELECT count(*) FROM scope s
+              WHERE %(regime)s = 'direct'
+                AND NOT EXISTS (SELECT 1 FROM asset_vector v WHERE v.asset_id = s.asset_id
+                                AND v.model_id = {model} AND v.lane = {lane}))""").format(
+            model=sql.Literal(ln.model_id), lane=sql.Literal(ln.lane)))
+    lanes_out = lane_columns(lanes, "")
+    tail = sql.SQL("," + SCOPE_CTE + """,
+ranked AS MATERIALIZED (
+    SELECT k.* FROM fkept k JOIN scope s ON s.asset_id = k.asset_id
+),""" + LEXICAL_BAND_CTES + """{vbands},
+band_rows AS (
+    SELECT {key} AS asset_id, lb.rank AS lex_rank, lb.score AS lex_score{band_cols},
+           {rrf} AS rrf
+    FROM (SELECT asset_id, score, row_number() OVER (ORDER BY score DESC, asset_id) AS rank
+          FROM lband) lb{joins}
+),
+band AS (
+    SELECT b.*, loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+    FROM band_rows b
+    CROSS JOIN phrase ph
+    LEFT JOIN search_document d ON d.asset_id = b.asset_id AND d.lang = %(lang)s
+                               AND d.tenant_id = %(tenant_id)s
+    WHERE NOT %(one_word)s OR b.lex_rank IS NOT NULL
+),
+rows AS (
+    SELECT asset_id, rrf, bonus, false AS in_band, lex_rank, lex_score{lanes_out} FROM ranked
+    UNION ALL
+    SELECT asset_id, rrf, bonus, true, lex_rank, lex_score{lanes_out} FROM band
+),
+page AS (
+    SELECT r.*, row_number() OVER (ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id)
+           AS rank
+    FROM rows r
+    ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id
+    LIMIT %(limit)s OFFSET %(offset)s
+),
+scounts AS (
+    SELECT (SELECT count(*) FROM scope) AS members,
+           (SELECT count(*) FROM ranked) AS ranked,
+           (SELECT count(*) FROM band) AS band,
+           (SELECT coalesce(bool_and(df <= %(deep_cap)s), true) FROM q) AS deep_all_read,
+           0{waiting} AS waiting
+)
+SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
+       sc.members, sc.ranked, sc.band, sc.deep_all_read, sc.waiting,
+       p.rank, p.asset_id, p.rrf, p.bonus, p.in_band, p.lex_rank, p.lex_score{page_out}
+FROM counts c
+CROSS JOIN scounts sc
+LEFT JOIN page p ON true
+ORDER BY p.rank
+""").format(vbands=sql.SQL("").join(vbands), key=key, band_cols=sql.SQL("").join(band_cols),
+            rrf=sql.SQL(" + ").join(rrf), joins=sql.SQL("").join(joins), lanes_out=lanes_out,
+            waiting=sql.SQL("").join(waiting), page_out=lane_columns(lanes))
+    return fused_ctes(lanes) + tail

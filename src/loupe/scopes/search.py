@@ -122,3 +122,65 @@ def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: st
     return ScopedResult(terms=terms, members=members, regime=regime, ranked=ranked, band=band,
                         total=ranked + band, total_exact=exact, verdict=verdict, hits=hits,
                         corrections=corrections)
+
+
+@dataclass
+class ScopedFusedResult:
+    """A page of a scoped search with the vector lanes (see
+    :func:`loupe.scopes.queries.scoped_fused_statement`).
+
+    ``waiting``: members of a direct-regime scope that lack a vector of some
+    lane (the exact scan cannot see them). ``lexical`` holds the lexical
+    lane's counts (candidates, kept, postings_read, max_df, all_read).
+    """
+
+    members: int
+    regime: str
+    ranked: int
+    band: int
+    deep_all_read: bool
+    waiting: int
+    lexical: dict
+    hits: list[dict] = field(default_factory=list)
+
+
+def scoped_fused_search(conn: psycopg.Connection, params: dict, lanes: list, coll_id: int,
+                        viewer: Viewer = OWNER) -> ScopedFusedResult:
+    """Run the fused statement inside collection ``coll_id``.
+
+    ``params`` are the fused statement's (see
+    :func:`loupe.fusion.search.fused_search`); the members (readable by
+    ``viewer``), the regime and the deep cap are added here. Each hit is
+    ``{"rank", "asset_id", "rrf", "bonus", "in_band", "lexical_rank",
+    "lexical_score", "lanes": {name: {"rank", "distance"}}}``.
+    """
+    import numpy as np
+
+    from ..fusion.search import VEC_CAP
+
+    member_ids = scope_members(conn, params["tenant_id"], coll_id, viewer)
+    regime = regime_for(len(member_ids))
+    p = {**params, **viewer.params(), "members": member_ids, "regime": regime,
+         "deep_cap": q.DEEP_CAP, "vec_cap": params.get("vec_cap", VEC_CAP)}
+    for ln in lanes:
+        p[f"qv_{ln.name}"] = np.asarray(ln.vector, dtype=np.float32)
+        p[f"maxd_{ln.name}"] = float(ln.max_dist)
+    rows = conn.execute(q.scoped_fused_statement(lanes), p).fetchall()
+    first = rows[0]
+    hits = []
+    for r in rows:
+        if r[11] is None:
+            continue
+        lane_vals = {}
+        for i, ln in enumerate(lanes):
+            rank, dist = r[17 + 2 * i], r[18 + 2 * i]
+            lane_vals[ln.name] = {"rank": rank, "distance": None if dist is None else float(dist)}
+        hits.append({"rank": r[10], "asset_id": r[11], "rrf": float(r[12]), "bonus": r[13],
+                     "in_band": r[14], "lexical_rank": r[15],
+                     "lexical_score": None if r[16] is None else float(r[16]),
+                     "lanes": lane_vals})
+    return ScopedFusedResult(
+        members=first[5], regime=regime, ranked=first[6], band=first[7],
+        deep_all_read=bool(first[8]), waiting=int(first[9]),
+        lexical={"candidates": first[0], "kept": first[1], "postings_read": first[2],
+                 "max_df": first[3], "all_read": first[4]}, hits=hits)
