@@ -219,3 +219,14 @@ def test_bulk_typo_fallback_is_unknown_and_bad_actions_are_refused(shared: Libra
         shared.bulk("delete_everything", None, query="kettle")
     with pytest.raises(BulkError, match="not an ISO date"):
         shared.bulk("set_embargo", "tomorrow", query="kettle")
+
+
+def test_title_band_in_the_fused_statement_respects_permissions(shared: Library):
+    shared.set_lexical_settings(raw_cap=2, keep_cap=2)
+    owner = shared.search("kettle", limit=10, title_band=True)
+    assert owner.lanes == ["lexical", "image"]
+    assert [h.explain.get("title_band", False) for h in owner.hits] == [False, False, True, True]
+    assert (owner.total, owner.reachable, owner.verdict) == (4, 4, "truncated")
+    alice = shared.as_user("alice").search("kettle", limit=10, title_band=True)
+    assert sorted(titles(alice)) == ["Blue kettle", "Red kettle"]
+    assert not any(h.explain.get("title_band") for h in alice.hits)   # her walk reached both

@@ -218,3 +218,28 @@ def test_raw_cap_gives_a_lower_bound_and_exact_kept_scores(crowded: Library):
         assert h.score == pytest.approx(exact[h.asset_id], abs=1e-9)
     # the kept 50 are the true top 50 here: the best postings of each term were read first
     assert [h.asset_id for h in capped.hits] == [h.asset_id for h in full.hits[:50]]
+
+
+def test_title_band_keeps_every_title_match_reachable_past_the_caps(lib: Library):
+    """C2 (option): documents whose title holds the query follow the ranked
+    rows even when the caps left them out; page 1 does not change."""
+    for i in range(1, 21):
+        add_document(lib, i, {"title": "sunset sunset", "description": f"shot {i}"})
+    add_document(lib, 100, {"title": "Old harbour at sunset with boats gulls fog and nets"})
+    add_document(lib, 200, {"description": "a sunset somewhere"})     # not in a title
+    lib.set_lexical_settings(raw_cap=5, keep_cap=5)
+    plain = lib.search("sunset", limit=50)
+    assert (plain.total, plain.total_exact, plain.verdict, len(plain.hits)) == (22, False,
+                                                                                 "truncated", 5)
+    banded = lib.search("sunset", limit=50, title_band=True)
+    assert [h.asset_id for h in banded.hits[:5]] == [h.asset_id for h in plain.hits]
+    band = banded.hits[5:]
+    assert [h.asset_id for h in band] == sorted(
+        set(range(1, 21)) - {h.asset_id for h in plain.hits}) + [100]
+    assert all(h.explain.get("title_band") and h.score is None for h in band)
+    assert (banded.total, banded.total_exact, banded.verdict) == (22, False, "truncated")
+    assert banded.reachable == 21
+    assert "16 assets whose title holds the query follow the ranked results" in \
+        " ".join(banded.notices)
+    page2 = lib.search("sunset", limit=5, offset=5, title_band=True)
+    assert [h.asset_id for h in page2.hits] == [h.asset_id for h in band[:5]]

@@ -113,7 +113,8 @@ def explain(lib: Library, terms: list[str], raw_cap: int = 3000, keep_cap: int =
             viewer: Viewer = OWNER) -> dict:
     params = {"tenant_id": lib.tenant_id, "lang": "en", "terms": terms, "query": " ".join(terms),
               "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": 20, "offset": 0,
-              "fallback": False, **viewer.params()}
+              "fallback": False, "title_band": False, "title_band_cap": 5000,
+              **viewer.params()}
     row = lib.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + q.LEXICAL_LANE, params).fetchone()
     doc = row[0] if isinstance(row[0], list) else json.loads(row[0])
     return doc[0]["Plan"]

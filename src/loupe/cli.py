@@ -144,16 +144,19 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
 @click.option("--page", default=1, show_default=True, type=click.IntRange(1))
 @click.option("--in", "scope", metavar="COLLECTION",
               help="Search inside this collection (its path, sub-collections included).")
+@click.option("--title-band", is_flag=True,
+              help="Keep every asset whose title holds the query reachable after the ranked "
+                   "results, even past the caps.")
 @click.option("--explain", is_flag=True, help="Show each lane's rank and score/distance.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, scope: str | None,
-           explain: bool, as_json: bool) -> None:
+           title_band: bool, explain: bool, as_json: bool) -> None:
     """Search the library for QUERY."""
     with obj.open() as lib:
         try:
             result = lib.search(query, lang=lang, limit=limit, offset=(page - 1) * limit,
-                                scope=scope)
+                                scope=scope, title_band=title_band)
         except (ValueError, LookupError) as exc:
             raise click.ClickException(str(exc)) from exc
     if as_json:
@@ -181,7 +184,8 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, scope
     if explain:
         table.add_column("why", overflow="fold")
     for h in result.hits:
-        row = [str(h.rank), str(h.bonus), f"{h.score:.4f}", str(h.asset_id), h.title, h.path]
+        score = "–" if h.score is None else f"{h.score:.4f}"
+        row = [str(h.rank), str(h.bonus), score, str(h.asset_id), h.title, h.path]
         if explain:
             row.append(_explain(h.explain))
         table.add_row(*row)
@@ -194,6 +198,9 @@ def _explain(ex: dict) -> str:
         if lane == "band":
             if v:
                 parts.append("band: a member the caps had left out")
+            continue
+        if lane == "title_band":
+            parts.append("title band: its title holds the query; the caps had left it out")
             continue
         if v.get("rank") is None and v.get("score") is None:
             parts.append(f"{lane}: –")

@@ -29,6 +29,7 @@ from .document.languages import normalize_lang, validate_languages
 from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
 from .fusion.search import EncoderHealth, FusedResult, VectorLane, fused_search
+from .lexical.queries import TITLE_BAND_CAP
 from .lexical.search import (analyze as analyze_text, lexical_search, query_terms,
                              suggest_corrections)
 from .models import registry
@@ -67,13 +68,15 @@ class AssetNotFound(LookupError):
 class Hit:
     """One search result. ``rank`` is 1-based over the whole result set;
     ``score`` is BM25F for lexical-only search, the RRF score when vector
-    lanes are fused; ``bonus`` the phrase bonus (2: title holds the query,
-    1: the document does); ``path`` the asset's primary file; ``explain``
-    each lane's rank and score or cosine distance (None: not in that lane)."""
+    lanes are fused (None for a title-band row of a lexical-only search:
+    such rows are not scored); ``bonus`` the phrase bonus (2: title holds
+    the query, 1: the document does); ``path`` the asset's primary file;
+    ``explain`` each lane's rank and score or cosine distance (None: not in
+    that lane), ``band``/``title_band`` when the row is in a band (C2)."""
 
     rank: int
     asset_id: int
-    score: float
+    score: float | None
     bonus: int
     title: str
     path: str
@@ -231,10 +234,13 @@ class Library:
         return ingester.ingest(path, progress=progress)
 
     def search(self, query: str, *, lang: str | None = None, limit: int = 20,
-               offset: int = 0, scope: str | None = None) -> SearchResult:
+               offset: int = 0, scope: str | None = None,
+               title_band: bool = False) -> SearchResult:
         """Search the library, or inside collection ``scope`` (its path, e.g.
         ``animals/mammals``, sub-collections included). ``lang`` defaults to
-        the first library language.
+        the first library language. With ``title_band`` (library-wide
+        search), every asset whose title holds all the query's terms stays
+        reachable after the ranked rows even when a cap left it out (C2).
 
         Raises:
             ValueError: ``limit`` < 1 or ``offset`` < 0, ``lang`` is not a
@@ -250,16 +256,19 @@ class Library:
         if not lanes:
             res = lexical_search(self.conn, self.tenant_id, query, lang, limit=limit,
                                  offset=offset, raw_cap=raw_cap, keep_cap=keep_cap,
-                                 viewer=self.viewer)
+                                 viewer=self.viewer, title_band=title_band)
             raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
-                         {"lexical": {"rank": None, "score": h.score}}) for h in res.hits]
+                         {"lexical": {"rank": None, "score": h.score},
+                          **({"title_band": True} if h.in_band else {})}) for h in res.hits]
+            self._title_band_notice(title_band, res.title_band, notices)
             return self._result(query, lang, res.terms, res.total, res.total_exact, res.verdict,
-                                res.kept, limit, offset, raw_hits, res.corrections, [], notices)
+                                res.kept + res.title_band, limit, offset, raw_hits,
+                                res.corrections, [], notices)
         terms = query_terms(self.conn, query, lang)
         params = {"tenant_id": self.tenant_id, "lang": lang, "terms": terms, "query": query,
                   "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
                   "fallback": False, "one_word": len(query.split()) <= 1,
-                  **self.viewer.params()}
+                  "title_band": title_band, **self.viewer.params()}
         fr = fused_search(self.conn, params, lanes)
         corrections: dict[str, str] = {}
         if fr.lexical["candidates"] == 0 and terms:
@@ -274,8 +283,17 @@ class Library:
             elif fr.hits and params["one_word"]:
                 notices.append("nothing matched as typed: showing matches by meaning from "
                                "the text lane")
+        self._title_band_notice(title_band, fr.lexical["title_band"], notices)
         return self._fused_result(query, lang, terms, fr, lanes, corrections, limit, offset,
                                   keep_cap, notices)
+
+    @staticmethod
+    def _title_band_notice(asked: bool, rows: int, notices: list[str]) -> None:
+        if asked and rows:
+            full = " (the band's limit: more titles may hold the terms)" \
+                if rows >= TITLE_BAND_CAP else ""
+            notices.append(f"{rows:,} assets whose title holds the query follow the ranked "
+                           f"results (title band){full}")
 
     def _scoped(self, query, lang, scope, limit, offset, raw_cap, keep_cap, notices):
         """Search inside collection ``scope``: the lexical lane with its band,
@@ -354,7 +372,7 @@ class Library:
         lex = fr.lexical
         lexical_verdict = ("complete" if lex["all_read"] and lex["candidates"] <= keep_cap
                            else "truncated")
-        lexical_total = max(lex["candidates"], lex["max_df"])
+        lexical_total = max(lex["candidates"] + lex["title_band_unreached"], lex["max_df"])
         if corrections:
             verdict, total, exact = "unknown", fr.total, False
         elif len(query.split()) <= 1 and (lex["candidates"] > 0
@@ -367,6 +385,8 @@ class Library:
         raw_hits = []
         for h in fr.hits:
             explain = {"lexical": {"rank": h.lexical_rank, "score": h.lexical_score}, **h.lanes}
+            if h.in_band:
+                explain["title_band"] = True
             raw_hits.append((h.rank, h.asset_id, h.rrf, h.bonus, explain))
         return self._result(query, lang, terms, total, exact, verdict, fr.total, limit, offset,
                             raw_hits, corrections, ["lexical"] + [ln.name for ln in lanes], notices)

@@ -30,7 +30,7 @@ import psycopg
 from psycopg import sql
 
 from ..access.viewer import OWNER
-from ..lexical.queries import LEXICAL_CTES
+from ..lexical.queries import LEXICAL_CTES, TITLE_BAND_CAP, title_band_cte
 from ..vector.queries import vector_cte
 
 #: RRF's rank constant (Cormack et al. 2009).
@@ -62,7 +62,8 @@ class VectorLane:
 
 @dataclass
 class FusedHit:
-    """One fused row with each lane's rank and score/distance (None: absent)."""
+    """One fused row with each lane's rank and score/distance (None: absent);
+    ``in_band``: a title-band row (C2), after every ranked row."""
 
     rank: int
     asset_id: int
@@ -71,6 +72,7 @@ class FusedHit:
     lexical_rank: int | None
     lexical_score: float | None
     lanes: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
+    in_band: bool = False
 
 
 class EncoderHealth:
@@ -171,20 +173,32 @@ def fused_statement(lanes: list[VectorLane]) -> sql.Composed:
     lane_counts = sql.SQL("").join(
         sql.SQL(", (SELECT count(*) FROM {cte})").format(cte=sql.Identifier(f"vec_{ln.name}"))
         for ln in lanes)
-    tail = sql.SQL(""",
-page AS (
-    SELECT k.*, row_number() OVER (ORDER BY k.bonus DESC, k.rrf DESC, k.asset_id) AS rank
+    tail = sql.SQL(",") + sql.SQL(title_band_cte("fkept")) + sql.SQL(""",
+rows AS (
+    SELECT k.asset_id, k.rrf, k.bonus, false AS in_band, k.lex_rank, k.lex_score{lane_cols}
     FROM fkept k
-    ORDER BY k.bonus DESC, k.rrf DESC, k.asset_id
+    UNION ALL
+    SELECT t.asset_id, 0, t.bonus, true, NULL, NULL{lane_nulls}
+    FROM tband t
+),
+page AS (
+    SELECT r.*, row_number() OVER (ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id)
+           AS rank
+    FROM rows r
+    ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id
     LIMIT %(limit)s OFFSET %(offset)s
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
-       (SELECT count(*) FROM fkept) AS fused_total{lane_counts},
-       p.rank, p.asset_id, p.rrf, p.bonus, p.lex_rank, p.lex_score{lane_out}
+       (SELECT count(*) FROM fkept) + tc.band AS fused_total{lane_counts},
+       p.rank, p.asset_id, p.rrf, p.bonus, p.lex_rank, p.lex_score{lane_out}, tc.band,
+       tc.unreached, p.in_band
 FROM counts c
+CROSS JOIN tcounts tc
 LEFT JOIN page p ON true
 ORDER BY p.rank
-""").format(lane_counts=lane_counts, lane_out=lane_columns(lanes))
+""").format(lane_counts=lane_counts, lane_out=lane_columns(lanes),
+            lane_cols=lane_columns(lanes, "k."),
+            lane_nulls=sql.SQL("").join(sql.SQL(", NULL, NULL") for _ in lanes))
     return fused_ctes(lanes) + tail
 
 
@@ -205,7 +219,7 @@ def fused_search(conn: psycopg.Connection, params: dict[str, Any],
     (tenant_id, lang, terms, query, raw_cap, keep_cap, limit, offset, fallback),
     ``one_word`` and the viewer's ``see_all`` / ``principals`` (default: the
     owner, who sees everything); the lanes add their query vectors and thresholds."""
-    p = {**OWNER.params(), **params}
+    p = {**OWNER.params(), "title_band": False, "title_band_cap": TITLE_BAND_CAP, **params}
     p["vec_cap"] = p.get("vec_cap", VEC_CAP)
     for lane in lanes:
         p[f"qv_{lane.name}"] = np.asarray(lane.vector, dtype=np.float32)
@@ -226,7 +240,9 @@ def fused_search(conn: psycopg.Connection, params: dict[str, Any],
         hits.append(FusedHit(rank=r[base], asset_id=r[base + 1], rrf=float(r[base + 2]),
                              bonus=r[base + 3], lexical_rank=r[base + 4],
                              lexical_score=None if r[base + 5] is None else float(r[base + 5]),
-                             lanes=lane_vals))
+                             lanes=lane_vals, in_band=r[base + 8 + 2 * n]))
     lexical = {"candidates": first[0], "kept": first[1], "postings_read": first[2],
-               "max_df": first[3], "all_read": first[4]}
+               "max_df": first[3], "all_read": first[4],
+               "title_band": first[base + 6 + 2 * n],
+               "title_band_unreached": first[base + 7 + 2 * n]}
     return FusedResult(total=int(first[5]), hits=hits, lexical=lexical, lane_counts=lane_counts)

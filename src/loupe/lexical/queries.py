@@ -136,24 +136,69 @@ counts AS (
 )
 """
 
-# The lexical lane alone: a page of the kept list and the verdict.
-LEXICAL_LANE = "WITH " + LEXICAL_CTES + """,
+#: Most rows the title band adds (C2); a band that reaches it says so.
+TITLE_BAND_CAP = 5000
+
+
+def title_band_cte(shown: str) -> str:
+    """The title band (C2, optional): documents whose title holds every query
+    term (tsvector weight A, the title group; found through the GIN index
+    on ``tsv``) that are not among the ``shown`` rows (a CTE name from a
+    fixed set: ``final`` or ``fkept``), readable by the viewer, at most
+    ``title_band_cap`` of them by asset id. Empty unless ``%(title_band)s``."""
+    assert shown in ("final", "fkept")
+    return """
+tq AS (
+    SELECT (SELECT string_agg(quote_literal(t) || ':A', ' & ')
+            FROM unnest(%(terms)s::text[]) AS t)::tsquery AS tq
+),
+tband AS MATERIALIZED (
+    SELECT d.asset_id, loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+    FROM search_document d
+    CROSS JOIN tq
+    CROSS JOIN phrase ph
+    WHERE %(title_band)s AND d.tenant_id = %(tenant_id)s AND d.lang = %(lang)s
+      AND d.tsv @@ tq.tq
+      AND NOT EXISTS (SELECT 1 FROM """ + shown + """ s WHERE s.asset_id = d.asset_id)
+      AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
+                                                 a.rights_expire_at, false,
+                                                 %(principals)s::bigint[])
+                           FROM asset a WHERE a.id = d.asset_id))
+    ORDER BY d.asset_id
+    LIMIT %(title_band_cap)s
+),
+tcounts AS (
+    SELECT (SELECT count(*) FROM tband) AS band,
+           (SELECT count(*) FROM tband t
+            WHERE NOT EXISTS (SELECT 1 FROM cand c WHERE c.asset_id = t.asset_id)) AS unreached
+)"""
+
+
+# The lexical lane alone: a page of the kept list, then the title band when
+# asked for (after every ranked row: page 1 is unchanged), and the verdict.
+# The total counts the band's assets the walk had not reached.
+LEXICAL_LANE = "WITH " + LEXICAL_CTES + "," + title_band_cte("final") + """,
+rows AS (
+    SELECT asset_id, score, bonus, false AS in_band FROM final
+    UNION ALL
+    SELECT asset_id, NULL::float8, bonus, true FROM tband
+),
 page AS (
-    SELECT asset_id, score, bonus,
-           row_number() OVER (ORDER BY bonus DESC, score DESC, asset_id) AS rank
-    FROM final
-    ORDER BY bonus DESC, score DESC, asset_id
+    SELECT asset_id, score, bonus, in_band,
+           row_number() OVER (ORDER BY in_band, bonus DESC, score DESC, asset_id) AS rank
+    FROM rows
+    ORDER BY in_band, bonus DESC, score DESC, asset_id
     LIMIT %(limit)s OFFSET %(offset)s
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
        CASE WHEN %(fallback)s THEN 'unknown'
             WHEN c.all_read AND c.candidates <= %(keep_cap)s THEN 'complete'
             ELSE 'truncated' END AS verdict,
-       greatest(c.candidates, c.max_df) AS total,
+       greatest(c.candidates + tc.unreached, c.max_df) AS total,
        c.all_read AS total_exact,
-       p.rank, p.asset_id, p.score, p.bonus
+       p.rank, p.asset_id, p.score, p.bonus, tc.band, p.in_band
 FROM counts c
+CROSS JOIN tcounts tc
 LEFT JOIN page p ON true
 ORDER BY p.rank
 """
-

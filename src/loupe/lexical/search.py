@@ -26,13 +26,15 @@ class QueryTooLong(ValueError):
 
 @dataclass(frozen=True)
 class LexicalHit:
-    """One ranked asset. ``rank`` is 1-based over the kept list; ``score`` is
-    BM25F; ``bonus`` the phrase bonus (2 title, 1 document, 0)."""
+    """One row. ``rank`` is 1-based over the result; ``score`` is BM25F (None
+    for a title-band row, which the caps had left out); ``bonus`` the phrase
+    bonus (2 title, 1 document, 0); ``in_band``: a title-band row (C2)."""
 
     rank: int
     asset_id: int
-    score: float
+    score: float | None
     bonus: int = 0
+    in_band: bool = False
 
 
 @dataclass
@@ -49,6 +51,8 @@ class LexicalResult:
         candidates: assets reached by the postings read; kept: those kept.
         postings_read: postings read over all terms; max_df: largest df.
         raw_cap, keep_cap: the caps the lane ran under.
+        title_band: rows of the title band (C2), after the kept rows; the
+            band stops at TITLE_BAND_CAP rows.
     """
 
     terms: list[str]
@@ -63,6 +67,7 @@ class LexicalResult:
     max_df: int = 0
     raw_cap: int = RAW_CAP
     keep_cap: int = KEEP_CAP
+    title_band: int = 0
 
 
 def analyze(conn: psycopg.Connection, text: str, lang: str, *, query: bool = True) -> list[str]:
@@ -109,7 +114,7 @@ def suggest_corrections(conn: psycopg.Connection, tenant_id: int, lang: str,
 def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: str, *,
                    limit: int = 20, offset: int = 0, raw_cap: int = RAW_CAP,
                    keep_cap: int = KEEP_CAP, correct_typos: bool = True,
-                   viewer: Viewer = OWNER) -> LexicalResult:
+                   viewer: Viewer = OWNER, title_band: bool = False) -> LexicalResult:
     """Run the lexical lane for ``query`` over the tenant's ``lang`` documents
     that ``viewer`` may read (P1: hidden assets take no cap slot and move no count).
 
@@ -118,7 +123,8 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: s
     ``SUGGEST_CORRECTIONS``); the result then says so (``corrections``) and is
     marked ``unknown`` with a total that is not claimed exact: a fallback
     never inherits completeness (SPEC L2, C4). A query that matches as typed
-    is never corrected.
+    is never corrected. With ``title_band``, documents whose title holds
+    every query term follow the kept rows even when the caps left them out (C2).
 
     Raises:
         QueryTooLong: the query exceeds the character or term limit.
@@ -133,7 +139,8 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: s
                              raw_cap=raw_cap, keep_cap=keep_cap)
     params = {"tenant_id": tenant_id, "lang": lang, "terms": terms, "query": query,
               "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
-              "fallback": False, **viewer.params()}
+              "fallback": False, "title_band": title_band,
+              "title_band_cap": q.TITLE_BAND_CAP, **viewer.params()}
     rows = conn.execute(q.LEXICAL_LANE, params).fetchall()
     corrections: dict[str, str] = {}
     if correct_typos and rows[0][0] == 0:
@@ -144,12 +151,13 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: s
             rows = conn.execute(q.LEXICAL_LANE, {**params, "terms": terms,
                                                  "fallback": True}).fetchall()
     first = rows[0]
-    hits = [LexicalHit(rank=r[8], asset_id=r[9], score=float(r[10]), bonus=r[11])
+    hits = [LexicalHit(rank=r[8], asset_id=r[9], score=None if r[10] is None else float(r[10]),
+                       bonus=r[11], in_band=r[13])
             for r in rows if r[9] is not None]
     return LexicalResult(
         terms=terms, total=first[6], total_exact=first[7] and not corrections,
         verdict=first[5], hits=hits,
         corrections=corrections, candidates=first[0], kept=first[1], postings_read=first[2],
-        max_df=first[3], raw_cap=raw_cap, keep_cap=keep_cap)
+        max_df=first[3], raw_cap=raw_cap, keep_cap=keep_cap, title_band=first[12])
 
 
