@@ -50,15 +50,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from loupe import Library  # noqa: E402
 from loupe.access import OWNER  # noqa: E402
 from loupe.fusion.search import VectorLane  # noqa: E402
-from loupe.scopes.search import (collection_id, scoped_fused_search,  # noqa: E402
-                                 scoped_search)
+from loupe.scopes.search import (collection_id, scope_collections,  # noqa: E402
+                                 scoped_fused_search, scoped_search)
 from loupe.vector import queries as vq  # noqa: E402
 
 REGIMES = [("direct", 1_500), ("deep", 20_000), ("none", 70_000)]
 
 # The peer: a complete scoped full-text search, scored by ts_rank.
 EXACT_SCAN = """
-WITH m AS (SELECT unnest(%(members)s::bigint[]) AS asset_id),
+WITH m AS (SELECT DISTINCT f.asset_id FROM asset_file f
+           WHERE f.collection_id = ANY (%(collections)s::bigint[])
+             AND (%(see_all)s OR (SELECT a.readers && %(principals)s::bigint[]
+                                  FROM asset a WHERE a.id = f.asset_id))),
 hits AS (
     SELECT d.asset_id, ts_rank(d.tsv, q.tq) AS rank
     FROM search_document d
@@ -182,7 +185,7 @@ def main() -> None:
         for vname, viewer in (("owner", OWNER), ("member", member)):
             times: dict[str, list[float]] = {"lexical": [], "hybrid": [], "exact scan": []}
             verdicts: list[str] = []
-            members = None
+            colls = scope_collections(lib.conn, lib.tenant_id, coll)
             for i, text in enumerate(queries + queries[:5]):
                 warm = i >= len(queries)
                 terms = lib.analyze(text, query=True)
@@ -197,13 +200,9 @@ def main() -> None:
                 t = time.perf_counter()
                 fr = scoped_fused_search(lib.conn, params, [lane], coll, viewer)
                 hy_ms = (time.perf_counter() - t) * 1000
-                if members is None:
-                    from loupe.scopes.search import scope_members
-
-                    members = scope_members(lib.conn, lib.tenant_id, coll, viewer)
                 t = time.perf_counter()
-                lib.conn.execute(EXACT_SCAN, {"members": members,
-                                              "tq": " & ".join(terms)}).fetchall()
+                lib.conn.execute(EXACT_SCAN, {"collections": colls, "tq": " & ".join(terms),
+                                              **viewer.params()}).fetchall()
                 ex_ms = (time.perf_counter() - t) * 1000
                 if warm:
                     continue

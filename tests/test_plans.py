@@ -145,14 +145,15 @@ def test_scoped_lane_never_scans_a_whole_table(big: Library, terms: list[str]):
     coll = big.conn.execute("SELECT id FROM collection WHERE path = 'campaign'").fetchone()[0]
     colls = big.conn.execute(sq.SUB_COLLECTIONS, {"tenant_id": big.tenant_id,
                                                   "collection_id": coll}).fetchone()[0]
-    mparams = {"tenant_id": big.tenant_id, "collections": colls, **OWNER.params()}
-    plans = [big.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sq.SCOPE_MEMBERS,
+    mparams = {"tenant_id": big.tenant_id, "collections": colls, "deep_max": sq.DEEP_MAX,
+               **OWNER.params()}
+    plans = [big.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sq.SCOPE_SIZE,
                               mparams).fetchone()[0]]
-    members = big.conn.execute(sq.SCOPE_MEMBERS, mparams).fetchone()[0]
-    assert len(members) == 300
+    assert big.conn.execute(sq.SCOPE_SIZE, mparams).fetchone()[0] == 300
     params = {"tenant_id": big.tenant_id, "lang": "en", "terms": terms,
               "query": " ".join(terms), "raw_cap": 3000, "keep_cap": 1000, "limit": 20,
-              "offset": 0, "fallback": False, "members": members, "regime": "direct",
+              "offset": 0, "fallback": False, "collections": colls, "members": 300,
+              "regime": "direct",
               "deep_cap": sq.DEEP_CAP, **OWNER.params()}
     plans.append(big.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sq.SCOPED_LANE,
                                   params).fetchone()[0])
@@ -231,18 +232,19 @@ def test_fused_scoped_permissioned_statement_keeps_its_row_bounds(big: Library, 
 
     from loupe.fusion.search import VEC_CAP
     from loupe.scopes import queries as sq
-    from loupe.scopes.search import scope_members
+    from loupe.scopes.search import scope_collections, scope_size
 
     viewer = big.as_user("member").viewer if member else OWNER
     lanes = big._query_lanes(query, "en", [])
     assert [ln.name for ln in lanes] == ["image"]
     coll = big.conn.execute("SELECT id FROM collection WHERE path = 'campaign'").fetchone()[0]
-    members = scope_members(big.conn, big.tenant_id, coll, viewer)
-    assert len(members) == 300
+    colls = scope_collections(big.conn, big.tenant_id, coll)
+    assert scope_size(big.conn, big.tenant_id, colls, viewer) == 300
     terms = query.split()
     params = {"tenant_id": big.tenant_id, "lang": "en", "terms": terms, "query": query,
               "raw_cap": 3000, "keep_cap": 1000, "limit": 20, "offset": 0, "fallback": False,
-              "one_word": len(terms) == 1, "members": members, "regime": "direct",
+              "one_word": len(terms) == 1, "collections": colls, "members": 300,
+              "regime": "direct",
               "deep_cap": sq.DEEP_CAP, "vec_cap": VEC_CAP, **viewer.params(),
               "qv_image": np.asarray(lanes[0].vector, dtype=np.float32),
               "maxd_image": lanes[0].max_dist}

@@ -45,6 +45,13 @@ BULK_MAX = 50_000
 DEFAULT_HOME = "~/.loupe"
 
 
+def _members(n: int) -> str:
+    """A scope's size as told to the user (counted up to DEEP_MAX + 1)."""
+    from .scopes.queries import DEEP_MAX
+
+    return f"more than {DEEP_MAX:,} members" if n > DEEP_MAX else f"{n:,} members"
+
+
 def default_home() -> Path:
     """``$LOUPE_HOME`` or ``~/.loupe``."""
     return Path(os.environ.get(HOME_ENV) or DEFAULT_HOME).expanduser()
@@ -316,7 +323,7 @@ class Library:
         res = scoped_search(self.conn, self.tenant_id, query, lang, coll, limit=limit,
                             offset=offset, raw_cap=raw_cap, keep_cap=keep_cap,
                             viewer=self.viewer)
-        notices.append(f"scope {scope!r}: {res.members:,} members, {res.ranked:,} ranked, "
+        notices.append(f"scope {scope!r}: {_members(res.members)}, {res.ranked:,} ranked, "
                        f"{res.band:,} in the band ({res.regime} regime)")
         raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
                      {"lexical": {"rank": None, "score": h.score}, "band": h.in_band})
@@ -350,7 +357,7 @@ class Library:
         if fr.waiting:
             notices.append(f"{fr.waiting:,} members of the scope wait for vectors: "
                            f"meaning-based matches among them are not shown yet")
-        notices.append(f"scope {scope!r}: {fr.members:,} members, {fr.ranked:,} ranked, "
+        notices.append(f"scope {scope!r}: {_members(fr.members)}, {fr.ranked:,} ranked, "
                        f"{fr.band:,} in the band ({fr.regime} regime"
                        + (", exact vector scan over members" if fr.regime == "direct" else "")
                        + ")")

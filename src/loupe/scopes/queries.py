@@ -25,13 +25,14 @@ DIRECT_MAX = 2000
 DEEP_MAX = 50_000
 DEEP_CAP = 45_000
 
-# The scope's member assets that the viewer may read (P1): files in the
-# collection or any sub-collection, and assets people added to them.
-# Run on its own, before the scoped statement: with the collection ids as
-# literal values the planner estimates each collection's size from its
-# statistics and reads small ones through asset_file_collection_idx (inside
-# one statement, an IN (recursive subquery) was planned as a sequential scan
-# of every file on the 100k test library).
+# The scope is a set of collection ids (the collection and its
+# sub-collections, SUB_COLLECTIONS, resolved first: with the ids as literal
+# values the planner estimates each collection's size from its statistics
+# and reads small ones through asset_file_collection_idx; inside one
+# statement, an IN (recursive subquery) was planned as a sequential scan of
+# every file on the 100k test library). Its members are the assets with a
+# file in one of them or added to one by hand, that the viewer may read.
+
 SUB_COLLECTIONS = """
 WITH RECURSIVE sub AS (
     SELECT id FROM collection WHERE id = %(collection_id)s AND tenant_id = %(tenant_id)s
@@ -40,18 +41,32 @@ WITH RECURSIVE sub AS (
 )
 SELECT coalesce(array_agg(id), ARRAY[]::bigint[]) FROM sub
 """
-SCOPE_MEMBERS = """
-SELECT coalesce(array_agg(DISTINCT m.asset_id ORDER BY m.asset_id), ARRAY[]::bigint[])
-FROM (SELECT f.asset_id FROM asset_file f
-      WHERE f.tenant_id = %(tenant_id)s AND f.collection_id = ANY (%(collections)s::bigint[])
-      UNION ALL
-      SELECT cm.asset_id FROM collection_member cm
-      WHERE cm.collection_id = ANY (%(collections)s::bigint[])) m
-JOIN asset a ON a.id = m.asset_id
-WHERE a.tenant_id = %(tenant_id)s
-  AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
-                     %(see_all)s, %(principals)s::bigint[])
+
+# How many members the viewer may read, counted up to DEEP_MAX + 1 (enough
+# to choose the regime; beyond, the exact figure is not needed).
+SCOPE_SIZE = """
+SELECT count(*) FROM (
+    SELECT m.asset_id
+    FROM (SELECT f.asset_id FROM asset_file f
+          WHERE f.tenant_id = %(tenant_id)s AND f.collection_id = ANY (%(collections)s::bigint[])
+          UNION
+          SELECT cm.asset_id FROM collection_member cm
+          WHERE cm.collection_id = ANY (%(collections)s::bigint[])) m
+    WHERE %(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                                                false, %(principals)s::bigint[])
+                          FROM asset a WHERE a.id = m.asset_id)
+    LIMIT %(deep_max)s + 1
+) x
 """
+
+# Whether an asset (a row ``k`` of the statement) is in the scope: one
+# probe of each membership index.
+IN_SCOPE = """(
+    EXISTS (SELECT 1 FROM asset_file f
+            WHERE f.asset_id = k.asset_id AND f.collection_id = ANY (%(collections)s::bigint[]))
+    OR EXISTS (SELECT 1 FROM collection_member cm
+               WHERE cm.asset_id = k.asset_id
+                 AND cm.collection_id = ANY (%(collections)s::bigint[])))"""
 
 # A collection by its path (as shown by loupe show / the folder tree).
 COLLECTION_BY_PATH = """
@@ -59,10 +74,20 @@ SELECT id, path FROM collection WHERE tenant_id = %(tenant_id)s AND path = %(pat
 ORDER BY id LIMIT 2
 """
 
-# The scope's members as a relation (the ids come from SCOPE_MEMBERS).
+# The scope's readable members as a relation, built only where a band needs
+# them (direct and deep regimes; a larger scope has no band).
 SCOPE_CTE = """
 scope AS MATERIALIZED (
-    SELECT unnest(%(members)s::bigint[]) AS asset_id
+    SELECT m.asset_id
+    FROM (SELECT f.asset_id FROM asset_file f
+          WHERE f.tenant_id = %(tenant_id)s AND f.collection_id = ANY (%(collections)s::bigint[])
+          UNION
+          SELECT cm.asset_id FROM collection_member cm
+          WHERE cm.collection_id = ANY (%(collections)s::bigint[])) m
+    WHERE %(regime)s <> 'none'
+      AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                                                 false, %(principals)s::bigint[])
+                           FROM asset a WHERE a.id = m.asset_id))
 )"""
 
 # The lexical band: members the lexical lane matches that are not in
@@ -109,8 +134,31 @@ lband AS (
 # The lexical lane inside a scope: the lane's kept rows that are members, in
 # the unscoped order, then the band.
 SCOPED_LANE = "WITH " + LEXICAL_CTES + "," + SCOPE_CTE + """,
+-- the lane's kept rows that are members, with their exact scores and phrase
+-- bonus: the lane's ``final`` restricted to the scope, so the missing-term
+-- probes and the bonus run for members only, not for all the kept rows
 ranked AS MATERIALIZED (
-    SELECT f.asset_id, f.score, f.bonus FROM final f JOIN scope s ON s.asset_id = f.asset_id
+    SELECT k.asset_id,
+           k.score + coalesce((
+               SELECT sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights,
+                                           st.b, st.k1))
+               FROM q
+               CROSS JOIN st
+               CROSS JOIN LATERAL (
+                   SELECT p.tf, p.group_len FROM lexical_posting p
+                   WHERE p.term_id = q.term_id AND p.asset_id = k.asset_id
+                   LIMIT 1
+               ) AS p
+               WHERE q.df > %(raw_cap)s
+                 AND NOT EXISTS (SELECT 1 FROM raw r
+                                 WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)),
+               0) AS score,
+           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+    FROM kept k
+    CROSS JOIN phrase ph
+    JOIN search_document d ON d.asset_id = k.asset_id AND d.lang = %(lang)s
+                          AND d.tenant_id = %(tenant_id)s
+    WHERE """ + IN_SCOPE + """
 ),""" + LEXICAL_BAND_CTES + """,
 band AS (
     SELECT b.asset_id, b.score,
@@ -133,7 +181,8 @@ page AS (
     LIMIT %(limit)s OFFSET %(offset)s
 ),
 scounts AS (
-    SELECT (SELECT count(*) FROM scope) AS members,
+    SELECT CASE WHEN %(regime)s = 'none' THEN %(members)s
+                ELSE (SELECT count(*) FROM scope) END AS members,
            (SELECT count(*) FROM ranked) AS ranked,
            (SELECT count(*) FROM band) AS band,
            (SELECT coalesce(bool_and(df <= %(deep_cap)s), true) FROM q) AS deep_all_read
@@ -203,7 +252,7 @@ def scoped_fused_statement(lanes: list) -> sql.Composed:
     lanes_out = lane_columns(lanes, "")
     tail = sql.SQL("," + SCOPE_CTE + """,
 ranked AS MATERIALIZED (
-    SELECT k.* FROM fkept k JOIN scope s ON s.asset_id = k.asset_id
+    SELECT k.* FROM fkept k WHERE """ + IN_SCOPE + """
 ),""" + LEXICAL_BAND_CTES + """{vbands},
 band_rows AS (
     SELECT {key} AS asset_id, lb.rank AS lex_rank, lb.score AS lex_score{band_cols},
@@ -232,7 +281,8 @@ page AS (
     LIMIT %(limit)s OFFSET %(offset)s
 ),
 scounts AS (
-    SELECT (SELECT count(*) FROM scope) AS members,
+    SELECT CASE WHEN %(regime)s = 'none' THEN %(members)s
+                ELSE (SELECT count(*) FROM scope) END AS members,
            (SELECT count(*) FROM ranked) AS ranked,
            (SELECT count(*) FROM band) AS band,
            (SELECT coalesce(bool_and(df <= %(deep_cap)s), true) FROM q) AS deep_all_read,

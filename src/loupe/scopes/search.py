@@ -68,14 +68,18 @@ def collection_id(conn: psycopg.Connection, tenant_id: int, path: str) -> int:
     return rows[0][0]
 
 
-def scope_members(conn: psycopg.Connection, tenant_id: int, coll_id: int,
-                  viewer: Viewer = OWNER) -> list[int]:
-    """Asset ids of a collection and its sub-collections that ``viewer`` may
-    read, sorted."""
-    colls = conn.execute(q.SUB_COLLECTIONS, {"tenant_id": tenant_id,
-                                             "collection_id": coll_id}).fetchone()[0]
-    return list(conn.execute(q.SCOPE_MEMBERS, {"tenant_id": tenant_id, "collections": colls,
-                                               **viewer.params()}).fetchone()[0])
+def scope_collections(conn: psycopg.Connection, tenant_id: int, coll_id: int) -> list[int]:
+    """The ids of a collection and of all its sub-collections."""
+    return list(conn.execute(q.SUB_COLLECTIONS, {"tenant_id": tenant_id,
+                                                 "collection_id": coll_id}).fetchone()[0])
+
+
+def scope_size(conn: psycopg.Connection, tenant_id: int, collections: list[int],
+               viewer: Viewer = OWNER) -> int:
+    """How many members of the scope ``viewer`` may read, counted up to
+    DEEP_MAX + 1 (a larger scope reads as DEEP_MAX + 1: no band needs more)."""
+    return conn.execute(q.SCOPE_SIZE, {"tenant_id": tenant_id, "collections": collections,
+                                       "deep_max": q.DEEP_MAX, **viewer.params()}).fetchone()[0]
 
 
 def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: str,
@@ -90,13 +94,14 @@ def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: st
     for the typo fallback.
     """
     terms = query_terms(conn, query, lang)
-    member_ids = scope_members(conn, tenant_id, coll_id, viewer)
-    regime = regime_for(len(member_ids))
+    colls = scope_collections(conn, tenant_id, coll_id)
+    size = scope_size(conn, tenant_id, colls, viewer)
+    regime = regime_for(size)
     if not terms:
-        return ScopedResult([], len(member_ids), regime, 0, 0, 0, True, "complete")
+        return ScopedResult([], size, regime, 0, 0, 0, True, "complete")
     params = {"tenant_id": tenant_id, "lang": lang, "terms": terms, "query": query,
               "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
-              "fallback": False, "members": member_ids, "regime": regime,
+              "fallback": False, "collections": colls, "members": size, "regime": regime,
               "deep_cap": q.DEEP_CAP, **viewer.params()}
     rows = conn.execute(q.SCOPED_LANE, params).fetchall()
     corrections: dict[str, str] = {}
@@ -158,9 +163,10 @@ def scoped_fused_search(conn: psycopg.Connection, params: dict, lanes: list, col
 
     from ..fusion.search import VEC_CAP
 
-    member_ids = scope_members(conn, params["tenant_id"], coll_id, viewer)
-    regime = regime_for(len(member_ids))
-    p = {**params, **viewer.params(), "members": member_ids, "regime": regime,
+    colls = scope_collections(conn, params["tenant_id"], coll_id)
+    size = scope_size(conn, params["tenant_id"], colls, viewer)
+    regime = regime_for(size)
+    p = {**params, **viewer.params(), "collections": colls, "members": size, "regime": regime,
          "deep_cap": q.DEEP_CAP, "vec_cap": params.get("vec_cap", VEC_CAP)}
     for ln in lanes:
         p[f"qv_{ln.name}"] = np.asarray(ln.vector, dtype=np.float32)
