@@ -131,6 +131,16 @@ lband AS (
     SELECT * FROM band_direct UNION ALL SELECT * FROM band_deep
 )"""
 
+# The counts a scoped verdict needs: readable members (the count made for
+# the regime when the scope is too large to build), ranked rows, band rows,
+# and whether the deep read reached the end of every term's postings.
+SCOPE_COUNTS = """
+    SELECT CASE WHEN %(regime)s = 'none' THEN %(members)s
+                ELSE (SELECT count(*) FROM scope) END AS members,
+           (SELECT count(*) FROM ranked) AS ranked,
+           (SELECT count(*) FROM band) AS band,
+           (SELECT coalesce(bool_and(df <= %(deep_cap)s), true) FROM q) AS deep_all_read"""
+
 # The lexical lane inside a scope: the lane's kept rows that are members, in
 # the unscoped order, then the band.
 SCOPED_LANE = "WITH " + LEXICAL_CTES + "," + SCOPE_CTE + """,
@@ -180,12 +190,7 @@ page AS (
     ORDER BY in_band, bonus DESC, score DESC, asset_id
     LIMIT %(limit)s OFFSET %(offset)s
 ),
-scounts AS (
-    SELECT CASE WHEN %(regime)s = 'none' THEN %(members)s
-                ELSE (SELECT count(*) FROM scope) END AS members,
-           (SELECT count(*) FROM ranked) AS ranked,
-           (SELECT count(*) FROM band) AS band,
-           (SELECT coalesce(bool_and(df <= %(deep_cap)s), true) FROM q) AS deep_all_read
+scounts AS (""" + SCOPE_COUNTS + """
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
        sc.members, sc.ranked, sc.band, sc.deep_all_read,
@@ -280,12 +285,7 @@ page AS (
     ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id
     LIMIT %(limit)s OFFSET %(offset)s
 ),
-scounts AS (
-    SELECT CASE WHEN %(regime)s = 'none' THEN %(members)s
-                ELSE (SELECT count(*) FROM scope) END AS members,
-           (SELECT count(*) FROM ranked) AS ranked,
-           (SELECT count(*) FROM band) AS band,
-           (SELECT coalesce(bool_and(df <= %(deep_cap)s), true) FROM q) AS deep_all_read,
+scounts AS (""" + SCOPE_COUNTS + """,
            0{waiting} AS waiting
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
