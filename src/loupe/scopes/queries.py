@@ -93,8 +93,9 @@ scope AS MATERIALIZED (
 # The lexical band: members the lexical lane matches that are not in
 # ``ranked`` (defined by the statement using it), by regime:
 #   direct: every member not ranked, scored exactly by primary-key probes;
-#   deep:   each term's postings read to deep_cap (the budget, readable or
-#           not); members found there, scored from the postings read (a
+#   deep:   each term's first deep_cap asset ids in impact order, read from
+#           the impact index alone, intersected with the scope's readable
+#           members; only those members' postings are fetched and scored (a
 #           member's other terms beyond the depth add nothing).
 LEXICAL_BAND_CTES = """
 band_direct AS (
@@ -112,18 +113,24 @@ band_direct AS (
       AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)
     GROUP BY s.asset_id
 ),
-deep AS MATERIALIZED (
-    SELECT q.term_id, p.asset_id,
-           loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
+deep AS (
+    SELECT q.term_id, q.idf, w.asset_id
     FROM q
-    CROSS JOIN st
-    CROSS JOIN LATERAL loupe_term_postings_for(q.term_id, %(deep_cap)s, %(deep_cap)s,
-                                               %(see_all)s, %(principals)s::bigint[]) AS p
+    CROSS JOIN LATERAL loupe_term_asset_ids(q.term_id, %(deep_cap)s) AS w
     WHERE %(regime)s = 'deep'
 ),
 band_deep AS (
-    SELECT d.asset_id, sum(d.part) AS score
-    FROM deep d JOIN scope s ON s.asset_id = d.asset_id
+    SELECT d.asset_id,
+           sum(loupe_bm25f_part(d.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
+                                st.k1)) AS score
+    FROM deep d
+    JOIN scope s ON s.asset_id = d.asset_id
+    CROSS JOIN st
+    CROSS JOIN LATERAL (
+        SELECT p.tf, p.group_len FROM lexical_posting p
+        WHERE p.term_id = d.term_id AND p.asset_id = d.asset_id
+        LIMIT 1
+    ) AS p
     WHERE NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = d.asset_id)
     GROUP BY d.asset_id
 ),

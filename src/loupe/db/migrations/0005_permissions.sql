@@ -187,6 +187,22 @@ AS $$
     LIMIT p_cap
 $$;
 
+-- The first p_cap asset ids of a term's postings in impact order, read
+-- from the impact index alone (an index-only scan where the visibility map
+-- allows): the deep band of a scope intersects them with the scope's
+-- readable members before fetching any posting's frequencies.
+CREATE FUNCTION loupe_term_asset_ids(p_term bigint, p_cap integer)
+RETURNS TABLE (asset_id bigint)
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET enable_bitmapscan = off SET enable_sort = off SET enable_seqscan = off
+AS $$
+    SELECT p.asset_id
+    FROM lexical_posting p
+    WHERE p.term_id = p_term
+    ORDER BY p.impact DESC, p.asset_id
+    LIMIT p_cap
+$$;
+
 -- Bulk actions applied to a result set (C6): who, what, on which query,
 -- under which verdict, and how many assets it touched.
 CREATE TABLE audit_log (
