@@ -40,3 +40,27 @@ def test_upgrade_from_0001_keeps_and_reindexes_documents(pg_admin_url: str, tmp_
     finally:
         with psycopg.connect(pg_admin_url, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_a_library_whose_0002_predates_the_scoring_functions_is_repaired(pg_admin_url: str,
+                                                                       tmp_path):
+    """Migration 0002 gained loupe_bm25f_part and loupe_phrase_bonus after
+    libraries had applied it; such a library (simulated by dropping them at
+    version 4) searches again after upgrading to head."""
+    name = "loupe_mig_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = make_conninfo(pg_admin_url, dbname=name)
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            migrate(conn, target=4)
+            conn.execute("DROP FUNCTION loupe_bm25f_part, loupe_phrase_bonus")
+        with Library.open(tmp_path / "home", database_url=url, create=True) as lib:
+            from corpus import add_document
+
+            add_document(lib, 1, {"title": "Red kettle"})
+            res = lib.search("red kettle")
+            assert [h.asset_id for h in res.hits] == [1] and res.hits[0].bonus == 2
+    finally:
+        with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -16,6 +16,39 @@
 -- a collection reaches every asset with a file in it or in any of its
 -- sub-collections.
 
+-- Repair: the scoring functions below were folded into migration 0002 after
+-- some libraries had applied it, so those libraries lack them. Defined here
+-- again (same bodies, CREATE OR REPLACE) every library has them from now on.
+CREATE OR REPLACE FUNCTION loupe_bm25f_tf(tf real[], len real[], avglen float8[], w float8[], b float8[])
+RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN (CASE WHEN tf[1] > 0 AND avglen[1] > 0
+             THEN w[1] * tf[1] / (1.0 - b[1] + b[1] * len[1] / avglen[1]) ELSE 0.0 END)
+     + (CASE WHEN tf[2] > 0 AND avglen[2] > 0
+             THEN w[2] * tf[2] / (1.0 - b[2] + b[2] * len[2] / avglen[2]) ELSE 0.0 END)
+     + (CASE WHEN tf[3] > 0 AND avglen[3] > 0
+             THEN w[3] * tf[3] / (1.0 - b[3] + b[3] * len[3] / avglen[3]) ELSE 0.0 END)
+     + (CASE WHEN tf[4] > 0 AND avglen[4] > 0
+             THEN w[4] * tf[4] / (1.0 - b[4] + b[4] * len[4] / avglen[4]) ELSE 0.0 END);
+
+-- One term's BM25F contribution, idf * tf~ / (k1 + tf~), written as
+-- idf * (1 - k1 / (k1 + tf~)) so that tf~ appears once and PostgreSQL
+-- inlines the whole expression (a SQL function whose argument is used twice
+-- is not inlined when that argument is itself a function call).
+CREATE OR REPLACE FUNCTION loupe_bm25f_part(idf float8, tf real[], len real[], avglen float8[],
+                                 w float8[], b float8[], k1 float8)
+RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN idf * (1.0 - k1 / (k1 + loupe_bm25f_tf(tf, len, avglen, w, b)));
+
+-- The phrase bonus (SPEC L3) from a query's and a document's phrase forms
+-- (loupe_phrase_norm): 2 when the title holds the literal query, 1 when
+-- another field does, 0 otherwise or for a query with no letters or digits.
+CREATE OR REPLACE FUNCTION loupe_phrase_bonus(qn text, phrase_title text, phrase_text text)
+RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN btrim(qn) = '' THEN 0
+            WHEN strpos(phrase_title, qn) > 0 THEN 2
+            WHEN strpos(phrase_text, qn) > 0 THEN 1
+            ELSE 0 END;
+
 -- Users and groups share one id space, so a grant names either.
 CREATE TABLE principal (
     id            bigserial PRIMARY KEY,
