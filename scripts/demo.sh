@@ -48,4 +48,12 @@ else
   run "leafy vegetables"               # a food group of the IFCT vocabulary
   run "chetah"                         # a typo: corrected, and marked so
   run "a truck for moving goods" --explain   # the text lane adds a boxcar nobody called a truck
+  # who sees what: a guest who may read the animal stamps only
+  if ! "$LOUPE" users list | grep -q '^user  guest'; then
+    LOUPE_NEW_PASSWORD=guest-password "$LOUPE" users add guest
+  fi
+  "$LOUPE" grant guest --collection tuxpaint/animals
+  guest() { echo; echo "\$ loupe --user guest search $*"; "$LOUPE" --user guest search "$@" --limit 5; }
+  guest "tallest mammal in the world"  # the giraffe stamp is the guest's to see
+  guest "leafy vegetables"             # the food photos are not: no results, and no hint of them
 fi
