@@ -1,0 +1,82 @@
+"""The application factory: one FastAPI app = the REST API (``/api``), the
+pages, and the static files, over a :class:`LibraryPool` bound to one tenant.
+
+    >>> app = create_app("~/.loupe", pool_size=4)          # doctest: +SKIP
+    >>> uvicorn.run(app, host="127.0.0.1", port=8000)       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+from .. import __version__
+from ..library import Library
+from . import api, pages
+from .auth import LoginRequired
+from .pool import LibraryPool, PoolExhausted
+
+STATIC = Path(__file__).parent / "static"
+
+
+def create_app(home: str | Path | None = None, *, database_url: str | None = None,
+               tenant: str = "default", pool_size: int = 4,
+               pool: LibraryPool | None = None) -> FastAPI:
+    """Build the app. The pool opens ``pool_size`` Libraries of ``tenant``
+    (in ``home``, or on ``database_url``) when the app starts, unless a
+    ready ``pool`` is given.
+
+    Raises (at start-up): the errors of :meth:`loupe.Library.open`.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if getattr(app.state, "pool", None) is None:
+            app.state.pool = LibraryPool(
+                lambda: Library.open(home, database_url=database_url, tenant=tenant), pool_size)
+            owned = True
+        else:
+            owned = False
+        try:
+            yield
+        finally:
+            if owned:
+                app.state.pool.close()
+                app.state.pool = None
+
+    app = FastAPI(title="Loupe", version=__version__, lifespan=lifespan,
+                  description="Search an image library by its words and its pixels, and know "
+                              "whether the results are all that match. Authenticate with "
+                              "`POST /api/tokens`, then send `Authorization: Bearer TOKEN`.")
+    app.state.pool = pool
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.exception_handler(LoginRequired)
+    async def login_required(request: Request, exc: LoginRequired):
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": "authentication required: POST /api/tokens for a "
+                                           "bearer token"}, status_code=401,
+                                headers={"WWW-Authenticate": "Bearer"})
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        from urllib.parse import quote  # noqa: PLC0415
+
+        return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
+
+    @app.exception_handler(PoolExhausted)
+    async def busy(request: Request, exc: PoolExhausted):
+        return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "1"})
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError):
+        errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")}
+                  for e in exc.errors()]
+        return JSONResponse({"detail": errors}, status_code=422)
+
+    return app

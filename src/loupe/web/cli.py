@@ -1,0 +1,31 @@
+"""``loupe serve``: the web app and REST API on one port (uvicorn)."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (0.0.0.0 exposes the library to the network).")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--pool", "pool_size", default=4, show_default=True, type=click.IntRange(1, 64),
+              help="Database connections (= searches running at once).")
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+@click.pass_obj
+def serve(obj, host: str, port: int, pool_size: int, log_level: str) -> None:
+    """Serve the web app and the REST API (OpenAPI at /openapi.json).
+
+    Log in with a user of the tenant ('loupe users add NAME').
+    """
+    import uvicorn  # noqa: PLC0415 - only this command needs the server
+
+    from .app import create_app  # noqa: PLC0415
+
+    # Fail here, with the CLI's clear message, if the library cannot be opened.
+    obj.open().close()
+    app = create_app(obj.home, database_url=obj.database_url, tenant=obj.tenant,
+                     pool_size=pool_size)
+    click.echo(f"Loupe on http://{host}:{port}/ (tenant {obj.tenant}; Ctrl-C stops)", err=True)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level == "debug")

@@ -1,0 +1,176 @@
+"""The web UI: server-rendered pages (Jinja2) over the same service layer as
+the API. Without JavaScript every page works by links and forms; with it the
+search box answers as one types (the ``/results`` fragment) and the grid
+loads further pages as one scrolls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.templating import Jinja2Templates
+
+from ..library import Library
+from . import service
+from .auth import SESSION_COOKIE, SESSION_TTL_S, issue_token, revoke_token, user_library
+from .words import ACTION_LABELS
+
+router = APIRouter(include_in_schema=False)
+templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+UserLib = Annotated[Library, Depends(user_library)]
+PAGE_SIZE = 24
+
+
+def _safe_next(target: str | None) -> str:
+    """Only same-site paths are followed after login (no open redirect)."""
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/"
+
+
+def _render(request: Request, name: str, status: int = 200, **ctx) -> HTMLResponse:
+    ctx.setdefault("principal", getattr(request.state, "principal", None))
+    return templates.TemplateResponse(request, name, ctx, status_code=status)
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_form(request: Request, next: str = "/") -> HTMLResponse:
+    return _render(request, "login.html", next=_safe_next(next), error=None)
+
+
+@router.post("/login", response_class=HTMLResponse)
+def login(request: Request, name: Annotated[str, Form(max_length=200)],
+          password: Annotated[str, Form(max_length=1000)],
+          next: Annotated[str, Form(max_length=2000)] = "/"):
+    if "\x00" in name or "\x00" in password:
+        user = None
+    else:
+        with request.app.state.pool.lend() as lib:
+            user = lib.authenticate(name, password)
+            if user is not None:
+                session = issue_token(lib, user["id"], "session", ttl_s=SESSION_TTL_S)
+    if user is None:
+        return _render(request, "login.html", status=401, next=_safe_next(next),
+                       error="Wrong user name or password.", name=name)
+    resp = RedirectResponse(_safe_next(next), status_code=303)
+    resp.set_cookie(SESSION_COOKIE, session["token"], max_age=SESSION_TTL_S, httponly=True,
+                    samesite="lax", secure=request.url.scheme == "https")
+    return resp
+
+
+@router.post("/logout")
+def logout(request: Request):
+    token = request.cookies.get(SESSION_COOKIE)
+    if token and "\x00" not in token:
+        with request.app.state.pool.lend() as lib:
+            revoke_token(lib, token)
+    resp = RedirectResponse("/login", status_code=303)
+    resp.delete_cookie(SESSION_COOKIE)
+    return resp
+
+
+def _search_ctx(lib: Library, q: str, scope: str | None, lang: str | None, page: int) -> dict:
+    ctx = {"q": q, "scope": scope or "", "lang": lang or "", "page": page, "result": None,
+           "error": None, "page_size": PAGE_SIZE}
+    if q.strip():
+        try:
+            res = service.run_search(lib, q, scope=scope or None, lang=lang or None,
+                                     limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+        except HTTPException as exc:
+            ctx["error"] = exc.detail
+            return ctx
+        ctx["result"] = service.search_payload(res, scope or None)
+        last = max(1, -(-min(res.reachable, res.total) // PAGE_SIZE))
+        base = {"q": q, **({"scope": scope} if scope else {}), **({"lang": lang} if lang else {})}
+        ctx["pages"] = last
+        ctx["prev_url"] = f"/?{urlencode({**base, 'page': page - 1})}" if page > 1 else None
+        ctx["next_url"] = f"/?{urlencode({**base, 'page': page + 1})}" if page < last else None
+        ctx["more_url"] = (f"/results?{urlencode({**base, 'page': page + 1})}"
+                           if page < last else None)
+        ctx["asset_qs"] = urlencode({"q": q, **({"lang": lang} if lang else {})})
+    return ctx
+
+
+@router.get("/", response_class=HTMLResponse)
+def search_page(request: Request, lib: UserLib,
+                q: Annotated[str, Query(max_length=1000)] = "",
+                scope: Annotated[str, Query(max_length=1000)] = "",
+                lang: Annotated[str, Query(max_length=20)] = "",
+                page: Annotated[int, Query(ge=1, le=100_000)] = 1) -> HTMLResponse:
+    ctx = _search_ctx(lib, q.replace("\x00", ""), scope.replace("\x00", ""),
+                      lang.replace("\x00", ""), page)
+    return _render(request, "search.html", collections=lib.collections(),
+                   languages=lib.languages(), actions=ACTION_LABELS, **ctx)
+
+
+@router.get("/results", response_class=HTMLResponse)
+def results_fragment(request: Request, lib: UserLib,
+                     q: Annotated[str, Query(max_length=1000)] = "",
+                     scope: Annotated[str, Query(max_length=1000)] = "",
+                     lang: Annotated[str, Query(max_length=20)] = "",
+                     page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+                     grid_only: bool = False) -> HTMLResponse:
+    """The results region (or, with ``grid_only``, just the next page's tiles)."""
+    ctx = _search_ctx(lib, q.replace("\x00", ""), scope.replace("\x00", ""),
+                      lang.replace("\x00", ""), page)
+    return _render(request, "_tiles.html" if grid_only else "_results.html",
+                   actions=ACTION_LABELS, **ctx)
+
+
+@router.get("/assets/{asset_id}", response_class=HTMLResponse)
+def asset_page(request: Request, asset_id: int, lib: UserLib,
+               q: Annotated[str, Query(max_length=1000)] = "",
+               lang: Annotated[str, Query(max_length=20)] = "") -> HTMLResponse:
+    try:
+        asset = service.asset_payload(lib, asset_id)
+    except HTTPException:
+        return _render(request, "error.html", status=404, title="Not found",
+                       message=f"There is no asset {asset_id} you can see.")
+    q, lang = q.replace("\x00", ""), lang.replace("\x00", "")
+    doc_lang = lang or lib.languages()[0]
+    why = service.why_matched(lib, asset, q, lang or None)
+    doc = next((d for d in asset["documents"] if d["lang"] == doc_lang),
+               asset["documents"][0] if asset["documents"] else None)
+    return _render(request, "asset.html", asset=asset, doc=doc, q=q, why=why,
+                   back=f"/?{urlencode({'q': q})}" if q else "/")
+
+
+@router.post("/bulk", response_class=HTMLResponse)
+def bulk_page(request: Request, lib: UserLib,
+              action: Annotated[str, Form(max_length=40)],
+              q: Annotated[str, Form(max_length=1000)],
+              value: Annotated[str, Form(max_length=500)] = "",
+              scope: Annotated[str, Form(max_length=1000)] = "",
+              lang: Annotated[str, Form(max_length=20)] = "",
+              confirm: Annotated[str, Form(max_length=10)] = "") -> HTMLResponse:
+    if action not in ACTION_LABELS:
+        return _render(request, "error.html", status=400, title="Unknown action",
+                       message=f"{action!r} is not a bulk action.")
+    fields = {"action": action, "value": value, "q": q, "scope": scope, "lang": lang}
+    if any("\x00" in v for v in fields.values()):
+        return _render(request, "error.html", status=400, title="Bad input",
+                       message="The form holds NUL characters.")
+    try:
+        out = service.run_bulk(lib, action, value or None, q=q, scope=scope or None,
+                               lang=lang or None, confirm=confirm == "yes")
+    except HTTPException as exc:
+        return _render(request, "error.html", status=exc.status_code, title="Not applied",
+                       message=str(exc.detail))
+    back = "/?" + urlencode({"q": q, **({"scope": scope} if scope else {})})
+    if out.get("confirmation_required"):
+        return _render(request, "bulk_confirm.html", status=409, out=out, fields=fields,
+                       label=ACTION_LABELS[action], back=back)
+    return _render(request, "bulk_done.html", out=out, back=back)
+
+
+@router.get("/upload", response_class=HTMLResponse)
+def upload_page(request: Request, lib: UserLib) -> HTMLResponse:
+    return _render(request, "upload.html")
+
+
+@router.get("/status", response_class=HTMLResponse)
+def status_page(request: Request, lib: UserLib) -> HTMLResponse:
+    return _render(request, "status.html", status=200, s=service.status_payload(lib))

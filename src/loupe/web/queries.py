@@ -1,0 +1,50 @@
+"""Named SQL of the web app (migration 0007). Every statement is
+parameterised and bound to one tenant; secrets are looked up by hash only."""
+
+# A new session or API token; the secret itself is never stored.
+CREATE_TOKEN = """
+INSERT INTO web_token (tenant_id, user_id, kind, label, token_sha256, expires_at)
+VALUES (%(tenant_id)s, %(user_id)s, %(kind)s, %(label)s, %(sha)s,
+        CASE WHEN %(ttl_s)s::int IS NULL THEN NULL
+             ELSE now() + make_interval(secs => %(ttl_s)s::int) END)
+RETURNING id, created_at, expires_at
+"""
+
+# The user a presented secret belongs to, if it is live; touches last_used_at
+# at most once a minute so that a burst of requests writes once.
+TOKEN_USER = """
+WITH t AS (
+    SELECT w.id, w.user_id, w.kind, w.last_used_at
+    FROM web_token w
+    WHERE w.token_sha256 = %(sha)s AND w.tenant_id = %(tenant_id)s
+      AND (w.expires_at IS NULL OR w.expires_at > now())
+), touch AS (
+    UPDATE web_token SET last_used_at = now()
+    FROM t WHERE web_token.id = t.id
+      AND (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute')
+)
+SELECT t.user_id, u.name, t.kind
+FROM t JOIN app_user u ON u.id = t.user_id
+"""
+
+DELETE_TOKEN = "DELETE FROM web_token WHERE token_sha256 = %(sha)s AND tenant_id = %(tenant_id)s"
+
+# The tenant's ingest runs, newest first, with their failure counts.
+INGEST_RUNS = """
+SELECT r.id, s.root_path, r.started_at, r.finished_at, r.summary,
+       (SELECT count(*) FROM ingest_failure f WHERE f.run_id = r.id) AS problems
+FROM ingest_run r JOIN source s ON s.id = r.source_id
+WHERE r.tenant_id = %(tenant_id)s
+ORDER BY r.id DESC
+LIMIT %(limit)s
+"""
+
+# Assets with a file in the source an ingest run read (an upload batch).
+RUN_ASSETS = """
+SELECT DISTINCT f.asset_id
+FROM asset_file f
+WHERE f.tenant_id = %(tenant_id)s
+  AND f.source_id = (SELECT source_id FROM ingest_run
+                     WHERE id = %(run_id)s AND tenant_id = %(tenant_id)s)
+ORDER BY f.asset_id
+"""

@@ -1,0 +1,265 @@
+"""What the API and the pages share: each function takes a user-bound
+:class:`loupe.Library` and turns the library's answers (and errors) into
+plain dicts, or into :class:`fastapi.HTTPException` with a reason (4xx, never
+a 500 for bad input)."""
+
+from __future__ import annotations
+
+import mimetypes
+import re
+import secrets
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from fastapi import HTTPException, UploadFile
+
+from ..library import AssetNotFound, Library, SearchResult
+from . import queries as wq
+from .words import bulk_sentence, verdict_sentence
+
+#: Upload limits: files per request and bytes per file.
+MAX_UPLOAD_FILES = 200
+MAX_UPLOAD_BYTES = 200 * 1024 * 1024
+#: Document fields "why it matched" looks in, in display order.
+WHY_FIELDS = ("title", "keywords", "description", "collections", "filename", "location",
+              "creator", "copyright", "vocabulary")
+
+
+def run_search(lib: Library, q: str, *, scope: str | None, lang: str | None, limit: int,
+               offset: int) -> SearchResult:
+    """``lib.search`` with bad input (unknown scope or language, over-long
+    query) turned into a 400."""
+    try:
+        return lib.search(q, lang=lang, limit=limit, offset=offset, scope=scope)
+    except AssetNotFound as exc:
+        raise HTTPException(404, str(exc)) from exc
+    except (ValueError, LookupError) as exc:
+        raise HTTPException(400, str(exc)) from exc
+
+
+def search_payload(res: SearchResult, scope: str | None) -> dict[str, Any]:
+    """The API shape of a result: the library's fields, the verdict in plain
+    words and each hit's thumbnail URL."""
+    out = res.as_dict()
+    out["scope"] = scope
+    out["verdict_text"] = verdict_sentence(res.query, res.total, res.total_exact, res.verdict,
+                                           res.reachable, res.corrections)
+    for h in out["hits"]:
+        h["thumbnail_url"] = f"/api/assets/{h['asset_id']}/thumbnail"
+    return out
+
+
+def _visible(lib: Library, asset_id: int) -> dict[str, Any]:
+    if not 0 < asset_id < 2**63:
+        raise HTTPException(404, "no such asset")
+    try:
+        return lib.show(asset_id)
+    except AssetNotFound:
+        raise HTTPException(404, "no such asset") from None
+
+
+def asset_payload(lib: Library, asset_id: int) -> dict[str, Any]:
+    """``lib.show`` for the web: server paths of thumbnails replaced by URLs.
+
+    Raises:
+        HTTPException 404: no such asset, or not visible to the user (the
+            same answer, so that existence does not leak).
+    """
+    a = _visible(lib, asset_id)
+    a["thumbnail"] = f"/api/assets/{asset_id}/thumbnail" if a.get("thumbnail") else None
+    a["original"] = f"/api/assets/{asset_id}/original"
+    a["collections"] = sorted({f["collection"] for f in a["files"] if f["collection"]})
+    return a
+
+
+def thumbnail_path(lib: Library, asset_id: int) -> Path:
+    """The thumbnail file of a visible asset (404 otherwise, or when it has none)."""
+    if not 0 < asset_id < 2**63:
+        raise HTTPException(404, "no such asset")
+    try:
+        path = Path(lib.thumbnail(asset_id))
+    except AssetNotFound:
+        raise HTTPException(404, "no such asset") from None
+    if not path.is_file():
+        raise HTTPException(404, "this asset has no thumbnail")
+    return path
+
+
+def original_file(lib: Library, asset_id: int) -> tuple[Path, str]:
+    """``(path, media type)`` of a visible asset's original (404 otherwise,
+    or when the file is gone from disk)."""
+    if not 0 < asset_id < 2**63:
+        raise HTTPException(404, "no such asset")
+    try:
+        path = Path(lib.original(asset_id))
+    except AssetNotFound:
+        raise HTTPException(404, "no such asset") from None
+    if not path.is_file():
+        raise HTTPException(404, "the original file is no longer on disk")
+    return path, mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+
+
+def why_matched(lib: Library, asset: dict[str, Any], q: str, lang: str | None) -> list[dict]:
+    """For each term the query searches, the fields of the asset's search
+    document (in ``lang``) that hold it, as the analyzer sees both sides:
+    ``[{"term", "fields": [...]}]``. Empty for an empty query."""
+    if not q.strip():
+        return []
+    try:
+        terms = lib.analyze(q, lang=lang, query=True)
+    except ValueError:
+        return []
+    lang = lang or lib.languages()[0]
+    doc = next((d for d in asset.get("documents", []) if d["lang"] == lang), None)
+    if doc is None:
+        return [{"term": t, "fields": []} for t in terms]
+    field_terms: dict[str, set[str]] = {}
+    for name in WHY_FIELDS:
+        value = doc.get(name)
+        if isinstance(value, (list, tuple)):
+            value = " ".join(str(v) for v in value)
+        if value:
+            field_terms[name] = set(lib.analyze(str(value), lang=lang))
+    return [{"term": t, "fields": [f for f in WHY_FIELDS if t in field_terms.get(f, ())]}
+            for t in terms]
+
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._ -]+")
+
+
+def safe_filename(name: str | None) -> str:
+    """The last path component of an uploaded file name, with characters
+    outside ``[A-Za-z0-9._ -]`` replaced by ``_``.
+
+    Raises:
+        HTTPException 400: empty, hidden (leading dot) or ``..``.
+    """
+    base = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
+    base = _SAFE_NAME.sub("_", base).strip()[:200]
+    if not base or base.startswith("."):
+        raise HTTPException(400, f"unusable file name {name!r}")
+    return base
+
+
+def upload(lib: Library, principal: Any, files: list[UploadFile]) -> dict[str, Any]:
+    """Write ``files`` to a fresh folder ``HOME/uploads/<user>/<UTC time>-<random>/``,
+    ingest it, and grant the new assets to the uploader (an admin sees them
+    anyway). Returns ``{"folder", "ingest", "asset_ids"}``.
+
+    Raises:
+        HTTPException 400: no files, or a bad file name; 413: too many files,
+            or one over :data:`MAX_UPLOAD_BYTES`.
+    """
+    if not files:
+        raise HTTPException(400, "no files in the upload")
+    if len(files) > MAX_UPLOAD_FILES:
+        raise HTTPException(413, f"at most {MAX_UPLOAD_FILES} files per upload")
+    names = [safe_filename(f.filename) for f in files]
+    user_dir = safe_filename(principal.name) if principal else "owner"
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    folder = lib.home / "uploads" / user_dir / f"{stamp}-{secrets.token_hex(3)}"
+    folder.mkdir(parents=True)
+    try:
+        seen: dict[str, int] = {}
+        for f, name in zip(files, names):
+            if name in seen:  # two files of the same name: keep both
+                seen[name] += 1
+                stem, dot, ext = name.rpartition(".")
+                name = f"{stem}-{seen[name]}.{ext}" if dot else f"{name}-{seen[name]}"
+            seen.setdefault(name, 0)
+            written = 0
+            with open(folder / name, "wb") as out:
+                while chunk := f.file.read(1 << 20):
+                    written += len(chunk)
+                    if written > MAX_UPLOAD_BYTES:
+                        raise HTTPException(413, f"{name} is over {MAX_UPLOAD_BYTES:,} bytes")
+                    out.write(chunk)
+    except HTTPException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    summary = lib.ingest(folder)
+    ids = [r[0] for r in lib.conn.execute(wq.RUN_ASSETS, {"tenant_id": lib.tenant_id,
+                                                          "run_id": summary.run_id})]
+    user = lib.user
+    if user is not None and not user.get("admin") and ids:
+        for asset_id in ids:
+            lib.grant(user["name"], asset_id=asset_id)
+    return {"folder": str(folder.relative_to(lib.home)), "ingest": summary.as_dict(),
+            "asset_ids": ids}
+
+
+def run_bulk(lib: Library, action: str, value: str | None, *, q: str, scope: str | None,
+             lang: str | None, confirm: bool) -> dict[str, Any]:
+    """``lib.bulk`` for the web. When the verdict needs a confirmation the
+    answer is ``{"confirmation_required": True, "verdict", "total",
+    "total_exact", "message"}`` and nothing changed; otherwise the library's
+    answer plus ``message``.
+
+    Raises:
+        HTTPException 400: bad value (e.g. not an ISO date), unknown scope.
+    """
+    from .. import ConfirmationRequired  # noqa: PLC0415 - the permissions API of issue 5
+
+    try:
+        out = lib.bulk(action, value, query=q, scope=scope, lang=lang, confirm=confirm)
+    except ConfirmationRequired as exc:
+        exact = bool(getattr(exc, "total_exact", False))
+        words = verdict_sentence(q, exc.total, exact, exc.verdict)
+        return {"confirmation_required": True, "verdict": exc.verdict, "total": exc.total,
+                "total_exact": exact,
+                "message": f"Not applied yet: {words} Confirm to apply it to every result "
+                           f"the search can reach."}
+    except (ValueError, LookupError) as exc:
+        raise HTTPException(400, str(exc)) from exc
+    return {**out, "message": bulk_sentence(action, value, out["count"])}
+
+
+def lane_status(lib: Library) -> list[dict[str, Any]]:
+    """One entry per lane: ``{"lane", "on", "model", "text"}``; an off lane's
+    text says how to turn it on."""
+    models = lib.models()
+    by_lane = {lane: m["name"] for m in models for lane in m["lanes"]}
+    out = [{"lane": "lexical", "on": True, "model": None,
+            "text": "word search on: titles, keywords, descriptions and other metadata (BM25F)"}]
+    for lane, what, kind in (("image", "image search", "an OpenCLIP export (Immich's layout)"),
+                             ("text", "meaning search over the metadata text",
+                              "a sentence-transformers folder")):
+        if lane in by_lane:
+            out.append({"lane": lane, "on": True, "model": by_lane[lane],
+                        "text": f"{what} on: model {by_lane[lane]}"})
+        elif models:
+            out.append({"lane": lane, "on": False, "model": None,
+                        "text": f"{what} off: no installed model serves the {lane} lane — "
+                                f"run 'loupe models use NAME --lane {lane}' "
+                                f"(installed: {', '.join(m['name'] for m in models)})"})
+        else:
+            out.append({"lane": lane, "on": False, "model": None,
+                        "text": f"{what} off: no {lane} model installed — install {kind} with "
+                                f"'loupe models install FOLDER --name NAME', then "
+                                f"'loupe models use NAME --lane {lane}'"})
+    return out
+
+
+def status_payload(lib: Library) -> dict[str, Any]:
+    """Lanes for everyone; for admins also vectors waiting, library counts,
+    the last 10 ingest runs and the latest run's problems (paths and counts
+    of the whole tenant are not shown to members)."""
+    user = lib.user
+    admin = user is None or bool(user.get("admin"))
+    out: dict[str, Any] = {"lanes": lane_status(lib), "admin": admin}
+    if not admin:
+        return out
+    runs = []
+    for rid, root, started, finished, summary, problems in lib.conn.execute(
+            wq.INGEST_RUNS, {"tenant_id": lib.tenant_id, "limit": 10}):
+        s = summary or {}
+        runs.append({"id": rid, "root": root, "started_at": started.isoformat(),
+                     "finished_at": finished.isoformat() if finished else None,
+                     "state": "finished" if finished else "running or interrupted",
+                     "files_seen": s.get("files_seen"), "new_assets": s.get("new_assets"),
+                     "failed": s.get("failed"), "problems": problems})
+    out.update({"vectors_waiting": lib.vectors_waiting(), "stats": lib.stats(),
+                "ingest_runs": runs, "failures": lib.failures()})
+    return out
