@@ -31,9 +31,9 @@ def _safe_next(target: str | None) -> str:
     return "/"
 
 
-def _render(request: Request, name: str, status: int = 200, **ctx) -> HTMLResponse:
+def _render(request: Request, template: str, status: int = 200, **ctx) -> HTMLResponse:
     ctx.setdefault("principal", getattr(request.state, "principal", None))
-    return templates.TemplateResponse(request, name, ctx, status_code=status)
+    return templates.TemplateResponse(request, template, ctx, status_code=status)
 
 
 @router.get("/login", response_class=HTMLResponse)

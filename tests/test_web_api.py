@@ -1,0 +1,296 @@
+"""The REST API and the pages over HTTP (FastAPI's TestClient, in process)
+against the real database and a library ingested from real files
+(tests/weblib.py): authentication, search with totals and verdicts, scopes,
+paging, visibility (404 for what a user may not see), bulk confirmation,
+upload, status; and schemathesis over /openapi.json finding no 500."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+from psycopg.conninfo import make_conninfo
+
+from loupe import Library
+from loupe.web import create_app
+from loupe.web.words import bulk_sentence, verdict_sentence
+from weblib import N_SUNSETS, build_photos
+
+
+def _fresh_db(pg_admin_url: str, template_db: str) -> tuple[str, str]:
+    name = "loupe_w_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE {template_db}")
+    return name, make_conninfo(pg_admin_url, dbname=name)
+
+
+def populate(home: Path, url: str, photos: Path) -> dict[str, int]:
+    """Ingest the fixture files; users: ``admin`` (admin), ``alice`` (member
+    of group ``travellers``, granted the ``travel`` collection), ``bob``
+    (granted nothing). Returns asset ids by file stem."""
+    with Library.open(home, database_url=url) as lib:
+        lib.ingest(build_photos(photos))
+        lib.create_user("admin", "admin-pw", admin=True)
+        lib.create_user("alice", "alice-pw")
+        lib.create_user("bob", "bob-pw")
+        lib.create_group("travellers")
+        lib.add_member("travellers", "alice")
+        lib.grant("travellers", collection="travel")
+        ids = {}
+        for r in lib.conn.execute("SELECT rel_path, asset_id FROM asset_file"):
+            ids[Path(r[0]).stem] = r[1]
+        return ids
+
+
+@pytest.fixture(scope="module")
+def site(pg_admin_url, template_db, tmp_path_factory):
+    """One library for the read-only tests: ``(client, asset ids by stem, tokens by user)``."""
+    tmp = tmp_path_factory.mktemp("web")
+    name, url = _fresh_db(pg_admin_url, template_db)
+    ids = populate(tmp / "home", url, tmp / "photos")
+    app = create_app(tmp / "home", database_url=url, pool_size=2)
+    with TestClient(app) as client:
+        tokens = {u: client.post("/api/tokens", json={"name": u, "password": f"{u}-pw"}
+                                 ).json()["token"] for u in ("admin", "alice", "bob")}
+        yield client, ids, {u: {"Authorization": f"Bearer {t}"} for u, t in tokens.items()}
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def fresh_site(db_url, home, tmp_path):
+    """A library of its own for tests that change it."""
+    ids = populate(home, db_url, tmp_path / "photos")
+    app = create_app(home, database_url=db_url, pool_size=2)
+    with TestClient(app) as client:
+        def auth(user: str) -> dict[str, str]:
+            tok = client.post("/api/tokens", json={"name": user, "password": f"{user}-pw"})
+            return {"Authorization": f"Bearer {tok.json()['token']}"}
+        yield client, ids, auth
+
+
+def test_every_api_endpoint_needs_a_token(site):
+    client, ids, h = site
+    for path in ["/api/me", "/api/search?q=cat", f"/api/assets/{ids['cat-01']}",
+                 f"/api/assets/{ids['cat-01']}/thumbnail", f"/api/assets/{ids['cat-01']}/original",
+                 "/api/collections", "/api/models", "/api/status"]:
+        r = client.get(path)
+        assert r.status_code == 401, path
+        assert r.headers["www-authenticate"] == "Bearer"
+        assert client.get(path, headers={"Authorization": "Bearer not-a-token"}).status_code == 401
+    assert client.post("/api/bulk", json={"action": "add_keyword", "value": "x", "q": "cat"}
+                       ).status_code == 401
+    assert client.post("/api/tokens", json={"name": "alice", "password": "wrong"}
+                       ).status_code == 401
+    assert client.post("/api/tokens", json={"name": "nobody", "password": "x"}).status_code == 401
+    me = client.get("/api/me", headers=h["alice"]).json()
+    assert (me["name"], me["admin"], me["tenant"]) == ("alice", False, "default")
+
+
+def test_search_total_verdict_and_paging(site):
+    client, ids, h = site
+    r = client.get("/api/search", params={"q": "sunset", "limit": 24}, headers=h["admin"])
+    assert r.status_code == 200
+    page1 = r.json()
+    assert (page1["total"], page1["total_exact"], page1["verdict"]) == (N_SUNSETS, True, "complete")
+    assert page1["verdict_text"] == "All 30 results."
+    assert [x["rank"] for x in page1["hits"]] == list(range(1, 25))
+    page2 = client.get("/api/search", params={"q": "sunset", "limit": 24, "offset": 24},
+                       headers=h["admin"]).json()
+    assert [x["rank"] for x in page2["hits"]] == list(range(25, 31))
+    got = {x["asset_id"] for x in page1["hits"] + page2["hits"]}
+    assert got == {ids[f"lisbon-sunset-{i:02d}"] for i in range(1, N_SUNSETS + 1)}
+    assert page1["hits"][0]["thumbnail_url"] == f"/api/assets/{page1['hits'][0]['asset_id']}/thumbnail"
+
+
+def test_no_results_is_an_answer(site):
+    client, _, h = site
+    body = client.get("/api/search", params={"q": "madrid"}, headers=h["admin"]).json()
+    assert (body["total"], body["verdict"], body["hits"]) == (0, "complete", [])
+    assert body["verdict_text"] == "No results for “madrid”."
+
+
+def test_scope_searches_inside_a_collection(site):
+    client, ids, h = site
+    body = client.get("/api/search", params={"q": "bridge", "scope": "travel/porto"},
+                      headers=h["admin"]).json()
+    assert [x["asset_id"] for x in body["hits"]] == [ids["porto-bridge"]]
+    assert (body["total"], body["verdict"], body["scope"]) == (1, "complete", "travel/porto")
+    body = client.get("/api/search", params={"q": "bridge", "scope": "animals"},
+                      headers=h["admin"]).json()
+    assert (body["total"], body["verdict_text"]) == (0, "No results for “bridge”.")
+    r = client.get("/api/search", params={"q": "bridge", "scope": "no/such"}, headers=h["admin"])
+    assert r.status_code == 400 and "no collection 'no/such'" in r.json()["detail"]
+
+
+def test_visibility_and_404_for_what_a_user_may_not_see(site):
+    client, ids, h = site
+    # alice sees the travel collection only (granted to her group)
+    assert client.get("/api/search", params={"q": "sunset"}, headers=h["alice"]).json()["total"] == 30
+    body = client.get("/api/search", params={"q": "cat"}, headers=h["alice"]).json()
+    assert (body["total"], body["hits"]) == (0, [])
+    assert client.get("/api/search", params={"q": "cat"}, headers=h["admin"]).json()["total"] == 3
+    # bob sees nothing at all
+    assert client.get("/api/search", params={"q": "sunset"}, headers=h["bob"]).json()["total"] == 0
+    cat, bridge = ids["cat-01"], ids["porto-bridge"]
+    missing = max(ids.values()) + 1000
+    for suffix in ("", "/thumbnail", "/original"):
+        hidden = client.get(f"/api/assets/{cat}{suffix}", headers=h["alice"])
+        absent = client.get(f"/api/assets/{missing}{suffix}", headers=h["alice"])
+        assert (hidden.status_code, hidden.json()) == (404, {"detail": "no such asset"})
+        assert (absent.status_code, absent.json()) == (404, {"detail": "no such asset"})
+        assert client.get(f"/api/assets/{cat}{suffix}", headers=h["admin"]).status_code == 200
+        assert client.get(f"/api/assets/{bridge}{suffix}", headers=h["alice"]).status_code == 200
+    thumb = client.get(f"/api/assets/{bridge}/thumbnail", headers=h["alice"])
+    assert thumb.headers["content-type"] == "image/webp" and thumb.content[:4] == b"RIFF"
+    orig = client.get(f"/api/assets/{bridge}/original", headers=h["alice"])
+    assert orig.headers["content-type"] == "image/jpeg"
+    assert orig.content == (Path(client.get(f"/api/assets/{bridge}", headers=h["admin"])
+                                 .json()["files"][0]["path"])).read_bytes()
+
+
+def test_asset_detail(site):
+    client, ids, h = site
+    a = client.get(f"/api/assets/{ids['porto-bridge']}", headers=h["alice"]).json()
+    assert a["collections"] == ["travel/porto"]
+    assert a["thumbnail"] == f"/api/assets/{ids['porto-bridge']}/thumbnail"
+    doc = a["documents"][0]
+    assert (doc["title"], doc["creator"]) == ("Dom Luís bridge at dusk", "Ana Costa")
+
+
+def test_collections_count_visible_members(site):
+    client, _, h = site
+    admin = {c["path"]: c["assets"] for c in client.get("/api/collections", headers=h["admin"]).json()}
+    alice = {c["path"]: c["assets"] for c in client.get("/api/collections", headers=h["alice"]).json()}
+    assert admin["animals/cats"] == 3 and admin["travel/lisbon"] == 30
+    assert alice.get("animals/cats", 0) == 0 and alice["travel/lisbon"] == 30
+
+
+def test_status_lanes_runs_and_failures(site):
+    client, _, h = site
+    s = client.get("/api/status", headers=h["admin"]).json()
+    assert [(x["lane"], x["on"]) for x in s["lanes"]] == [("lexical", True), ("image", False),
+                                                          ("text", False)]
+    assert s["lanes"][1]["text"].startswith("image search off: no image model installed — "
+                                            "install an OpenCLIP export")
+    assert len(s["ingest_runs"]) == 1 and s["ingest_runs"][0]["new_assets"] == 36
+    assert s["failures"] == [] and s["stats"]["assets"] == 36
+    member = client.get("/api/status", headers=h["alice"]).json()
+    assert set(member) == {"lanes", "admin"} and member["admin"] is False
+    assert client.get("/api/models", headers=h["alice"]).json() == []
+
+
+def test_bad_input_is_a_4xx_with_a_reason(site):
+    client, _, h = site
+    r = client.get("/api/search", params={"q": "a\x00b"}, headers=h["admin"])
+    assert (r.status_code, r.json()["detail"]) == (400, "q must not contain NUL characters")
+    assert client.get("/api/search", params={"q": "x", "limit": 0}, headers=h["admin"]).status_code == 422
+    assert client.get("/api/search", params={"q": "x" * 1001}, headers=h["admin"]).status_code == 422
+    r = client.get("/api/search", params={"q": "x", "lang": "xx"}, headers=h["admin"])
+    assert r.status_code == 400 and "not a language of this library" in r.json()["detail"]
+    assert client.get("/api/assets/99999999999999999999", headers=h["admin"]).status_code == 404
+    assert client.get("/api/assets/abc", headers=h["admin"]).status_code == 422
+    assert client.get("/api/assets/0", headers=h["admin"]).status_code == 404
+
+
+def test_truncated_verdict_and_bulk_confirmation(fresh_site, db_url, home):
+    client, ids, auth = fresh_site
+    with Library.open(home, database_url=db_url) as lib:
+        lib.set_lexical_settings(keep_cap=10)
+    h = auth("admin")
+    body = client.get("/api/search", params={"q": "sunset"}, headers=h).json()
+    assert (body["verdict"], body["total"]) == ("truncated", 30)
+    assert body["verdict_text"] == verdict_sentence("sunset", 30, body["total_exact"],
+                                                    "truncated", body["reachable"])
+    assert "narrow the search to act on all of them" in body["verdict_text"]
+    # not complete: refused until confirmed, and nothing changed
+    ask = {"action": "add_keyword", "value": "goldenhour", "q": "sunset"}
+    r = client.post("/api/bulk", json=ask, headers=h)
+    assert r.status_code == 409
+    assert (r.json()["verdict"], r.json()["total"]) == ("truncated", 30)
+    assert client.get("/api/search", params={"q": "goldenhour"}, headers=h).json()["total"] == 0
+    r = client.post("/api/bulk", json={**ask, "confirm": True}, headers=h)
+    assert r.status_code == 200
+    done = r.json()
+    assert done["verdict"] == "truncated" and done["audit_id"] is not None
+    assert done["message"] == bulk_sentence("add_keyword", "goldenhour", done["count"])
+    assert client.get("/api/search", params={"q": "goldenhour"}, headers=h
+                      ).json()["total"] == done["count"]
+    # complete: applied directly
+    r = client.post("/api/bulk", json={"action": "add_keyword", "value": "feline", "q": "cat"},
+                    headers=h)
+    assert (r.status_code, r.json()["count"], r.json()["verdict"]) == (200, 3, "complete")
+    assert r.json()["message"] == "Add keyword “feline”: applied to 3 assets."
+    # a member acts only on what she sees: alice's "cat" result is empty
+    r = client.post("/api/bulk", json={"action": "add_keyword", "value": "x", "q": "cat"},
+                    headers=auth("alice"))
+    assert (r.status_code, r.json()["count"]) == (200, 0)
+    r = client.post("/api/bulk", json={"action": "set_rights_expiry", "value": "not a date",
+                                       "q": "cat"}, headers=h)
+    assert r.status_code == 400
+
+
+def test_upload_ingests_and_grants_to_the_uploader(fresh_site, tmp_path):
+    client, ids, auth = fresh_site
+    from imaging import make_image
+
+    png = make_image(tmp_path / "up" / "harbour crane.png", color=(1, 2, 3)).read_bytes()
+    files = [("files", ("harbour crane.png", png, "image/png")),
+             ("files", ("notes.jpg", b"this is not an image", "image/jpeg"))]
+    r = client.post("/api/upload", files=files, headers=auth("bob"))
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["folder"].startswith("uploads/bob/")
+    s = out["ingest"]
+    assert (s["files_seen"], s["new_assets"], s["failed"]) == (2, 1, 1)
+    assert s["failures"][0]["path"].endswith("notes.jpg")
+    [new_id] = out["asset_ids"]
+    # bob (who saw nothing) sees his upload, found by its file name; alice does not
+    body = client.get("/api/search", params={"q": "crane"}, headers=auth("bob")).json()
+    assert [x["asset_id"] for x in body["hits"]] == [new_id]
+    assert client.get(f"/api/assets/{new_id}", headers=auth("alice")).status_code == 404
+    r = client.post("/api/upload", files=[("files", (".hidden", png, "image/png"))],
+                    headers=auth("bob"))
+    assert r.status_code == 400 and "unusable file name" in r.json()["detail"]
+
+
+def test_pages_login_search_asset_logout(site):
+    client, ids, _ = site
+    client.cookies.clear()
+    r = client.get("/?q=sunset", follow_redirects=False)
+    assert (r.status_code, r.headers["location"]) == (303, "/login?next=%2F%3Fq%3Dsunset")
+    r = client.post("/login", data={"name": "alice", "password": "nope", "next": "/"})
+    assert r.status_code == 401 and "Wrong user name or password." in r.text
+    r = client.post("/login", data={"name": "alice", "password": "alice-pw",
+                                    "next": "/?q=sunset"}, follow_redirects=False)
+    assert (r.status_code, r.headers["location"]) == (303, "/?q=sunset")
+    page = client.get("/?q=sunset").text
+    assert re.search(r'id="verdict"[^>]*>All 30 results\.<', page)
+    assert page.count('class="tile"') == 24 and "Page 1 of 2" in page
+    assert client.get("/?q=sunset&page=2").text.count('class="tile"') == 6
+    assert "No results for “madrid”." in client.get("/?q=madrid").text
+    bridge = client.get(f"/assets/{ids['porto-bridge']}?q=bridge").text
+    assert "Dom Luís bridge at dusk" in bridge and "Why it matched “bridge”" in bridge
+    assert "<strong>bridg</strong>: in title, keywords, description, filename" in bridge
+    assert client.get(f"/assets/{ids['cat-01']}").status_code == 404
+    for path in ("/status", "/upload"):
+        assert client.get(path).status_code == 200
+    client.post("/logout")
+    assert client.get("/", follow_redirects=False).status_code == 303
+    # the open redirect is refused
+    r = client.post("/login", data={"name": "alice", "password": "alice-pw",
+                                    "next": "//evil.example/"}, follow_redirects=False)
+    assert r.headers["location"] == "/"
+    client.cookies.clear()
+
+
+def test_openapi_is_published(site):
+    client, _, _ = site
+    spec = client.get("/openapi.json").json()
+    assert {"/api/search", "/api/assets/{asset_id}", "/api/assets/{asset_id}/thumbnail",
+            "/api/assets/{asset_id}/original", "/api/collections", "/api/upload", "/api/bulk",
+            "/api/models", "/api/status", "/api/tokens"} <= set(spec["paths"])

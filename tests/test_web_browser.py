@@ -1,0 +1,246 @@
+"""The web UI driven in headless Debian chromium (Playwright, sync API)
+against a real ``loupe serve`` subprocess on a free loopback port, over the
+fixture library of tests/weblib.py: login, instant search, scope, paging,
+empty result, verdict text for complete and truncated results, bulk action
+with confirmation, upload (file picker and drag-and-drop), a forbidden
+asset. Screenshots of the main pages go to tests/artifacts/."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from psycopg.conninfo import make_conninfo
+
+import loupe
+from loupe import Library
+from imaging import make_image
+from test_web_api import populate
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).parent / "artifacts"
+sync_api = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(pg_admin_url, template_db, tmp_path_factory):
+    """``loupe serve`` on the fixture library: ``(base URL, asset ids, db url, home)``."""
+    tmp = tmp_path_factory.mktemp("browser")
+    name = "loupe_b_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE {template_db}")
+    url = make_conninfo(pg_admin_url, dbname=name)
+    home = tmp / "home"
+    ids = populate(home, url, tmp / "photos")
+    port = _free_port()
+    src = str(Path(loupe.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    log = open(tmp / "serve.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "loupe.cli", "--home", str(home),
+                             "--database-url", url, "serve", "--port", str(port), "--pool", "2"],
+                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(150):
+            if proc.poll() is not None:
+                raise RuntimeError((tmp / "serve.log").read_text())
+            try:
+                if httpx.get(base + "/openapi.json", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        yield base, ids, url, home
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+        with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+def login(browser, base: str, user: str, **context):
+    ctx = browser.new_context(**context)
+    page = ctx.new_page()
+    page.goto(base + "/")
+    assert page.url.startswith(base + "/login")
+    page.get_by_label("User name").fill(user)
+    page.get_by_label("Password").fill(f"{user}-pw")
+    page.get_by_label("Password").press("Enter")
+    page.wait_for_url(base + "/")
+    return page
+
+
+def search(page, text: str) -> str:
+    """Type into the search box and wait for the instant results' verdict."""
+    old = page.locator("#verdict").text_content() if page.locator("#verdict").count() else None
+    page.get_by_label("Search the library").fill(text)
+    page.wait_for_function(
+        "([old, q]) => { const v = document.getElementById('verdict');"
+        " return v && v.textContent !== old && location.search.includes(encodeURIComponent(q)); }",
+        arg=[old, text])
+    return page.locator("#verdict").text_content()
+
+
+def test_login_refuses_a_wrong_password(server, browser):
+    base, *_ = server
+    page = browser.new_page()
+    page.goto(base + "/login")
+    page.get_by_label("User name").fill("alice")
+    page.get_by_label("Password").fill("wrong")
+    page.get_by_role("button", name="Log in").click()
+    assert page.locator("#login-error").text_content() == "Wrong user name or password."
+    page.screenshot(path=ARTIFACTS / "login.png")
+    page.close()
+
+
+def test_search_paging_scope_and_empty_result(server, browser):
+    base, ids, *_ = server
+    page = login(browser, base, "admin")
+    assert search(page, "sunset") == "All 30 results."
+    page.screenshot(path=ARTIFACTS / "search.png", full_page=True)
+    # the grid loads the next page when its end scrolls into view
+    page.locator("#next-page").scroll_into_view_if_needed()
+    page.wait_for_function("document.querySelectorAll('#grid .tile').length === 30")
+    # paging by link, keyboard only: Enter in the search box, then the Next link
+    page.goto(base + "/")
+    page.get_by_label("Search the library").fill("sunset")
+    page.get_by_label("Search the library").press("Enter")
+    page.wait_for_selector("#verdict")
+    page.goto(base + "/?q=sunset&page=2")
+    assert page.locator("#grid .tile").count() == 6
+    assert page.locator(".pager span").text_content() == "Page 2 of 2"
+    # scope picker
+    page.goto(base + "/")
+    page.get_by_label("In", exact=True).select_option("travel/porto")
+    assert search(page, "bridge") == "1 result — the only one."
+    assert page.locator("#grid .tile a").get_attribute("href").startswith(
+        f"/assets/{ids['porto-bridge']}?")
+    page.get_by_label("In", exact=True).select_option("animals")
+    page.wait_for_function("document.getElementById('verdict').textContent.startsWith('No results')")
+    assert page.locator("#verdict").text_content() == "No results for “bridge”."
+    page.get_by_label("In", exact=True).select_option("")
+    assert search(page, "madrid") == "No results for “madrid”."
+    assert page.locator("#grid").count() == 0
+    # the asset page says why it matched
+    page.goto(base + f"/assets/{ids['porto-bridge']}?q=bridge")
+    assert page.locator("h1").text_content() == "Dom Luís bridge at dusk"
+    assert "Why it matched “bridge”" in page.content()
+    page.screenshot(path=ARTIFACTS / "asset.png", full_page=True)
+    page.goto(base + "/status")
+    assert page.locator(".lanes li").nth(1).text_content().startswith(
+        "image search off: no image model installed")
+    page.screenshot(path=ARTIFACTS / "status.png", full_page=True)
+    page.context.close()
+
+
+def test_truncated_verdict_and_bulk_with_confirmation(server, browser):
+    base, ids, url, home = server
+    with Library.open(home, database_url=url) as lib:
+        before = lib.lexical_settings()["keep_cap"]
+        lib.set_lexical_settings(keep_cap=10)
+    try:
+        page = login(browser, base, "admin")
+        text = search(page, "sunset")
+        assert re.fullmatch(r"(At least 30 results|30 results, of which the first 10 can be "
+                            r"shown) — narrow the search to act on all of them\.", text), text
+        assert page.locator("#verdict").get_attribute("data-verdict") == "truncated"
+        page.get_by_label(re.compile("Select all")).check()
+        page.get_by_label("Action").select_option("add_keyword")
+        page.get_by_label("Value").fill("goldenhour")
+        page.get_by_role("button", name="Apply to all").click()
+        page.wait_for_selector("#confirm-text")
+        assert page.locator("#confirm-text").text_content().startswith("Not applied yet: ")
+        page.screenshot(path=ARTIFACTS / "bulk-confirm.png")
+        page.get_by_role("button", name="Apply anyway").click()
+        done = page.locator("#bulk-done").text_content()
+        assert re.fullmatch(r"Add keyword “goldenhour”: applied to \d+ assets\.", done), done
+        page.goto(base + "/")
+        assert search(page, "goldenhour").endswith("results.")
+        # a complete result is applied without a confirmation step
+        search(page, "cat")
+        page.get_by_label(re.compile("Select all")).check()
+        page.get_by_label("Value").fill("feline")
+        page.get_by_role("button", name="Apply to all").click()
+        assert page.locator("#bulk-done").text_content() == \
+            "Add keyword “feline”: applied to 3 assets."
+        page.context.close()
+    finally:
+        with Library.open(home, database_url=url) as lib:
+            lib.set_lexical_settings(keep_cap=before)
+
+
+def test_upload_by_picker_and_by_drop(server, browser, tmp_path):
+    base, *_ = server
+    page = login(browser, base, "bob")
+    page.goto(base + "/upload")
+    pic = make_image(tmp_path / "ferry-terminal.png", color=(5, 6, 7))
+    page.get_by_label("choose files").set_input_files(str(pic))
+    page.get_by_role("button", name="Upload and ingest").click()
+    page.wait_for_function("document.getElementById('upload-result').textContent.startsWith('Ingested')")
+    assert page.locator("#upload-result p").text_content() == \
+        "Ingested 1 file(s): 1 new, 0 duplicate(s), 0 failed."
+    # drag and drop: a DataTransfer holding a file, dropped on the zone
+    data = make_image(tmp_path / "tram.png", color=(9, 8, 7)).read_bytes()
+    page.evaluate("""(bytes) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([new Uint8Array(bytes)], 'tram-line.png', {type: 'image/png'}));
+        document.getElementById('dropzone').dispatchEvent(
+            new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+    }""", list(data))
+    page.wait_for_function("document.getElementById('upload-result').textContent.includes('1 new')"
+                           " && !document.getElementById('upload-result').textContent.startsWith('Uploading')")
+    page.screenshot(path=ARTIFACTS / "upload.png")
+    page.goto(base + "/")
+    assert search(page, "ferry") in ("1 result — the only one.",)
+    page.context.close()
+
+
+def test_a_forbidden_asset_is_not_found(server, browser):
+    base, ids, *_ = server
+    page = login(browser, base, "alice")
+    resp = page.goto(base + f"/assets/{ids['cat-01']}")
+    assert resp.status == 404
+    assert page.locator(".error").text_content() == f"There is no asset {ids['cat-01']} you can see."
+    assert page.request.get(base + f"/api/assets/{ids['cat-01']}/thumbnail").status == 404
+    assert search(page, "cat") == "No results for “cat”."
+    page.context.close()
+
+
+def test_phone_width(server, browser):
+    base, *_ = server
+    page = login(browser, base, "alice", viewport={"width": 390, "height": 844})
+    search(page, "sunset")
+    widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], "no horizontal scrolling at phone width"
+    columns = page.evaluate("getComputedStyle(document.getElementById('grid'))"
+                            ".gridTemplateColumns.split(' ').length")
+    assert columns == 2
+    page.screenshot(path=ARTIFACTS / "search-phone.png", full_page=True)
+    page.context.close()
