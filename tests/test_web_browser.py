@@ -172,8 +172,8 @@ def test_truncated_verdict_and_bulk_with_confirmation(server, browser):
                             r"shown) — narrow the search to act on all of them\.", text), text
         assert page.locator("#verdict").get_attribute("data-verdict") == "truncated"
         page.get_by_label(re.compile("Select all")).check()
-        page.get_by_label("Action").select_option("add_keyword")
-        page.get_by_label("Value").fill("goldenhour")
+        page.get_by_label("Action", exact=True).select_option("add_keyword")
+        page.get_by_label("Value", exact=True).fill("goldenhour")
         page.get_by_role("button", name="Apply to all").click()
         page.wait_for_selector("#confirm-text")
         assert page.locator("#confirm-text").text_content().startswith("Not applied yet: ")
@@ -186,7 +186,7 @@ def test_truncated_verdict_and_bulk_with_confirmation(server, browser):
         # a complete result is applied without a confirmation step
         search(page, "cat")
         page.get_by_label(re.compile("Select all")).check()
-        page.get_by_label("Value").fill("feline")
+        page.get_by_label("Value", exact=True).fill("feline")
         page.get_by_role("button", name="Apply to all").click()
         assert page.locator("#bulk-done").text_content() == \
             "Add keyword “feline”: applied to 3 assets."
