@@ -294,3 +294,28 @@ def test_openapi_is_published(site):
     assert {"/api/search", "/api/assets/{asset_id}", "/api/assets/{asset_id}/thumbnail",
             "/api/assets/{asset_id}/original", "/api/collections", "/api/upload", "/api/bulk",
             "/api/models", "/api/status", "/api/tokens"} <= set(spec["paths"])
+
+
+# -- schemathesis over the published schema: no input makes the server fail ------
+
+schemathesis = pytest.importorskip("schemathesis")
+from hypothesis import HealthCheck, settings  # noqa: E402
+from schemathesis.checks import not_a_server_error  # noqa: E402
+
+
+# The app the fuzzer calls; it borrows the module library's pool in the test
+# (its schema is read without starting it, so it never opens a library itself).
+FUZZ_APP = create_app(None)
+fuzzed = schemathesis.openapi.from_dict(FUZZ_APP.openapi())
+fuzzed.app = FUZZ_APP
+
+
+@fuzzed.parametrize()
+@settings(max_examples=15, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+def test_no_input_makes_a_server_error(case, site):
+    """Every operation, fuzzed with schema-shaped and malformed input, as
+    an admin (who reaches every branch): never a 5xx."""
+    client, _, h = site
+    FUZZ_APP.state.pool = client.app.state.pool
+    case.call_and_validate(headers=h["admin"], checks=[not_a_server_error])
