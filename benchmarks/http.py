@@ -22,6 +22,14 @@ so the figures include that contention. Results are appended to
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# This file is named http.py: run as a script, its folder would shadow the
+# standard library's http package (which httpx imports).
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    sys.path.pop(0)
+
 import argparse
 import math
 import os
@@ -30,12 +38,10 @@ import shutil
 import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 
 import httpx
 
@@ -116,7 +122,8 @@ def main() -> None:
     token, n_assets = bench_token(home)
 
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT / "src")] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
     server = subprocess.Popen([sys.executable, "-m", "loupe.cli", "--home", str(home), "serve",
                                "--port", str(port), "--pool", str(args.pool),
                                "--log-level", "warning"], env=env)
@@ -150,11 +157,11 @@ def main() -> None:
                     i += 1
                     t0 = time.perf_counter()
                     r = c.get("/api/search", params={"q": q, "limit": 24})
-                    body = r.json()
-                    dt = time.perf_counter() - t0
                     if r.status_code != 200:
                         errors[k] += 1
                         continue
+                    body = r.json()
+                    dt = time.perf_counter() - t0
                     totals[q] = (body["total"], body["verdict"])
                     if t0 >= warm_until:
                         latencies[k].append(dt)
@@ -172,6 +179,8 @@ def main() -> None:
 
     lat = [x * 1000 for xs in latencies for x in xs]
     n = len(lat)
+    if not n:
+        raise SystemExit(f"no successful request ({sum(errors)} errors)")
     rps = n / args.seconds
     p50, p95, p99 = pct(lat, 50), pct(lat, 95), pct(lat, 99)
     lines = [
