@@ -49,7 +49,10 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
                 app.state.pool.close()
                 app.state.pool = None
 
+    # No /docs or /redoc: their pages load scripts from a CDN, which a
+    # self-hosted, possibly offline install must not depend on.
     app = FastAPI(title="Loupe", version=__version__, lifespan=lifespan,
+                  docs_url=None, redoc_url=None,
                   description="Search an image library by its words and its pixels, and know "
                               "whether the results are all that match. Authenticate with "
                               "`POST /api/tokens`, then send `Authorization: Bearer TOKEN`.")
