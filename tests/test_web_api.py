@@ -253,6 +253,12 @@ def test_upload_ingests_and_grants_to_the_uploader(fresh_site, tmp_path):
     body = client.get("/api/search", params={"q": "crane"}, headers=auth("bob")).json()
     assert [x["asset_id"] for x in body["hits"]] == [new_id]
     assert client.get(f"/api/assets/{new_id}", headers=auth("alice")).status_code == 404
+    # a copy of an asset bob may not see does not open it to him
+    cat = client.get(f"/api/assets/{ids['cat-01']}/original", headers=auth("admin")).content
+    out = client.post("/api/upload", files=[("files", ("mine.jpg", cat, "image/jpeg"))],
+                      headers=auth("bob")).json()
+    assert (out["asset_ids"], out["already_in_library"]) == ([], 1)
+    assert client.get(f"/api/assets/{ids['cat-01']}", headers=auth("bob")).status_code == 404
     r = client.post("/api/upload", files=[("files", (".hidden", png, "image/png"))],
                     headers=auth("bob"))
     assert r.status_code == 400 and "unusable file name" in r.json()["detail"]

@@ -39,12 +39,15 @@ ORDER BY r.id DESC
 LIMIT %(limit)s
 """
 
-# Assets with a file in the source an ingest run read (an upload batch).
+# Assets with a file in the source an ingest run read (an upload batch), and
+# whether the run created them (false: the same bytes were already an asset,
+# which the uploader must not gain access to by uploading a copy).
 RUN_ASSETS = """
-SELECT DISTINCT f.asset_id
-FROM asset_file f
-WHERE f.tenant_id = %(tenant_id)s
-  AND f.source_id = (SELECT source_id FROM ingest_run
-                     WHERE id = %(run_id)s AND tenant_id = %(tenant_id)s)
-ORDER BY f.asset_id
+SELECT a.id, a.created_at >= r.started_at AS created
+FROM ingest_run r
+JOIN asset a ON a.tenant_id = r.tenant_id
+WHERE r.id = %(run_id)s AND r.tenant_id = %(tenant_id)s
+  AND a.id IN (SELECT f.asset_id FROM asset_file f
+               WHERE f.source_id = r.source_id AND f.tenant_id = r.tenant_id)
+ORDER BY a.id
 """

@@ -145,8 +145,14 @@ def safe_filename(name: str | None) -> str:
 
 def upload(lib: Library, principal: Any, files: list[UploadFile]) -> dict[str, Any]:
     """Write ``files`` to a fresh folder ``HOME/uploads/<user>/<UTC time>-<random>/``,
-    ingest it, and grant the new assets to the uploader (an admin sees them
-    anyway). Returns ``{"folder", "ingest", "asset_ids"}``.
+    ingest it, and grant the assets it created to the uploader (an admin sees
+    them anyway). A file whose bytes already were an asset is not granted: a
+    copy must not open a hidden asset's metadata to the uploader.
+
+    Returns ``{"folder", "ingest", "asset_ids", "already_in_library"}``:
+    ``asset_ids`` the assets the uploader can now see (for an admin, also
+    those that already existed), ``already_in_library`` how many files
+    were copies of an existing asset.
 
     Raises:
         HTTPException 400: no files, or a bad file name; 413: too many files,
@@ -180,14 +186,18 @@ def upload(lib: Library, principal: Any, files: list[UploadFile]) -> dict[str, A
         shutil.rmtree(folder, ignore_errors=True)
         raise
     summary = lib.ingest(folder)
-    ids = [r[0] for r in lib.conn.execute(wq.RUN_ASSETS, {"tenant_id": lib.tenant_id,
-                                                          "run_id": summary.run_id})]
+    rows = lib.conn.execute(wq.RUN_ASSETS, {"tenant_id": lib.tenant_id,
+                                            "run_id": summary.run_id}).fetchall()
     user = lib.user
-    if user is not None and not user.get("admin") and ids:
-        for asset_id in ids:
+    member = user is not None and not user.get("admin")
+    new_ids = [r[0] for r in rows if r[1]]
+    existing = [r[0] for r in rows if not r[1]]
+    if member:
+        for asset_id in new_ids:
             lib.grant(user["name"], asset_id=asset_id)
     return {"folder": str(folder.relative_to(lib.home)), "ingest": summary.as_dict(),
-            "asset_ids": ids}
+            "asset_ids": new_ids if member else new_ids + existing,
+            "already_in_library": len(existing)}
 
 
 def run_bulk(lib: Library, action: str, value: str | None, *, q: str, scope: str | None,
