@@ -677,8 +677,8 @@ def audit(obj: _Ctx, limit: int, as_json: bool) -> None:
                    f"assets ({r['verdict']}{', confirmed' if r['confirmed'] else ''})")
 
 
-from .web.cli import serve  # noqa: E402 - the web app (issue 6)
-main.add_command(serve)
+from .web.cli import serve, users_token  # noqa: E402 - the web app (issue 6)
+main.add_command(serve); users.add_command(users_token, "token")  # noqa: E702
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

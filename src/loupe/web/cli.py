@@ -29,3 +29,47 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str) -> None:
                      pool_size=pool_size)
     click.echo(f"Loupe on http://{host}:{port}/ (tenant {obj.tenant}; Ctrl-C stops)", err=True)
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level == "debug")
+
+
+@click.group()
+def users() -> None:
+    """Local users who log in to the web app and the API."""
+
+
+@users.command("add")
+@click.argument("name")
+@click.option("--admin", is_flag=True, help="An admin sees everything in the tenant.")
+@click.option("--password-stdin", is_flag=True, help="Read the password from stdin (scripts).")
+@click.pass_obj
+def users_add(obj, name: str, admin: bool, password_stdin: bool) -> None:
+    """Create user NAME (asks for a password; stored as an argon2 hash)."""
+    if password_stdin:
+        password = click.get_text_stream("stdin").readline().rstrip("\n")
+    else:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    if not password:
+        raise click.BadParameter("the password must not be empty")
+    with obj.open() as lib:
+        try:
+            user = lib.create_user(name, password, admin=admin)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from exc
+    click.echo(f"User {user['name']} created{' (admin)' if user.get('admin') else ''} in tenant "
+               f"{obj.tenant}.")
+
+
+@users.command("token")
+@click.argument("name")
+@click.option("--label", default="", help="What the token is for.")
+@click.pass_obj
+def users_token(obj, name: str, label: str) -> None:
+    """Print a new API bearer token for user NAME (shown once; stored as a hash)."""
+    from .. import UnknownUser  # noqa: PLC0415
+    from .auth import issue_token  # noqa: PLC0415
+
+    with obj.open() as lib:
+        try:
+            user = lib.as_user(name).user
+        except UnknownUser as exc:
+            raise click.ClickException(str(exc)) from exc
+        click.echo(issue_token(lib, user["id"], "api", label=label)["token"])
