@@ -184,6 +184,27 @@ def test_status_lanes_runs_and_failures(site):
     assert client.get("/api/models", headers=h["alice"]).json() == []
 
 
+def test_status_says_how_to_turn_the_image_lane_on(fresh_site, db_url, home, tmp_path):
+    from tinymodels import build_clip
+
+    client, _, auth = fresh_site
+    h = auth("admin")
+    with Library.open(home, database_url=db_url) as lib:
+        lib.install_model(build_clip(tmp_path / "clip-src"), name="clip")
+    image = client.get("/api/status", headers=h).json()["lanes"][1]
+    assert image == {"lane": "image", "on": False, "model": None,
+                     "text": "image search off: no model serves the image lane — run 'loupe "
+                             "models use clip --lane image' (installed and able: clip)"}
+    with Library.open(home, database_url=db_url) as lib:
+        lib.use_model("clip", "image")
+    s = client.get("/api/status", headers=h).json()
+    assert s["lanes"][1] == {"lane": "image", "on": True, "model": "clip",
+                             "text": "image search on: model clip"}
+    assert s["vectors_waiting"] == {"image": 36}
+    assert client.get("/api/models", headers=h).json() == [
+        {"name": "clip", "kind": "clip-onnx", "dims": 4, "lanes": ["image"]}]
+
+
 def test_bad_input_is_a_4xx_with_a_reason(site):
     client, _, h = site
     r = client.get("/api/search", params={"q": "a\x00b"}, headers=h["admin"])

@@ -226,9 +226,15 @@ def run_bulk(lib: Library, action: str, value: str | None, *, q: str, scope: str
     return {**out, "message": bulk_sentence(action, value, out["count"])}
 
 
+#: Model kinds that can serve each vector lane (see loupe.models.embedders).
+LANE_KINDS = {"image": {"clip-onnx", "nomic-onnx"},
+              "text": {"clip-onnx", "nomic-onnx", "sentence-transformers"}}
+
+
 def lane_status(lib: Library) -> list[dict[str, Any]]:
     """One entry per lane: ``{"lane", "on", "model", "text"}``; an off lane's
-    text says how to turn it on."""
+    text says how to turn it on (which command, or which kind of model to
+    install when none installed can serve it)."""
     models = lib.models()
     by_lane = {lane: m["name"] for m in models for lane in m["lanes"]}
     out = [{"lane": "lexical", "on": True, "model": None,
@@ -236,19 +242,18 @@ def lane_status(lib: Library) -> list[dict[str, Any]]:
     for lane, what, kind in (("image", "image search", "an OpenCLIP export (Immich's layout)"),
                              ("text", "meaning search over the metadata text",
                               "a sentence-transformers folder")):
+        able = [m["name"] for m in models if m["kind"] in LANE_KINDS[lane]]
         if lane in by_lane:
-            out.append({"lane": lane, "on": True, "model": by_lane[lane],
-                        "text": f"{what} on: model {by_lane[lane]}"})
-        elif models:
-            out.append({"lane": lane, "on": False, "model": None,
-                        "text": f"{what} off: no installed model serves the {lane} lane — "
-                                f"run 'loupe models use NAME --lane {lane}' "
-                                f"(installed: {', '.join(m['name'] for m in models)})"})
+            text = f"{what} on: model {by_lane[lane]}"
+        elif able:
+            text = (f"{what} off: no model serves the {lane} lane — run 'loupe models use "
+                    f"{able[0]} --lane {lane}' (installed and able: {', '.join(able)})")
         else:
-            out.append({"lane": lane, "on": False, "model": None,
-                        "text": f"{what} off: no {lane} model installed — install {kind} with "
-                                f"'loupe models install FOLDER --name NAME', then "
-                                f"'loupe models use NAME --lane {lane}'"})
+            text = (f"{what} off: no {lane} model installed — install {kind} with "
+                    f"'loupe models install FOLDER --name NAME', then "
+                    f"'loupe models use NAME --lane {lane}'")
+        out.append({"lane": lane, "on": lane in by_lane, "model": by_lane.get(lane),
+                    "text": text})
     return out
 
 
