@@ -12,7 +12,7 @@ user ``bench`` (admin) is created in the library when missing, and an API
 token issued for it; the server runs as a subprocess (``python -m loupe.cli
 serve``, ``--pool`` connections). Each client is a thread with its own
 keep-alive ``httpx.Client`` cycling through the query list (offset 0,
-limit 24, the UI's page). After a warm-up of 3 s every request's wall time
+limit 24, the UI's page). After a warm-up (default 10 s) every request's wall time
 is recorded, from sending the request to reading the whole JSON body.
 
 The clients run on the same 2-core machine as the server and the database,
@@ -105,6 +105,8 @@ def main() -> None:
     ap.add_argument("--generate", type=int, metavar="N", help="use a generated library of N images")
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--warmup", type=float, default=10.0,
+                    help="seconds of load before recording (each pooled Library loads its models)")
     ap.add_argument("--pool", type=int, default=4, help="loupe serve --pool")
     ap.add_argument("--record", action="store_true", help="append the result to RESULTS.md")
     args = ap.parse_args()
@@ -144,7 +146,7 @@ def main() -> None:
         errors = [0] * args.clients
         totals: dict[str, tuple[int, str]] = {}
         start = time.perf_counter()
-        warm_until, stop_at = start + 3.0, start + 3.0 + args.seconds
+        warm_until, stop_at = start + args.warmup, start + args.warmup + args.seconds
 
         def client(k: int) -> None:
             i = k
@@ -185,7 +187,7 @@ def main() -> None:
     p50, p95, p99 = pct(lat, 50), pct(lat, 95), pct(lat, 99)
     lines = [
         f"library: {library}, {n_assets:,} assets; {args.clients} clients, {args.seconds:.0f} s "
-        f"after 3 s warm-up, server pool {args.pool}",
+        f"after {args.warmup:.0f} s warm-up, server pool {args.pool}",
         f"requests: {n:,} ok, {sum(errors)} errors → {rps:.1f} requests/s",
         f"latency ms: p50 {p50:.1f}, p95 {p95:.1f}, p99 {p99:.1f}, mean "
         f"{statistics.fmean(lat):.1f}, max {max(lat):.1f}",
@@ -200,7 +202,7 @@ def main() -> None:
                     f"| measure | value |\n|---|---|\n"
                     f"| library | {library}, {n_assets:,} assets |\n"
                     f"| load | {args.clients} concurrent clients (threads, keep-alive httpx) on "
-                    f"loopback, same machine; {args.seconds:.0f} s after 3 s warm-up; "
+                    f"loopback, same machine; {args.seconds:.0f} s after {args.warmup:.0f} s warm-up; "
                     f"`loupe serve --pool {args.pool}` |\n"
                     f"| throughput | **{rps:.1f} requests/s** ({n:,} ok, {sum(errors)} errors) |\n"
                     f"| latency | p50 {p50:.1f} ms, **p95 {p95:.1f} ms** (target ≤ 150), "
