@@ -315,6 +315,28 @@ def test_pages_login_search_asset_logout(site):
     client.cookies.clear()
 
 
+def test_users_cli_adds_a_user_and_issues_a_token(db_url, home):
+    from click.testing import CliRunner
+
+    from loupe.cli import main
+
+    base = ["--home", str(home), "--database-url", db_url, "users"]
+    runner = CliRunner()
+    r = runner.invoke(main, base + ["add", "carol", "--admin", "--password-stdin"],
+                      input="carol-pw\n")
+    assert (r.exit_code, r.output) == (0, "User carol created (admin) in tenant default.\n")
+    r = runner.invoke(main, base + ["token", "carol", "--label", "scripts"])
+    assert r.exit_code == 0
+    token = r.output.strip()
+    with TestClient(create_app(home, database_url=db_url, pool_size=1)) as client:
+        me = client.get("/api/me", headers={"Authorization": f"Bearer {token}"}).json()
+        assert (me["name"], me["admin"]) == ("carol", True)
+        assert client.post("/api/tokens", json={"name": "carol", "password": "carol-pw"}
+                           ).status_code == 200
+    r = runner.invoke(main, base + ["token", "nobody"])
+    assert r.exit_code == 1 and "nobody" in r.output
+
+
 def test_openapi_is_published(site):
     client, _, _ = site
     spec = client.get("/openapi.json").json()
