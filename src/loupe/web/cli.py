@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 
@@ -44,7 +46,7 @@ def users() -> None:
 def users_add(obj, name: str, admin: bool, password_stdin: bool) -> None:
     """Create user NAME (asks for a password; stored as an argon2 hash)."""
     if password_stdin:
-        password = click.get_text_stream("stdin").readline().rstrip("\n")
+        password = sys.stdin.readline().rstrip("\n")
     else:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     if not password:
