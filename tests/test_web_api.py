@@ -17,7 +17,7 @@ from psycopg.conninfo import make_conninfo
 
 from loupe import Library
 from loupe.web import create_app
-from loupe.web.words import bulk_sentence, verdict_sentence
+from loupe.web.words import bulk_sentence, explain_code, explain_sentences, verdict_sentence
 from weblib import N_SUNSETS, build_photos
 
 
@@ -73,6 +73,30 @@ def fresh_site(db_url, home, tmp_path):
         yield client, ids, auth
 
 
+def test_the_verdict_and_the_ranking_in_plain_words():
+    assert verdict_sentence("x", 1240, True, "complete") == "All 1,240 results."
+    assert verdict_sentence("x", 1, True, "complete") == "1 result — the only one."
+    assert verdict_sentence("madrid", 0, True, "complete") == "No results for “madrid”."
+    assert verdict_sentence("x", 1000, False, "truncated") == \
+        "At least 1,000 results — narrow the search to act on all of them."
+    assert verdict_sentence("x", 1953, True, "truncated", 1000) == \
+        "1,953 results, of which the first 1,000 can be shown — narrow the search to act " \
+        "on all of them."
+    assert verdict_sentence("chetah", 2, False, "unknown", 2, {"chetah": "cheetah"}) == \
+        "About 2 results (searched “cheetah” for “chetah”), not proven complete — acting " \
+        "on all of them needs a confirmation."
+    code = explain_code(3, 2, {"lexical": {"rank": 1, "score": 4.91276},
+                               "text": {"rank": 3, "distance": 0.52937}})
+    assert code == "r=3;b=2;lexical=1,4.913;text=3,0.529"
+    assert explain_sentences(code) == [
+        "Rank 3 in this search.", "Phrase bonus: the title holds the query.",
+        "Word lane (BM25F): rank 1, score 4.913.",
+        "Text lane (meaning of the metadata): rank 3, cosine distance 0.529."]
+    assert explain_code(31, 0, {"lexical": {"rank": None, "score": 0.9}, "band": True}) == \
+        "r=31;b=0;lexical=,0.900;band"
+    assert explain_sentences("r=x;<script>") == []
+
+
 def test_every_api_endpoint_needs_a_token(site):
     client, ids, h = site
     for path in ["/api/me", "/api/search?q=cat", f"/api/assets/{ids['cat-01']}",
@@ -104,7 +128,10 @@ def test_search_total_verdict_and_paging(site):
     assert [x["rank"] for x in page2["hits"]] == list(range(25, 31))
     got = {x["asset_id"] for x in page1["hits"] + page2["hits"]}
     assert got == {ids[f"lisbon-sunset-{i:02d}"] for i in range(1, N_SUNSETS + 1)}
-    assert page1["hits"][0]["thumbnail_url"] == f"/api/assets/{page1['hits'][0]['asset_id']}/thumbnail"
+    first = page1["hits"][0]
+    assert first["thumbnail_url"] == f"/api/assets/{first['asset_id']}/thumbnail"
+    assert first["bonus"] == 1  # the document (file name) holds the query
+    assert first["why"] == f"r=1;b=1;lexical=,{first['score']:.3f}"
 
 
 def test_no_results_is_an_answer(site):
@@ -300,7 +327,9 @@ def test_pages_login_search_asset_logout(site):
     assert page.count('class="tile"') == 24 and "Page 1 of 2" in page
     assert client.get("/?q=sunset&page=2").text.count('class="tile"') == 6
     assert "No results for “madrid”." in client.get("/?q=madrid").text
-    bridge = client.get(f"/assets/{ids['porto-bridge']}?q=bridge").text
+    tile = re.search(r'href="(/assets/\d+\?[^"]+)"', client.get("/?q=bridge").text).group(1)
+    bridge = client.get(tile.replace("&amp;", "&")).text
+    assert re.search(r'<p class="ranking">Rank 1 in this search\.</p>', bridge)
     assert "Dom Luís bridge at dusk" in bridge and "Why it matched “bridge”" in bridge
     assert "<strong>bridg</strong>: in title, keywords, description, filename" in bridge
     assert client.get(f"/assets/{ids['cat-01']}").status_code == 404

@@ -38,6 +38,7 @@ class HitOut(BaseModel):
     path: str
     thumbnail_url: str
     explain: dict[str, Any] = Field(description="each lane's rank and score or distance")
+    why: str = Field(description="the explain data as a short code for the asset page's ?why=")
 
 
 class SearchOut(BaseModel):

@@ -16,7 +16,7 @@ from fastapi.templating import Jinja2Templates
 from ..library import Library
 from . import service
 from .auth import SESSION_COOKIE, SESSION_TTL_S, issue_token, revoke_token, user_library
-from .words import ACTION_LABELS
+from .words import ACTION_LABELS, explain_sentences
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
@@ -123,18 +123,20 @@ def results_fragment(request: Request, lib: UserLib,
 @router.get("/assets/{asset_id}", response_class=HTMLResponse)
 def asset_page(request: Request, asset_id: int, lib: UserLib,
                q: Annotated[str, Query(max_length=1000)] = "",
-               lang: Annotated[str, Query(max_length=20)] = "") -> HTMLResponse:
+               lang: Annotated[str, Query(max_length=20)] = "",
+               why: Annotated[str, Query(max_length=300)] = "") -> HTMLResponse:
     try:
         asset = service.asset_payload(lib, asset_id)
     except HTTPException:
         return _render(request, "error.html", status=404, title="Not found",
                        message=f"There is no asset {asset_id} you can see.")
-    q, lang = q.replace("\x00", ""), lang.replace("\x00", "")
+    q, lang, why_code = q.replace("\x00", ""), lang.replace("\x00", ""), why
     doc_lang = lang or lib.languages()[0]
     why = service.why_matched(lib, asset, q, lang or None)
     doc = next((d for d in asset["documents"] if d["lang"] == doc_lang),
                asset["documents"][0] if asset["documents"] else None)
     return _render(request, "asset.html", asset=asset, doc=doc, q=q, why=why,
+                   ranking=explain_sentences(why_code) if q else [],
                    back=f"/?{urlencode({'q': q})}" if q else "/")
 
 

@@ -17,7 +17,7 @@ from fastapi import HTTPException, UploadFile
 
 from ..library import AssetNotFound, Library, SearchResult
 from . import queries as wq
-from .words import bulk_sentence, verdict_sentence
+from .words import bulk_sentence, explain_code, verdict_sentence
 
 #: Upload limits: files per request and bytes per file.
 MAX_UPLOAD_FILES = 200
@@ -48,6 +48,7 @@ def search_payload(res: SearchResult, scope: str | None) -> dict[str, Any]:
                                            res.reachable, res.corrections)
     for h in out["hits"]:
         h["thumbnail_url"] = f"/api/assets/{h['asset_id']}/thumbnail"
+        h["why"] = explain_code(h["rank"], h["bonus"], h["explain"])
     return out
 
 

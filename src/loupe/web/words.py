@@ -46,3 +46,51 @@ def bulk_sentence(action: str, value: str | None, count: int) -> str:
     label = ACTION_LABELS.get(action, action)
     shown = f" “{value}”" if value else (" (cleared)" if action == "set_rights_expiry" else "")
     return f"{label}{shown}: applied to {count:,} asset{'s' if count != 1 else ''}."
+
+
+LANE_NAMES = {"lexical": "word lane (BM25F)", "text": "text lane (meaning of the metadata)",
+              "image": "image lane (pixels)"}
+
+
+def explain_code(rank: int, bonus: int, explain: dict) -> str:
+    """A hit's explain data as a short URL-safe code for the asset page's
+    "why it matched": ``r=3;b=2;lexical=1,4.913;text=3,0.529;band``."""
+    parts = [f"r={rank}", f"b={bonus}"]
+    for lane, info in explain.items():
+        if lane == "band":
+            if info:
+                parts.append("band")
+        elif isinstance(info, dict) and info.get("rank") is not None:
+            value = info.get("score", info.get("distance"))
+            parts.append(f"{lane}={info['rank']},{value:.3f}" if value is not None
+                         else f"{lane}={info['rank']}")
+        elif isinstance(info, dict) and info.get("score") is not None:
+            parts.append(f"{lane}=,{info['score']:.3f}")
+    return ";".join(parts)
+
+
+def explain_sentences(code: str) -> list[str]:
+    """Sentences for an :func:`explain_code`; an unreadable code gives ``[]``
+    (it travels in a URL, so it is display data, never trusted)."""
+    out: list[str] = []
+    try:
+        for part in code.split(";")[:8]:
+            key, _, value = part.partition("=")
+            if key == "r":
+                out.append(f"Rank {int(value):,} in this search.")
+            elif key == "b" and int(value) in (1, 2):
+                out.append("Phrase bonus: the title holds the query." if int(value) == 2
+                           else "Phrase bonus: the document holds the query.")
+            elif key == "band":
+                out.append("In the scope's guaranteed band: a member the ranked list's cap "
+                           "left out, shown after every ranked row.")
+            elif key in LANE_NAMES:
+                rank, _, num = value.partition(",")
+                measure = "cosine distance" if key in ("text", "image") else "score"
+                bits = ([f"rank {int(rank):,}"] if rank else []) + \
+                       ([f"{measure} {float(num):.3f}"] if num else [])
+                out.append(f"{LANE_NAMES[key][0].upper()}{LANE_NAMES[key][1:]}: "
+                           f"{', '.join(bits)}.")
+    except ValueError:
+        return []
+    return out
