@@ -34,9 +34,9 @@ def populate(home: Path, url: str, photos: Path) -> dict[str, int]:
     (granted nothing). Returns asset ids by file stem."""
     with Library.open(home, database_url=url) as lib:
         lib.ingest(build_photos(photos))
-        lib.create_user("admin", "admin-pw", admin=True)
-        lib.create_user("alice", "alice-pw")
-        lib.create_user("bob", "bob-pw")
+        lib.create_user("admin", "admin-password", admin=True)
+        lib.create_user("alice", "alice-password")
+        lib.create_user("bob", "bob-password")
         lib.create_group("travellers")
         lib.add_member("travellers", "alice")
         lib.grant("travellers", collection="travel")
@@ -54,7 +54,7 @@ def site(pg_admin_url, template_db, tmp_path_factory):
     ids = populate(tmp / "home", url, tmp / "photos")
     app = create_app(tmp / "home", database_url=url, pool_size=2)
     with TestClient(app) as client:
-        tokens = {u: client.post("/api/tokens", json={"name": u, "password": f"{u}-pw"}
+        tokens = {u: client.post("/api/tokens", json={"name": u, "password": f"{u}-password"}
                                  ).json()["token"] for u in ("admin", "alice", "bob")}
         yield client, ids, {u: {"Authorization": f"Bearer {t}"} for u, t in tokens.items()}
     with psycopg.connect(pg_admin_url, autocommit=True) as conn:
@@ -68,7 +68,7 @@ def fresh_site(db_url, home, tmp_path):
     app = create_app(home, database_url=db_url, pool_size=2)
     with TestClient(app) as client:
         def auth(user: str) -> dict[str, str]:
-            tok = client.post("/api/tokens", json={"name": user, "password": f"{user}-pw"})
+            tok = client.post("/api/tokens", json={"name": user, "password": f"{user}-password"})
             return {"Authorization": f"Bearer {tok.json()['token']}"}
         yield client, ids, auth
 
@@ -319,7 +319,7 @@ def test_pages_login_search_asset_logout(site):
     assert (r.status_code, r.headers["location"]) == (303, "/login?next=%2F%3Fq%3Dsunset")
     r = client.post("/login", data={"name": "alice", "password": "nope", "next": "/"})
     assert r.status_code == 401 and "Wrong user name or password." in r.text
-    r = client.post("/login", data={"name": "alice", "password": "alice-pw",
+    r = client.post("/login", data={"name": "alice", "password": "alice-password",
                                     "next": "/?q=sunset"}, follow_redirects=False)
     assert (r.status_code, r.headers["location"]) == (303, "/?q=sunset")
     page = client.get("/?q=sunset").text
@@ -338,29 +338,29 @@ def test_pages_login_search_asset_logout(site):
     client.post("/logout")
     assert client.get("/", follow_redirects=False).status_code == 303
     # the open redirect is refused
-    r = client.post("/login", data={"name": "alice", "password": "alice-pw",
+    r = client.post("/login", data={"name": "alice", "password": "alice-password",
                                     "next": "//evil.example/"}, follow_redirects=False)
     assert r.headers["location"] == "/"
     client.cookies.clear()
 
 
-def test_users_cli_adds_a_user_and_issues_a_token(db_url, home):
+def test_users_token_issues_an_api_token(db_url, home):
     from click.testing import CliRunner
 
     from loupe.cli import main
 
     base = ["--home", str(home), "--database-url", db_url, "users"]
     runner = CliRunner()
-    r = runner.invoke(main, base + ["add", "carol", "--admin", "--password-stdin"],
-                      input="carol-pw\n")
-    assert (r.exit_code, r.output) == (0, "User carol created (admin) in tenant default.\n")
+    r = runner.invoke(main, base + ["add", "carol", "--admin"],
+                      env={"LOUPE_NEW_PASSWORD": "carol-password"})
+    assert (r.exit_code, r.output) == (0, "user carol created (admin)\n")
     r = runner.invoke(main, base + ["token", "carol", "--label", "scripts"])
     assert r.exit_code == 0
     token = r.output.strip()
     with TestClient(create_app(home, database_url=db_url, pool_size=1)) as client:
         me = client.get("/api/me", headers={"Authorization": f"Bearer {token}"}).json()
         assert (me["name"], me["admin"]) == ("carol", True)
-        assert client.post("/api/tokens", json={"name": "carol", "password": "carol-pw"}
+        assert client.post("/api/tokens", json={"name": "carol", "password": "carol-password"}
                            ).status_code == 200
     r = runner.invoke(main, base + ["token", "nobody"])
     assert r.exit_code == 1 and "nobody" in r.output

@@ -91,20 +91,20 @@ def login(browser, base: str, user: str, **context):
     page.goto(base + "/")
     assert page.url.startswith(base + "/login")
     page.get_by_label("User name").fill(user)
-    page.get_by_label("Password").fill(f"{user}-pw")
+    page.get_by_label("Password").fill(f"{user}-password")
     page.get_by_label("Password").press("Enter")
     page.wait_for_url(base + "/")
     return page
 
 
 def search(page, text: str) -> str:
-    """Type into the search box and wait for the instant results' verdict."""
-    old = page.locator("#verdict").text_content() if page.locator("#verdict").count() else None
+    """Type into the search box and wait for the instant results of exactly
+    this query and the scope now picked; return the verdict line."""
     page.get_by_label("Search the library").fill(text)
     page.wait_for_function(
-        "([old, q]) => { const v = document.getElementById('verdict');"
-        " return v && v.textContent !== old && location.search.includes(encodeURIComponent(q)); }",
-        arg=[old, text])
+        "([q]) => { const v = document.getElementById('verdict');"
+        " return v && v.dataset.q === q &&"
+        " v.dataset.scope === document.getElementById('scope').value; }", arg=[text])
     return page.locator("#verdict").text_content()
 
 
@@ -229,6 +229,7 @@ def test_a_forbidden_asset_is_not_found(server, browser):
     assert resp.status == 404
     assert page.locator(".error").text_content() == f"There is no asset {ids['cat-01']} you can see."
     assert page.request.get(base + f"/api/assets/{ids['cat-01']}/thumbnail").status == 404
+    page.goto(base + "/")
     assert search(page, "cat") == "No results for “cat”."
     page.context.close()
 

@@ -8,6 +8,7 @@ exist (404), thumbnails and originals included.
 
 from __future__ import annotations
 
+import mimetypes
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, File, HTTPException, Query, Request, UploadFile
@@ -73,9 +74,10 @@ class TokenOut(BaseModel):
 
 
 class BulkIn(BaseModel):
-    action: Literal["add_keyword", "add_to_collection", "set_rights_expiry"]
+    action: Literal["add_keyword", "add_to_collection", "set_rights_expiry", "set_embargo"]
     value: str | None = Field(default=None, max_length=500,
-                              description="keyword, collection path, or ISO date (null clears)")
+                              description="keyword, hand-made collection name, or ISO date "
+                                          "(null clears a date)")
     q: str = Field(max_length=1000)
     scope: str | None = Field(default=None, max_length=1000)
     lang: str | None = Field(default=None, max_length=20)
@@ -84,9 +86,12 @@ class BulkIn(BaseModel):
 
 class BulkOut(BaseModel):
     action: str
-    count: int
+    value: Any = None
+    count: int = Field(description="assets the action was applied to")
     verdict: str
     total: int
+    total_exact: bool
+    confirmed: bool
     audit_id: int | None
     message: str
 
@@ -149,7 +154,8 @@ def asset(asset_id: int, lib: UserLib) -> dict:
             responses={**ERRORS, **NOT_FOUND, 200: {"content": {"image/webp": {}}}})
 def thumbnail(asset_id: int, lib: UserLib) -> FileResponse:
     """The asset's WebP thumbnail (404 when not visible to the user)."""
-    return FileResponse(service.thumbnail_path(lib, asset_id), media_type="image/webp",
+    path = service.thumbnail_path(lib, asset_id)
+    return FileResponse(path, media_type=mimetypes.guess_type(path.name)[0] or "image/webp",
                         headers={"Cache-Control": "private, max-age=3600"})
 
 
@@ -173,7 +179,7 @@ def upload(lib: UserLib, request: Request,
     """Store the files under ``HOME/uploads/<user>/<batch>/`` and ingest them;
     the new assets are granted to the uploader. Returns the ingest summary
     and the asset ids."""
-    return service.upload(lib, request.state.principal, files)
+    return service.upload(lib, request.state.owner, request.state.principal, files)
 
 
 @router.post("/bulk", response_model=BulkOut,

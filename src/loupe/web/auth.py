@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
+from ..access.users import UnknownUser
 from ..library import Library
 from . import queries as wq
 
@@ -89,12 +90,11 @@ def user_library(request: Request) -> Iterator[Library]:
                                                 "sha": hash_secret(secret)}).fetchone()
         if row is None:
             raise LoginRequired()
-        from .. import UnknownUser  # noqa: PLC0415 - the permissions API of issue 5
-
         try:
             lib = base.as_user(row[1])
         except UnknownUser:
             raise LoginRequired() from None
+        request.state.owner = base  # for server policy acting as the owner (upload grants)
         request.state.principal = Principal(user_id=row[0], name=row[1],
                                             admin=bool((lib.user or {}).get("admin")), via=row[2])
         yield lib

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 
@@ -19,7 +17,7 @@ import click
 def serve(obj, host: str, port: int, pool_size: int, log_level: str) -> None:
     """Serve the web app and the REST API (OpenAPI at /openapi.json).
 
-    Log in with a user of the tenant ('loupe users add NAME').
+    Log in with a user of the tenant ('loupe users add NAME [--admin]').
     """
     import uvicorn  # noqa: PLC0415 - only this command needs the server
 
@@ -33,40 +31,13 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str) -> None:
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level == "debug")
 
 
-@click.group()
-def users() -> None:
-    """Local users who log in to the web app and the API."""
-
-
-@users.command("add")
-@click.argument("name")
-@click.option("--admin", is_flag=True, help="An admin sees everything in the tenant.")
-@click.option("--password-stdin", is_flag=True, help="Read the password from stdin (scripts).")
-@click.pass_obj
-def users_add(obj, name: str, admin: bool, password_stdin: bool) -> None:
-    """Create user NAME (asks for a password; stored as an argon2 hash)."""
-    if password_stdin:
-        password = sys.stdin.readline().rstrip("\n")
-    else:
-        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
-    if not password:
-        raise click.BadParameter("the password must not be empty")
-    with obj.open() as lib:
-        try:
-            user = lib.create_user(name, password, admin=admin)
-        except ValueError as exc:
-            raise click.ClickException(str(exc)) from exc
-    click.echo(f"User {user['name']} created{' (admin)' if user.get('admin') else ''} in tenant "
-               f"{obj.tenant}.")
-
-
-@users.command("token")
+@click.command("token")
 @click.argument("name")
 @click.option("--label", default="", help="What the token is for.")
 @click.pass_obj
 def users_token(obj, name: str, label: str) -> None:
     """Print a new API bearer token for user NAME (shown once; stored as a hash)."""
-    from .. import UnknownUser  # noqa: PLC0415
+    from ..access.users import UnknownUser  # noqa: PLC0415
     from .auth import issue_token  # noqa: PLC0415
 
     with obj.open() as lib:

@@ -24,7 +24,7 @@ WITH t AS (
       AND (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute')
 )
 SELECT t.user_id, u.name, t.kind
-FROM t JOIN app_user u ON u.id = t.user_id
+FROM t JOIN principal u ON u.id = t.user_id AND u.kind = 'user' AND u.tenant_id = %(tenant_id)s
 """
 
 DELETE_TOKEN = "DELETE FROM web_token WHERE token_sha256 = %(sha)s AND tenant_id = %(tenant_id)s"

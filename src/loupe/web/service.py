@@ -15,6 +15,7 @@ from typing import Any
 
 from fastapi import HTTPException, UploadFile
 
+from ..bulk.actions import ConfirmationRequired
 from ..library import AssetNotFound, Library, SearchResult
 from . import queries as wq
 from .words import bulk_sentence, explain_code, verdict_sentence
@@ -76,7 +77,8 @@ def asset_payload(lib: Library, asset_id: int) -> dict[str, Any]:
 
 
 def thumbnail_path(lib: Library, asset_id: int) -> Path:
-    """The thumbnail file of a visible asset (404 otherwise, or when it has none)."""
+    """The thumbnail file of a visible asset (404 otherwise, or when it has none;
+    its media type follows from its suffix)."""
     if not 0 < asset_id < 2**63:
         raise HTTPException(404, "no such asset")
     try:
@@ -144,10 +146,12 @@ def safe_filename(name: str | None) -> str:
     return base
 
 
-def upload(lib: Library, principal: Any, files: list[UploadFile]) -> dict[str, Any]:
+def upload(lib: Library, owner: Library, principal: Any,
+           files: list[UploadFile]) -> dict[str, Any]:
     """Write ``files`` to a fresh folder ``HOME/uploads/<user>/<UTC time>-<random>/``,
     ingest it, and grant the assets it created to the uploader (an admin sees
-    them anyway). A file whose bytes already were an asset is not granted: a
+    them anyway). ``owner`` is the unrestricted Library on the same connection:
+    granting is the server's policy, not something a member may do. A file whose bytes already were an asset is not granted: a
     copy must not open a hidden asset's metadata to the uploader.
 
     Returns ``{"folder", "ingest", "asset_ids", "already_in_library"}``:
@@ -186,7 +190,7 @@ def upload(lib: Library, principal: Any, files: list[UploadFile]) -> dict[str, A
     except HTTPException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    summary = lib.ingest(folder)
+    summary = owner.ingest(folder)
     rows = lib.conn.execute(wq.RUN_ASSETS, {"tenant_id": lib.tenant_id,
                                             "run_id": summary.run_id}).fetchall()
     user = lib.user
@@ -195,7 +199,7 @@ def upload(lib: Library, principal: Any, files: list[UploadFile]) -> dict[str, A
     existing = [r[0] for r in rows if not r[1]]
     if member:
         for asset_id in new_ids:
-            lib.grant(user["name"], asset_id=asset_id)
+            owner.grant(user["name"], asset_id=asset_id)
     return {"folder": str(folder.relative_to(lib.home)), "ingest": summary.as_dict(),
             "asset_ids": new_ids if member else new_ids + existing,
             "already_in_library": len(existing)}
@@ -211,17 +215,14 @@ def run_bulk(lib: Library, action: str, value: str | None, *, q: str, scope: str
     Raises:
         HTTPException 400: bad value (e.g. not an ISO date), unknown scope.
     """
-    from .. import ConfirmationRequired  # noqa: PLC0415 - the permissions API of issue 5
-
     try:
         out = lib.bulk(action, value, query=q, scope=scope, lang=lang, confirm=confirm)
     except ConfirmationRequired as exc:
-        exact = bool(getattr(exc, "total_exact", False))
-        words = verdict_sentence(q, exc.total, exact, exc.verdict)
+        words = verdict_sentence(q, exc.total, exc.total_exact, exc.verdict, exc.reachable)
         return {"confirmation_required": True, "verdict": exc.verdict, "total": exc.total,
-                "total_exact": exact,
-                "message": f"Not applied yet: {words} Confirm to apply it to every result "
-                           f"the search can reach."}
+                "total_exact": exc.total_exact, "reachable": exc.reachable,
+                "message": f"Not applied yet: {words} Confirm to apply it to the "
+                           f"{exc.reachable:,} results the search can reach."}
     except (ValueError, LookupError) as exc:
         raise HTTPException(400, str(exc)) from exc
     return {**out, "message": bulk_sentence(action, value, out["count"])}

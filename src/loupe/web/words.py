@@ -7,6 +7,7 @@ ACTION_LABELS = {
     "add_keyword": "Add keyword",
     "add_to_collection": "Add to collection",
     "set_rights_expiry": "Set usage-rights expiry",
+    "set_embargo": "Set embargo until",
 }
 
 
@@ -44,7 +45,7 @@ def verdict_sentence(query: str, total: int, total_exact: bool, verdict: str,
 def bulk_sentence(action: str, value: str | None, count: int) -> str:
     """What a bulk action did: "Add keyword “x”: applied to 30 assets."."""
     label = ACTION_LABELS.get(action, action)
-    shown = f" “{value}”" if value else (" (cleared)" if action == "set_rights_expiry" else "")
+    shown = f" “{value}”" if value else (" (cleared)" if action.startswith("set_") else "")
     return f"{label}{shown}: applied to {count:,} asset{'s' if count != 1 else ''}."
 
 
