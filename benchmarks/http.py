@@ -141,6 +141,7 @@ def main() -> None:
         else:
             raise SystemExit("loupe serve did not start")
 
+        load_before = os.getloadavg()[0]
         headers = {"Authorization": f"Bearer {token}"}
         latencies: list[list[float]] = [[] for _ in range(args.clients)]
         errors = [0] * args.clients
@@ -179,6 +180,7 @@ def main() -> None:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
 
+    load_after = os.getloadavg()[0]
     lat = [x * 1000 for xs in latencies for x in xs]
     n = len(lat)
     if not n:
@@ -191,6 +193,8 @@ def main() -> None:
         f"requests: {n:,} ok, {sum(errors)} errors → {rps:.1f} requests/s",
         f"latency ms: p50 {p50:.1f}, p95 {p95:.1f}, p99 {p99:.1f}, mean "
         f"{statistics.fmean(lat):.1f}, max {max(lat):.1f}",
+        f"machine load (1-min average, all users): {load_before:.1f} before, "
+        f"{load_after:.1f} after",
         "totals seen: " + ", ".join(f"{q} {t:,} {v}" for q, (t, v) in sorted(totals.items())),
     ]
     print("\n".join(lines))
@@ -206,7 +210,9 @@ def main() -> None:
                     f"`loupe serve --pool {args.pool}` |\n"
                     f"| throughput | **{rps:.1f} requests/s** ({n:,} ok, {sum(errors)} errors) |\n"
                     f"| latency | p50 {p50:.1f} ms, **p95 {p95:.1f} ms** (target ≤ 150), "
-                    f"p99 {p99:.1f} ms |\n")
+                    f"p99 {p99:.1f} ms |\n"
+                    f"| machine load | 1-min load average {load_before:.1f} before, "
+                    f"{load_after:.1f} after (2 cores, shared with other work) |\n")
 
 
 if __name__ == "__main__":
