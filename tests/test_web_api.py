@@ -113,6 +113,12 @@ def test_every_api_endpoint_needs_a_token(site):
     assert client.post("/api/tokens", json={"name": "nobody", "password": "x"}).status_code == 401
     me = client.get("/api/me", headers=h["alice"]).json()
     assert (me["name"], me["admin"], me["tenant"]) == ("alice", False, "default")
+    # a token can be revoked by its holder
+    tok = client.post("/api/tokens", json={"name": "alice", "password": "alice-password"}).json()
+    mine = {"Authorization": f"Bearer {tok['token']}"}
+    assert client.get("/api/me", headers=mine).status_code == 200
+    assert client.delete("/api/tokens/current", headers=mine).status_code == 204
+    assert client.get("/api/me", headers=mine).status_code == 401
 
 
 def test_search_total_verdict_and_paging(site):
@@ -279,7 +285,14 @@ def test_truncated_verdict_and_bulk_confirmation(fresh_site, db_url, home):
     assert (r.status_code, r.json()["count"]) == (200, 0)
     r = client.post("/api/bulk", json={"action": "set_rights_expiry", "value": "not a date",
                                        "q": "cat"}, headers=h)
-    assert r.status_code == 400
+    assert (r.status_code, r.json()["detail"]) == (400, "'not a date' is not an ISO date (YYYY-MM-DD)")
+    # the audit log holds the three applied actions, newest first; members may not read it
+    log = client.get("/api/audit", headers=h).json()
+    assert [(e["actor"], e["action"], e["query"], e["verdict"], e["count"]) for e in log] == [
+        ("alice", "add_keyword", "cat", "complete", 0),
+        ("admin", "add_keyword", "cat", "complete", 3),
+        ("admin", "add_keyword", "sunset", "truncated", done["count"])]
+    assert client.get("/api/audit", headers=auth("alice")).status_code == 403
 
 
 def test_upload_ingests_and_grants_to_the_uploader(fresh_site, tmp_path):
@@ -396,4 +409,8 @@ def test_no_input_makes_a_server_error(case, site):
     an admin (who reaches every branch): never a 5xx."""
     client, _, h = site
     FUZZ_APP.state.pool = client.app.state.pool
-    case.call_and_validate(headers=h["admin"], checks=[not_a_server_error])
+    headers = h["admin"]
+    if case.method == "DELETE":  # revoking: spend a token of its own, not the shared one
+        tok = client.post("/api/tokens", json={"name": "admin", "password": "admin-password"})
+        headers = {"Authorization": f"Bearer {tok.json()['token']}"}
+    case.call_and_validate(headers=headers, checks=[not_a_server_error])

@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field
 
 from ..library import Library
 from . import service
-from .auth import issue_token, user_library
+from ..access.users import AccessError
+from .auth import issue_token, presented_secret, revoke_token, user_library
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -115,6 +116,12 @@ def create_token(body: TokenIn, request: Request) -> dict:
         return issue_token(lib, user["id"], "api", label=body.label)
 
 
+@router.delete("/tokens/current", status_code=204, responses=ERRORS)
+def revoke_current_token(request: Request, lib: UserLib) -> None:
+    """Revoke the bearer token (or session) this request authenticated with."""
+    revoke_token(lib, presented_secret(request))
+
+
 @router.get("/me", responses=ERRORS)
 def me(lib: UserLib) -> dict:
     """The authenticated user: ``{"id","name","admin","groups"}`` and the tenant."""
@@ -198,6 +205,16 @@ def bulk(body: BulkIn, lib: UserLib) -> Any:
             "detail": out["message"], "verdict": out["verdict"], "total": out["total"],
             "total_exact": out["total_exact"]})
     return out
+
+
+@router.get("/audit", responses={**ERRORS, 403: {"description": "Not an admin"}})
+def audit(lib: UserLib, limit: Annotated[int, Query(ge=1, le=1000)] = 50) -> list[dict]:
+    """The latest bulk actions, newest first (admins only): who, what, on
+    which query and scope, the verdict and the count."""
+    try:
+        return lib.audit_log(limit)
+    except AccessError as exc:
+        raise HTTPException(403, str(exc)) from exc
 
 
 @router.get("/models", responses=ERRORS)
