@@ -287,3 +287,22 @@ def test_vector_and_asset_counts_follow_deletes(colours: Library, clip_dir: Path
     assert lib.conn.execute("SELECT n_assets FROM asset_stat").fetchone() == (2,)
     assert lib.conn.execute("SELECT n_vectors FROM vector_stat").fetchone() == (2,)
     assert lib.search("red photo").notices == []  # nothing waits for a vector
+
+
+def test_query_vectors_are_cached_until_the_model_is_installed_again(colours: Library,
+                                                                    clip_dir: Path):
+    lib = colours
+    lib.install_model(clip_dir)
+    lib.use_model("tiny-clip", "image")
+    lib.embed()
+    cache = lib.query_vectors
+    key = (str(lib.home), "tiny-clip", "red photo")
+    first = lib.search("red photo")
+    assert key in cache._items
+    hits = cache.hits
+    second = lib.search("red photo", offset=0)
+    assert cache.hits == hits + 1                         # the encoder was not called again
+    assert [h.asset_id for h in second.hits] == [h.asset_id for h in first.hits]
+    shutil.rmtree(lib.home / "models" / "tiny-clip")     # removed by hand, installed again:
+    lib.install_model(clip_dir)                           # its cached vectors are dropped
+    assert key not in cache._items

@@ -28,7 +28,8 @@ from .document.compile import rebuild_documents
 from .document.languages import normalize_lang, validate_languages
 from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
-from .fusion.search import EncoderHealth, FusedResult, VectorLane, fused_search
+from .fusion.search import (EncoderHealth, FusedResult, QueryVectorCache, VectorLane,
+                            fused_search)
 from .lexical.queries import TITLE_BAND_CAP
 from .lexical.search import (analyze as analyze_text, lexical_search, query_terms,
                              suggest_corrections)
@@ -133,6 +134,8 @@ class Library:
 
     #: Query-encoder failures, shared by the libraries of one process (V6).
     encoder_health = EncoderHealth()
+    #: Recent query vectors, shared by the libraries of one process.
+    query_vectors = QueryVectorCache()
 
     def __init__(self, conn: psycopg.Connection, home: Path, tenant_id: int, tenant: str,
                  viewer: Viewer = OWNER):
@@ -431,7 +434,9 @@ class Library:
                 notices.append(f"{lane} lane off: {exc}")
                 continue
             vec, reason = self.encoder_health.encode(
-                name, lambda n=name: self._embedder(n).encode_texts([query], task="query")[0])
+                name, lambda n=name: self.query_vectors.get(
+                    (str(self.home), n, query),
+                    lambda: self._embedder(n).encode_texts([query], task="query")[0]))
             if vec is None:
                 notices.append(f"{lane} lane off for about {int(self.encoder_health.ttl)} s, "
                                f"answering without it: {reason}")
@@ -459,6 +464,8 @@ class Library:
     def install_model(self, source: str | Path, *, name: str | None = None) -> dict[str, Any]:
         """Install a model from a folder or archive (see :func:`loupe.models.registry.install`)."""
         m = registry.install(self.home, source, name=name)
+        self._embedders.pop(m.name, None)
+        self.query_vectors.forget(str(self.home), m.name)
         return {"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder)}
 
     def download_model(self, repo_id: str, *, name: str | None = None) -> dict[str, Any]:

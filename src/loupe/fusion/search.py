@@ -104,6 +104,44 @@ class EncoderHealth:
         return vec, None
 
 
+class QueryVectorCache:
+    """The last ``size`` query vectors, by (library home, model name, query
+    text): paging, instant search and bulk actions repeat a query, and a
+    text encoder on CPU costs more than the statement (benchmarks/RESULTS.md,
+    HTTP search: 66 % of request time in MiniLM). Entries of a model are
+    dropped when it is installed again (:meth:`forget`). Thread-safe."""
+
+    def __init__(self, size: int = 2048):
+        import threading
+        from collections import OrderedDict
+
+        self.size = size
+        self._items: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+
+    def get(self, key: tuple[str, str, str], compute) -> np.ndarray:
+        """The cached vector for ``key``, else ``compute()`` (stored if it
+        returns; its exceptions propagate and nothing is stored)."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                self.hits += 1
+                return self._items[key]
+        vec = compute()
+        with self._lock:
+            self._items[key] = vec
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return vec
+
+    def forget(self, home: str, model: str) -> None:
+        """Drop every vector of ``model`` in library ``home``."""
+        with self._lock:
+            for key in [k for k in self._items if k[0] == home and k[1] == model]:
+                del self._items[key]
+
+
 def fused_ctes(lanes: list[VectorLane]) -> sql.Composed:
     """``WITH`` the lexical lane's CTEs, one CTE per vector lane, and:
 
