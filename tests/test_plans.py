@@ -152,8 +152,8 @@ def test_scoped_lane_never_scans_a_whole_table(big: Library, terms: list[str]):
     assert big.conn.execute(sq.SCOPE_SIZE, mparams).fetchone()[0] == 300
     params = {"tenant_id": big.tenant_id, "lang": "en", "terms": terms,
               "query": " ".join(terms), "raw_cap": 3000, "keep_cap": 1000, "limit": 20,
-              "offset": 0, "fallback": False, "collections": colls, "members": 300,
-              "regime": "direct",
+              "offset": 0, "fallback": False, "collections": colls,
+              "direct_max": sq.DIRECT_MAX, "deep_max": sq.DEEP_MAX,
               "deep_cap": sq.DEEP_CAP, **OWNER.params()}
     plans.append(big.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sq.SCOPED_LANE,
                                   params).fetchone()[0])
@@ -243,8 +243,8 @@ def test_fused_scoped_permissioned_statement_keeps_its_row_bounds(big: Library, 
     terms = query.split()
     params = {"tenant_id": big.tenant_id, "lang": "en", "terms": terms, "query": query,
               "raw_cap": 3000, "keep_cap": 1000, "limit": 20, "offset": 0, "fallback": False,
-              "one_word": len(terms) == 1, "collections": colls, "members": 300,
-              "regime": "direct",
+              "one_word": len(terms) == 1, "collections": colls,
+              "direct_max": sq.DIRECT_MAX, "deep_max": sq.DEEP_MAX,
               "deep_cap": sq.DEEP_CAP, "vec_cap": VEC_CAP, **viewer.params(),
               "qv_image": np.asarray(lanes[0].vector, dtype=np.float32),
               "maxd_image": lanes[0].max_dist}

@@ -74,8 +74,9 @@ SELECT id, path FROM collection WHERE tenant_id = %(tenant_id)s AND path = %(pat
 ORDER BY id LIMIT 2
 """
 
-# The scope's readable members as a relation, built only where a band needs
-# them (direct and deep regimes; a larger scope has no band).
+# The scope's readable members as a relation (up to DEEP_MAX + 1 of them:
+# enough to choose the regime, C3), and the regime, chosen inside the
+# statement by their count: no second pass over the members for it.
 SCOPE_CTE = """
 scope AS MATERIALIZED (
     SELECT m.asset_id
@@ -84,10 +85,16 @@ scope AS MATERIALIZED (
           UNION
           SELECT cm.asset_id FROM collection_member cm
           WHERE cm.collection_id = ANY (%(collections)s::bigint[])) m
-    WHERE %(regime)s <> 'none'
-      AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
-                                                 false, %(principals)s::bigint[])
-                           FROM asset a WHERE a.id = m.asset_id))
+    WHERE %(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                                                false, %(principals)s::bigint[])
+                          FROM asset a WHERE a.id = m.asset_id)
+    LIMIT %(deep_max)s + 1
+),
+regime AS MATERIALIZED (
+    SELECT c.n, CASE WHEN c.n <= %(direct_max)s THEN 'direct'
+                     WHEN c.n <= %(deep_max)s THEN 'deep'
+                     ELSE 'none' END AS r
+    FROM (SELECT count(*) AS n FROM scope) c
 )"""
 
 # The lexical band: members the lexical lane matches that are not in
@@ -109,7 +116,7 @@ band_direct AS (
         WHERE p.term_id = q.term_id AND p.asset_id = s.asset_id
         LIMIT 1
     ) AS p
-    WHERE %(regime)s = 'direct'
+    WHERE (SELECT r FROM regime) = 'direct'
       AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)
     GROUP BY s.asset_id
 ),
@@ -117,7 +124,7 @@ deep AS (
     SELECT q.term_id, q.idf, w.asset_id
     FROM q
     CROSS JOIN LATERAL loupe_term_asset_ids(q.term_id, %(deep_cap)s) AS w
-    WHERE %(regime)s = 'deep'
+    WHERE (SELECT r FROM regime) = 'deep'
 ),
 band_deep AS (
     SELECT d.asset_id,
@@ -138,15 +145,15 @@ lband AS (
     SELECT * FROM band_direct UNION ALL SELECT * FROM band_deep
 )"""
 
-# The counts a scoped verdict needs: readable members (the count made for
-# the regime when the scope is too large to build), ranked rows, band rows,
+# The counts a scoped verdict needs: readable members (up to DEEP_MAX + 1),
+# ranked rows, band rows,
 # and whether the deep read reached the end of every term's postings.
 SCOPE_COUNTS = """
-    SELECT CASE WHEN %(regime)s = 'none' THEN %(members)s
-                ELSE (SELECT count(*) FROM scope) END AS members,
+    SELECT (SELECT n FROM regime) AS members,
            (SELECT count(*) FROM ranked) AS ranked,
            (SELECT count(*) FROM band) AS band,
-           (SELECT coalesce(bool_and(df <= %(deep_cap)s), true) FROM q) AS deep_all_read"""
+           (SELECT coalesce(bool_and(df <= %(deep_cap)s), true) FROM q) AS deep_all_read,
+           (SELECT r FROM regime) AS regime"""
 
 # The lexical lane inside a scope: the lane's kept rows that are members, in
 # the unscoped order, then the band.
@@ -201,7 +208,7 @@ scounts AS (""" + SCOPE_COUNTS + """
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
        sc.members, sc.ranked, sc.band, sc.deep_all_read,
-       p.rank, p.asset_id, p.score, p.bonus, p.in_band
+       p.rank, p.asset_id, p.score, p.bonus, p.in_band, sc.regime
 FROM counts c
 CROSS JOIN scounts sc
 LEFT JOIN page p ON true
@@ -243,7 +250,7 @@ def scoped_fused_statement(lanes: list) -> sql.Composed:
           FROM scope s
           JOIN asset_vector v ON v.asset_id = s.asset_id AND v.model_id = {model}
                              AND v.lane = {lane}
-          WHERE %(regime)s = 'direct'
+          WHERE (SELECT r FROM regime) = 'direct'
             AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)) x
     WHERE x.dist <= {maxd}
 )""").format(cte=cte, vec=vec, qv=qv, model=sql.Literal(ln.model_id), lane=sql.Literal(ln.lane),
@@ -257,7 +264,7 @@ def scoped_fused_statement(lanes: list) -> sql.Composed:
             k=sql.Literal(RRF_K), a=alias))
         waiting.append(sql.SQL("""
            + (SELECT count(*) FROM scope s
-              WHERE %(regime)s = 'direct'
+              WHERE (SELECT r FROM regime) = 'direct'
                 AND NOT EXISTS (SELECT 1 FROM asset_vector v WHERE v.asset_id = s.asset_id
                                 AND v.model_id = {model} AND v.lane = {lane}))""").format(
             model=sql.Literal(ln.model_id), lane=sql.Literal(ln.lane)))
@@ -297,7 +304,8 @@ scounts AS (""" + SCOPE_COUNTS + """,
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
        sc.members, sc.ranked, sc.band, sc.deep_all_read, sc.waiting,
-       p.rank, p.asset_id, p.rrf, p.bonus, p.in_band, p.lex_rank, p.lex_score{page_out}
+       p.rank, p.asset_id, p.rrf, p.bonus, p.in_band, p.lex_rank, p.lex_score{page_out},
+       sc.regime
 FROM counts c
 CROSS JOIN scounts sc
 LEFT JOIN page p ON true

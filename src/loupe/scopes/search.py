@@ -95,13 +95,13 @@ def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: st
     """
     terms = query_terms(conn, query, lang)
     colls = scope_collections(conn, tenant_id, coll_id)
-    size = scope_size(conn, tenant_id, colls, viewer)
-    regime = regime_for(size)
     if not terms:
-        return ScopedResult([], size, regime, 0, 0, 0, True, "complete")
+        size = scope_size(conn, tenant_id, colls, viewer)
+        return ScopedResult([], size, regime_for(size), 0, 0, 0, True, "complete")
     params = {"tenant_id": tenant_id, "lang": lang, "terms": terms, "query": query,
               "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
-              "fallback": False, "collections": colls, "members": size, "regime": regime,
+              "fallback": False, "collections": colls, "direct_max": q.DIRECT_MAX,
+              "deep_max": q.DEEP_MAX,
               "deep_cap": q.DEEP_CAP, **viewer.params()}
     rows = conn.execute(q.SCOPED_LANE, params).fetchall()
     corrections: dict[str, str] = {}
@@ -112,6 +112,7 @@ def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: st
             rows = conn.execute(q.SCOPED_LANE, {**params, "terms": terms,
                                                 "fallback": True}).fetchall()
     (candidates, kept, _read, _max_df, all_read, members, ranked, band, deep_all_read) = rows[0][:9]
+    regime = rows[0][14]
     if corrections:
         verdict, exact = "unknown", False
     elif regime == "direct":
@@ -164,9 +165,8 @@ def scoped_fused_search(conn: psycopg.Connection, params: dict, lanes: list, col
     from ..fusion.search import VEC_CAP
 
     colls = scope_collections(conn, params["tenant_id"], coll_id)
-    size = scope_size(conn, params["tenant_id"], colls, viewer)
-    regime = regime_for(size)
-    p = {**params, **viewer.params(), "collections": colls, "members": size, "regime": regime,
+    p = {**params, **viewer.params(), "collections": colls, "direct_max": q.DIRECT_MAX,
+         "deep_max": q.DEEP_MAX,
          "deep_cap": q.DEEP_CAP, "vec_cap": params.get("vec_cap", VEC_CAP)}
     for ln in lanes:
         p[f"qv_{ln.name}"] = np.asarray(ln.vector, dtype=np.float32)
@@ -186,7 +186,7 @@ def scoped_fused_search(conn: psycopg.Connection, params: dict, lanes: list, col
                      "lexical_score": None if r[16] is None else float(r[16]),
                      "lanes": lane_vals})
     return ScopedFusedResult(
-        members=first[5], regime=regime, ranked=first[6], band=first[7],
+        members=first[5], regime=first[17 + 2 * len(lanes)], ranked=first[6], band=first[7],
         deep_all_read=bool(first[8]), waiting=int(first[9]),
         lexical={"candidates": first[0], "kept": first[1], "postings_read": first[2],
                  "max_df": first[3], "all_read": first[4]}, hits=hits)
