@@ -677,5 +677,8 @@ def audit(obj: _Ctx, limit: int, as_json: bool) -> None:
                    f"assets ({r['verdict']}{', confirmed' if r['confirmed'] else ''})")
 
 
+from .eval.cli import eval_group  # noqa: E402  (the evaluation instrument, issue 7)
+main.add_command(eval_group)
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
