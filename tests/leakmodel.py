@@ -30,7 +30,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "leak"))
-from generate import PALETTE  # noqa: E402
+from generate import OCCASIONS, PALETTE  # noqa: E402,F401
 
 FIXTURE = Path(__file__).parent / "fixtures" / "leak"
 DIMS = 384
@@ -143,3 +143,20 @@ def build_leak_model(folder: Path, minilm_onnx: Path | None = None, *,
     (folder / "loupe-model.json").write_text(json.dumps({
         "kind": "nomic-onnx", "dims": DIMS, "max_length": 256, "prefixes": {}}, indent=2))
     return folder
+
+
+def leak_library(lib, tmp_path: Path, minilm_onnx: Path):
+    """Ingest the fixture into ``lib``, install the model as ``leakclip`` (the
+    image lane), build its variants and import both query sets."""
+    from loupe.eval import Evaluation
+
+    photos = tmp_path / "leak"
+    shutil.copytree(FIXTURE / "photos", photos)
+    assert lib.ingest(photos).new_assets == 36
+    lib.install_model(build_leak_model(tmp_path / "src" / "leakclip", minilm_onnx))
+    lib.use_model("leakclip", "image")
+    assert lib.build_variants("leakclip") == {"image": 36, "caption": 36, "both": 36}
+    ev = Evaluation(lib)
+    for name in ("blind", "caption-derived"):
+        assert ev.import_queries(FIXTURE / f"{name}.jsonl")["truth_unresolved"] == 0
+    return lib

