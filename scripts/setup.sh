@@ -14,6 +14,12 @@ if ! command -v exiftool >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libimage-exiftool-perl >/dev/null
 fi
 
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "setup: installing Chromium (the judging page's browser test)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
 PYTHON="${PYTHON:-python3}"
 if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
   echo "setup: Loupe needs Python 3.11 or newer ($PYTHON is $("$PYTHON" --version 2>&1))" >&2
