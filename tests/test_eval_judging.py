@@ -198,3 +198,60 @@ def test_judging_page_in_a_browser_shows_pixels_and_query_only(server, tmp_path:
             if word in ("image", "rank", "system"):   # may occur in binary picture bytes
                 continue
             assert word.lower().encode() not in low, (word, url)
+
+
+def test_calibration_proposes_the_separating_distance_and_report(pooled: Evaluation,
+                                                                  tmp_path: Path):
+    ev = pooled
+    rr = ev.load_run("image")
+    qrels = ev.qrels("blind")
+    dist = {(qid, a): d for qid, hs in rr.hits.items() for a, _, d in hs}
+    # blind queries of the fixture: 8 words (style, question) or 11 (objects)
+    words = {q.id: len(q.text.split()) for q in ev.queries("blind")}
+    assert set(words.values()) == {8, 11}
+    # judge "no" every pooled result farther than the farthest relevant one of
+    # queries of the same length: the evidence is then separable
+    cut = {n: max(d for (qid, a), d in dist.items()
+                  if words[qid] == n and str(a) in qrels.get(qid, {})) for n in (8, 11)}
+    ev.pool("p", ["image"], seed=3)
+    judged_non = set()
+    for it in ev.pool_items("p"):
+        pair = (it["qid"], it["asset_id"])
+        if str(it["asset_id"]) not in qrels[it["qid"]] and dist[pair] > cut[words[it["qid"]]]:
+            ev.judge("p", it["token"], "ann", 0)
+            judged_non.add(pair)
+    out = ev.calibrate(["image"])
+    bands = {b["band"]: b for b in out["models"]["leakclip"]["bands"]}
+    proposals = []
+    for band, n_words in (("6-10", 8), ("11+", 11)):
+        rel_d = [d for (qid, a), d in dist.items()
+                 if words[qid] == n_words and str(a) in qrels.get(qid, {})]
+        n_non = sum(1 for qid, _ in judged_non if words[qid] == n_words)
+        assert n_non > 0
+        b = bands[band]
+        assert (b["relevant"], b["non_relevant"]) == (len(rel_d), n_non)
+        # separable: the largest relevant distance keeps every relevant, no non-relevant
+        assert b["proposed"] == round(max(rel_d), 4)
+        assert b["proposed_effect"] == {"relevant_kept": len(rel_d), "relevant_cut": 0,
+                                        "non_relevant_kept": 0, "non_relevant_cut": n_non}
+        proposals.append(f"{band}={b['proposed']}")
+    assert (bands["6-10"]["current"], bands["11+"]["current"]) == (0.48, 0.40)  # seed 002's
+    assert all(bands[k]["proposed"] is None for k in ("1", "2", "3-5"))
+    assert out["models"]["leakclip"]["apply"] == "loupe models thresholds leakclip " + " ".join(proposals)
+    with pytest.raises(EvalError, match="no distances"):
+        ev.run("blind", "hybrid", name="hy")
+        ev.calibrate(["hy"])
+
+    info = ev.report(["image", "hy"], tmp_path / "rep", leak_sets=["blind", "caption-derived"])
+    page = (tmp_path / "rep.html").read_text()
+    assert "<svg" in page and "Leak check" in page and "PASS" in page
+    assert "<script" not in page and "http://" not in page.replace(
+        'xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in page
+    import json
+
+    data = json.loads((tmp_path / "rep.json").read_text())
+    assert [r["run"] for r in data["runs"]] == ["image", "hy"]
+    assert data["leak_check"]["passed"] is True
+    assert data["calibration"]["models"]["leakclip"]["bands"][3]["proposed"] == \
+        bands["6-10"]["proposed"]
+    assert info["html"].endswith("rep.html")

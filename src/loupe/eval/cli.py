@@ -284,3 +284,45 @@ def judge(obj, pool_name: str, host: str, port: int) -> None:
         app = standalone_app(ev, pool_name)
         click.echo(f"judging pool {pool_name} at http://{host}:{port}/judge/?judge=YOUR-NAME")
         uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+@eval_group.command("calibrate")
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def calibrate(obj, runs: tuple[str, ...], as_json: bool) -> None:
+    """Propose distance thresholds per query-length band from judged vector runs."""
+    with _instrument(obj) as ev:
+        info = ev.calibrate(list(runs))
+    if as_json:
+        return _emit_json(info)
+    for model, m in info["models"].items():
+        click.echo(f"model {model}")
+        click.echo(f"{'words':<7}{'rel':>5}{'non':>5}  {'in force':<10}{'keeps rel/non':<15}"
+                   f"{'proposed':<10}keeps rel/non")
+        for b in m["bands"]:
+            ce, pe = b["current_effect"], b["proposed_effect"]
+            click.echo(f"{b['band']:<7}{b['relevant']:>5}{b['non_relevant']:>5}  "
+                       f"{b['current']:<10}{ce['relevant_kept']}/{ce['non_relevant_kept']:<13}"
+                       f"{'-' if b['proposed'] is None else b['proposed']:<10}"
+                       f"{'-' if pe is None else str(pe['relevant_kept']) + '/' + str(pe['non_relevant_kept'])}")
+        click.echo(f"apply with: {m['apply']}" if m["apply"] else
+                   "no proposal: judge more results (each band needs relevant and non-relevant ones)")
+
+
+@eval_group.command("report")
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
+              help="Output path; writes OUT.html and OUT.json.")
+@click.option("--leak", "leak_sets", multiple=True,
+              help="Query set for the leak-check table (repeat: blind and caption-derived).")
+@click.option("--model", help="Model of the leak check (default: the image lane's).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.pass_obj
+def report(obj, runs: tuple[str, ...], out: str, leak_sets: tuple[str, ...],
+           model: str | None, seed: int) -> None:
+    """Write a self-contained HTML report and its JSON."""
+    with _instrument(obj) as ev:
+        info = ev.report(list(runs), out, leak_sets=list(leak_sets) or None, model=model,
+                         seed=seed)
+    click.echo(f"wrote {info['html']} and {info['json']}")

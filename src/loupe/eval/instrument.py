@@ -603,3 +603,127 @@ class Evaluation:
                         cohen_kappa_score(ga, gb, labels=[0, 1, 2], weights="linear"))})
         return {"pool": pool, "judges": judges,
                 "judgements": {j: len(d) for j, d in by_judge.items()}, "pairs": out}
+
+    # -- threshold calibration (V4) --------------------------------------------------
+
+    def calibrate(self, runs: list[str]) -> dict[str, Any]:
+        """Propose per-model distance thresholds by query-length band (V4)
+        from judged results of vector runs (systems ``image``, ``caption``,
+        ``both``: they record each result's cosine distance).
+
+        For each model and band (1, 2, 3-5, 6-10, 11+ words), the graded
+        results (ground truth or judgements; relevant = grade ≥ 1) of the
+        runs' queries in that band are the evidence. The proposal is the
+        distance ``t`` (keep results with distance ≤ t) that maximises
+        Youden's J = share of relevant kept − share of non-relevant kept
+        (Youden, "Index for rating diagnostic tests", Cancer 1950), the
+        largest such ``t`` on ties. A band without both a relevant and a
+        non-relevant graded result gets no proposal. Nothing is changed:
+        the result says what each proposal would keep and cut next to the
+        threshold in force, and the command that applies it.
+
+        Raises:
+            EvalError: an unknown run, or a run without distances (hybrid).
+        """
+        evidence: dict[str, dict[str, list[tuple[float, bool]]]] = defaultdict(
+            lambda: defaultdict(list))
+        for name in runs:
+            rr = self.load_run(name)
+            if rr.system not in VARIANTS:
+                raise EvalError(f"run {name!r} ({rr.system}) has no distances: calibrate "
+                                "from runs of the image, caption or both variants")
+            qrels = self.qrels(rr.query_set)
+            texts = {qu.id: qu.text for qu in self.queries(rr.query_set)}
+            for qid, hs in rr.hits.items():
+                band = _band(len(texts[qid].split()))
+                for a, _s, d in hs:
+                    g = qrels.get(qid, {}).get(str(a))
+                    if g is not None and d is not None:
+                        evidence[rr.model][band].append((d, g >= 1))
+        out: dict[str, Any] = {}
+        for model, bands in evidence.items():
+            try:
+                current = registry.get_model(self.lib.home, model).config
+            except ModelError:
+                current = {}
+            rows = []
+            for band in registry.DEFAULT_THRESHOLDS:
+                ev = bands.get(band, [])
+                n_rel = sum(r for _, r in ev)
+                n_non = len(ev) - n_rel
+                cur = registry.threshold_for(current, _band_words(band))
+                row: dict[str, Any] = {"band": band, "relevant": n_rel, "non_relevant": n_non,
+                                       "current": cur, "current_effect": _effect(ev, cur),
+                                       "proposed": None, "proposed_effect": None}
+                if n_rel and n_non:
+                    best = max(sorted({d for d, _ in ev}),
+                               key=lambda t: (_youden(ev, t), t))
+                    row["proposed"] = round(best, 4)
+                    row["proposed_effect"] = _effect(ev, best)
+                rows.append(row)
+            proposals = " ".join(f"{r['band']}={r['proposed']}" for r in rows if r["proposed"])
+            out[model] = {"bands": rows,
+                          "apply": f"loupe models thresholds {model} {proposals}" if proposals else None}
+        return {"runs": runs, "models": out}
+
+
+    # -- report ---------------------------------------------------------------------
+
+    def report(self, runs: list[str], path: str | Path, *,
+               leak_sets: list[str] | None = None, model: str | None = None,
+               seed: int = 0) -> dict[str, Any]:
+        """Write ``<path>.html`` (self-contained: tables and inline SVG, no
+        scripts or external resources) and ``<path>.json`` with the metrics of
+        ``runs``, the leak check over ``leak_sets`` (when given) and the
+        threshold calibration of the runs that have distances. Returns the
+        report dict (what the JSON holds) with ``html`` and ``json`` paths.
+
+        Raises:
+            EvalError: an unknown run or query set.
+        """
+        from datetime import datetime, timezone
+
+        from .report import render
+
+        data: dict[str, Any] = {"generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                                "seed": seed, "runs": [self.metrics(r, seed=seed) for r in runs]}
+        if leak_sets:
+            data["leak_check"] = self.leak_check(leak_sets, model=model, seed=seed)
+        vector_runs = [m["run"] for m in data["runs"] if m["system"] in VARIANTS]
+        if vector_runs:
+            data["calibration"] = self.calibrate(vector_runs)
+        base = Path(path)
+        html_path, json_path = base.with_suffix(".html"), base.with_suffix(".json")
+        html_path.write_text(render(data), encoding="utf-8")
+        json_path.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
+        return {**data, "html": str(html_path), "json": str(json_path)}
+
+
+def _band(n_words: int) -> str:
+    """The threshold band (keys of registry.DEFAULT_THRESHOLDS) of a query length."""
+    if n_words <= 1:
+        return "1"
+    if n_words == 2:
+        return "2"
+    if n_words <= 5:
+        return "3-5"
+    return "6-10" if n_words <= 10 else "11+"
+
+
+def _band_words(band: str) -> int:
+    return {"1": 1, "2": 2, "3-5": 3, "6-10": 6, "11+": 11}[band]
+
+
+def _effect(ev: list[tuple[float, bool]], t: float) -> dict[str, int]:
+    """Relevant and non-relevant graded results kept (distance ≤ t) and cut."""
+    return {"relevant_kept": sum(1 for d, r in ev if r and d <= t),
+            "relevant_cut": sum(1 for d, r in ev if r and d > t),
+            "non_relevant_kept": sum(1 for d, r in ev if not r and d <= t),
+            "non_relevant_cut": sum(1 for d, r in ev if not r and d > t)}
+
+
+def _youden(ev: list[tuple[float, bool]], t: float) -> float:
+    e = _effect(ev, t)
+    rel = e["relevant_kept"] + e["relevant_cut"]
+    non = e["non_relevant_kept"] + e["non_relevant_cut"]
+    return e["relevant_kept"] / rel - e["non_relevant_kept"] / non
