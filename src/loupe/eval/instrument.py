@@ -9,7 +9,8 @@
     ...     ev.run("blind", "hybrid", name="hybrid-blind")
     ...     print(ev.metrics("hybrid-blind")["rows"][0])
 
-Runs are produced read-only: through a second connection that switches to
+Runs see what the library's viewer may read (``Library.as_user``; P1): the
+owner sees everything. Runs are produced read-only: through a second connection that switches to
 the SELECT-only role of migration 0006 (``loupe_eval_reader``) with every
 transaction read-only, running the production search code (``Library.search``
 for ``hybrid``, the production vector lane's CTE for the variants). Only the
@@ -210,7 +211,8 @@ class Evaluation:
         reader = readonly_connection(self.conn)
         try:
             if system == "hybrid":
-                rlib = Library(reader, self.lib.home, self.tenant_id, self.lib.tenant)
+                rlib = Library(reader, self.lib.home, self.tenant_id, self.lib.tenant,
+                               self.lib.viewer)
                 rlib._embedders = self.lib._embedders
                 for qu in queries:
                     res = rlib.search(qu.text, limit=k)
@@ -224,7 +226,7 @@ class Evaluation:
                 stmt = q.variant_search(model_id, system, dims)
                 for qu, vec in zip(queries, vecs):
                     rows = reader.execute(stmt, {
-                        "tenant_id": self.tenant_id, "vec_cap": k,
+                        **self.lib.viewer.params(), "tenant_id": self.tenant_id, "vec_cap": k,
                         "qv_variant": np.asarray(vec, np.float32),
                         "maxd_variant": float(max_distance)}).fetchall()
                     hits[qu.id] = [(a, 1.0 / r, float(d)) for a, d, r in rows]
@@ -440,7 +442,8 @@ class Evaluation:
                 stmt = q.variant_search(model_id, v, dims)
                 run = {}
                 for qu, vec in zip(queries, vecs):
-                    rows = reader.execute(stmt, {"tenant_id": self.tenant_id, "vec_cap": k,
+                    rows = reader.execute(stmt, {**self.lib.viewer.params(),
+                                                 "tenant_id": self.tenant_id, "vec_cap": k,
                                                  "qv_variant": np.asarray(vec, np.float32),
                                                  "maxd_variant": 2.0}).fetchall()
                     run[qu.id] = {str(a): 1.0 / r for a, _d, r in rows}

@@ -91,6 +91,7 @@ def variant_search(model_id: int, lane: str, dims: int) -> sql.Composed:
     """The ``k`` nearest assets of one index variant (``image``, ``caption``,
     ``both``; V7, E4) to ``%(qv_variant)s``, through the production vector
     lane's CTE (``vec_cap`` = k, ``maxd_variant`` the distance cut-off).
+    Only assets the viewer may read (``%(see_all)s``, ``%(principals)s``).
     Rows: ``(asset_id, distance, rank)``, rank 1-based by distance then id."""
     return sql.SQL("WITH ") + vector_cte("variant", model_id, lane, dims) + sql.SQL(
         "\nSELECT asset_id, dist, rank FROM vec_variant ORDER BY rank")
