@@ -160,3 +160,8 @@ def leak_library(lib, tmp_path: Path, minilm_onnx: Path):
     for name in ("blind", "caption-derived"):
         assert ev.import_queries(FIXTURE / f"{name}.jsonl")["truth_unresolved"] == 0
     return lib
+
+
+if __name__ == "__main__":
+    # python tests/leakmodel.py FOLDER: build the fixture's model (docs/evaluation.md)
+    print(build_leak_model(Path(sys.argv[1])))

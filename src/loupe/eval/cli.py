@@ -94,7 +94,8 @@ def build_variants(obj, model: str, as_json: bool) -> None:
         info = ev.build_variants(model)
     if as_json:
         return _emit_json(info)
-    click.echo(", ".join(f"{k}: {v:,} vectors" for k, v in info.items()))
+    click.echo(", ".join(f"{k}: {v:,} vectors written" for k, v in info.items())
+               + " (image vectors already computed are kept)")
 
 
 @eval_group.command("run")
@@ -179,8 +180,14 @@ def metrics(obj, run_name: str, seed: int, per_query: bool, as_json: bool) -> No
         for p in info["per_query"]:
             click.echo(f"{'PASS' if p['pass'] else 'FAIL'}\t{p['id']}\trecall@10 "
                        f"{p['recall@10']:.2f}\tRR {p['rr']:.3f}\t{p['text']}")
-    for w in info["warnings"]:
+    _warnings(info["warnings"])
+
+
+def _warnings(warns: list[str], limit: int = 12) -> None:
+    for w in warns[:limit]:
         click.echo(f"warning: {w}", err=True)
+    if len(warns) > limit:
+        click.echo(f"warning: … and {len(warns) - limit} more (see --json)", err=True)
 
 
 @eval_group.command("compare")
@@ -282,7 +289,8 @@ def judge(obj, pool_name: str, host: str, port: int) -> None:
     with _instrument(obj) as ev:
         ev.pool_id(pool_name)
         app = standalone_app(ev, pool_name)
-        click.echo(f"judging pool {pool_name} at http://{host}:{port}/judge/?judge=YOUR-NAME")
+        click.echo(f"judging pool {pool_name} at http://{host}:{port}/judge/{pool_name}/?judge=YOUR-NAME"
+                   " (Ctrl-C to stop)")
         uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
