@@ -255,3 +255,59 @@ def test_calibration_proposes_the_separating_distance_and_report(pooled: Evaluat
     assert data["calibration"]["models"]["leakclip"]["bands"][3]["proposed"] == \
         bands["6-10"]["proposed"]
     assert info["html"].endswith("rep.html")
+
+
+def test_cli_mirrors_the_api(pooled: Evaluation, db_url: str, home: Path, tmp_path: Path):
+    import json
+
+    from click.testing import CliRunner
+
+    from loupe.cli import main
+
+    def cli(*args, code=0):
+        res = CliRunner().invoke(main, ["--home", str(home), "--database-url", db_url,
+                                        "eval", *args])
+        assert res.exit_code == code, res.output
+        return res.output
+
+    ev = pooled
+    assert json.loads(cli("metrics", "image", "--json"))["rows"] == ev.metrics("image")["rows"]
+    out = json.loads(cli("compare", "caption", "image", "--json", "--permutations", "2000"))
+    api = ev.compare("caption", "image", permutations=2000)
+    for m in ("recall@10", "ndcg@10", "mrr"):
+        p, p_api = out[m].pop("p"), api[m].pop("p")
+        assert abs(p - p_api) < 5 * out[m]["p_se"] + 1e-3   # Monte Carlo, see metrics.compare
+        out[m].pop("p_se"), api[m].pop("p_se")
+    assert out == api
+    assert "recall@10" in cli("metrics", "image", "--per-query")
+    assert json.loads(cli("pool", "pp", "image", "caption", "--seed", "4", "--json"))["round"] == 1
+    assert json.loads(cli("agreement", "pp", "--json"))["pairs"] == []
+    assert "model leakclip" in cli("calibrate", "image")
+    assert "wrote" in cli("report", "image", "--out", str(tmp_path / "r"))
+    assert (tmp_path / "r.html").exists() and (tmp_path / "r.json").exists()
+    cli("export-run", "image", str(tmp_path / "run.trec"))
+    assert len((tmp_path / "run.trec").read_text().splitlines()) == 360
+    assert "caption-derived" in cli("queries")
+    # bad input: a clear message, exit 1, no traceback
+    out = cli("metrics", "nope", code=1)
+    assert "no run named 'nope'" in out and "Traceback" not in out
+    assert "no query set named" in cli("run", "nope", "hybrid", code=1)
+    assert "no pool named" in cli("agreement", "nope", code=1)
+
+
+def test_a_user_who_cannot_use_the_reader_role_gets_a_clear_error(lib: Library, db_url: str):
+    import uuid
+
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    from loupe.eval import readonly_connection
+
+    name = "loupe_t_" + uuid.uuid4().hex[:8]
+    lib.conn.execute(f"CREATE ROLE {name} LOGIN")
+    try:
+        with psycopg.connect(make_conninfo(db_url, user=name), autocommit=True) as conn:
+            with pytest.raises(EvalError, match="read-only role loupe_eval_reader"):
+                readonly_connection(conn)
+    finally:
+        lib.conn.execute(f"DROP ROLE {name}")

@@ -80,7 +80,12 @@ def test_paired_comparison_uses_ranx_fisher_test():
     assert out["recall@10"]["hand"] == pytest.approx(5 / 9)
     assert out["recall@10"]["ideal"] == pytest.approx(1.0)
     assert out["ndcg@10"]["diff"] == pytest.approx(1 - np.mean(list(WANT["ndcg@10"].values())))
-    assert 0 < out["ndcg@10"]["p"] <= 1
+    assert 0 < out["ndcg@10"]["p"] <= 1 and out["ndcg@10"]["p_se"] < 0.012
+    # the paired t-test, by scipy on the same per-query values
+    from scipy.stats import ttest_rel
+
+    a = [WANT["ndcg@10"][q] for q in ("q1", "q2", "q3")]
+    assert out["ndcg@10"]["p_student"] == pytest.approx(ttest_rel(a, [1.0, 1.0, 1.0]).pvalue)
 
 
 def test_query_file_validation(tmp_path: Path):

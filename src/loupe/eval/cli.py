@@ -198,7 +198,7 @@ def _warnings(warns: list[str], limit: int = 12) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def compare(obj, run_a: str, run_b: str, seed: int, permutations: int, as_json: bool) -> None:
-    """Paired comparison of two runs (Fisher randomization test, via ranx)."""
+    """Paired comparison of two runs (Fisher randomization and paired t-test, via ranx)."""
     with _instrument(obj) as ev:
         info = ev.compare(run_a, run_b, seed=seed, permutations=permutations)
     if as_json:
@@ -208,7 +208,8 @@ def compare(obj, run_a: str, run_b: str, seed: int, permutations: int, as_json: 
     for m in ("recall@10", "ndcg@10", "mrr"):
         d = info[m]
         click.echo(f"{m:<10} {d[run_a]:.3f} → {d[run_b]:.3f}  diff {d['diff']:+.3f} "
-                   f"[{d['diff_lo']:+.3f}, {d['diff_hi']:+.3f}]  p={d['p']:.4f}")
+                   f"[{d['diff_lo']:+.3f}, {d['diff_hi']:+.3f}]  p={d['p']:.4f} "
+                   f"(±{d['p_se']:.4f})  t-test p={d['p_student']:.4f}")
 
 
 @eval_group.command("leak-check")

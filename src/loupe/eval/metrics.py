@@ -20,11 +20,13 @@ a recall near 0.5 (√(0.25/400)·1.96 ≈ 0.049; seed 000's arithmetic), so a
 table with intervals that overlap says which differences it cannot resolve.
 
 Paired significance: ``ranx.compare`` with Fisher's randomization test
-(Smucker, Allan and Carterette, CIKM 2007), seeded.
+(Smucker, Allan and Carterette, CIKM 2007), reported with its Monte Carlo
+standard error, and the paired Student t-test beside it.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -165,8 +167,12 @@ def compare(qrels: dict[str, dict[str, int]], run_a: dict[str, dict[str, float]]
             seed: int = 42) -> dict[str, Any]:
     """Paired comparison of two runs over the same queries: each metric's
     means, the paired difference b − a with its bootstrap interval, and the
-    p-value of ranx's Fisher randomization test (``permutations``, seeded).
-    Returns ``{metric: {a, b, diff, diff_lo, diff_hi, p}}`` and ``n``."""
+    p-value of ranx's Fisher randomization test (``permutations``) with its
+    Monte Carlo standard error √(p(1−p)/permutations) — ranx seeds its
+    generator but runs the permutations in parallel threads the seed does
+    not reach, so repeated runs differ within that error — and the
+    (deterministic) p-value of ranx's paired Student t-test.
+    Returns ``{metric: {a, b, diff, diff_lo, diff_hi, p, p_se, p_student}}`` and ``n``."""
     from ranx import Qrels, Run
     from ranx import compare as ranx_compare
 
@@ -184,15 +190,19 @@ def compare(qrels: dict[str, dict[str, int]], run_a: dict[str, dict[str, float]]
     ra, rb = Run(fill(run_a), name=names[0]), Run(fill(run_b), name=names[1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = ranx_compare(Qrels(rel), [ra, rb], list(metrics), stat_test="fisher",
+        fisher = ranx_compare(Qrels(rel), [ra, rb], list(metrics), stat_test="fisher",
                               n_permutations=permutations, random_seed=seed).to_dict()
+        student = ranx_compare(Qrels(rel), [ra, rb], list(metrics),
+                               stat_test="student").to_dict()
     out: dict[str, Any] = {"n": len(rel), "test": "fisher randomization (ranx)",
                            "permutations": permutations, "seed": seed}
     for m in metrics:
         qids = list(pa[m])
         diff = bootstrap(np.array([pb[m][q] - pa[m][q] for q in qids]), seed=seed)
+        p = float(fisher[names[0]]["comparisons"][names[1]][m])
         out[m] = {names[0]: float(np.mean(list(pa[m].values()))),
                   names[1]: float(np.mean(list(pb[m].values()))),
                   "diff": diff.mean, "diff_lo": diff.lo, "diff_hi": diff.hi,
-                  "p": float(report[names[0]]["comparisons"][names[1]][m])}
+                  "p": p, "p_se": math.sqrt(p * (1 - p) / permutations),
+                  "p_student": float(student[names[0]]["comparisons"][names[1]][m])}
     return out

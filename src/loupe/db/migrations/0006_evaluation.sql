@@ -5,28 +5,6 @@
 -- the instrument produces runs (E1: it cannot change settings or rebuild an
 -- index).
 
--- The read-only role. Roles are cluster-wide, so it is created only when
--- missing; the instrument connects with the library's own URL and switches to
--- it with SET ROLE (allowed because the migrating user is made a member).
-DO $$
-BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'loupe_eval_reader') THEN
-        CREATE ROLE loupe_eval_reader NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
-    END IF;
-END
-$$;
-DO $$
-BEGIN
-    IF NOT pg_has_role(current_user, 'loupe_eval_reader', 'MEMBER') THEN
-        EXECUTE format('GRANT loupe_eval_reader TO %I', current_user);
-    END IF;
-END
-$$;
-GRANT USAGE ON SCHEMA public TO loupe_eval_reader;
-GRANT SELECT ON ALL TABLES IN SCHEMA public TO loupe_eval_reader;
--- tables of later migrations are readable too
-ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO loupe_eval_reader;
-
 -- A named set of queries (E2), imported from a JSONL file (loupe.eval.queryset).
 CREATE TABLE eval_query_set (
     id          bigserial PRIMARY KEY,
@@ -122,5 +100,33 @@ CREATE TABLE eval_judgement (
     PRIMARY KEY (item_id, judge)
 );
 
-GRANT SELECT ON eval_query_set, eval_query, eval_run, eval_run_hit, eval_pool, eval_pool_run,
-    eval_pool_item, eval_judgement TO loupe_eval_reader;
+-- The read-only role, last (it needs the tables above). Roles are
+-- cluster-wide, so it is created only when missing; the instrument connects
+-- with the library's own URL and switches to it with SET ROLE, which the
+-- migrating user may do as a member. A database user without the right to
+-- create roles still gets its library migrated: the instrument then refuses
+-- to run and says what to ask the administrator for.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'loupe_eval_reader') THEN
+        BEGIN
+            CREATE ROLE loupe_eval_reader NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE;
+        EXCEPTION WHEN insufficient_privilege THEN
+            RAISE NOTICE 'loupe: cannot create role loupe_eval_reader (the evaluation '
+                         'instrument needs it): %', SQLERRM;
+            RETURN;
+        END;
+    END IF;
+    IF NOT pg_has_role(current_user, 'loupe_eval_reader', 'MEMBER') THEN
+        BEGIN
+            EXECUTE format('GRANT loupe_eval_reader TO %I', current_user);
+        EXCEPTION WHEN insufficient_privilege THEN
+            RAISE NOTICE 'loupe: cannot grant loupe_eval_reader to %: %', current_user, SQLERRM;
+        END;
+    END IF;
+    GRANT USAGE ON SCHEMA public TO loupe_eval_reader;
+    GRANT SELECT ON ALL TABLES IN SCHEMA public TO loupe_eval_reader;
+    -- tables of later migrations are readable too
+    ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO loupe_eval_reader;
+END
+$$;
