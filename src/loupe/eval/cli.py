@@ -217,13 +217,15 @@ def compare(obj, run_a: str, run_b: str, seed: int, permutations: int, as_json: 
 @click.option("--model", help="Image-text model (default: the image lane's).")
 @click.option("--margin", type=float, default=LEAK_MARGIN, show_default=True,
               help="Largest allowed recall@10 gap, caption-derived minus blind.")
+@click.option("--no-hybrid", is_flag=True, help="Leave the production search out of the table.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def leak_check(obj, query_sets: tuple[str, ...], model: str | None, margin: float,
-               as_json: bool) -> None:
+               no_hybrid: bool, as_json: bool) -> None:
     """Fail (exit 1) when the image index finds caption-derived queries better than blind ones."""
     with _instrument(obj) as ev:
-        info = ev.leak_check(list(query_sets), model=model, margin=margin)
+        info = ev.leak_check(list(query_sets), model=model, margin=margin,
+                             hybrid=not no_hybrid)
     if as_json:
         _emit_json(info)
     else:

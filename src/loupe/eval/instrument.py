@@ -416,9 +416,11 @@ class Evaluation:
     # -- leak check ---------------------------------------------------------------
 
     def leak_check(self, query_sets: list[str], *, model: str | None = None,
-                   margin: float = LEAK_MARGIN, seed: int = 0, k: int = 10) -> dict[str, Any]:
+                   margin: float = LEAK_MARGIN, seed: int = 0, k: int = 10,
+                   hybrid: bool = True) -> dict[str, Any]:
         """Seed 000's ablation as an assertion (E4, E5): recall@10 of every
-        built variant (image, caption, both) × provenance (blind,
+        built variant (image, caption, both) and of the production ``hybrid``
+        search (unless ``hybrid`` is false) × provenance (blind,
         caption-derived) over the queries of ``query_sets``, read-only. The
         check fails when recall@10 of the image variant on caption-derived
         queries exceeds its recall@10 on blind queries by more than ``margin``.
@@ -453,16 +455,25 @@ class Evaluation:
             emb = self.lib._embedder(model)
             vecs = emb.encode_texts([qu.text for qu in queries], task="query")
             table: dict[str, dict[str, mx.Figure]] = {}
+            runs: dict[str, dict[str, dict[str, float]]] = {}
             for v in built:
                 model_id, dims = self._variant(reader, model, v)
                 stmt = q.variant_search(model_id, v, dims)
-                run = {}
+                run = runs[v] = {}
                 for qu, vec in zip(queries, vecs):
                     rows = reader.execute(stmt, {**self.lib.viewer.params(),
                                                  "tenant_id": self.tenant_id, "vec_cap": k,
                                                  "qv_variant": np.asarray(vec, np.float32),
                                                  "maxd_variant": 2.0}).fetchall()
                     run[qu.id] = {str(a): 1.0 / r for a, _d, r in rows}
+            if hybrid:
+                rlib = Library(reader, self.lib.home, self.tenant_id, self.lib.tenant,
+                               self.lib.viewer)
+                rlib._embedders = self.lib._embedders
+                runs["hybrid"] = {qu.id: {str(h.asset_id): 1.0 / h.rank
+                                          for h in rlib.search(qu.text, limit=k).hits}
+                                  for qu in queries}
+            for v, run in runs.items():
                 table[v] = {}
                 for p in ("blind", "caption-derived"):
                     sub = {qid: d for qid, d in truth.items() if prov[qid] == p}
