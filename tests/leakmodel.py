@@ -30,7 +30,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "leak"))
-from generate import OCCASIONS, PALETTE  # noqa: E402,F401
+from generate import OCCASIONS, PALETTE  # noqa: F401
 
 FIXTURE = Path(__file__).parent / "fixtures" / "leak"
 DIMS = 384

@@ -306,8 +306,8 @@ def test_a_user_who_cannot_use_the_reader_role_gets_a_clear_error(lib: Library, 
     name = "loupe_t_" + uuid.uuid4().hex[:8]
     lib.conn.execute(f"CREATE ROLE {name} LOGIN")
     try:
-        with psycopg.connect(make_conninfo(db_url, user=name), autocommit=True) as conn:
-            with pytest.raises(EvalError, match="read-only role loupe_eval_reader"):
-                readonly_connection(conn)
+        with (psycopg.connect(make_conninfo(db_url, user=name), autocommit=True) as conn,
+              pytest.raises(EvalError, match="read-only role loupe_eval_reader")):
+            readonly_connection(conn)
     finally:
         lib.conn.execute(f"DROP ROLE {name}")

@@ -16,7 +16,13 @@ from ir_measures import MRR, R, nDCG
 from loupe import Library
 from loupe.eval import Evaluation, QuerySetError, readonly_connection
 from loupe.eval import metrics as mx
-from loupe.eval.queryset import read_qrels, read_queries, read_run, write_qrels, write_run
+from loupe.eval.queryset import (
+    read_qrels,
+    read_queries,
+    read_run,
+    write_qrels,
+    write_run,
+)
 
 # A hand-made example: three queries, graded qrels, a run (best first).
 QRELS = {"q1": {"d1": 2, "d2": 1, "d5": 2}, "q2": {"d7": 1}, "q3": {"d10": 2, "d11": 0}}
@@ -125,19 +131,16 @@ def test_the_read_only_connection_cannot_write(lib: Library):
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
             reader.execute("UPDATE lexical_setting SET k1 = 9")
         # even a transaction declared read-write: the role may only SELECT
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            with reader.transaction():
-                reader.execute("SET TRANSACTION READ WRITE")
-                reader.execute("INSERT INTO tenant (name) VALUES ('intruder')")
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            with reader.transaction():
-                reader.execute("SET TRANSACTION READ WRITE")
-                reader.execute("DELETE FROM eval_judgement")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege), reader.transaction():
+            reader.execute("SET TRANSACTION READ WRITE")
+            reader.execute("INSERT INTO tenant (name) VALUES ('intruder')")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege), reader.transaction():
+            reader.execute("SET TRANSACTION READ WRITE")
+            reader.execute("DELETE FROM eval_judgement")
         # nor change a setting, nor build an index (E1)
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            with reader.transaction():
-                reader.execute("SET TRANSACTION READ WRITE")
-                reader.execute("UPDATE lexical_setting SET k1 = 9")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege), reader.transaction():
+            reader.execute("SET TRANSACTION READ WRITE")
+            reader.execute("UPDATE lexical_setting SET k1 = 9")
         with pytest.raises((psycopg.errors.InsufficientPrivilege,
                             psycopg.errors.ReadOnlySqlTransaction)):
             reader.execute("CREATE INDEX ON asset (byte_size)")

@@ -25,6 +25,7 @@ import random
 import secrets
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,14 @@ from ..models.embedders import ModelError
 from ..vector import queries as vq
 from . import metrics as mx
 from . import queries as q
-from .queryset import Query, QuerySetError, parse_query, read_queries, write_qrels, write_queries, write_run
+from .queryset import (
+    Query,
+    parse_query,
+    read_queries,
+    write_qrels,
+    write_queries,
+    write_run,
+)
 
 #: Systems a run can use: the production hybrid search, and the index
 #: variants of an image-text model (V7, E4).
@@ -285,7 +293,7 @@ class Evaluation:
                                                 "name": name}).fetchone()
         if row is None:
             raise EvalError(f"no run named {name!r} (see 'loupe eval runs')")
-        run_id, set_id, set_name, system, model, k = row
+        run_id, _set_id, set_name, system, model, k = row
         hits: dict[str, list] = {qu.id: [] for qu in self.queries(set_name)}
         for qid, _rank, a, s, d in self.conn.execute(q.RUN_HITS, {"run_id": run_id}):
             hits[qid].append((a, s, d))
@@ -711,11 +719,11 @@ class Evaluation:
         Raises:
             EvalError: an unknown run or query set.
         """
-        from datetime import datetime, timezone
+        from datetime import datetime
 
         from .report import render
 
-        data: dict[str, Any] = {"generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        data: dict[str, Any] = {"generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
                                 "seed": seed, "runs": [self.metrics(r, seed=seed) for r in runs]}
         if leak_sets:
             data["leak_check"] = self.leak_check(leak_sets, model=model, seed=seed)

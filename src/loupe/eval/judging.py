@@ -18,10 +18,11 @@ Routes (prefix ``/judge``)::
     GET  /judge/{pool}/picture/{token}    the picture's bytes
 """
 
-from __future__ import annotations
-
+# no "from __future__ import annotations": FastAPI reads the local Annotated
+# aliases of judging_router at decoration time
 import html
 from collections.abc import Callable
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query
 from fastapi.responses import HTMLResponse, Response
@@ -102,6 +103,8 @@ def judging_router(get_evaluation: Callable[[], Evaluation]) -> APIRouter:
     """The judging routes; ``get_evaluation`` is a FastAPI dependency that
     gives the :class:`Evaluation` of the request's library."""
     router = APIRouter(prefix="/judge")
+    Ev = Annotated[Evaluation, Depends(get_evaluation)]
+    Judge = Annotated[str, Query(min_length=1, max_length=100)]
 
     def _guard(fn, *args):
         try:
@@ -110,8 +113,7 @@ def judging_router(get_evaluation: Callable[[], Evaluation]) -> APIRouter:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
 
     @router.get("/{pool}/", response_class=HTMLResponse)
-    def page(pool: str, judge: str = Query(min_length=1, max_length=100),
-             ev: Evaluation = Depends(get_evaluation)) -> HTMLResponse:
+    def page(pool: str, judge: Judge, ev: Ev) -> HTMLResponse:
         _guard(ev.pool_id, pool)
         import json
 
@@ -121,17 +123,16 @@ def judging_router(get_evaluation: Callable[[], Evaluation]) -> APIRouter:
         return HTMLResponse(body, headers={"Cache-Control": "no-store"})
 
     @router.get("/{pool}/next")
-    def next_pair(pool: str, judge: str = Query(min_length=1, max_length=100),
-                  ev: Evaluation = Depends(get_evaluation)) -> dict:
+    def next_pair(pool: str, judge: Judge, ev: Ev) -> dict:
         return _guard(_item, ev, pool, judge)
 
     @router.post("/{pool}/grade")
-    def grade(pool: str, body: Grade, ev: Evaluation = Depends(get_evaluation)) -> dict:
+    def grade(pool: str, body: Grade, ev: Ev) -> dict:
         _guard(ev.judge, pool, body.token, body.judge, body.grade)
         return _item(ev, pool, body.judge)
 
     @router.get("/{pool}/picture/{token}")
-    def picture(pool: str, token: str, ev: Evaluation = Depends(get_evaluation)) -> Response:
+    def picture(pool: str, token: str, ev: Ev) -> Response:
         path = _guard(ev.item_image, pool, token)
         try:
             data = path.read_bytes()

@@ -111,7 +111,7 @@ def per_query(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]]
     full_run = {q: dict(run.get(q, {})) for q in rel}
     # ranx refuses an empty result list: a query with no results gets a
     # placeholder docno that is in no qrels (it scores 0, as it should)
-    for q, docs in full_run.items():
+    for docs in full_run.values():
         if not docs:
             docs["-"] = 0.0
     with warnings.catch_warnings():

@@ -28,9 +28,9 @@ def interval_chart(rows: list[tuple[str, dict[str, Any]]], title: str) -> str:
     one line per labelled figure."""
     w, left, line = 560, 200, 22
     h = 30 + line * len(rows)
-    x = lambda v: left + v * (w - left - 20)  # noqa: E731
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-             f'role="img" aria-label="{_e(title)}">',
+    x = lambda v: left + v * (w - left - 20)
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+              f'role="img" aria-label="{_e(title)}">'),
              f'<text x="4" y="14" font-size="12" font-weight="bold">{_e(title)}</text>']
     for v in (0, 0.25, 0.5, 0.75, 1):
         parts.append(f'<line x1="{x(v):.1f}" y1="20" x2="{x(v):.1f}" y2="{h - 4}" '
@@ -47,11 +47,11 @@ def interval_chart(rows: list[tuple[str, dict[str, Any]]], title: str) -> str:
 
 def render(data: dict[str, Any]) -> str:
     """The HTML page of a report dict (as :meth:`Evaluation.report` builds it)."""
-    out = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-           f"<title>Loupe evaluation report</title><style>{CSS}</style></head><body>",
+    out = [(f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>Loupe evaluation report</title><style>{CSS}</style></head><body>"),
            "<h1>Loupe evaluation report</h1>",
-           f"<p>Generated {_e(data['generated_at'])}. Intervals: 95 % percentile bootstrap "
-           f"over queries (seed {data['seed']}, 2,000 resamples).</p>"]
+           (f"<p>Generated {_e(data['generated_at'])}. Intervals: 95 % percentile bootstrap "
+            f"over queries (seed {data['seed']}, 2,000 resamples).</p>")]
     leak = data.get("leak_check")
     if leak:
         cls = "pass" if leak["passed"] else "fail"
