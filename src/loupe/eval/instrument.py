@@ -137,7 +137,8 @@ class Evaluation:
         """Import (or update) a query set from a JSONL file (format:
         :mod:`loupe.eval.queryset`); ``name`` defaults to the file's stem.
         Queries already in the set keep their id (and their runs and
-        judgements); a changed text replaces the old one.
+        judgements); a changed text replaces the old one; queries of the set
+        that the file no longer holds are kept.
 
         Returns ``{"query_set", "queries", "blind", "caption-derived", "truth_unresolved"}``
         (ground-truth references that match no asset now).
@@ -545,10 +546,11 @@ class Evaluation:
             for rid in new:
                 self.conn.execute(q.INSERT_POOL_RUN, {"pool_id": pool_id, "run_id": rid,
                                                       "round": rnd})
-            for i, (qid, aid) in enumerate(pairs, 1):
-                self.conn.execute(q.INSERT_POOL_ITEM, {
-                    "pool_id": pool_id, "query_id": qid, "asset_id": aid,
-                    "token": secrets.token_urlsafe(16), "position": last_pos + i, "round": rnd})
+            with self.conn.cursor() as cur:
+                cur.executemany(q.INSERT_POOL_ITEM, [
+                    {"pool_id": pool_id, "query_id": qid, "asset_id": aid,
+                     "token": secrets.token_urlsafe(16), "position": last_pos + i, "round": rnd}
+                    for i, (qid, aid) in enumerate(pairs, 1)])
         return {"pool": name, "round": rnd, "runs_added": len(new), "new_pairs": len(pairs),
                 "pairs": count + len(pairs)}
 

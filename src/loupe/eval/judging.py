@@ -37,7 +37,7 @@ PAGE = """<!doctype html>
 <style>
  body{font-family:sans-serif;margin:0;background:#111;color:#eee;text-align:center}
  #query{font-size:1.6em;margin:.8em 1em}
- #picture{max-width:90vw;max-height:65vh;background:#222}
+ #picture{height:60vh;max-width:90vw;object-fit:contain;background:#222}
  button{font-size:1.2em;margin:.6em;padding:.5em 1.2em;border-radius:.4em;border:0;cursor:pointer}
  .g0{background:#a33;color:#fff}.g1{background:#c93;color:#000}.g2{background:#3a5;color:#fff}
  #progress{opacity:.8}
