@@ -270,7 +270,12 @@ def agreement(obj, pool_name: str, as_json: bool) -> None:
         info = ev.agreement(pool_name)
     if as_json:
         return _emit_json(info)
+    if not info["judgements"]:
+        click.echo(f"No judgements in pool {pool_name} yet.")
+        return
     click.echo("judgements: " + ", ".join(f"{j} {n}" for j, n in info["judgements"].items()))
+    if not info["pairs"]:
+        click.echo("No pair was judged by two judges yet.")
     for p in info["pairs"]:
         k = "undefined" if p["kappa"] is None else f"{p['kappa']:.3f}"
         kl = "undefined" if p["kappa_linear"] is None else f"{p['kappa_linear']:.3f}"
