@@ -168,7 +168,8 @@ def compare(qrels: dict[str, dict[str, int]], run_a: dict[str, dict[str, float]]
     """Paired comparison of two runs over the same queries: each metric's
     means, the paired difference b − a with its bootstrap interval, and the
     p-value of ranx's Fisher randomization test (``permutations``) with its
-    Monte Carlo standard error √(p(1−p)/permutations) — ranx seeds its
+    Monte Carlo standard error √(p(1−p)/permutations) (p clamped to
+    [1/permutations, 1 − 1/permutations], so it is never 0) — ranx seeds its
     generator but runs the permutations in parallel threads the seed does
     not reach, so repeated runs differ within that error — and the
     (deterministic) p-value of ranx's paired Student t-test.
@@ -200,9 +201,11 @@ def compare(qrels: dict[str, dict[str, int]], run_a: dict[str, dict[str, float]]
         qids = list(pa[m])
         diff = bootstrap(np.array([pb[m][q] - pa[m][q] for q in qids]), seed=seed)
         p = float(fisher[names[0]]["comparisons"][names[1]][m])
+        # the error is never 0: p = 0 means "below about 1/permutations"
+        pc = min(max(p, 1 / permutations), 1 - 1 / permutations)
         out[m] = {names[0]: float(np.mean(list(pa[m].values()))),
                   names[1]: float(np.mean(list(pb[m].values()))),
                   "diff": diff.mean, "diff_lo": diff.lo, "diff_hi": diff.hi,
-                  "p": p, "p_se": math.sqrt(p * (1 - p) / permutations),
+                  "p": p, "p_se": math.sqrt(pc * (1 - pc) / permutations),
                   "p_student": float(student[names[0]]["comparisons"][names[1]][m])}
     return out
