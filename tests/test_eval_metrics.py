@@ -198,3 +198,21 @@ def test_hybrid_run_is_the_production_search_and_scores_by_ground_truth(small: L
     ev.export_queries("kitchen", tmp_path / "again.jsonl")
     assert [q.as_dict() for q in read_queries(tmp_path / "again.jsonl")] == \
         [q.as_dict() for q in read_queries(qfile)]
+
+
+def test_reimport_keeps_query_ids_and_runs(small: Library, tmp_path: Path):
+    ev = Evaluation(small)
+    qfile = tmp_path / "s.jsonl"
+    qfile.write_text('{"id": "a", "text": "red kettle", "provenance": "blind", '
+                     '"register": "objects", "truth": [{"path": "kitchen/kettle.jpg"}]}\n')
+    ev.import_queries(qfile, name="s")
+    ev.run("s", "hybrid", name="r1")
+    ids = small.conn.execute("SELECT id FROM eval_query").fetchall()
+    qfile.write_text('{"id": "a", "text": "enamel kettle", "provenance": "blind", '
+                     '"register": "objects", "truth": [{"path": "kitchen/kettle.jpg"}]}\n'
+                     '{"id": "b", "text": "fern", "provenance": "blind", "register": "style"}\n')
+    assert ev.import_queries(qfile, name="s")["queries"] == 2
+    assert small.conn.execute("SELECT id FROM eval_query WHERE qid = 'a'").fetchall() == ids
+    assert [q.text for q in ev.queries("s")] == ["enamel kettle", "fern"]
+    assert ev.load_run("r1").hits["a"]          # the run made before stays attached
+    assert ev.query_sets() == [{"query_set": "s", "queries": 2, "blind": 2, "caption-derived": 0}]
