@@ -17,7 +17,7 @@ fi
 # Debian chromium for the web app's browser tests (Playwright drives it at
 # /usr/bin/chromium; no test tool ever downloads its own browser).
 if [ ! -x /usr/bin/chromium ]; then
-  echo "setup: installing chromium (browser tests of the web app)"
+  echo "setup: installing chromium (browser tests of the web app and the judging page)"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi

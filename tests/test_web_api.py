@@ -414,3 +414,26 @@ def test_no_input_makes_a_server_error(case, site):
         tok = client.post("/api/tokens", json={"name": "admin", "password": "admin-password"})
         headers = {"Authorization": f"Bearer {tok.json()['token']}"}
     case.call_and_validate(headers=headers, checks=[not_a_server_error])
+
+
+def test_the_judging_page_is_served_to_logged_in_users(fresh_site, db_url, home, tmp_path):
+    """The instrument's blind judging router (issue 7) is mounted in the web
+    app behind the login; its page names no file."""
+    from loupe.eval import Evaluation
+
+    client, ids, auth = fresh_site
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "q1", "text": "cat", "provenance": "blind", '
+                       '"register": "objects"}\n')
+    with Library.open(home, database_url=db_url) as lib:
+        ev = Evaluation(lib)
+        ev.import_queries(queries, name="web")
+        ev.run("web", "hybrid", name="hybrid")
+        ev.pool("p", ["hybrid"], seed=1)
+    page = client.get("/judge/p/?judge=alice", follow_redirects=False)
+    assert page.status_code == 303 and page.headers["location"].startswith("/login")
+    page = client.get("/judge/p/?judge=alice", headers=auth("alice"))
+    assert page.status_code == 200 and "cat-01" not in page.text
+    nxt = client.get("/judge/p/next?judge=alice", headers=auth("alice")).json()
+    assert nxt["query"] == "cat" and "cat-01" not in str(nxt)
+    assert client.get("/judge/nope/?judge=alice", headers=auth("alice")).status_code == 404

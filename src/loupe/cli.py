@@ -679,6 +679,8 @@ def audit(obj: _Ctx, limit: int, as_json: bool) -> None:
 
 from .web.cli import serve, users_token  # noqa: E402 - the web app (issue 6)
 main.add_command(serve); users.add_command(users_token, "token")  # noqa: E702
+from .eval.cli import eval_group  # noqa: E402  (the evaluation instrument, issue 7)
+main.add_command(eval_group)
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

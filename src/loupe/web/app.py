@@ -10,7 +10,9 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
@@ -18,10 +20,17 @@ from fastapi.staticfiles import StaticFiles
 from .. import __version__
 from ..library import Library
 from . import api, pages
-from .auth import LoginRequired
+from ..eval.instrument import Evaluation
+from ..eval.judging import judging_router
+from .auth import LoginRequired, user_library
 from .pool import LibraryPool, PoolExhausted
 
 STATIC = Path(__file__).parent / "static"
+
+
+def _evaluation(lib: Annotated[Library, Depends(user_library)]) -> Evaluation:
+    """FastAPI dependency: the evaluation instrument over the user's library."""
+    return Evaluation(lib)
 
 
 def create_app(home: str | Path | None = None, *, database_url: str | None = None,
@@ -59,6 +68,10 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
     app.state.pool = pool
     app.include_router(api.router)
     app.include_router(pages.router)
+    # the blind judging page of the evaluation instrument (E7), for logged-in
+    # users: the judge's name is theirs to give, the pictures are addressed by
+    # the pool's random tokens (loupe.eval.judging)
+    app.include_router(judging_router(_evaluation), include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.exception_handler(LoginRequired)

@@ -1,0 +1,228 @@
+"""Named SQL of the evaluation instrument (tables of migration 0006).
+
+Everything is a bound parameter except the vector lane's model id, lane and
+width, which :func:`variant_search` composes as literals through the
+production lane's :func:`loupe.vector.queries.vector_cte` (so the statement
+reaches the (model, lane) HNSW index exactly as a search does).
+"""
+
+from __future__ import annotations
+
+from psycopg import sql
+
+from ..vector.queries import vector_cte
+
+# -- read-only role ---------------------------------------------------------------
+
+READER_ROLE = "loupe_eval_reader"
+#: Statements that make a fresh connection the instrument's: the SELECT-only
+#: role of migration 0006, and every transaction read-only.
+READ_ONLY_SESSION = [
+    sql.SQL("SET ROLE {}").format(sql.Identifier(READER_ROLE)),
+    sql.SQL("SET default_transaction_read_only = on"),
+]
+
+# -- query sets -------------------------------------------------------------------
+
+UPSERT_QUERY_SET = """
+INSERT INTO eval_query_set (tenant_id, name) VALUES (%(tenant_id)s, %(name)s)
+ON CONFLICT (tenant_id, name) DO UPDATE SET name = EXCLUDED.name
+RETURNING id
+"""
+
+# Replacing a set's queries keeps the ids of queries whose qid stays, so runs,
+# pools and judgements made against them stay attached.
+UPSERT_QUERY = """
+INSERT INTO eval_query (set_id, qid, text, provenance, register, strata, truth)
+VALUES (%(set_id)s, %(qid)s, %(text)s, %(provenance)s, %(register)s, %(strata)s, %(truth)s)
+ON CONFLICT (set_id, qid) DO UPDATE
+SET text = EXCLUDED.text, provenance = EXCLUDED.provenance, register = EXCLUDED.register,
+    strata = EXCLUDED.strata, truth = EXCLUDED.truth
+"""
+
+QUERY_SET_ID = """
+SELECT id FROM eval_query_set WHERE tenant_id = %(tenant_id)s AND name = %(name)s
+"""
+
+QUERY_SETS = """
+SELECT s.name, count(q.id),
+       count(q.id) FILTER (WHERE q.provenance = 'blind'),
+       count(q.id) FILTER (WHERE q.provenance = 'caption-derived')
+FROM eval_query_set s LEFT JOIN eval_query q ON q.set_id = s.id
+WHERE s.tenant_id = %(tenant_id)s
+GROUP BY s.id ORDER BY s.name
+"""
+
+QUERIES = """
+SELECT id, qid, text, provenance, register, strata, truth
+FROM eval_query WHERE set_id = %(set_id)s ORDER BY qid
+"""
+
+# Ground-truth references (relative path of a file, or content sha256) to the
+# assets that hold them now: references survive a re-ingest, asset ids need not.
+RESOLVE_PATHS = """
+SELECT DISTINCT f.rel_path, f.asset_id
+FROM asset_file f
+WHERE f.tenant_id = %(tenant_id)s AND f.rel_path = ANY(%(paths)s)
+"""
+
+RESOLVE_SHA256 = """
+SELECT encode(a.content_sha256, 'hex'), a.id
+FROM asset a
+WHERE a.tenant_id = %(tenant_id)s AND a.content_sha256 = ANY(%(hashes)s)
+"""
+
+ASSET_SHA256 = """
+SELECT a.id, encode(a.content_sha256, 'hex')
+FROM asset a WHERE a.tenant_id = %(tenant_id)s AND a.id = ANY(%(ids)s)
+"""
+
+# -- runs -------------------------------------------------------------------------
+
+MODEL_BY_NAME = "SELECT id, dims FROM embedding_model WHERE name = %(name)s"
+
+VARIANT_COUNT = """
+SELECT count(*) FROM asset_vector
+WHERE tenant_id = %(tenant_id)s AND model_id = %(model_id)s AND lane = %(lane)s
+"""
+
+
+def variant_search(model_id: int, lane: str, dims: int) -> sql.Composed:
+    """The ``k`` nearest assets of one index variant (``image``, ``caption``,
+    ``both``; V7, E4) to ``%(qv_variant)s``, through the production vector
+    lane's CTE (``vec_cap`` = k, ``maxd_variant`` the distance cut-off).
+    Only assets the viewer may read (``%(see_all)s``, ``%(principals)s``).
+    Rows: ``(asset_id, distance, rank)``, rank 1-based by distance then id."""
+    return sql.SQL("WITH ") + vector_cte("variant", model_id, lane, dims) + sql.SQL(
+        "\nSELECT asset_id, dist, rank FROM vec_variant ORDER BY rank")
+
+
+DELETE_RUN = "DELETE FROM eval_run WHERE tenant_id = %(tenant_id)s AND name = %(name)s"
+
+INSERT_RUN = """
+INSERT INTO eval_run (tenant_id, set_id, name, system, model, k)
+VALUES (%(tenant_id)s, %(set_id)s, %(name)s, %(system)s, %(model)s, %(k)s)
+RETURNING id
+"""
+
+INSERT_RUN_HIT = """
+INSERT INTO eval_run_hit (run_id, query_id, rank, asset_id, score, distance)
+VALUES (%(run_id)s, %(query_id)s, %(rank)s, %(asset_id)s, %(score)s, %(distance)s)
+"""
+
+RUN_BY_NAME = """
+SELECT r.id, r.set_id, s.name, r.system, r.model, r.k
+FROM eval_run r JOIN eval_query_set s ON s.id = r.set_id
+WHERE r.tenant_id = %(tenant_id)s AND r.name = %(name)s
+"""
+
+RUNS = """
+SELECT r.name, s.name, r.system, r.model, r.k, r.created_at,
+       (SELECT count(DISTINCT query_id) FROM eval_run_hit h WHERE h.run_id = r.id)
+FROM eval_run r JOIN eval_query_set s ON s.id = r.set_id
+WHERE r.tenant_id = %(tenant_id)s ORDER BY r.id
+"""
+
+RUN_HITS = """
+SELECT q.qid, h.rank, h.asset_id, h.score, h.distance
+FROM eval_run_hit h JOIN eval_query q ON q.id = h.query_id
+WHERE h.run_id = %(run_id)s ORDER BY q.qid, h.rank
+"""
+
+# -- pools and judgements ---------------------------------------------------------
+
+INSERT_POOL = """
+INSERT INTO eval_pool (tenant_id, set_id, name, depth, seed)
+VALUES (%(tenant_id)s, %(set_id)s, %(name)s, %(depth)s, %(seed)s)
+ON CONFLICT (tenant_id, name) DO NOTHING
+"""
+
+POOL_BY_NAME = """
+SELECT id, set_id, depth, seed FROM eval_pool
+WHERE tenant_id = %(tenant_id)s AND name = %(name)s
+"""
+
+POOL_RUNS = "SELECT run_id, round FROM eval_pool_run WHERE pool_id = %(pool_id)s"
+
+INSERT_POOL_RUN = """
+INSERT INTO eval_pool_run (pool_id, run_id, round) VALUES (%(pool_id)s, %(run_id)s, %(round)s)
+"""
+
+# The top ``depth`` of the given runs, one row per distinct (query, asset)
+# not yet in the pool, in a fixed order (the caller shuffles, seeded).
+NEW_POOL_PAIRS = """
+SELECT DISTINCT h.query_id, h.asset_id
+FROM eval_run_hit h
+WHERE h.run_id = ANY(%(run_ids)s) AND h.rank <= %(depth)s
+  AND NOT EXISTS (SELECT 1 FROM eval_pool_item i WHERE i.pool_id = %(pool_id)s
+                  AND i.query_id = h.query_id AND i.asset_id = h.asset_id)
+ORDER BY h.query_id, h.asset_id
+"""
+
+POOL_SIZE = """
+SELECT count(*), coalesce(max(position), 0), coalesce(max(round), 0)
+FROM eval_pool_item WHERE pool_id = %(pool_id)s
+"""
+
+INSERT_POOL_ITEM = """
+INSERT INTO eval_pool_item (pool_id, query_id, asset_id, token, position, round)
+VALUES (%(pool_id)s, %(query_id)s, %(asset_id)s, %(token)s, %(position)s, %(round)s)
+"""
+
+# The next pair a judge has not judged, in pool order, with progress counts.
+NEXT_ITEM = """
+SELECT i.token, q.text,
+       (SELECT count(*) FROM eval_pool_item WHERE pool_id = %(pool_id)s) AS total,
+       (SELECT count(*) FROM eval_judgement j JOIN eval_pool_item x ON x.id = j.item_id
+        WHERE x.pool_id = %(pool_id)s AND j.judge = %(judge)s) AS done
+FROM eval_pool_item i JOIN eval_query q ON q.id = i.query_id
+WHERE i.pool_id = %(pool_id)s
+  AND NOT EXISTS (SELECT 1 FROM eval_judgement j WHERE j.item_id = i.id AND j.judge = %(judge)s)
+ORDER BY i.position
+LIMIT 1
+"""
+
+PROGRESS = """
+SELECT (SELECT count(*) FROM eval_pool_item WHERE pool_id = %(pool_id)s),
+       (SELECT count(*) FROM eval_judgement j JOIN eval_pool_item x ON x.id = j.item_id
+        WHERE x.pool_id = %(pool_id)s AND j.judge = %(judge)s)
+"""
+
+ITEM_BY_TOKEN = """
+SELECT i.id, i.asset_id, a.thumbnail,
+       (SELECT path FROM asset_file WHERE asset_id = a.id ORDER BY rel_path, path LIMIT 1)
+FROM eval_pool_item i JOIN asset a ON a.id = i.asset_id
+WHERE i.pool_id = %(pool_id)s AND i.token = %(token)s
+"""
+
+UPSERT_JUDGEMENT = """
+INSERT INTO eval_judgement (item_id, judge, grade) VALUES (%(item_id)s, %(judge)s, %(grade)s)
+ON CONFLICT (item_id, judge) DO UPDATE SET grade = EXCLUDED.grade, judged_at = now()
+"""
+
+# Every judgement of a pool: (qid, asset_id, judge, grade).
+POOL_JUDGEMENTS = """
+SELECT q.qid, i.asset_id, j.judge, j.grade
+FROM eval_judgement j
+JOIN eval_pool_item i ON i.id = j.item_id
+JOIN eval_query q ON q.id = i.query_id
+WHERE i.pool_id = %(pool_id)s
+ORDER BY q.qid, i.asset_id, j.judge
+"""
+
+# Judged pairs of the query set across all its pools.
+SET_JUDGEMENTS = """
+SELECT q.qid, i.asset_id, j.judge, j.grade
+FROM eval_judgement j
+JOIN eval_pool_item i ON i.id = j.item_id
+JOIN eval_pool p ON p.id = i.pool_id
+JOIN eval_query q ON q.id = i.query_id
+WHERE p.set_id = %(set_id)s
+ORDER BY q.qid, i.asset_id, j.judge
+"""
+
+POOL_ITEMS = """
+SELECT q.qid, i.asset_id, i.token, i.position, i.round
+FROM eval_pool_item i JOIN eval_query q ON q.id = i.query_id
+WHERE i.pool_id = %(pool_id)s ORDER BY i.position
+"""
