@@ -135,7 +135,7 @@ class Library:
     #: Query-encoder failures, shared by the libraries of one process (V6).
     encoder_health = EncoderHealth()
     #: Recent query vectors, shared by the libraries of one process.
-    query_vectors = QueryVectorCache()
+    query_vectors = QueryVectorCache(int(os.environ.get("LOUPE_QUERY_VECTOR_CACHE", 2048)))
 
     def __init__(self, conn: psycopg.Connection, home: Path, tenant_id: int, tenant: str,
                  viewer: Viewer = OWNER):

@@ -109,7 +109,8 @@ class QueryVectorCache:
     text): paging, instant search and bulk actions repeat a query, and a
     text encoder on CPU costs more than the statement (benchmarks/RESULTS.md,
     HTTP search: 66 % of request time in MiniLM). Entries of a model are
-    dropped when it is installed again (:meth:`forget`). Thread-safe."""
+    dropped when it is installed again (:meth:`forget`). Thread-safe.
+    ``LOUPE_QUERY_VECTOR_CACHE`` sets the size of the process's cache (0: off)."""
 
     def __init__(self, size: int = 2048):
         import threading
@@ -122,7 +123,10 @@ class QueryVectorCache:
 
     def get(self, key: tuple[str, str, str], compute) -> np.ndarray:
         """The cached vector for ``key``, else ``compute()`` (stored if it
-        returns; its exceptions propagate and nothing is stored)."""
+        returns; its exceptions propagate and nothing is stored). A cache of
+        size 0 always computes."""
+        if self.size <= 0:
+            return compute()
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
