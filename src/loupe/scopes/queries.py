@@ -120,25 +120,28 @@ band_direct AS (
       AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)
     GROUP BY s.asset_id
 ),
-deep AS (
+-- (materialized: the members are picked out of the ids before any posting
+-- is fetched; unmaterialized, the planner fetched all ~125,000 postings of a
+-- three-common-term query and joined the scope afterwards)
+deep AS MATERIALIZED (
     SELECT q.term_id, q.idf, w.asset_id
     FROM q
     CROSS JOIN LATERAL loupe_term_asset_ids(q.term_id, %(deep_cap)s) AS w
+    JOIN scope s ON s.asset_id = w.asset_id
     WHERE (SELECT r FROM regime) = 'deep'
+      AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = w.asset_id)
 ),
 band_deep AS (
     SELECT d.asset_id,
            sum(loupe_bm25f_part(d.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
                                 st.k1)) AS score
     FROM deep d
-    JOIN scope s ON s.asset_id = d.asset_id
     CROSS JOIN st
     CROSS JOIN LATERAL (
         SELECT p.tf, p.group_len FROM lexical_posting p
         WHERE p.term_id = d.term_id AND p.asset_id = d.asset_id
         LIMIT 1
     ) AS p
-    WHERE NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = d.asset_id)
     GROUP BY d.asset_id
 ),
 lband AS (
@@ -161,28 +164,35 @@ SCOPED_LANE = "WITH " + LEXICAL_CTES + "," + SCOPE_CTE + """,
 -- the lane's kept rows that are members, with their exact scores and phrase
 -- bonus: the lane's ``final`` restricted to the scope, so the missing-term
 -- probes and the bonus run for members only, not for all the kept rows
-ranked AS MATERIALIZED (
+-- (the same set-wise anti-join as the lane's ``missing``: written as a
+-- correlated subquery, it scanned ``raw`` once per member)
+kept_in AS MATERIALIZED (
+    SELECT k.asset_id, k.score FROM kept k WHERE """ + IN_SCOPE + """
+),
+missing_in AS (
     SELECT k.asset_id,
-           k.score + coalesce((
-               SELECT sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights,
-                                           st.b, st.k1))
-               FROM q
-               CROSS JOIN st
-               CROSS JOIN LATERAL (
-                   SELECT p.tf, p.group_len FROM lexical_posting p
-                   WHERE p.term_id = q.term_id AND p.asset_id = k.asset_id
-                   LIMIT 1
-               ) AS p
-               WHERE q.df > %(raw_cap)s
-                 AND NOT EXISTS (SELECT 1 FROM raw r
-                                 WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)),
-               0) AS score,
+           sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
+                                st.k1)) AS extra
+    FROM kept_in k
+    CROSS JOIN q
+    CROSS JOIN st
+    CROSS JOIN LATERAL (
+        SELECT p.tf, p.group_len FROM lexical_posting p
+        WHERE p.term_id = q.term_id AND p.asset_id = k.asset_id
+        LIMIT 1
+    ) AS p
+    WHERE q.df > %(raw_cap)s
+      AND NOT EXISTS (SELECT 1 FROM raw r WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)
+    GROUP BY k.asset_id
+),
+ranked AS MATERIALIZED (
+    SELECT k.asset_id, k.score + coalesce(m.extra, 0) AS score,
            loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
-    FROM kept k
+    FROM kept_in k
+    LEFT JOIN missing_in m ON m.asset_id = k.asset_id
     CROSS JOIN phrase ph
     JOIN search_document d ON d.asset_id = k.asset_id AND d.lang = %(lang)s
                           AND d.tenant_id = %(tenant_id)s
-    WHERE """ + IN_SCOPE + """
 ),""" + LEXICAL_BAND_CTES + """,
 band AS (
     SELECT b.asset_id, b.score,
