@@ -42,10 +42,9 @@ WITH RECURSIVE sub AS (
 SELECT coalesce(array_agg(id), ARRAY[]::bigint[]) FROM sub
 """
 
-# How many members the viewer may read, counted up to DEEP_MAX + 1 (enough
-# to choose the regime; beyond, the exact figure is not needed).
-SCOPE_SIZE = """
-SELECT count(*) FROM (
+# The members the viewer may read, up to DEEP_MAX + 1 of them (enough to
+# choose the regime; beyond, the exact figure is not needed).
+READABLE_MEMBERS = """
     SELECT m.asset_id
     FROM (SELECT f.asset_id FROM asset_file f
           WHERE f.tenant_id = %(tenant_id)s AND f.collection_id = ANY (%(collections)s::bigint[])
@@ -56,8 +55,10 @@ SELECT count(*) FROM (
                                                 false, %(principals)s::bigint[])
                           FROM asset a WHERE a.id = m.asset_id)
     LIMIT %(deep_max)s + 1
-) x
 """
+
+# How many members the viewer may read (up to DEEP_MAX + 1).
+SCOPE_SIZE = "SELECT count(*) FROM (" + READABLE_MEMBERS + ") x"
 
 # Whether an asset (a row ``k`` of the statement) is in the scope: one
 # probe of each membership index.
@@ -78,18 +79,7 @@ ORDER BY id LIMIT 2
 # enough to choose the regime, C3), and the regime, chosen inside the
 # statement by their count: no second pass over the members for it.
 SCOPE_CTE = """
-scope AS MATERIALIZED (
-    SELECT m.asset_id
-    FROM (SELECT f.asset_id FROM asset_file f
-          WHERE f.tenant_id = %(tenant_id)s AND f.collection_id = ANY (%(collections)s::bigint[])
-          UNION
-          SELECT cm.asset_id FROM collection_member cm
-          WHERE cm.collection_id = ANY (%(collections)s::bigint[])) m
-    WHERE %(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
-                                                false, %(principals)s::bigint[])
-                          FROM asset a WHERE a.id = m.asset_id)
-    LIMIT %(deep_max)s + 1
-),
+scope AS MATERIALIZED (""" + READABLE_MEMBERS + """),
 regime AS MATERIALIZED (
     SELECT c.n, CASE WHEN c.n <= %(direct_max)s THEN 'direct'
                      WHEN c.n <= %(deep_max)s THEN 'deep'
