@@ -104,6 +104,17 @@ class EncoderHealth:
         return vec, None
 
 
+#: A page of ``rows`` (ranked rows, then band rows: ``in_band``), ordered by
+#: phrase bonus ▸ RRF ▸ asset id within each (C2: page 1 holds ranked rows).
+BANDED_PAGE = """page AS (
+    SELECT r.*, row_number() OVER (ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id)
+           AS rank
+    FROM rows r
+    ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id
+    LIMIT %(limit)s OFFSET %(offset)s
+)"""
+
+
 class QueryVectorCache:
     """The last ``size`` query vectors, by (library home, model name, query
     text): paging, instant search and bulk actions repeat a query, and a
@@ -223,13 +234,7 @@ rows AS (
     SELECT t.asset_id, 0, t.bonus, true, NULL, NULL{lane_nulls}
     FROM tband t
 ),
-page AS (
-    SELECT r.*, row_number() OVER (ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id)
-           AS rank
-    FROM rows r
-    ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id
-    LIMIT %(limit)s OFFSET %(offset)s
-)
+""" + BANDED_PAGE + """
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
        (SELECT count(*) FROM fkept) + tc.band AS fused_total{lane_counts},
        p.rank, p.asset_id, p.rrf, p.bonus, p.lex_rank, p.lex_score{lane_out}, tc.band,

@@ -232,7 +232,7 @@ def scoped_fused_statement(lanes: list) -> sql.Composed:
     ``lanes`` are :class:`loupe.fusion.search.VectorLane`; their names, model
     ids and widths are registry literals.
     """
-    from ..fusion.search import RRF_K, fused_ctes, lane_columns
+    from ..fusion.search import BANDED_PAGE, RRF_K, fused_ctes, lane_columns
 
     vbands, joins, band_cols, band_out, rrf, waiting = [], [], [], [], [], []
     key = sql.SQL("lb.asset_id")
@@ -292,13 +292,7 @@ rows AS (
     UNION ALL
     SELECT asset_id, rrf, bonus, true, lex_rank, lex_score{lanes_out} FROM band
 ),
-page AS (
-    SELECT r.*, row_number() OVER (ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id)
-           AS rank
-    FROM rows r
-    ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id
-    LIMIT %(limit)s OFFSET %(offset)s
-),
+""" + BANDED_PAGE + """,
 scounts AS (""" + SCOPE_COUNTS + """,
            0{waiting} AS waiting
 )
