@@ -190,7 +190,10 @@ def test_users_grants_and_bulk_from_the_command_line(tmp_path: Path, photos: Pat
     unknown = run(["--user", "mallory", "search", "harbour"], env, check=False)
     assert unknown.returncode == 1 and "no user named 'mallory'" in unknown.stderr
 
-    out = run(["--user", "alice", "bulk", "add_keyword", "approved", "-q", "harbour"], env)
+    member = run(["--user", "alice", "bulk", "add_keyword", "approved", "-q", "harbour"], env,
+                 check=False)
+    assert member.returncode == 1 and "alice is not an admin of this tenant" in member.stderr
+    out = run(["bulk", "add_keyword", "approved", "-q", "harbour", "--in", "shared"], env)
     assert out.stdout.startswith("add_keyword 'approved' applied to 2 assets (result complete, "
                                  "total 2; audit #1)")
     run(["settings", "--raw-cap", "1", "--keep-cap", "1"], env)
@@ -203,4 +206,4 @@ def test_users_grants_and_bulk_from_the_command_line(tmp_path: Path, photos: Pat
     assert (done["count"], done["verdict"], done["confirmed"]) == (1, "truncated", True)
     log = json.loads(run(["audit", "--json"], env).stdout)
     assert [(r["actor"], r["action"], r["count"], r["confirmed"]) for r in log] == [
-        ("owner", "set_rights_expiry", 1, True), ("alice", "add_keyword", 2, False)]
+        ("owner", "set_rights_expiry", 1, True), ("owner", "add_keyword", 2, False)]

@@ -243,3 +243,20 @@ def test_title_band_keeps_every_title_match_reachable_past_the_caps(lib: Library
         " ".join(banded.notices)
     page2 = lib.search("sunset", limit=5, offset=5, title_band=True)
     assert [h.asset_id for h in page2.hits] == [h.asset_id for h in band[:5]]
+
+
+def test_rewriting_one_document_keeps_the_terms_it_shares_with_another(lib: Library):
+    """A term held by exactly two documents survives a rewrite of either (the
+    index's remove step once deleted it: df lowered to 1, then deleted)."""
+    add_document(lib, 1, {"title": "Tulip vase", "keywords": "tulip; flower"})
+    add_document(lib, 2, {"title": "Tulips in a field", "keywords": "tulip; flower"})
+    with lib.conn.transaction():
+        add_document(lib, 1, {"title": "Tulip vase", "keywords": "tulip; flower; foo"})
+        add_document(lib, 2, {"title": "Tulips in a field", "keywords": "tulip; flower; foo"})
+    assert sorted(ids(lib, "tulip")) == [1, 2]
+    assert sorted(ids(lib, "flower")) == [1, 2]
+    assert lib.conn.execute("SELECT df FROM lexicon_term WHERE term = 'flower'").fetchone() == (2,)
+    # statistics equal a rebuild from the documents
+    before = lib.conn.execute("SELECT term, df FROM lexicon_term ORDER BY term").fetchall()
+    lib.conn.execute("SELECT loupe_reindex_lexical(%s, 'en')", (lib.tenant_id,))
+    assert lib.conn.execute("SELECT term, df FROM lexicon_term ORDER BY term").fetchall() == before

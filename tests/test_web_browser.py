@@ -231,6 +231,9 @@ def test_a_forbidden_asset_is_not_found(server, browser):
     assert page.request.get(base + f"/api/assets/{ids['cat-01']}/thumbnail").status == 404
     page.goto(base + "/")
     assert search(page, "cat") == "No results for “cat”."
+    # she finds her own pictures, and is offered no bulk action (admins only)
+    assert search(page, "sunset").startswith("All ")
+    assert page.locator("form.bulk").count() == 0
     page.context.close()
 
 

@@ -268,7 +268,7 @@ class Library:
                                  offset=offset, raw_cap=raw_cap, keep_cap=keep_cap,
                                  viewer=self.viewer, title_band=title_band)
             raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
-                         {"lexical": {"rank": None, "score": h.score},
+                         {"lexical": {"rank": None if h.in_band else h.rank, "score": h.score},
                           **({"title_band": True} if h.in_band else {})}) for h in res.hits]
             self._title_band_notice(title_band, res.title_band, notices)
             return self._result(query, lang, res.terms, res.total, res.total_exact, res.verdict,
@@ -329,7 +329,7 @@ class Library:
         notices.append(f"scope {scope!r}: {_members(res.members)}, {res.ranked:,} ranked, "
                        f"{res.band:,} in the band ({res.regime} regime)")
         raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
-                     {"lexical": {"rank": None, "score": h.score}, "band": h.in_band})
+                     {"lexical": {"rank": h.rank, "score": h.score}, "band": h.in_band})
                     for h in res.hits]
         return self._result(query, lang, res.terms, res.total, res.total_exact, res.verdict,
                             res.total, limit, offset, raw_hits, res.corrections, ["lexical"],
@@ -747,10 +747,15 @@ class Library:
         Returns ``{"action", "value", "count", "verdict", "total",
         "total_exact", "confirmed", "audit_id"}``.
 
+        Only the owner and admins act in bulk: a grant lets a member read,
+        and a bulk action changes what others find (an embargo hides assets).
+
         Raises:
+            AccessError: the viewer is a member.
             loupe.bulk.BulkError: unknown action or bad value.
             loupe.bulk.ConfirmationRequired: not complete and not confirmed.
         """
+        self._manage()
         lang = self._lang(lang)
 
         def run():

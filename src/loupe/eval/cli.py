@@ -299,6 +299,9 @@ def judge(obj, pool_name: str, host: str, port: int) -> None:
         app = standalone_app(ev, pool_name)
         click.echo(f"judging pool {pool_name} at http://{host}:{port}/judge/{pool_name}/?judge=YOUR-NAME"
                    " (Ctrl-C to stop)")
+        from ..web.cli import exit_on_sigterm
+
+        exit_on_sigterm()
         uvicorn.run(app, host=host, port=port, log_level="warning")
 
 

@@ -190,12 +190,14 @@ def upload(lib: UserLib, request: Request,
 
 
 @router.post("/bulk", response_model=BulkOut,
-             responses={**ERRORS, 409: {"description": "The result is not provably complete: "
-                                                       "repeat with confirm=true"}})
+             responses={**ERRORS, 403: {"description": "Not an admin"},
+                        409: {"description": "The result is not provably complete: "
+                                             "repeat with confirm=true"}})
 def bulk(body: BulkIn, lib: UserLib) -> Any:
     """Apply an action to the whole result set of ``q`` (SPEC C6). On a
     ``truncated`` or ``unknown`` result without ``confirm`` nothing is changed
-    and the answer is 409 with the verdict and total."""
+    and the answer is 409 with the verdict and total. Admins only (403 for a
+    member: a grant lets one read, not change)."""
     for name in ("value", "q", "scope", "lang"):
         _text(getattr(body, name), name)
     out = service.run_bulk(lib, body.action, body.value, q=body.q, scope=body.scope or None,

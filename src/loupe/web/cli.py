@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM a normal exit. uvicorn shuts down on SIGTERM and then
+    raises the signal again under the handler that was there before it; with
+    the default handler the process died before its exit hooks ran, leaving
+    the embedded PostgreSQL running (a fresh user found it after
+    ``timeout ... loupe serve``). With this handler the hooks run and the
+    server is stopped when its last user exits."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
 
 @click.command()
@@ -28,6 +42,7 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str) -> None:
     app = create_app(obj.home, database_url=obj.database_url, tenant=obj.tenant,
                      pool_size=pool_size)
     click.echo(f"Loupe on http://{host}:{port}/ (tenant {obj.tenant}; Ctrl-C stops)", err=True)
+    exit_on_sigterm()
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level == "debug")
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from fastapi import HTTPException, UploadFile
 
+from ..access.users import AccessError
 from ..bulk.actions import ConfirmationRequired
 from ..library import AssetNotFound, Library, SearchResult
 from . import queries as wq
@@ -214,6 +215,7 @@ def run_bulk(lib: Library, action: str, value: str | None, *, q: str, scope: str
 
     Raises:
         HTTPException 400: bad value (e.g. not an ISO date), unknown scope.
+        HTTPException 403: the user is a member (bulk actions are for admins).
     """
     try:
         out = lib.bulk(action, value, query=q, scope=scope, lang=lang, confirm=confirm)
@@ -223,6 +225,8 @@ def run_bulk(lib: Library, action: str, value: str | None, *, q: str, scope: str
                 "total_exact": exc.total_exact, "reachable": exc.reachable,
                 "message": f"Not applied yet: {words} Confirm to apply it to the "
                            f"{exc.reachable:,} results the search can reach."}
+    except AccessError as exc:
+        raise HTTPException(403, str(exc)) from exc
     except (ValueError, LookupError) as exc:
         raise HTTPException(400, str(exc)) from exc
     return {**out, "message": bulk_sentence(action, value, out["count"])}

@@ -49,6 +49,45 @@ RETURN CASE WHEN btrim(qn) = '' THEN 0
             WHEN strpos(phrase_text, qn) > 0 THEN 1
             ELSE 0 END;
 
+-- Repair: loupe_index_remove (0002) lowered df and then deleted the terms
+-- whose df was 1 — including those it had just lowered from 2 to 1, whose
+-- other document still held them: that document's postings were orphaned
+-- (their term id gone; a re-added term gets a new id). Every rewritten
+-- search document (a changed sidecar,
+-- a vocabulary import, a bulk keyword) could so drop a term from one other
+-- document. Delete first, then lower; and rebuild the lexical index of every
+-- tenant and language once, so postings lost before are back.
+CREATE OR REPLACE FUNCTION loupe_index_remove(p_asset bigint, p_tenant bigint, p_lang text,
+                                              p_tsv tsvector, p_vocab tsvector, p_len integer,
+                                              p_group_len float8[])
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    terms text[];
+BEGIN
+    SELECT coalesce(array_agg(DISTINCT l ORDER BY l), '{}') INTO terms
+    FROM (SELECT unnest(tsvector_to_array(p_tsv)) UNION ALL
+          SELECT unnest(tsvector_to_array(p_vocab))) AS x(l);
+    DELETE FROM lexical_posting p
+    USING lexicon_term t
+    WHERE t.tenant_id = p_tenant AND t.lang = p_lang AND t.term = ANY (terms)
+      AND p.term_id = t.id AND p.asset_id = p_asset;
+    -- terms only this document held go; the others lose one document
+    DELETE FROM lexicon_term t
+    WHERE t.tenant_id = p_tenant AND t.lang = p_lang AND t.term = ANY (terms) AND t.df <= 1;
+    UPDATE lexicon_term t SET df = t.df - 1
+    WHERE t.tenant_id = p_tenant AND t.lang = p_lang AND t.term = ANY (terms) AND t.df > 1;
+    UPDATE corpus_stat s
+    SET n_docs = s.n_docs - 1, total_len = s.total_len - p_len,
+        group_len = ARRAY[s.group_len[1] - p_group_len[1], s.group_len[2] - p_group_len[2],
+                          s.group_len[3] - p_group_len[3], s.group_len[4] - p_group_len[4]]
+    WHERE s.tenant_id = p_tenant AND s.lang = p_lang;
+END
+$$;
+
+SELECT loupe_reindex_lexical(t.id, l.lang)
+FROM tenant t CROSS JOIN LATERAL unnest(t.languages) AS l(lang)
+WHERE EXISTS (SELECT 1 FROM search_document d WHERE d.tenant_id = t.id AND d.lang = l.lang);
+
 -- Users and groups share one id space, so a grant names either.
 CREATE TABLE principal (
     id            bigserial PRIMARY KEY,
