@@ -54,6 +54,6 @@ else
   fi
   "$LOUPE" grant guest --collection tuxpaint/animals
   guest() { echo; echo "\$ loupe --user guest search $*"; "$LOUPE" --user guest search "$@" --limit 5; }
-  guest "tallest mammal in the world"  # the giraffe stamp is the guest's to see
+  guest "tallest mammal in the world"  # only the animal stamps: the mammals, the giraffe among them
   guest "leafy vegetables"             # the food photos are not: no results, and no hint of them
 fi
