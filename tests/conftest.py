@@ -65,3 +65,14 @@ def photos(tmp_path: Path) -> Path:
     folder = tmp_path / "photos"
     folder.mkdir()
     return folder
+
+
+@pytest.fixture(scope="session")
+def minilm_onnx(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The offline MiniLM text encoder exported to ONNX (tests/leakmodel.py),
+    once per session for every evaluation test that needs it."""
+    from leakmodel import export_minilm
+
+    path = tmp_path_factory.mktemp("minilm") / "model.onnx"
+    export_minilm(path)
+    return path

