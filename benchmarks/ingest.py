@@ -2,6 +2,7 @@
 
 Usage:
     .venv/bin/python benchmarks/ingest.py DEMO_DIR [--workers N] [--database-url URL]
+    .venv/bin/python benchmarks/ingest.py --smoke     # seconds: a generated folder (CI)
 
 Ingests DEMO_DIR into a fresh library home (embedded PostgreSQL unless a URL is
 given), then re-runs the ingest to measure the incremental (nothing changed)
@@ -54,15 +55,42 @@ def peer_run(root: Path, thumbs: Path, workers: int) -> tuple[int, float]:
     return len(files), time.perf_counter() - start
 
 
+def smoke_library(folder: Path, n: int = 40) -> Path:
+    """n small JPEG/PNG images in two folders, every fourth with an XMP sidecar,
+    one corrupt file: the paths a real ingest takes, in seconds."""
+    from PIL import Image
+
+    for i in range(n):
+        sub = folder / ("beach" if i % 2 else "city")
+        sub.mkdir(parents=True, exist_ok=True)
+        ext = "png" if i % 3 == 0 else "jpg"
+        Image.new("RGB", (64 + i, 48), (i * 6 % 256, 90, 200 - i)).save(sub / f"photo_{i}.{ext}")
+        if i % 4 == 0:
+            (sub / f"photo_{i}.{ext}.xmp").write_text(
+                '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF '
+                'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
+                'xmlns:dc="http://purl.org/dc/elements/1.1/"><rdf:Description rdf:about="">'
+                f'<dc:title><rdf:Alt><rdf:li xml:lang="x-default">Sunset number {i}</rdf:li>'
+                '</rdf:Alt></dc:title></rdf:Description></rdf:RDF></x:xmpmeta>')
+    (folder / "city" / "broken.jpg").write_bytes(b"not a jpeg")
+    return folder
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("library", type=Path)
+    ap.add_argument("library", type=Path, nargs="?")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: a generated folder of 40 images with sidecars (CI runs this)")
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--database-url", default=None)
     ap.add_argument("--languages", default="en", help="library languages, e.g. en,fr,de,es")
     args = ap.parse_args()
     workers = args.workers or min(4, os.cpu_count() or 1)
     tmp = Path(tempfile.mkdtemp(prefix="loupe-bench-"))
+    if args.smoke:
+        args.library = smoke_library(tmp / "smoke")
+    elif args.library is None:
+        ap.error("give a library folder, or --smoke")
     try:
         n_files, peer_s = peer_run(args.library, tmp / "peer-thumbs", workers)
         with Library.open(tmp / "home", database_url=args.database_url, create=True) as lib:

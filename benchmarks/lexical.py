@@ -2,6 +2,7 @@
 
 Usage:
     .venv/bin/python benchmarks/lexical.py --docs 100000 [--queries 300] [--database-url URL]
+    .venv/bin/python benchmarks/lexical.py --smoke     # seconds: every section, tiny sizes (CI)
 
 Builds a synthetic library of N search documents — a Zipfian vocabulary of
 pseudo-words (word k drawn with probability ~ 1/k), realistic field lengths
@@ -207,7 +208,11 @@ def main() -> None:
     ap.add_argument("--cap-sample", type=int, default=20,
                     help="queries per class for the cap-effect check (uncapped queries on "
                          "common terms read every posting: slow at 1M)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: 2,000 documents, 30 queries, every section (CI runs this)")
     args = ap.parse_args()
+    if args.smoke:
+        args.docs, args.queries, args.cap_sample = 2000, 30, 3
 
     tmp = Path(tempfile.mkdtemp(prefix="loupe-lex-"))
     # registered before the embedded server's own exit handler, so it runs
@@ -269,8 +274,11 @@ def main() -> None:
         idx = [i for i, (c, _) in enumerate(queries) if c == cls][:args.cap_sample]
         overlaps = []
         for i in idx:
+            # no posting list is longer than the number of documents, so a cap of
+            # N reads every posting and keeps every match (a larger cap would
+            # overflow the statement's integers: 10 x raw_cap is the walk's budget)
             full = lexical_search(lib.conn, lib.tenant_id, queries[i][1], "en", limit=10,
-                                  raw_cap=10**9, keep_cap=10**9)
+                                  raw_cap=args.docs, keep_cap=args.docs)
             want = {h.asset_id for h in full.hits}
             if want:
                 overlaps.append(len(want & set(tops["loupe"][i])) / len(want))

@@ -4,6 +4,7 @@ and for a member whose permissions are WHERE clauses of the same statement.
 Usage:
     .venv/bin/python benchmarks/scopes.py [--assets 100000] [--queries 100] [--dims 512]
                                           [--database-url URL]
+    .venv/bin/python benchmarks/scopes.py --smoke    # seconds: every regime, tiny sizes (CI)
 
 Builds a synthetic library of N assets (a Zipfian vocabulary of 5,000 words,
 12 words a document) in four collections sized for the regimes of C3:
@@ -72,6 +73,15 @@ hits AS (
 SELECT (SELECT count(*) FROM hits), asset_id
 FROM (SELECT asset_id FROM hits ORDER BY rank DESC, asset_id LIMIT 20) top
 """
+
+
+def smoke_bounds() -> None:
+    """Scale the regime bounds (the statements' parameters) and the measured
+    collections down so that a tiny library still runs every regime."""
+    from loupe.scopes import queries as sq
+
+    sq.DIRECT_MAX, sq.DEEP_MAX, sq.DEEP_CAP = 100, 1_500, 1_350
+    REGIMES[:] = [("direct", 75), ("deep", 1_000), ("none", 1_750)]
 
 
 def pct(values: list[float], p: float) -> float:
@@ -153,7 +163,13 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--dims", type=int, default=512)
     ap.add_argument("--database-url")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: 3,000 assets, 64-d, 8 queries, and the regime bounds "
+                         "scaled down (direct 100, deep 1,500) so every regime runs (CI runs this)")
     args = ap.parse_args()
+    if args.smoke:
+        smoke_bounds()
+        args.assets, args.queries, args.dims = 3000, 8, 64
     rng = np.random.default_rng(11)
     tmp = Path(tempfile.mkdtemp(prefix="loupe-bench-scopes-"))
     atexit.register(shutil.rmtree, tmp, ignore_errors=True)

@@ -2,8 +2,9 @@
 against a real ``loupe serve`` on loopback, at N concurrent clients.
 
 Usage:
-    .venv/bin/python benchmarks/http.py [--home demo/home] [--clients 8] [--seconds 30]
-    .venv/bin/python benchmarks/http.py --generate 2000      # no demo: a generated library
+    .venv/bin/python benchmarks/http_search.py [--home demo/home] [--clients 8] [--seconds 30]
+    .venv/bin/python benchmarks/http_search.py --generate 2000      # no demo: a generated library
+    .venv/bin/python benchmarks/http_search.py --smoke              # seconds: every path (CI)
 
 Library: ``--home`` (default ``./demo/home`` when ``scripts/demo.sh`` built
 it), else, or with ``--generate N``, a fresh library of N generated images
@@ -24,11 +25,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-
-# This file is named http.py: run as a script, its folder would shadow the
-# standard library's http package (which httpx imports).
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path.pop(0)
 
 import argparse
 import math
@@ -95,7 +91,7 @@ def bench_token(home: Path) -> tuple[str, int]:
         user = lib.authenticate("bench", "bench-password")
         if user is None:
             user = lib.create_user("bench", "bench-password", admin=True)
-        return issue_token(lib, user["id"], "api", label="benchmarks/http.py")["token"], \
+        return issue_token(lib, user["id"], "api", label="benchmarks/http_search.py")["token"], \
             lib.stats()["assets"]
 
 
@@ -109,7 +105,12 @@ def main() -> None:
                     help="seconds of load before recording (each pooled Library loads its models)")
     ap.add_argument("--pool", type=int, default=4, help="loupe serve --pool")
     ap.add_argument("--record", action="store_true", help="append the result to RESULTS.md")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: a generated library of 60 images, 2 clients, 3 s (CI runs this)")
     args = ap.parse_args()
+    if args.smoke:
+        args.generate, args.clients, args.seconds, args.warmup = 60, 2, 3.0, 1.0
+        args.home, args.record = None, False
 
     tmp = None
     if args.generate or (args.home is None and not (ROOT / "demo/home/pgdata").is_dir()):
@@ -185,6 +186,8 @@ def main() -> None:
     n = len(lat)
     if not n:
         raise SystemExit(f"no successful request ({sum(errors)} errors)")
+    if args.smoke and sum(errors):
+        raise SystemExit(f"smoke run: {sum(errors)} requests failed")
     rps = n / args.seconds
     p50, p95, p99 = pct(lat, 50), pct(lat, 95), pct(lat, 99)
     lines = [
@@ -199,9 +202,9 @@ def main() -> None:
     ]
     print("\n".join(lines))
     if args.record:
-        cmd = "python benchmarks/http.py " + " ".join(sys.argv[1:])
+        cmd = "python benchmarks/http_search.py " + " ".join(sys.argv[1:])
         with open(ROOT / "benchmarks/RESULTS.md", "a", encoding="utf-8") as f:
-            f.write(f"\n## HTTP search (issue 6) — `benchmarks/http.py`, "
+            f.write(f"\n## HTTP search (issue 6) — `benchmarks/http_search.py`, "
                     f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC\n\n```sh\n{cmd}\n```\n\n"
                     f"| measure | value |\n|---|---|\n"
                     f"| library | {library}, {n_assets:,} assets |\n"
