@@ -438,9 +438,11 @@ def _spawn_embed(obj: _Ctx, lane: str | None) -> str:
         logs = lib.home / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"embed-{_time.strftime('%Y%m%d-%H%M%S')}-{lane or 'all'}.log"
-    args = [sys.executable, "-m", "loupe.cli", "--tenant", obj.tenant]
+    # an argument list (no shell), each value glued to its option: a value
+    # starting with "-" can never be read as another option
+    args = [sys.executable, "-m", "loupe.cli", f"--tenant={obj.tenant}"]
     if obj.home:
-        args += ["--home", obj.home]
+        args += [f"--home={obj.home}"]
     args += ["embed"] + (["--lane", lane] if lane else [])
     with open(log, "w") as fh:
         proc = subprocess.Popen(args, stdout=fh, stderr=subprocess.STDOUT,
