@@ -20,6 +20,7 @@ import psycopg
 
 from .access import users as access
 from .access.users import AccessError, UnknownUser
+from .privacy import private_home
 from .access.viewer import OWNER, Viewer
 from .bulk.actions import apply_action, audit_log as read_audit_log
 from .db import DATABASE_URL_ENV, migrate, resolve_database_url
@@ -168,7 +169,7 @@ class Library:
             raise LibraryNotInitialized(
                 f"no Loupe library in {home_path}: create one with 'loupe init' "
                 f"(or set LOUPE_HOME to the library's home)")
-        home_path.mkdir(parents=True, exist_ok=True)
+        private_home(home_path)   # 0700 folders, 0600 files from here on (issue 11)
         url = resolve_database_url(home_path, database_url)
         conn = psycopg.connect(url, autocommit=True)
         try:
