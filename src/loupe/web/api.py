@@ -147,7 +147,7 @@ def search(lib: UserLib,
     _text(q, "q"), _text(scope, "scope"), _text(lang, "lang")
     res = service.run_search(lib, q, scope=scope or None, lang=lang or None, limit=limit,
                              offset=offset)
-    return service.search_payload(res, scope or None)
+    return service.search_payload(res, scope or None, lib)
 
 
 @router.get("/assets/{asset_id}", responses={**ERRORS, **NOT_FOUND})
