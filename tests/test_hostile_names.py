@@ -86,7 +86,6 @@ def test_hostile_names_run_nothing_and_are_read_as_themselves(
     assert bad_shown.endswith("bad\\xff\\xfe name.jpg")
     # every other file was read, each with its own metadata (not a neighbour's)
     assert _titles(lib) == expected
-    # the alias folder is gone once the ingest is over
     assert summary.warnings == []
 
 
