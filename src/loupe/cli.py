@@ -438,9 +438,11 @@ def _spawn_embed(obj: _Ctx, lane: str | None) -> str:
         logs = lib.home / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"embed-{_time.strftime('%Y%m%d-%H%M%S')}-{lane or 'all'}.log"
-    args = [sys.executable, "-m", "loupe.cli", "--tenant", obj.tenant]
+    # an argument list (no shell), each value glued to its option: a value
+    # starting with "-" can never be read as another option
+    args = [sys.executable, "-m", "loupe.cli", f"--tenant={obj.tenant}"]
     if obj.home:
-        args += ["--home", obj.home]
+        args += [f"--home={obj.home}"]
     args += ["embed"] + (["--lane", lane] if lane else [])
     with open(log, "w") as fh:
         proc = subprocess.Popen(args, stdout=fh, stderr=subprocess.STDOUT,
@@ -579,6 +581,69 @@ def users_add(obj: _Ctx, name: str, admin: bool, password: str) -> None:
     click.echo(f"user {user['name']} created" + (" (admin)" if admin else ""))
 
 
+def _user_action(obj: _Ctx, as_json: bool, call, done: str) -> None:
+    """Run a user-lifecycle Library call; print its result (JSON) or ``done``."""
+    with obj.open() as lib:
+        out = _access_call(lambda: call(lib))
+    if as_json:
+        _emit_json(out)
+    else:
+        click.echo(done.format(**out) + f" (audit #{out['audit_id']})")
+
+
+@users.command("passwd")
+@click.argument("name")
+@click.password_option(envvar="LOUPE_NEW_PASSWORD",
+                       help="The new password (prompted, or $LOUPE_NEW_PASSWORD).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def users_passwd(obj: _Ctx, name: str, password: str, as_json: bool) -> None:
+    """Set a new password for user NAME and end its login sessions (its API
+    tokens keep working: 'loupe users revoke-tokens NAME' ends them). Audited."""
+    _user_action(obj, as_json, lambda lib: lib.set_password(name, password),
+                 "password of {user} changed; {sessions_revoked} login session(s) ended")
+
+
+@users.command("disable")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def users_disable(obj: _Ctx, name: str, as_json: bool) -> None:
+    """Disable user NAME: it can no longer log in, and its sessions and API
+    tokens stop working at once (grants and groups are kept). Audited."""
+    _user_action(obj, as_json, lambda lib: lib.disable_user(name),
+                 "user {user} disabled; {tokens_revoked} session(s) and token(s) revoked")
+
+
+@users.command("enable")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def users_enable(obj: _Ctx, name: str, as_json: bool) -> None:
+    """Let disabled user NAME log in again. Audited."""
+    _user_action(obj, as_json, lambda lib: lib.enable_user(name), "user {user} enabled")
+
+
+@users.command("revoke-tokens")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def users_revoke_tokens(obj: _Ctx, name: str, as_json: bool) -> None:
+    """Revoke every login session and API token of user NAME. Audited."""
+    _user_action(obj, as_json, lambda lib: lib.revoke_tokens(name),
+                 "{tokens_revoked} session(s) and token(s) of {user} revoked")
+
+
+@users.command("delete")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def users_delete(obj: _Ctx, name: str, as_json: bool) -> None:
+    """Delete user NAME with its sessions, tokens, group memberships and
+    grants (the assets it uploaded stay). Audited."""
+    _user_action(obj, as_json, lambda lib: lib.delete_user(name), "user {user} deleted")
+
+
 @users.command("group")
 @click.argument("name")
 @click.argument("members", nargs=-1)
@@ -604,7 +669,7 @@ def users_list(obj: _Ctx, as_json: bool) -> None:
         _emit_json({"principals": people, "grants": grants})
         return
     for p in people:
-        extra = (" admin" if p["admin"] else "") + (
+        extra = (" admin" if p["admin"] else "") + (" disabled" if p.get("disabled") else "") + (
             f" groups: {', '.join(p['groups'])}" if p["groups"] else "") + (
             f" members: {', '.join(p['members'])}" if p["members"] else "")
         click.echo(f"{p['kind']:5} {p['name']}{extra}")
@@ -665,13 +730,17 @@ def bulk(obj: _Ctx, action: str, value: str, query: str, scope: str | None, lang
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def audit(obj: _Ctx, limit: int, as_json: bool) -> None:
-    """The latest bulk actions, newest first."""
+    """The latest bulk actions and actions on users, newest first."""
     with obj.open() as lib:
         rows = _access_call(lambda: lib.audit_log(limit))
     if as_json:
         _emit_json(rows)
         return
     for r in rows:
+        if r.get("query") is None:   # an action on a user (no search behind it)
+            click.echo(f"#{r['id']} {r['at']} {r['actor']}: {r['action']} {r['target']} "
+                       f"{json.dumps(r['value'], ensure_ascii=False)}")
+            continue
         click.echo(f"#{r['id']} {r['at']} {r['actor']}: {r['action']} {r['value']} on "
                    f"“{r['query']}”{' in ' + r['scope'] if r['scope'] else ''} — {r['count']:,} "
                    f"assets ({r['verdict']}{', confirmed' if r['confirmed'] else ''})")

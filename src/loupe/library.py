@@ -20,6 +20,7 @@ import psycopg
 
 from .access import users as access
 from .access.users import AccessError, UnknownUser
+from .privacy import private_home
 from .access.viewer import OWNER, Viewer
 from .bulk.actions import apply_action, audit_log as read_audit_log
 from .db import DATABASE_URL_ENV, migrate, resolve_database_url
@@ -168,7 +169,7 @@ class Library:
             raise LibraryNotInitialized(
                 f"no Loupe library in {home_path}: create one with 'loupe init' "
                 f"(or set LOUPE_HOME to the library's home)")
-        home_path.mkdir(parents=True, exist_ok=True)
+        private_home(home_path)   # 0700 folders, 0600 files from here on (issue 11)
         url = resolve_database_url(home_path, database_url)
         conn = psycopg.connect(url, autocommit=True)
         try:
@@ -673,6 +674,57 @@ class Library:
         self._manage()
         return access.create_user(self.conn, self.tenant_id, name, password, admin=admin)
 
+    def set_password(self, name: str, password: str) -> dict[str, Any]:
+        """Give user ``name`` a new password and end its login sessions (API
+        tokens stay); owner and admins only, audited. Returns ``{"user",
+        "sessions_revoked", "audit_id"}``.
+
+        Raises:
+            AccessError: not allowed, password too short. UnknownUser: no such user.
+        """
+        self._manage()
+        return access.set_password(self.conn, self.tenant_id, self.viewer, name, password)
+
+    def disable_user(self, name: str) -> dict[str, Any]:
+        """Disable user ``name``: it cannot log in and its sessions and API
+        tokens are revoked at once (grants and groups are kept); owner and
+        admins only, audited. Returns ``{"user", "disabled", "tokens_revoked",
+        "audit_id"}``.
+
+        Raises:
+            AccessError: not allowed, or an admin disabling itself.
+            UnknownUser: no such user.
+        """
+        self._manage()
+        return access.set_disabled(self.conn, self.tenant_id, self.viewer, name, True)
+
+    def enable_user(self, name: str) -> dict[str, Any]:
+        """Let a disabled user log in again (see :meth:`disable_user`)."""
+        self._manage()
+        return access.set_disabled(self.conn, self.tenant_id, self.viewer, name, False)
+
+    def revoke_tokens(self, name: str) -> dict[str, Any]:
+        """Revoke every login session and API token of user ``name``; owner and
+        admins only, audited. Returns ``{"user", "tokens_revoked", "audit_id"}``.
+
+        Raises:
+            AccessError: not allowed. UnknownUser: no such user.
+        """
+        self._manage()
+        return access.revoke_tokens(self.conn, self.tenant_id, self.viewer, name)
+
+    def delete_user(self, name: str) -> dict[str, Any]:
+        """Delete user ``name`` with its sessions, tokens, group memberships
+        and grants (its uploads stay in the library); owner and admins only,
+        audited. Returns ``{"user", "deleted", "audit_id"}``.
+
+        Raises:
+            AccessError: not allowed, or an admin deleting itself.
+            UnknownUser: no such user.
+        """
+        self._manage()
+        return access.delete_user(self.conn, self.tenant_id, self.viewer, name)
+
     def create_group(self, name: str) -> dict[str, Any]:
         """Create a group (owner and admins only).
 
@@ -765,7 +817,8 @@ class Library:
                             value, run_search=run, query=query, scope=scope, confirm=confirm)
 
     def audit_log(self, limit: int = 50) -> list[dict[str, Any]]:
-        """The latest bulk actions, newest first (owner and admins only)."""
+        """The latest bulk actions and actions on users, newest first (owner
+        and admins only)."""
         self._manage()
         return read_audit_log(self.conn, self.tenant_id, limit)
 

@@ -25,7 +25,7 @@ SELECT g.id, g.name FROM group_member m JOIN principal g ON g.id = m.group_id
 WHERE m.user_id = %(user_id)s ORDER BY g.name
 """
 PRINCIPALS = """
-SELECT p.name, p.kind, p.admin,
+SELECT p.name, p.kind, p.admin, p.disabled_at IS NOT NULL AS disabled,
        coalesce((SELECT array_agg(g.name ORDER BY g.name)
                  FROM group_member m JOIN principal g ON g.id = m.group_id
                  WHERE m.user_id = p.id), ARRAY[]::text[]) AS groups,
@@ -77,4 +77,27 @@ SELECT 1 FROM asset a
 WHERE a.id = %(asset_id)s AND a.tenant_id = %(tenant_id)s
   AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
                      %(see_all)s, %(principals)s::bigint[])
+"""
+
+# -- the user lifecycle (migration 0009) ---------------------------------------
+# Whether a user is disabled (NULL disabled_at: active).
+USER_DISABLED = "SELECT disabled_at IS NOT NULL FROM principal WHERE id = %(id)s"
+SET_DISABLED = """
+UPDATE principal SET disabled_at = CASE WHEN %(disabled)s THEN coalesce(disabled_at, now()) END
+WHERE id = %(id)s
+"""
+# Delete a user: its tokens, group memberships and grants go with it (ON DELETE
+# CASCADE of migrations 0005 and 0007); audit rows keep its name as text.
+DELETE_USER = "DELETE FROM principal WHERE id = %(id)s AND kind = 'user'"
+# Revoke a user's login sessions and API tokens (the kinds listed).
+REVOKE_TOKENS = """
+DELETE FROM web_token
+WHERE user_id = %(id)s AND tenant_id = %(tenant_id)s AND kind = ANY (%(kinds)s::text[])
+"""
+# One audit row for an action on a user (no query, verdict or count).
+AUDIT_USER_ACTION = """
+INSERT INTO audit_log (tenant_id, principal_id, actor, action, value, target, count, asset_ids)
+VALUES (%(tenant_id)s, %(principal_id)s, %(actor)s, %(action)s, %(value)s, %(target)s, 0,
+        '{}'::bigint[])
+RETURNING id
 """

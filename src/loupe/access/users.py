@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from psycopg.types.json import Jsonb
+
 import psycopg
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -24,9 +26,20 @@ class UnknownUser(LookupError):
     """No user (or group) of that name in this tenant."""
 
 
+class UserDisabled(UnknownUser):
+    """The user exists but is disabled: it cannot log in and its tokens do not
+    authenticate (a subclass of :class:`UnknownUser`, so every caller that
+    turns an unknown user away turns a disabled one away too)."""
+
+
 class AccessError(ValueError):
     """A user, group or grant request that cannot be carried out (name taken,
     bad name, password too short, wrong kind of principal)."""
+
+
+class SelfAction(AccessError):
+    """An admin tried to disable or delete itself (another admin, or the
+    owner on the command line, may)."""
 
 
 #: Shortest password accepted (NIST SP 800-63B §5.1.1.2: at least 8).
@@ -106,6 +119,8 @@ def viewer_for(conn: psycopg.Connection, tenant_id: int, name: str) -> Viewer:
         UnknownUser: no such user in this tenant.
     """
     uid, _kind, _hash, admin = _principal(conn, tenant_id, name, "user")
+    if conn.execute(q.USER_DISABLED, {"id": uid}).fetchone()[0]:
+        raise UserDisabled(f"user {name!r} is disabled")
     groups = conn.execute(q.USER_GROUPS, {"user_id": uid}).fetchall()
     return Viewer(see_all=admin, principals=(uid, *[g[0] for g in groups]), user_id=uid,
                   name=name, admin=admin, groups=tuple(g[1] for g in groups))
@@ -125,13 +140,16 @@ def authenticate(conn: psycopg.Connection, tenant_id: int, name: str,
         return None
     if _hasher.check_needs_rehash(row[2]):
         conn.execute(q.SET_PASSWORD, {"id": row[0], "password_hash": _hasher.hash(password)})
-    return viewer_for(conn, tenant_id, name)
+    try:
+        return viewer_for(conn, tenant_id, name)
+    except UserDisabled:
+        return None
 
 
 def principals(conn: psycopg.Connection, tenant_id: int) -> list[dict[str, Any]]:
-    """Users and groups: ``{"name", "kind", "admin", "groups", "members"}``."""
-    return [{"name": r[0], "kind": r[1], "admin": r[2], "groups": list(r[3]),
-             "members": list(r[4])}
+    """Users and groups: ``{"name", "kind", "admin", "disabled", "groups", "members"}``."""
+    return [{"name": r[0], "kind": r[1], "admin": r[2], "disabled": r[3], "groups": list(r[4]),
+             "members": list(r[5])}
             for r in conn.execute(q.PRINCIPALS, {"tenant_id": tenant_id})]
 
 
@@ -191,3 +209,106 @@ def can_read(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, asset_id:
     """Whether ``viewer`` may read asset ``asset_id`` of this tenant."""
     return conn.execute(q.CAN_READ, {"asset_id": asset_id, "tenant_id": tenant_id,
                                      **viewer.params()}).fetchone() is not None
+
+
+# -- the user lifecycle (issue 11) ---------------------------------------------------------
+
+#: What each lifecycle action is called in the audit log.
+USER_ACTIONS = ("user_password", "user_disable", "user_enable", "user_delete",
+                "user_revoke_tokens")
+
+
+def _audit(conn: psycopg.Connection, tenant_id: int, actor: Viewer, action: str, user: str,
+           value: dict[str, Any]) -> int:
+    assert action in USER_ACTIONS, action
+    return conn.execute(q.AUDIT_USER_ACTION, {
+        "tenant_id": tenant_id, "principal_id": actor.user_id, "actor": actor.name,
+        "action": action, "value": Jsonb(value), "target": user}).fetchone()[0]
+
+
+def _target(conn: psycopg.Connection, tenant_id: int, actor: Viewer, name: str,
+            verb: str) -> int:
+    uid = _principal(conn, tenant_id, name, "user")[0]
+    if actor.user_id == uid and verb:
+        raise SelfAction(f"you cannot {verb} yourself ({name}): ask another admin, "
+                          f"or the owner on the command line")
+    return uid
+
+
+def set_password(conn: psycopg.Connection, tenant_id: int, actor: Viewer, name: str,
+                 password: str) -> dict[str, Any]:
+    """Give user ``name`` a new password and end its login sessions (its API
+    tokens stay: revoke them with :func:`revoke_tokens`); audited.
+
+    Returns ``{"user", "sessions_revoked", "audit_id"}``.
+
+    Raises:
+        UnknownUser: no such user. AccessError: password shorter than MIN_PASSWORD.
+    """
+    if len(password) < MIN_PASSWORD:
+        raise AccessError(f"a password needs at least {MIN_PASSWORD} characters")
+    uid = _target(conn, tenant_id, actor, name, "")
+    with conn.transaction():
+        conn.execute(q.SET_PASSWORD, {"id": uid, "password_hash": _hasher.hash(password)})
+        n = conn.execute(q.REVOKE_TOKENS, {"id": uid, "tenant_id": tenant_id,
+                                           "kinds": ["session"]}).rowcount
+        audit_id = _audit(conn, tenant_id, actor, "user_password", name,
+                          {"sessions_revoked": n})
+    return {"user": name, "sessions_revoked": n, "audit_id": audit_id}
+
+
+def set_disabled(conn: psycopg.Connection, tenant_id: int, actor: Viewer, name: str,
+                 disabled: bool) -> dict[str, Any]:
+    """Disable (or enable again) user ``name``; audited. Disabling revokes
+    every session and API token of the user at once, and the user can no
+    longer log in; its grants and groups are kept for when it is enabled.
+
+    Returns ``{"user", "disabled", "tokens_revoked", "audit_id"}``.
+
+    Raises:
+        UnknownUser: no such user. AccessError: an admin disabling itself.
+    """
+    uid = _target(conn, tenant_id, actor, name, "disable" if disabled else "")
+    with conn.transaction():
+        conn.execute(q.SET_DISABLED, {"id": uid, "disabled": disabled})
+        n = conn.execute(q.REVOKE_TOKENS, {"id": uid, "tenant_id": tenant_id,
+                                           "kinds": ["session", "api"]}).rowcount if disabled else 0
+        audit_id = _audit(conn, tenant_id, actor, "user_disable" if disabled else "user_enable",
+                          name, {"tokens_revoked": n})
+    return {"user": name, "disabled": disabled, "tokens_revoked": n, "audit_id": audit_id}
+
+
+def revoke_tokens(conn: psycopg.Connection, tenant_id: int, actor: Viewer,
+                  name: str) -> dict[str, Any]:
+    """Revoke every login session and API token of user ``name``; audited.
+
+    Returns ``{"user", "tokens_revoked", "audit_id"}``.
+
+    Raises:
+        UnknownUser: no such user.
+    """
+    uid = _target(conn, tenant_id, actor, name, "")
+    with conn.transaction():
+        n = conn.execute(q.REVOKE_TOKENS, {"id": uid, "tenant_id": tenant_id,
+                                           "kinds": ["session", "api"]}).rowcount
+        audit_id = _audit(conn, tenant_id, actor, "user_revoke_tokens", name,
+                          {"tokens_revoked": n})
+    return {"user": name, "tokens_revoked": n, "audit_id": audit_id}
+
+
+def delete_user(conn: psycopg.Connection, tenant_id: int, actor: Viewer,
+                name: str) -> dict[str, Any]:
+    """Delete user ``name`` with its sessions, tokens, group memberships and
+    grants; audited (the audit row keeps the name). Assets it uploaded stay
+    in the library (and on disk), visible to admins and to whoever is granted them.
+
+    Returns ``{"user", "deleted", "audit_id"}``.
+
+    Raises:
+        UnknownUser: no such user. AccessError: an admin deleting itself.
+    """
+    uid = _target(conn, tenant_id, actor, name, "delete")
+    with conn.transaction():
+        audit_id = _audit(conn, tenant_id, actor, "user_delete", name, {})
+        conn.execute(q.DELETE_USER, {"id": uid})
+    return {"user": name, "deleted": True, "audit_id": audit_id}

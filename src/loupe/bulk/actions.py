@@ -145,9 +145,10 @@ def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, langu
 
 
 def audit_log(conn: psycopg.Connection, tenant_id: int, limit: int = 50) -> list[dict[str, Any]]:
-    """The latest audit rows, newest first."""
+    """The latest audit rows, newest first: bulk actions (``query`` ... ``count``)
+    and actions on users (``target`` names the user; no query, verdict or total)."""
     cols = ["id", "at", "actor", "action", "value", "query", "scope", "lang", "verdict",
-            "total", "total_exact", "confirmed", "count"]
+            "total", "total_exact", "confirmed", "count", "target"]
     out = []
     for r in conn.execute(q.AUDIT_LOG, {"tenant_id": tenant_id, "limit": limit}):
         row = dict(zip(cols, r))

@@ -53,7 +53,7 @@ RETURNING id
 
 AUDIT_LOG = """
 SELECT id, at, actor, action, value, query, scope, lang, verdict, total, total_exact,
-       confirmed, count
+       confirmed, count, target  -- target: the user of a user action (migration 0009)
 FROM audit_log WHERE tenant_id = %(tenant_id)s
 ORDER BY id DESC LIMIT %(limit)s
 """

@@ -9,12 +9,13 @@ class BadFile(Exception):
     Attributes:
         path: the file's path as walked.
         kind: one of ``empty``, ``not_image``, ``unsupported``, ``corrupt``,
-            ``truncated``, ``too_large``, ``metadata``, ``io``.
+            ``truncated``, ``too_large``, ``metadata``, ``io``, ``name`` (a
+            file name Loupe cannot store: not valid UTF-8).
         reason: a sentence for a person, naming what is wrong.
     """
 
     KINDS = ("empty", "not_image", "unsupported", "corrupt", "truncated", "too_large",
-             "metadata", "io")
+             "metadata", "io", "name")
 
     def __init__(self, path: str, kind: str, reason: str):
         assert kind in self.KINDS, kind

@@ -26,7 +26,12 @@ to the embedded metadata.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import stat
+import tempfile
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -64,6 +69,42 @@ LOCATION_TAGS: tuple[tuple[str, ...], ...] = (
 ORIENTATION_TAGS = ("IFD0:Orientation", "XMP-tiff:Orientation")
 
 
+#: Characters that may not appear in an argument ExifTool reads from its
+#: ``-stay_open`` argument stream (one argument per line): Unicode categories
+#: Cc (controls: newline, carriage return, NUL, ...), Cs (lone surrogates:
+#: bytes that are not UTF-8, from ``os.fsdecode``), Zl and Zp (line and
+#: paragraph separators).
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+#: An extension an alias keeps, so that ExifTool's type detection sees the same
+#: hint it would see on the original name.
+_PLAIN_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,10}")
+
+
+def plain_argument(path: str) -> bool:
+    """Whether ``path`` can be handed to ExifTool verbatim as one argument.
+
+    ExifTool's ``-stay_open`` mode reads its arguments from a stream, one per
+    line (the ``-@ ARGFILE`` rules): a newline in a name ends the argument and
+    starts another one (``-if`` evaluates Perl, ``-@`` reads more arguments,
+    ``-execute`` runs a command), a carriage return or trailing blank is
+    stripped (``a.jpg `` would read ``a.jpg``), a line starting with ``-`` is an
+    option and one starting with ``#`` a comment. A path is plain when it is
+    absolute (so it starts with ``/``: never an option or a comment), has no
+    character of :data:`_UNSAFE_CATEGORIES`, no leading or trailing white
+    space, and is valid UTF-8 (ExifTool reads it with ``-charset filename=utf8``).
+    Anything else is read through an alias (see :meth:`ExifToolReader.read`).
+    """
+    if not path.startswith("/") or path != path.strip():
+        return False
+    return not any(unicodedata.category(ch) in _UNSAFE_CATEGORIES for ch in path)
+
+
+def display_path(path: str) -> str:
+    """``path`` as text that can be stored and shown: bytes that are not UTF-8
+    (surrogate escapes of ``os.fsdecode``) become ``\\xNN``."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 class ExifToolReader:
     """One long-lived ExifTool process in batch (``-stay_open``) mode.
 
@@ -75,6 +116,13 @@ class ExifToolReader:
     ``read`` returns ExifTool's JSON (``-G1 -a -n``) per path; a path ExifTool
     could not read at all maps to ``{"ExifTool:Error": reason}``.
 
+    File and folder names are untrusted (anyone who can put a file in an
+    ingested folder, or upload one, names it): no name ever reaches ExifTool's
+    argument stream. A path that is not :func:`plain_argument` is read through
+    an alias, a symbolic link with a plain name (``<n>.<ext>``) in a private
+    temporary folder (mode 0700, removed by :meth:`close`); its output is
+    mapped back to the real path. Only regular files are handed over.
+
     Raises:
         RuntimeError: ExifTool is not installed (message says how to install it).
     """
@@ -84,6 +132,8 @@ class ExifToolReader:
     def __init__(self, executable: str | None = None):
         self._executable = executable
         self._et: exiftool.ExifToolHelper | None = None
+        self._alias_dir: str | None = None
+        self._aliases = 0
 
     def __enter__(self) -> "ExifToolReader":
         self.start()
@@ -96,7 +146,10 @@ class ExifToolReader:
         """Start the ExifTool process (idempotent)."""
         if self._et is not None and self._et.running:
             return
-        kwargs: dict[str, Any] = {"common_args": self.COMMON_ARGS, "check_execute": False}
+        # utf-8 explicitly: the locale's encoding (ASCII under LANG=C) would fail
+        # on the first non-ASCII name, and -charset filename=utf8 says utf-8.
+        kwargs: dict[str, Any] = {"common_args": self.COMMON_ARGS, "check_execute": False,
+                                  "encoding": "utf-8"}
         if self._executable:
             kwargs["executable"] = self._executable
         try:
@@ -109,13 +162,31 @@ class ExifToolReader:
             ) from exc
 
     def close(self) -> None:
-        """Stop the ExifTool process."""
+        """Stop the ExifTool process and remove the alias folder."""
+        self._stop()
+        if self._alias_dir is not None:
+            shutil.rmtree(self._alias_dir, ignore_errors=True)
+            self._alias_dir = None
+            self._aliases = 0
+
+    def _stop(self) -> None:
         if self._et is not None:
             try:
                 self._et.terminate()
             except Exception:
                 pass
             self._et = None
+
+    def _alias(self, path: str) -> str:
+        """A plain name for ``path``: a symbolic link in the private alias folder."""
+        if self._alias_dir is None:
+            self._alias_dir = tempfile.mkdtemp(prefix="loupe-exiftool-")  # mode 0700
+        self._aliases += 1
+        ext = os.path.splitext(path)[1]
+        name = f"{self._aliases}{ext if _PLAIN_EXTENSION.fullmatch(ext) else ''}"
+        alias = os.path.join(self._alias_dir, name)
+        os.symlink(os.fsencode(path), alias)
+        return alias
 
     @property
     def version(self) -> str:
@@ -125,26 +196,82 @@ class ExifToolReader:
 
     def read(self, paths: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Read metadata of ``paths`` in one ExifTool call; falls back to one call per
-        path if the batch fails, so one hostile file cannot hide the others."""
+        path if the batch fails, so one hostile file cannot hide the others.
+
+        Returns ``{path: ExifTool JSON}`` keyed by the paths as given. A path
+        that is not a regular file maps to an ``ExifTool:Error``; one that is
+        not :func:`plain_argument` is read through an alias, and its
+        ``SourceFile``, ``System:FileName`` and ``System:Directory`` are
+        reported for the real path (:func:`display_path`).
+        """
         paths = list(paths)
         if not paths:
             return {}
+        out: dict[str, dict[str, Any]] = {}
+        args: dict[str, str] = {}           # argument handed to ExifTool -> path as given
+        for p in paths:
+            full = os.path.abspath(p)
+            try:
+                mode = os.stat(full).st_mode
+            except OSError as exc:
+                out[p] = {"ExifTool:Error": f"cannot open the file: {exc.strerror}"}
+                continue
+            if not stat.S_ISREG(mode):
+                out[p] = {"ExifTool:Error": "not a regular file"}
+                continue
+            if plain_argument(full):
+                args[full] = p
+            else:
+                try:
+                    args[self._alias(full)] = p
+                except OSError as exc:
+                    out[p] = {"ExifTool:Error": f"cannot read this file name safely: "
+                                                f"{exc.strerror}"}
+        try:
+            results = self._run(list(args))
+        finally:
+            for arg, p in args.items():
+                if arg != os.path.abspath(p):
+                    try:
+                        os.unlink(arg)
+                    except OSError:
+                        pass
+        for arg, raw in results.items():
+            p = args[arg]
+            real = os.path.abspath(p)
+            if arg != real and "ExifTool:Error" not in raw:
+                raw["SourceFile"] = display_path(p)
+                if "System:FileName" in raw:
+                    raw["System:FileName"] = display_path(os.path.basename(real))
+                if "System:Directory" in raw:
+                    raw["System:Directory"] = display_path(os.path.dirname(real))
+            out[p] = raw
+        return out
+
+    def _run(self, args: list[str]) -> dict[str, dict[str, Any]]:
+        """ExifTool's JSON for each of ``args`` (plain arguments only: anything
+        else is refused here, whatever the caller did)."""
+        refused = {a: {"ExifTool:Error": "not handed to ExifTool: not a plain argument"}
+                   for a in args if not plain_argument(a)}
+        args = [a for a in args if a not in refused]
+        if not args:
+            return refused
         self.start()
         assert self._et is not None
         try:
-            rows = self._et.get_metadata(paths)
+            rows = self._et.get_metadata(args)
         except Exception:
-            if len(paths) == 1:
-                self.close()
-                return {paths[0]: {"ExifTool:Error": "ExifTool could not read this file"}}
-            out: dict[str, dict[str, Any]] = {}
-            for p in paths:
-                out.update(self.read([p]))
+            if len(args) == 1:
+                self._stop()
+                return {**refused, args[0]: {"ExifTool:Error": "ExifTool could not read this file"}}
+            out: dict[str, dict[str, Any]] = dict(refused)
+            for a in args:
+                out.update(self._run([a]))
             return out
         out = {str(r.get("SourceFile")): r for r in rows}
-        for p in paths:
-            out.setdefault(p, {"ExifTool:Error": "ExifTool returned no metadata for this file"})
-        return out
+        for a in args:
+            out.setdefault(a, {"ExifTool:Error": "ExifTool returned no metadata for this file"})
+        return {**refused, **{a: out[a] for a in args}}
 
 
 def _as_list(value: Any) -> list[str]:

@@ -29,7 +29,8 @@ from ..document.compile import rebuild_documents
 from . import queries as q
 from .errors import BadFile
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file
-from .metadata import ExifToolReader, check_readable, merge, normalize, sidecar_problem
+from .metadata import (ExifToolReader, check_readable, display_path, merge, normalize,
+                       sidecar_problem)
 from .walk import FoundFile, walk
 
 #: Files read by ExifTool in one batch call.
@@ -195,6 +196,10 @@ class Ingester:
         return list(pool.map(lambda f: self._prepare(f, raw_by_path), batch))
 
     def _prepare(self, f: FoundFile, raw_by_path: dict[str, dict[str, Any]]) -> _Prepared | BadFile:
+        shown = display_path(f.path)
+        if shown != f.path:  # bytes that are not UTF-8: PostgreSQL text cannot hold the path
+            return BadFile(shown, "name", "the path is not valid UTF-8 (the bytes shown as "
+                                          "\\xNN): rename the file or folder to ingest it")
         try:
             sha = sha256_file(f.path)
             thumb = self._thumbnail_path(sha)

@@ -11,13 +11,13 @@ from __future__ import annotations
 import mimetypes
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, File, HTTPException, Query, Request, UploadFile
+from fastapi import APIRouter, Depends, File, HTTPException, Path, Query, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse
 from pydantic import BaseModel, Field
 
 from ..library import Library
 from . import service
-from ..access.users import AccessError
+from ..access.users import AccessError, SelfAction, UnknownUser
 from .auth import issue_token, presented_secret, revoke_token, user_library
 
 router = APIRouter(prefix="/api", tags=["api"])
@@ -147,7 +147,7 @@ def search(lib: UserLib,
     _text(q, "q"), _text(scope, "scope"), _text(lang, "lang")
     res = service.run_search(lib, q, scope=scope or None, lang=lang or None, limit=limit,
                              offset=offset)
-    return service.search_payload(res, scope or None)
+    return service.search_payload(res, scope or None, lib)
 
 
 @router.get("/assets/{asset_id}", responses={**ERRORS, **NOT_FOUND})
@@ -231,3 +231,58 @@ def status(lib: UserLib) -> dict:
     waiting, recent ingest runs and the latest run's failed files with reasons."""
     return service.status_payload(lib)
 
+
+
+# -- the user lifecycle (admins only, audited; issue 11) -------------------------------
+
+class PasswordIn(BaseModel):
+    password: str = Field(min_length=1, max_length=1000)
+
+
+UserName = Annotated[str, Path(min_length=1, max_length=64, description="a user name")]
+ADMIN_ONLY = {**ERRORS, 403: {"description": "Not an admin, or an admin acting on itself"},
+              404: {"description": "No such user"}}
+
+
+def _manage_user(lib: Library, call) -> dict:
+    """Run a Library user-lifecycle call for an admin: 403 for a member (or an
+    admin disabling or deleting itself), 404 for an unknown user, 400 for bad input."""
+    if not (lib.user or {}).get("admin"):
+        raise HTTPException(403, "only an admin manages users")
+    try:
+        return call()
+    except UnknownUser as exc:
+        raise HTTPException(404, str(exc)) from exc
+    except AccessError as exc:
+        raise HTTPException(403 if isinstance(exc, SelfAction) else 400, str(exc)) from exc
+
+
+@router.post("/users/{name}/password", responses=ADMIN_ONLY)
+def user_password(name: UserName, body: PasswordIn, lib: UserLib) -> dict:
+    """Set a user's password and end its login sessions (API tokens stay)."""
+    _text(body.password, "password")
+    return _manage_user(lib, lambda: lib.set_password(name, body.password))
+
+
+@router.post("/users/{name}/disable", responses=ADMIN_ONLY)
+def user_disable(name: UserName, lib: UserLib) -> dict:
+    """Disable a user: no login, and its sessions and tokens stop working at once."""
+    return _manage_user(lib, lambda: lib.disable_user(name))
+
+
+@router.post("/users/{name}/enable", responses=ADMIN_ONLY)
+def user_enable(name: UserName, lib: UserLib) -> dict:
+    """Let a disabled user log in again."""
+    return _manage_user(lib, lambda: lib.enable_user(name))
+
+
+@router.post("/users/{name}/revoke-tokens", responses=ADMIN_ONLY)
+def user_revoke_tokens(name: UserName, lib: UserLib) -> dict:
+    """Revoke every login session and API token of a user."""
+    return _manage_user(lib, lambda: lib.revoke_tokens(name))
+
+
+@router.delete("/users/{name}", responses=ADMIN_ONLY)
+def user_delete(name: UserName, lib: UserLib) -> dict:
+    """Delete a user with its sessions, tokens, group memberships and grants."""
+    return _manage_user(lib, lambda: lib.delete_user(name))

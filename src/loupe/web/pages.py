@@ -82,7 +82,7 @@ def _search_ctx(lib: Library, q: str, scope: str | None, lang: str | None, page:
         except HTTPException as exc:
             ctx["error"] = exc.detail
             return ctx
-        ctx["result"] = service.search_payload(res, scope or None)
+        ctx["result"] = service.search_payload(res, scope or None, lib)
         last = max(1, -(-min(res.reachable, res.total) // PAGE_SIZE))
         base = {"q": q, **({"scope": scope} if scope else {}), **({"lang": lang} if lang else {})}
         ctx["pages"] = last

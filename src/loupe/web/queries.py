@@ -51,3 +51,10 @@ WHERE r.id = %(run_id)s AND r.tenant_id = %(tenant_id)s
                WHERE f.source_id = r.source_id AND f.tenant_id = r.tenant_id)
 ORDER BY a.id
 """
+
+# Each file's path relative to the folder it was ingested from, by absolute
+# path: what a member is shown instead of the server's paths (issue 11).
+RELATIVE_PATHS = """
+SELECT f.path, f.rel_path FROM asset_file f
+WHERE f.tenant_id = %(tenant_id)s AND f.path = ANY (%(paths)s::text[])
+"""

@@ -41,10 +41,31 @@ def run_search(lib: Library, q: str, *, scope: str | None, lang: str | None, lim
         raise HTTPException(400, str(exc)) from exc
 
 
-def search_payload(res: SearchResult, scope: str | None) -> dict[str, Any]:
+def _relative_paths(lib: Library, paths: list[str]) -> dict[str, str]:
+    """``{absolute path: path relative to its ingested folder}`` for files of
+    the tenant; a path Loupe does not know maps to its last component only."""
+    rel = {p: p.rsplit("/", 1)[-1] for p in paths}
+    rel.update(dict(lib.conn.execute(wq.RELATIVE_PATHS, {"tenant_id": lib.tenant_id,
+                                                         "paths": list(paths)}).fetchall()))
+    return rel
+
+
+def shows_server_paths(lib: Library) -> bool:
+    """Whether the viewer may see absolute server paths (the owner and
+    admins); members see paths relative to the ingested folder (issue 11)."""
+    return lib.viewer.see_all
+
+
+def search_payload(res: SearchResult, scope: str | None,
+                   lib: Library | None = None) -> dict[str, Any]:
     """The API shape of a result: the library's fields, the verdict in plain
-    words and each hit's thumbnail URL."""
+    words and each hit's thumbnail URL. With ``lib`` of a member, each hit's
+    path is relative to its ingested folder (see :func:`shows_server_paths`)."""
     out = res.as_dict()
+    if lib is not None and not shows_server_paths(lib) and out["hits"]:
+        rel = _relative_paths(lib, [h["path"] for h in out["hits"]])
+        for h in out["hits"]:
+            h["path"] = rel[h["path"]]
     out["scope"] = scope
     out["verdict_text"] = verdict_sentence(res.query, res.total, res.total_exact, res.verdict,
                                            res.reachable, res.corrections)
@@ -64,13 +85,22 @@ def _visible(lib: Library, asset_id: int) -> dict[str, Any]:
 
 
 def asset_payload(lib: Library, asset_id: int) -> dict[str, Any]:
-    """``lib.show`` for the web: server paths of thumbnails replaced by URLs.
+    """``lib.show`` for the web: server paths of thumbnails replaced by URLs;
+    a member sees file and sidecar paths relative to their ingested folder.
 
     Raises:
         HTTPException 404: no such asset, or not visible to the user (the
             same answer, so that existence does not leak).
     """
     a = _visible(lib, asset_id)
+    if not shows_server_paths(lib) and a["files"]:
+        rel = _relative_paths(lib, [f["path"] for f in a["files"]])
+        for f in a["files"]:
+            folder = rel[f["path"]].rpartition("/")[0]
+            if f["sidecar"]:
+                name = f["sidecar"].rsplit("/", 1)[-1]
+                f["sidecar"] = f"{folder}/{name}" if folder else name
+            f["path"] = rel[f["path"]]
     a["thumbnail"] = f"/api/assets/{asset_id}/thumbnail" if a.get("thumbnail") else None
     a["original"] = f"/api/assets/{asset_id}/original"
     a["collections"] = sorted({f["collection"] for f in a["files"] if f["collection"]})
