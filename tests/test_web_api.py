@@ -431,8 +431,74 @@ def test_the_judging_page_is_served_to_logged_in_users(fresh_site, db_url, home,
         ev.pool("p", ["hybrid"], seed=1)
     page = client.get("/judge/p/?judge=alice", follow_redirects=False)
     assert page.status_code == 303 and page.headers["location"].startswith("/login")
-    page = client.get("/judge/p/?judge=alice", headers=auth("alice"))
+    page = client.get("/judge/p/", headers=auth("admin"))
     assert page.status_code == 200 and "cat-01" not in page.text
-    nxt = client.get("/judge/p/next?judge=alice", headers=auth("alice")).json()
+    nxt = client.get("/judge/p/next", headers=auth("admin")).json()
     assert nxt["query"] == "cat" and "cat-01" not in str(nxt)
-    assert client.get("/judge/nope/?judge=alice", headers=auth("alice")).status_code == 404
+    assert client.get("/judge/nope/", headers=auth("admin")).status_code == 404
+    # alice may read no cat: for her the pool is not there (issue 11)
+    assert client.get("/judge/p/", headers=auth("alice")).status_code == 404
+
+
+def test_judging_shows_a_user_only_the_pairs_it_may_read(fresh_site, db_url, home, tmp_path):
+    """Issue 11: the judging routes answer through the logged-in viewer. A
+    member is served, counted and pictured only pairs whose asset it may read
+    (hidden and embargoed ones are skipped), grades are stored under its own
+    name whatever the request says, and every not-found is the same bytes,
+    naming no pool."""
+    from datetime import datetime, timedelta, timezone
+
+    from loupe.eval import Evaluation
+
+    client, ids, auth = fresh_site
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(
+        f'{{"id": "q{i}", "text": "{t}", "provenance": "blind", "register": "objects"}}\n'
+        for i, t in enumerate(("cat", "bridge", "sunset"))))
+    embargoed = ids["lisbon-sunset-01"]
+    with Library.open(home, database_url=db_url) as lib:
+        ev = Evaluation(lib)
+        ev.import_queries(queries, name="web")
+        ev.run("web", "hybrid", name="hybrid")
+        ev.pool("p", ["hybrid"], seed=1)
+        items = ev.pool_items("p")
+        lib.set_embargo([embargoed], datetime.now(timezone.utc) + timedelta(days=30))
+    asset_of = {i["token"]: i["asset_id"] for i in items}
+    travel = {v for k, v in ids.items() if k.startswith(("lisbon", "porto"))}
+    readable = {t for t, a in asset_of.items() if a in travel and a != embargoed}
+    hidden = set(asset_of) - readable
+    assert readable and hidden and embargoed in asset_of.values()
+    assert {asset_of[t] for t in hidden} >= {ids["cat-01"], embargoed}
+
+    alice = auth("alice")
+    served = []
+    nxt = client.get("/judge/p/next", headers=alice).json()
+    assert (nxt["total"], nxt["done"]) == (len(readable), 0)
+    while not nxt.get("finished"):
+        served.append(nxt["token"])
+        assert client.get(f"/judge/p/picture/{nxt['token']}", headers=alice).status_code == 200
+        # the body names another judge: the grade is alice's all the same
+        nxt = client.post("/judge/p/grade", headers=alice,
+                          json={"token": nxt["token"], "judge": "admin", "grade": 2}).json()
+    assert set(served) == readable and len(served) == len(readable)
+    assert (nxt["total"], nxt["done"]) == (len(readable), len(readable))
+    with Library.open(home, database_url=db_url) as lib:
+        judges = lib.conn.execute("SELECT DISTINCT judge FROM eval_judgement").fetchall()
+    assert judges == [("alice",)]
+
+    # a hidden pair, an unknown token, an unknown pool and a pool bob can read
+    # nothing of: one answer, the same bytes, naming nothing
+    token = next(iter(hidden))
+    answers = [
+        client.get(f"/judge/p/picture/{token}", headers=alice),
+        client.post("/judge/p/grade", headers=alice, json={"token": token, "grade": 1}),
+        client.get("/judge/p/picture/no-such-token", headers=alice),
+        client.get("/judge/secret-pool/next", headers=alice),
+        client.get("/judge/secret-pool/", headers=alice),
+        client.get("/judge/p/next", headers=auth("bob")),
+        client.get("/judge/p/", headers=auth("bob")),
+    ]
+    assert [(r.status_code, r.content) for r in answers] == \
+        [(404, b'{"detail":"not found"}')] * len(answers)
+    # the admin (and the owner's standalone page) judge every pair
+    assert client.get("/judge/p/next", headers=auth("admin")).json()["total"] == len(items)

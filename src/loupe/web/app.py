@@ -33,6 +33,11 @@ def _evaluation(lib: Annotated[Library, Depends(user_library)]) -> Evaluation:
     return Evaluation(lib)
 
 
+def _judge(lib: Annotated[Library, Depends(user_library)]) -> str:
+    """FastAPI dependency: the judge's name is the logged-in user's name."""
+    return lib.viewer.name
+
+
 def create_app(home: str | Path | None = None, *, database_url: str | None = None,
                tenant: str = "default", pool_size: int = 4,
                pool: LibraryPool | None = None) -> FastAPI:
@@ -69,9 +74,10 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
     app.include_router(api.router)
     app.include_router(pages.router)
     # the blind judging page of the evaluation instrument (E7), for logged-in
-    # users: the judge's name is theirs to give, the pictures are addressed by
-    # the pool's random tokens (loupe.eval.judging)
-    app.include_router(judging_router(_evaluation), include_in_schema=False)
+    # users: it shows each user only the pairs it may read, records grades
+    # under the user's own name, and addresses pictures by the pool's random
+    # tokens (loupe.eval.judging)
+    app.include_router(judging_router(_evaluation, _judge), include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.exception_handler(LoginRequired)
