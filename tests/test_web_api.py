@@ -294,7 +294,7 @@ def test_truncated_verdict_and_bulk_confirmation(fresh_site, db_url, home):
     assert client.get("/api/audit", headers=auth("alice")).status_code == 403
 
 
-def test_upload_ingests_and_grants_to_the_uploader(fresh_site, tmp_path):
+def test_upload_ingests_and_grants_to_the_uploader(fresh_site, tmp_path, home):
     client, ids, auth = fresh_site
     from imaging import make_image
 
@@ -305,23 +305,58 @@ def test_upload_ingests_and_grants_to_the_uploader(fresh_site, tmp_path):
     assert r.status_code == 200, r.text
     out = r.json()
     assert out["folder"].startswith("uploads/bob/")
-    s = out["ingest"]
-    assert (s["files_seen"], s["new_assets"], s["failed"]) == (2, 1, 1)
-    assert s["failures"][0]["path"].endswith("notes.jpg")
-    [new_id] = out["asset_ids"]
+    assert (out["files_seen"], out["stored"], out["failed"]) == (2, 1, 1)
+    assert out["failures"][0]["file"] == "notes.jpg"
+    # the refused file is not kept on disk
+    assert sorted(p.name for p in (home / out["folder"]).iterdir()) == ["harbour crane.png"]
     # bob (who saw nothing) sees his upload, found by its file name; alice does not
     body = client.get("/api/search", params={"q": "crane"}, headers=auth("bob")).json()
-    assert [x["asset_id"] for x in body["hits"]] == [new_id]
+    [new_id] = [x["asset_id"] for x in body["hits"]]
     assert client.get(f"/api/assets/{new_id}", headers=auth("alice")).status_code == 404
     # a copy of an asset bob may not see does not open it to him
     cat = client.get(f"/api/assets/{ids['cat-01']}/original", headers=auth("admin")).content
     out = client.post("/api/upload", files=[("files", ("mine.jpg", cat, "image/jpeg"))],
                       headers=auth("bob")).json()
-    assert (out["asset_ids"], out["already_in_library"]) == ([], 1)
+    assert {k: v for k, v in out.items() if k != "folder"} == \
+        {"files_seen": 1, "stored": 1, "failed": 0, "failures": []}
     assert client.get(f"/api/assets/{ids['cat-01']}", headers=auth("bob")).status_code == 404
     r = client.post("/api/upload", files=[("files", (".hidden", png, "image/png"))],
                     headers=auth("bob"))
     assert r.status_code == 400 and "unusable file name" in r.json()["detail"]
+
+
+def test_an_upload_never_changes_an_asset_the_uploader_cannot_see(fresh_site, tmp_path, home):
+    """Issue 11: the bytes of a hidden asset plus a sidecar, uploaded by a
+    member, change nothing admins see and get the same reply as new bytes."""
+    from imaging import make_image
+
+    client, ids, auth = fresh_site
+    admin, bob = auth("admin"), auth("bob")
+    cat = ids["cat-01"]
+    before = client.get(f"/api/assets/{cat}", headers=admin).json()
+    original = client.get(f"/api/assets/{cat}/original", headers=admin).content
+    xmp = (b'<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/">'
+           b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+           b'<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">'
+           b'<dc:title><rdf:Alt><rdf:li xml:lang="x-default">Pwned title</rdf:li></rdf:Alt>'
+           b'</dc:title></rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>')
+    hidden = client.post("/api/upload", headers=bob, files=[
+        ("files", ("copy.jpg", original, "image/jpeg")),
+        ("files", ("copy.jpg.xmp", xmp, "application/rdf+xml"))])
+    fresh = make_image(tmp_path / "n" / "copy.jpg", color=(77, 1, 99)).read_bytes()
+    new = client.post("/api/upload", headers=bob, files=[
+        ("files", ("copy.jpg", fresh, "image/jpeg")),
+        ("files", ("copy.jpg.xmp", xmp, "application/rdf+xml"))])
+    assert hidden.status_code == new.status_code == 200
+    strip = lambda r: {k: v for k, v in r.json().items() if k != "folder"}  # noqa: E731
+    assert strip(hidden) == strip(new) == {"files_seen": 1, "stored": 1, "failed": 0,
+                                           "failures": []}
+    after = client.get(f"/api/assets/{cat}", headers=admin).json()
+    assert after["files"] == before["files"] and after["documents"] == before["documents"]
+    assert client.get("/api/search", params={"q": "pwned"}, headers=admin).json()["total"] == 1
+    # the copy is not kept on disk, and bob still cannot see the hidden asset
+    assert not any((home / hidden.json()["folder"]).iterdir())
+    assert client.get(f"/api/assets/{cat}", headers=bob).status_code == 404
 
 
 def test_pages_login_search_asset_logout(site):

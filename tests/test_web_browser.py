@@ -203,9 +203,8 @@ def test_upload_by_picker_and_by_drop(server, browser, tmp_path):
     pic = make_image(tmp_path / "ferry-terminal.png", color=(5, 6, 7))
     page.get_by_label("choose files").set_input_files(str(pic))
     page.get_by_role("button", name="Upload and ingest").click()
-    page.wait_for_function("document.getElementById('upload-result').textContent.startsWith('Ingested')")
-    assert page.locator("#upload-result p").text_content() == \
-        "Ingested 1 file(s): 1 new, 0 duplicate(s), 0 failed."
+    page.wait_for_function("document.getElementById('upload-result').textContent.startsWith('Stored')")
+    assert page.locator("#upload-result p").text_content() == "Stored 1 of 1 image(s), 0 refused."
     # drag and drop: a DataTransfer holding a file, dropped on the zone
     data = make_image(tmp_path / "tram.png", color=(9, 8, 7)).read_bytes()
     page.evaluate("""(bytes) => {
@@ -214,7 +213,7 @@ def test_upload_by_picker_and_by_drop(server, browser, tmp_path):
         document.getElementById('dropzone').dispatchEvent(
             new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
     }""", list(data))
-    page.wait_for_function("document.getElementById('upload-result').textContent.includes('1 new')"
+    page.wait_for_function("document.getElementById('upload-result').textContent.includes('Stored 1 of 1')"
                            " && !document.getElementById('upload-result').textContent.startsWith('Uploading')")
     page.screenshot(path=ARTIFACTS / "upload.png")
     page.goto(base + "/")

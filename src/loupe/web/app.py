@@ -22,8 +22,9 @@ from ..library import Library
 from . import api, pages
 from ..eval.instrument import Evaluation
 from ..eval.judging import judging_router
-from .auth import LoginRequired, user_library
+from .auth import LoginRequired, secret_is_live, user_library
 from .pool import LibraryPool, PoolExhausted
+from .security import Guard, LoginThrottle, WebLimits
 
 STATIC = Path(__file__).parent / "static"
 
@@ -40,10 +41,13 @@ def _judge(lib: Annotated[Library, Depends(user_library)]) -> str:
 
 def create_app(home: str | Path | None = None, *, database_url: str | None = None,
                tenant: str = "default", pool_size: int = 4,
-               pool: LibraryPool | None = None) -> FastAPI:
+               pool: LibraryPool | None = None, limits: WebLimits | None = None) -> FastAPI:
     """Build the app. The pool opens ``pool_size`` Libraries of ``tenant``
     (in ``home``, or on ``database_url``) when the app starts, unless a
-    ready ``pool`` is given.
+    ready ``pool`` is given. ``limits`` (default :class:`WebLimits`) bounds
+    request bodies, uploads and failed logins; :class:`~loupe.web.security.Guard`
+    checks origin, login and body size before any route reads a body, and
+    adds the security headers (docs/security.md).
 
     Raises (at start-up): the errors of :meth:`loupe.Library.open`.
     """
@@ -71,6 +75,9 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
                               "whether the results are all that match. Authenticate with "
                               "`POST /api/tokens`, then send `Authorization: Bearer TOKEN`.")
     app.state.pool = pool
+    app.state.limits = limits or WebLimits()
+    app.state.throttle = LoginThrottle(app.state.limits)
+    app.add_middleware(Guard, limits=app.state.limits, authenticated=secret_is_live)
     app.include_router(api.router)
     app.include_router(pages.router)
     # the blind judging page of the evaluation instrument (E7), for logged-in

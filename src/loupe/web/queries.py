@@ -51,3 +51,11 @@ WHERE r.id = %(run_id)s AND r.tenant_id = %(tenant_id)s
                WHERE f.source_id = r.source_id AND f.tenant_id = r.tenant_id)
 ORDER BY a.id
 """
+
+# Which of the given content digests already are assets of the tenant (a
+# member's upload of such bytes is not ingested: it must not attach to, or
+# change, an asset of others; see loupe.web.service.upload).
+EXISTING_CONTENT = """
+SELECT content_sha256 FROM asset
+WHERE tenant_id = %(tenant_id)s AND content_sha256 = ANY(%(digests)s::bytea[])
+"""
