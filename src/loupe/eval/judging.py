@@ -218,9 +218,17 @@ def judging_router(get_evaluation: Callable[[], Evaluation],
 
 def standalone_app(ev: Evaluation, pool: str | None = None) -> FastAPI:
     """A FastAPI app serving the judging router for one library (``loupe eval
-    judge``); ``/`` redirects nowhere and says where the page is."""
+    judge``); ``/`` redirects nowhere and says where the page is. Run by the
+    library owner: it sees every pair and takes the judge's name from
+    ``?judge=``; :class:`loupe.web.security.Guard` adds the security headers
+    and refuses cross-origin posts."""
+    from ..web.security import Guard, WebLimits  # noqa: PLC0415
+
     app = FastAPI(title="Loupe blind judging", docs_url=None, redoc_url=None, openapi_url=None)
     app.include_router(judging_router(lambda: ev))
+    # the owner's local tool has no login, but gets the same headers, Origin
+    # check (no other page may post grades) and body limit as the web app
+    app.add_middleware(Guard, limits=WebLimits(), authenticated=lambda scope: True)
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> str:
