@@ -188,7 +188,9 @@ def collections(lib: UserLib) -> list[dict]:
     return lib.collections()
 
 
-@router.post("/upload", responses={**ERRORS, 413: {"description": "Too many or too large files"}})
+@router.post("/upload", responses={**ERRORS, 413: {"description": "Body over the request limit, "
+                                                                 "too many or too large files, "
+                                                                 "or over the user's quota"}})
 def upload(lib: UserLib, request: Request,
            files: Annotated[list[UploadFile], File(description="image files")]) -> dict:
     """Store the files under ``HOME/uploads/<user>/<batch>/`` and ingest them;

@@ -207,7 +207,8 @@ def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile]
     "stored", "failed", "failures": [{"file", "reason"}]}`` — no asset ids,
     no ingest counts, nothing that says whether the bytes were known. An
     admin (who may read everything) gets ``{"folder", "ingest",
-    "asset_ids", "already_in_library"}`` as before.
+    "asset_ids", "already_in_library", "refused": [{"file", "reason"}]}``
+    (failure paths as file names only).
 
     Raises:
         HTTPException 400: no files, or a bad file name; 413: too many files,
