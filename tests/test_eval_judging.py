@@ -157,17 +157,19 @@ def test_judging_page_in_a_browser_shows_pixels_and_query_only(server, tmp_path:
         page = browser.new_page()
         page.on("response", lambda r: seen.append((r.url, r.body())))
         page.goto(f"{base}/judge/blindpool/?judge=carol")
-        page.wait_for_function("document.getElementById('progress').textContent.includes('0 /')")
+        # predicates as functions: the page's CSP forbids evaluating strings as script
+        page.wait_for_function("() => document.getElementById('progress').textContent.includes('0 /')")
         first_query = page.text_content("#query")
-        page.wait_for_function("document.getElementById('picture').complete && "
+        page.wait_for_function("() => document.getElementById('picture').complete && "
                                "document.getElementById('picture').naturalWidth > 0")
         html_first = page.content()
         for key, n in (("2", 1), ("0", 2), ("1", 3)):
             page.keyboard.press(key)
             page.wait_for_function(
-                f"document.getElementById('progress').textContent.startsWith('{n} /')")
+                f"() => document.getElementById('progress').textContent.startsWith('{n} /')")
         page.click("button[data-grade='2']")
-        page.wait_for_function("document.getElementById('progress').textContent.startsWith('4 /')")
+        page.wait_for_function(
+            "() => document.getElementById('progress').textContent.startsWith('4 /')")
         html_later = page.content()
         progress = page.text_content("#progress")
         browser.close()

@@ -294,7 +294,7 @@ def test_truncated_verdict_and_bulk_confirmation(fresh_site, db_url, home):
     assert client.get("/api/audit", headers=auth("alice")).status_code == 403
 
 
-def test_upload_ingests_and_grants_to_the_uploader(fresh_site, tmp_path):
+def test_upload_ingests_and_grants_to_the_uploader(fresh_site, tmp_path, home):
     client, ids, auth = fresh_site
     from imaging import make_image
 
@@ -305,23 +305,58 @@ def test_upload_ingests_and_grants_to_the_uploader(fresh_site, tmp_path):
     assert r.status_code == 200, r.text
     out = r.json()
     assert out["folder"].startswith("uploads/bob/")
-    s = out["ingest"]
-    assert (s["files_seen"], s["new_assets"], s["failed"]) == (2, 1, 1)
-    assert s["failures"][0]["path"].endswith("notes.jpg")
-    [new_id] = out["asset_ids"]
+    assert (out["files_seen"], out["stored"], out["failed"]) == (2, 1, 1)
+    assert out["failures"][0]["file"] == "notes.jpg"
+    # the refused file is not kept on disk
+    assert sorted(p.name for p in (home / out["folder"]).iterdir()) == ["harbour crane.png"]
     # bob (who saw nothing) sees his upload, found by its file name; alice does not
     body = client.get("/api/search", params={"q": "crane"}, headers=auth("bob")).json()
-    assert [x["asset_id"] for x in body["hits"]] == [new_id]
+    [new_id] = [x["asset_id"] for x in body["hits"]]
     assert client.get(f"/api/assets/{new_id}", headers=auth("alice")).status_code == 404
     # a copy of an asset bob may not see does not open it to him
     cat = client.get(f"/api/assets/{ids['cat-01']}/original", headers=auth("admin")).content
     out = client.post("/api/upload", files=[("files", ("mine.jpg", cat, "image/jpeg"))],
                       headers=auth("bob")).json()
-    assert (out["asset_ids"], out["already_in_library"]) == ([], 1)
+    assert {k: v for k, v in out.items() if k != "folder"} == \
+        {"files_seen": 1, "stored": 1, "failed": 0, "failures": []}
     assert client.get(f"/api/assets/{ids['cat-01']}", headers=auth("bob")).status_code == 404
     r = client.post("/api/upload", files=[("files", (".hidden", png, "image/png"))],
                     headers=auth("bob"))
     assert r.status_code == 400 and "unusable file name" in r.json()["detail"]
+
+
+def test_an_upload_never_changes_an_asset_the_uploader_cannot_see(fresh_site, tmp_path, home):
+    """Issue 11: the bytes of a hidden asset plus a sidecar, uploaded by a
+    member, change nothing admins see and get the same reply as new bytes."""
+    from imaging import make_image
+
+    client, ids, auth = fresh_site
+    admin, bob = auth("admin"), auth("bob")
+    cat = ids["cat-01"]
+    before = client.get(f"/api/assets/{cat}", headers=admin).json()
+    original = client.get(f"/api/assets/{cat}/original", headers=admin).content
+    xmp = (b'<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/">'
+           b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+           b'<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">'
+           b'<dc:title><rdf:Alt><rdf:li xml:lang="x-default">Pwned title</rdf:li></rdf:Alt>'
+           b'</dc:title></rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>')
+    hidden = client.post("/api/upload", headers=bob, files=[
+        ("files", ("copy.jpg", original, "image/jpeg")),
+        ("files", ("copy.jpg.xmp", xmp, "application/rdf+xml"))])
+    fresh = make_image(tmp_path / "n" / "copy.jpg", color=(77, 1, 99)).read_bytes()
+    new = client.post("/api/upload", headers=bob, files=[
+        ("files", ("copy.jpg", fresh, "image/jpeg")),
+        ("files", ("copy.jpg.xmp", xmp, "application/rdf+xml"))])
+    assert hidden.status_code == new.status_code == 200
+    strip = lambda r: {k: v for k, v in r.json().items() if k != "folder"}  # noqa: E731
+    assert strip(hidden) == strip(new) == {"files_seen": 1, "stored": 1, "failed": 0,
+                                           "failures": []}
+    after = client.get(f"/api/assets/{cat}", headers=admin).json()
+    assert after["files"] == before["files"] and after["documents"] == before["documents"]
+    assert client.get("/api/search", params={"q": "pwned"}, headers=admin).json()["total"] == 1
+    # the copy is not kept on disk, and bob still cannot see the hidden asset
+    assert not any((home / hidden.json()["folder"]).iterdir())
+    assert client.get(f"/api/assets/{cat}", headers=bob).status_code == 404
 
 
 def test_pages_login_search_asset_logout(site):
@@ -431,8 +466,74 @@ def test_the_judging_page_is_served_to_logged_in_users(fresh_site, db_url, home,
         ev.pool("p", ["hybrid"], seed=1)
     page = client.get("/judge/p/?judge=alice", follow_redirects=False)
     assert page.status_code == 303 and page.headers["location"].startswith("/login")
-    page = client.get("/judge/p/?judge=alice", headers=auth("alice"))
+    page = client.get("/judge/p/", headers=auth("admin"))
     assert page.status_code == 200 and "cat-01" not in page.text
-    nxt = client.get("/judge/p/next?judge=alice", headers=auth("alice")).json()
+    nxt = client.get("/judge/p/next", headers=auth("admin")).json()
     assert nxt["query"] == "cat" and "cat-01" not in str(nxt)
-    assert client.get("/judge/nope/?judge=alice", headers=auth("alice")).status_code == 404
+    assert client.get("/judge/nope/", headers=auth("admin")).status_code == 404
+    # alice may read no cat: for her the pool is not there (issue 11)
+    assert client.get("/judge/p/", headers=auth("alice")).status_code == 404
+
+
+def test_judging_shows_a_user_only_the_pairs_it_may_read(fresh_site, db_url, home, tmp_path):
+    """Issue 11: the judging routes answer through the logged-in viewer. A
+    member is served, counted and pictured only pairs whose asset it may read
+    (hidden and embargoed ones are skipped), grades are stored under its own
+    name whatever the request says, and every not-found is the same bytes,
+    naming no pool."""
+    from datetime import datetime, timedelta, timezone
+
+    from loupe.eval import Evaluation
+
+    client, ids, auth = fresh_site
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(
+        f'{{"id": "q{i}", "text": "{t}", "provenance": "blind", "register": "objects"}}\n'
+        for i, t in enumerate(("cat", "bridge", "sunset"))))
+    embargoed = ids["lisbon-sunset-01"]
+    with Library.open(home, database_url=db_url) as lib:
+        ev = Evaluation(lib)
+        ev.import_queries(queries, name="web")
+        ev.run("web", "hybrid", name="hybrid")
+        ev.pool("p", ["hybrid"], seed=1)
+        items = ev.pool_items("p")
+        lib.set_embargo([embargoed], datetime.now(timezone.utc) + timedelta(days=30))
+    asset_of = {i["token"]: i["asset_id"] for i in items}
+    travel = {v for k, v in ids.items() if k.startswith(("lisbon", "porto"))}
+    readable = {t for t, a in asset_of.items() if a in travel and a != embargoed}
+    hidden = set(asset_of) - readable
+    assert readable and hidden and embargoed in asset_of.values()
+    assert {asset_of[t] for t in hidden} >= {ids["cat-01"], embargoed}
+
+    alice = auth("alice")
+    served = []
+    nxt = client.get("/judge/p/next", headers=alice).json()
+    assert (nxt["total"], nxt["done"]) == (len(readable), 0)
+    while not nxt.get("finished"):
+        served.append(nxt["token"])
+        assert client.get(f"/judge/p/picture/{nxt['token']}", headers=alice).status_code == 200
+        # the body names another judge: the grade is alice's all the same
+        nxt = client.post("/judge/p/grade", headers=alice,
+                          json={"token": nxt["token"], "judge": "admin", "grade": 2}).json()
+    assert set(served) == readable and len(served) == len(readable)
+    assert (nxt["total"], nxt["done"]) == (len(readable), len(readable))
+    with Library.open(home, database_url=db_url) as lib:
+        judges = lib.conn.execute("SELECT DISTINCT judge FROM eval_judgement").fetchall()
+    assert judges == [("alice",)]
+
+    # a hidden pair, an unknown token, an unknown pool and a pool bob can read
+    # nothing of: one answer, the same bytes, naming nothing
+    token = next(iter(hidden))
+    answers = [
+        client.get(f"/judge/p/picture/{token}", headers=alice),
+        client.post("/judge/p/grade", headers=alice, json={"token": token, "grade": 1}),
+        client.get("/judge/p/picture/no-such-token", headers=alice),
+        client.get("/judge/secret-pool/next", headers=alice),
+        client.get("/judge/secret-pool/", headers=alice),
+        client.get("/judge/p/next", headers=auth("bob")),
+        client.get("/judge/p/", headers=auth("bob")),
+    ]
+    assert [(r.status_code, r.content) for r in answers] == \
+        [(404, b'{"detail":"not found"}')] * len(answers)
+    # the admin (and the owner's standalone page) judge every pair
+    assert client.get("/judge/p/next", headers=auth("admin")).json()["total"] == len(items)

@@ -570,31 +570,36 @@ class Evaluation:
     def next_item(self, pool: str, judge: str) -> dict[str, Any] | None:
         """The next pair ``judge`` has not judged: ``{"token", "query", "total",
         "done"}`` — nothing that names the asset, its files or its system —
-        or None when the judge is done."""
-        row = self.conn.execute(q.NEXT_ITEM, {"pool_id": self.pool_id(pool),
-                                              "judge": judge}).fetchone()
+        or None when the judge is done. Only pairs whose asset the library's
+        viewer may read are served and counted (SPEC P1)."""
+        row = self.conn.execute(q.NEXT_ITEM, {"pool_id": self.pool_id(pool), "judge": judge,
+                                              **self.lib.viewer.params()}).fetchone()
         if row is None:
             return None
         return {"token": row[0], "query": row[1], "total": row[2], "done": row[3]}
 
     def progress(self, pool: str, judge: str) -> dict[str, int]:
-        """``{"total", "done"}`` pairs of the pool for one judge."""
+        """``{"total", "done"}`` pairs of the pool for one judge, counting only
+        pairs whose asset the library's viewer may read."""
         total, done = self.conn.execute(q.PROGRESS, {"pool_id": self.pool_id(pool),
-                                                     "judge": judge}).fetchone()
+                                                     "judge": judge,
+                                                     **self.lib.viewer.params()}).fetchone()
         return {"total": total, "done": done}
 
     def judge(self, pool: str, token: str, judge: str, grade: int) -> None:
         """Record (or change) ``judge``'s grade 0/1/2 for the pair ``token``.
 
         Raises:
-            EvalError: unknown token, empty judge name, or a grade not in 0..2.
+            EvalError: unknown token (or one whose asset the viewer may not
+                read: the same error), empty judge name, or a grade not in 0..2.
         """
         if grade not in (0, 1, 2):
             raise EvalError("grade must be 0 (no), 1 (near miss) or 2 (satisfies)")
         if not judge or not judge.strip():
             raise EvalError("a judge needs a name")
         row = self.conn.execute(q.ITEM_BY_TOKEN, {"pool_id": self.pool_id(pool),
-                                                  "token": token}).fetchone()
+                                                  "token": token,
+                                                  **self.lib.viewer.params()}).fetchone()
         if row is None:
             raise EvalError("unknown pair")
         self.conn.execute(q.UPSERT_JUDGEMENT, {"item_id": row[0], "judge": judge.strip(),
@@ -605,10 +610,11 @@ class Evaluation:
         (a WebP under the library home) or, without one, its primary file.
 
         Raises:
-            EvalError: unknown token.
+            EvalError: unknown token, or one whose asset the viewer may not read.
         """
         row = self.conn.execute(q.ITEM_BY_TOKEN, {"pool_id": self.pool_id(pool),
-                                                  "token": token}).fetchone()
+                                                  "token": token,
+                                                  **self.lib.viewer.params()}).fetchone()
         if row is None:
             raise EvalError("unknown pair")
         return self.lib.home / row[2] if row[2] else Path(row[3])

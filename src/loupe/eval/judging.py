@@ -16,11 +16,22 @@ Routes (prefix ``/judge``)::
     GET  /judge/{pool}/next?judge=NAME    {"token", "query", "done", "total"} or {"finished": true, ...}
     POST /judge/{pool}/grade              {"token", "judge", "grade"} -> the next pair
     GET  /judge/{pool}/picture/{token}    the picture's bytes
+    GET  /judge/judging.js, judging.css   the page's script and style (no inline script)
+
+Who may see what (SPEC P1): every route answers through the viewer of the
+:class:`Evaluation`'s library. In the web app that is the logged-in user:
+pairs whose asset it may not read are skipped, not counted in its progress,
+and their tokens answer like unknown ones; the judge's name is the user's
+name (``?judge=`` and the body's ``judge`` are ignored). The standalone
+page of ``loupe eval judge`` is the library owner's local tool: it sees
+every pair and takes the judge's name from the page's ``?judge=``. Every
+not-found answer is the same bytes, ``{"detail": "not found"}``.
 """
 
 # no "from __future__ import annotations": FastAPI reads the local Annotated
 # aliases of judging_router at decoration time
 import html
+from urllib.parse import quote
 from collections.abc import Callable
 from typing import Annotated
 
@@ -34,15 +45,10 @@ PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="referrer" content="no-referrer">
 <title>Blind judging</title>
-<style>
- body{font-family:sans-serif;margin:0;background:#111;color:#eee;text-align:center}
- #query{font-size:1.6em;margin:.8em 1em}
- #picture{height:60vh;max-width:90vw;object-fit:contain;background:#222}
- button{font-size:1.2em;margin:.6em;padding:.5em 1.2em;border-radius:.4em;border:0;cursor:pointer}
- .g0{background:#a33;color:#fff}.g1{background:#c93;color:#000}.g2{background:#3a5;color:#fff}
- #progress{opacity:.8}
-</style></head>
-<body>
+<link rel="stylesheet" href="/judge/judging.css">
+<script src="/judge/judging.js" defer></script>
+</head>
+<body data-base="__BASE__" data-judge="__JUDGE__">
 <div id="progress" aria-live="polite"></div>
 <div id="query"></div>
 <img id="picture" alt="picture to judge">
@@ -52,26 +58,44 @@ PAGE = """<!doctype html>
  <button class="g2" data-grade="2">2 · satisfies</button>
 </div>
 <p>Keys: <b>0</b> no, <b>1</b> near miss, <b>2</b> satisfies. Judge what you see only.</p>
-<script>
-const base = __BASE__, judge = __JUDGE__;
+</body></html>
+"""
+
+#: The page's style and script, served as files of their own so that the
+#: Content-Security-Policy can forbid inline script and style.
+CSS = """
+body{font-family:sans-serif;margin:0;background:#111;color:#eee;text-align:center}
+#query{font-size:1.6em;margin:.8em 1em}
+#picture{height:60vh;max-width:90vw;object-fit:contain;background:#222}
+button{font-size:1.2em;margin:.6em;padding:.5em 1.2em;border-radius:.4em;border:0;cursor:pointer}
+.g0{background:#a33;color:#fff}.g1{background:#c93;color:#000}.g2{background:#3a5;color:#fff}
+#progress{opacity:.8}
+"""
+
+SCRIPT = """
+(function () {
+"use strict";
+const base = document.body.dataset.base, judge = document.body.dataset.judge;
 let current = null, busy = false;
 function show(item) {
   const q = document.getElementById('query'), p = document.getElementById('progress');
   const img = document.getElementById('picture');
+  if (item.total === undefined) { current = null; q.textContent = 'Not found.'; img.hidden = true; return; }
   p.textContent = item.done + ' / ' + item.total + ' judged';
   if (item.finished) { current = null; q.textContent = 'Done, thank you.'; img.removeAttribute('src'); img.hidden = true; return; }
   current = item.token; q.textContent = item.query;
   img.hidden = false; img.src = base + 'picture/' + encodeURIComponent(item.token);
 }
 async function load() {
-  const r = await fetch(base + 'next?judge=' + encodeURIComponent(judge));
+  const r = await fetch(base + 'next?judge=' + encodeURIComponent(judge), {credentials: 'same-origin'});
   show(await r.json());
 }
 async function grade(g) {
   if (current === null || busy) return;
   busy = true;
   try {
-    const r = await fetch(base + 'grade', {method: 'POST', headers: {'Content-Type': 'application/json'},
+    const r = await fetch(base + 'grade', {method: 'POST', credentials: 'same-origin',
+      headers: {'Content-Type': 'application/json'},
       body: JSON.stringify({token: current, judge: judge, grade: g})});
     show(await r.json());
   } finally { busy = false; }
@@ -79,16 +103,22 @@ async function grade(g) {
 document.addEventListener('keydown', e => { if (['0','1','2'].includes(e.key)) grade(Number(e.key)); });
 document.querySelectorAll('button[data-grade]').forEach(b => b.addEventListener('click', () => grade(Number(b.dataset.grade))));
 load();
-</script>
-</body></html>
+})();
 """
+
+#: The one answer to every judging request for something that is not there
+#: or not the viewer's to see (an unknown pool, a pool of which the viewer
+#: may read no pair, an unknown or hidden token, a missing picture): the same
+#: bytes, naming nothing (SPEC P1).
+NOT_FOUND = "not found"
 
 
 class Grade(BaseModel):
-    """A judgement posted by the page."""
+    """A judgement posted by the page. ``judge`` is used by the standalone
+    page only; the web app records the logged-in user's name."""
 
     token: str = Field(min_length=1, max_length=64)
-    judge: str = Field(min_length=1, max_length=100)
+    judge: str = Field(default="", max_length=100)
     grade: int = Field(ge=0, le=2)
 
 
@@ -99,45 +129,86 @@ def _item(ev: Evaluation, pool: str, judge: str) -> dict:
     return item
 
 
-def judging_router(get_evaluation: Callable[[], Evaluation]) -> APIRouter:
-    """The judging routes; ``get_evaluation`` is a FastAPI dependency that
-    gives the :class:`Evaluation` of the request's library."""
+def judging_router(get_evaluation: Callable[[], Evaluation],
+                   get_judge: Callable[..., str] | None = None) -> APIRouter:
+    """The judging routes.
+
+    Args:
+        get_evaluation: a FastAPI dependency giving the :class:`Evaluation`
+            of the request's library; its viewer decides which pairs are
+            shown, counted, graded and pictured (SPEC P1).
+        get_judge: a FastAPI dependency giving the judge's name (the web app:
+            the logged-in user's name; a ``judge`` query parameter or body
+            field is then ignored). None (the standalone ``loupe eval judge``
+            page, run by the library owner): the name is the ``judge``
+            query parameter / body field.
+    """
     router = APIRouter(prefix="/judge")
     Ev = Annotated[Evaluation, Depends(get_evaluation)]
-    Judge = Annotated[str, Query(min_length=1, max_length=100)]
+    standalone = get_judge is None
+
+    def _query_judge(judge: Annotated[str, Query(min_length=1, max_length=100)]) -> str:
+        return judge
+
+    def _no_judge() -> str:
+        return ""
+
+    Judge = Annotated[str, Depends(_query_judge if standalone else get_judge)]
+    # the grade's judge: the body's field on the standalone page, else the user
+    GradeJudge = Annotated[str, Depends(_no_judge if standalone else get_judge)]
+
+    def _missing() -> HTTPException:
+        return HTTPException(status_code=404, detail=NOT_FOUND)
 
     def _guard(fn, *args):
         try:
             return fn(*args)
-        except EvalError as exc:
-            raise HTTPException(status_code=404, detail=str(exc)) from exc
+        except EvalError:
+            raise _missing() from None
+
+    def _pool(ev: Evaluation, pool: str) -> None:
+        """404 unless the pool exists and the viewer may read one of its pairs."""
+        _guard(ev.pool_id, pool)
+        if not ev.lib.viewer.see_all and ev.progress(pool, "")["total"] == 0:
+            raise _missing()
+
+    @router.get("/judging.js", include_in_schema=False)
+    def script() -> Response:
+        return Response(SCRIPT, media_type="text/javascript",
+                        headers={"Cache-Control": "no-cache"})
+
+    @router.get("/judging.css", include_in_schema=False)
+    def style() -> Response:
+        return Response(CSS, media_type="text/css", headers={"Cache-Control": "no-cache"})
 
     @router.get("/{pool}/", response_class=HTMLResponse)
     def page(pool: str, judge: Judge, ev: Ev) -> HTMLResponse:
-        _guard(ev.pool_id, pool)
-        import json
-
-        base = f"/judge/{pool}/"
-        body = (PAGE.replace("__BASE__", html.escape(json.dumps(base), quote=False))
-                .replace("__JUDGE__", html.escape(json.dumps(judge), quote=False)))
+        _pool(ev, pool)
+        base = f"/judge/{quote(pool, safe='')}/"
+        body = (PAGE.replace("__BASE__", html.escape(base, quote=True))
+                .replace("__JUDGE__", html.escape(judge, quote=True)))
         return HTMLResponse(body, headers={"Cache-Control": "no-store"})
 
     @router.get("/{pool}/next")
     def next_pair(pool: str, judge: Judge, ev: Ev) -> dict:
+        _pool(ev, pool)
         return _guard(_item, ev, pool, judge)
 
     @router.post("/{pool}/grade")
-    def grade(pool: str, body: Grade, ev: Ev) -> dict:
-        _guard(ev.judge, pool, body.token, body.judge, body.grade)
-        return _item(ev, pool, body.judge)
+    def grade(pool: str, body: Grade, user: GradeJudge, ev: Ev) -> dict:
+        _pool(ev, pool)
+        judge = body.judge if standalone else user
+        _guard(ev.judge, pool, body.token, judge, body.grade)
+        return _item(ev, pool, judge)
 
     @router.get("/{pool}/picture/{token}")
     def picture(pool: str, token: str, ev: Ev) -> Response:
+        _pool(ev, pool)
         path = _guard(ev.item_image, pool, token)
         try:
             data = path.read_bytes()
-        except OSError as exc:
-            raise HTTPException(status_code=404, detail="picture unavailable") from exc
+        except OSError:
+            raise _missing() from None
         media = {"webp": "image/webp", "png": "image/png", "gif": "image/gif"}.get(
             path.suffix.lower().lstrip("."), "image/jpeg")
         return Response(data, media_type=media, headers={"Cache-Control": "no-store"})
@@ -147,9 +218,17 @@ def judging_router(get_evaluation: Callable[[], Evaluation]) -> APIRouter:
 
 def standalone_app(ev: Evaluation, pool: str | None = None) -> FastAPI:
     """A FastAPI app serving the judging router for one library (``loupe eval
-    judge``); ``/`` redirects nowhere and says where the page is."""
+    judge``); ``/`` redirects nowhere and says where the page is. Run by the
+    library owner: it sees every pair and takes the judge's name from
+    ``?judge=``; :class:`loupe.web.security.Guard` adds the security headers
+    and refuses cross-origin posts."""
+    from ..web.security import Guard, WebLimits  # noqa: PLC0415
+
     app = FastAPI(title="Loupe blind judging", docs_url=None, redoc_url=None, openapi_url=None)
     app.include_router(judging_router(lambda: ev))
+    # the owner's local tool has no login, but gets the same headers, Origin
+    # check (no other page may post grades) and body limit as the web app
+    app.add_middleware(Guard, limits=WebLimits(), authenticated=lambda scope: True)
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> str:

@@ -169,30 +169,55 @@ INSERT INTO eval_pool_item (pool_id, query_id, asset_id, token, position, round)
 VALUES (%(pool_id)s, %(query_id)s, %(asset_id)s, %(token)s, %(position)s, %(round)s)
 """
 
-# The next pair a judge has not judged, in pool order, with progress counts.
+# The judging page shows a viewer only the pairs whose asset it may read
+# (SPEC P1): every statement below takes the viewer's ``see_all`` and
+# ``principals`` and passes them to ``loupe_can_read`` (migration 0005), so a
+# hidden pair is skipped, is not counted in the progress, and its token
+# answers like an unknown one.
+
+# The next pair a judge has not judged, in pool order, with progress counts
+# (both over the pairs the viewer may read).
 NEXT_ITEM = """
-SELECT i.token, q.text,
-       (SELECT count(*) FROM eval_pool_item WHERE pool_id = %(pool_id)s) AS total,
-       (SELECT count(*) FROM eval_judgement j JOIN eval_pool_item x ON x.id = j.item_id
-        WHERE x.pool_id = %(pool_id)s AND j.judge = %(judge)s) AS done
-FROM eval_pool_item i JOIN eval_query q ON q.id = i.query_id
-WHERE i.pool_id = %(pool_id)s
-  AND NOT EXISTS (SELECT 1 FROM eval_judgement j WHERE j.item_id = i.id AND j.judge = %(judge)s)
-ORDER BY i.position
+WITH visible AS (
+    SELECT i.id, i.query_id, i.position, i.token
+    FROM eval_pool_item i JOIN asset a ON a.id = i.asset_id
+    WHERE i.pool_id = %(pool_id)s
+      AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                         %(see_all)s, %(principals)s::bigint[])
+)
+SELECT v.token, q.text,
+       (SELECT count(*) FROM visible) AS total,
+       (SELECT count(*) FROM eval_judgement j JOIN visible x ON x.id = j.item_id
+        WHERE j.judge = %(judge)s) AS done
+FROM visible v JOIN eval_query q ON q.id = v.query_id
+WHERE NOT EXISTS (SELECT 1 FROM eval_judgement j WHERE j.item_id = v.id AND j.judge = %(judge)s)
+ORDER BY v.position
 LIMIT 1
 """
 
+# ``(total, done)`` pairs of a pool for one judge, over the pairs the viewer may read.
 PROGRESS = """
-SELECT (SELECT count(*) FROM eval_pool_item WHERE pool_id = %(pool_id)s),
-       (SELECT count(*) FROM eval_judgement j JOIN eval_pool_item x ON x.id = j.item_id
-        WHERE x.pool_id = %(pool_id)s AND j.judge = %(judge)s)
+WITH visible AS (
+    SELECT i.id
+    FROM eval_pool_item i JOIN asset a ON a.id = i.asset_id
+    WHERE i.pool_id = %(pool_id)s
+      AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                         %(see_all)s, %(principals)s::bigint[])
+)
+SELECT (SELECT count(*) FROM visible),
+       (SELECT count(*) FROM eval_judgement j JOIN visible x ON x.id = j.item_id
+        WHERE j.judge = %(judge)s)
 """
 
+# One pair by its token, if the viewer may read its asset: item id, asset id,
+# thumbnail (relative to the home) and the primary file's path.
 ITEM_BY_TOKEN = """
 SELECT i.id, i.asset_id, a.thumbnail,
        (SELECT path FROM asset_file WHERE asset_id = a.id ORDER BY rel_path, path LIMIT 1)
 FROM eval_pool_item i JOIN asset a ON a.id = i.asset_id
 WHERE i.pool_id = %(pool_id)s AND i.token = %(token)s
+  AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                     %(see_all)s, %(principals)s::bigint[])
 """
 
 UPSERT_JUDGEMENT = """

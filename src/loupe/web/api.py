@@ -18,7 +18,8 @@ from pydantic import BaseModel, Field
 from ..library import Library
 from . import service
 from ..access.users import AccessError, SelfAction, UnknownUser
-from .auth import issue_token, presented_secret, revoke_token, user_library
+from .auth import issue_token, login, presented_secret, revoke_token, user_library
+from .security import Throttled
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -104,15 +105,22 @@ def _text(value: str | None, name: str) -> str | None:
     return value
 
 
-@router.post("/tokens", response_model=TokenOut, responses={401: ERRORS[401]})
+@router.post("/tokens", response_model=TokenOut,
+             responses={401: ERRORS[401], 429: {"description": "Too many failed logins: wait "
+                                                               "Retry-After seconds"}})
 def create_token(body: TokenIn, request: Request) -> dict:
-    """Exchange a user name and password for an API bearer token."""
+    """Exchange a user name and password for an API bearer token. Failed
+    attempts are throttled per account and client and per client (429 with
+    ``Retry-After``; see docs/security.md)."""
     for name, value in (("name", body.name), ("password", body.password), ("label", body.label)):
         _text(value, name)
+    try:
+        user = login(request, body.name, body.password)
+    except Throttled as exc:
+        raise HTTPException(429, str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
+    if user is None:
+        raise HTTPException(401, "wrong user name or password")
     with request.app.state.pool.lend() as lib:
-        user = lib.authenticate(body.name, body.password)
-        if user is None:
-            raise HTTPException(401, "wrong user name or password")
         return issue_token(lib, user["id"], "api", label=body.label)
 
 
@@ -180,13 +188,19 @@ def collections(lib: UserLib) -> list[dict]:
     return lib.collections()
 
 
-@router.post("/upload", responses={**ERRORS, 413: {"description": "Too many or too large files"}})
+@router.post("/upload", responses={**ERRORS, 413: {"description": "Body over the request limit, "
+                                                                 "too many or too large files, "
+                                                                 "or over the user's quota"}})
 def upload(lib: UserLib, request: Request,
            files: Annotated[list[UploadFile], File(description="image files")]) -> dict:
     """Store the files under ``HOME/uploads/<user>/<batch>/`` and ingest them;
-    the new assets are granted to the uploader. Returns the ingest summary
-    and the asset ids."""
-    return service.upload(lib, request.state.owner, request.state.principal, files)
+    the new assets are granted to the uploader. Limits (body size, quotas,
+    pixels) and what a member's reply holds: docs/security.md. An admin gets
+    the ingest summary and the asset ids; a member ``{"folder",
+    "files_seen", "stored", "failed", "failures"}``, the same whether or not
+    the bytes were already in the library."""
+    return service.upload(lib, request.state.owner, request.state.principal, files,
+                          request.app.state.limits)
 
 
 @router.post("/bulk", response_model=BulkOut,

@@ -22,8 +22,9 @@ from ..library import Library
 from . import api, pages
 from ..eval.instrument import Evaluation
 from ..eval.judging import judging_router
-from .auth import LoginRequired, user_library
+from .auth import LoginRequired, secret_is_live, user_library
 from .pool import LibraryPool, PoolExhausted
+from .security import Guard, LoginThrottle, WebLimits
 
 STATIC = Path(__file__).parent / "static"
 
@@ -33,12 +34,20 @@ def _evaluation(lib: Annotated[Library, Depends(user_library)]) -> Evaluation:
     return Evaluation(lib)
 
 
+def _judge(lib: Annotated[Library, Depends(user_library)]) -> str:
+    """FastAPI dependency: the judge's name is the logged-in user's name."""
+    return lib.viewer.name
+
+
 def create_app(home: str | Path | None = None, *, database_url: str | None = None,
                tenant: str = "default", pool_size: int = 4,
-               pool: LibraryPool | None = None) -> FastAPI:
+               pool: LibraryPool | None = None, limits: WebLimits | None = None) -> FastAPI:
     """Build the app. The pool opens ``pool_size`` Libraries of ``tenant``
     (in ``home``, or on ``database_url``) when the app starts, unless a
-    ready ``pool`` is given.
+    ready ``pool`` is given. ``limits`` (default :class:`WebLimits`) bounds
+    request bodies, uploads and failed logins; :class:`~loupe.web.security.Guard`
+    checks origin, login and body size before any route reads a body, and
+    adds the security headers (docs/security.md).
 
     Raises (at start-up): the errors of :meth:`loupe.Library.open`.
     """
@@ -66,12 +75,16 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
                               "whether the results are all that match. Authenticate with "
                               "`POST /api/tokens`, then send `Authorization: Bearer TOKEN`.")
     app.state.pool = pool
+    app.state.limits = limits or WebLimits()
+    app.state.throttle = LoginThrottle(app.state.limits)
+    app.add_middleware(Guard, limits=app.state.limits, authenticated=secret_is_live)
     app.include_router(api.router)
     app.include_router(pages.router)
     # the blind judging page of the evaluation instrument (E7), for logged-in
-    # users: the judge's name is theirs to give, the pictures are addressed by
-    # the pool's random tokens (loupe.eval.judging)
-    app.include_router(judging_router(_evaluation), include_in_schema=False)
+    # users: it shows each user only the pairs it may read, records grades
+    # under the user's own name, and addresses pictures by the pool's random
+    # tokens (loupe.eval.judging)
+    app.include_router(judging_router(_evaluation, _judge), include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.exception_handler(LoginRequired)

@@ -11,13 +11,18 @@ collections and bulk actions all apply that user's visibility (SPEC P1, P3).
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fastapi import Request
 
-from ..access.users import UnknownUser
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from ..access import queries as aq
+from ..access.users import UnknownUser, _hasher
 from ..library import Library
 from . import queries as wq
 
@@ -98,3 +103,82 @@ def user_library(request: Request) -> Iterator[Library]:
         request.state.principal = Principal(user_id=row[0], name=row[1],
                                             admin=bool((lib.user or {}).get("admin")), via=row[2])
         yield lib
+
+
+def secret_is_live(scope: dict) -> bool:
+    """Whether the request of ASGI ``scope`` presents a live session or token
+    (blocking: one indexed look-up on a pooled connection). Used by
+    :class:`loupe.web.security.Guard` before a request body is read. When
+    every connection is busy it answers True and lets the route answer 503
+    (the body is still size-limited)."""
+    from .pool import PoolExhausted  # noqa: PLC0415
+
+    secret = presented_secret(Request(scope))
+    if not secret or "\x00" in secret or len(secret) > 200:
+        return False
+    try:
+        with scope["app"].state.pool.lend() as base:
+            return base.conn.execute(wq.TOKEN_USER, {"tenant_id": base.tenant_id,
+                                                     "sha": hash_secret(secret)}
+                                     ).fetchone() is not None
+    except PoolExhausted:
+        return True
+
+
+#: At most this many password hashes are computed at once (argon2 uses about
+#: 64 MiB and one core each): a burst of logins cannot starve searches.
+HASH_SLOTS = threading.BoundedSemaphore(max(1, (os.cpu_count() or 2) // 2))
+
+
+def client_of(request: Request) -> str:
+    """The client's address as the server sees it (behind a reverse proxy,
+    the proxy's: run uvicorn with ``--proxy-headers`` there)."""
+    return request.client.host if request.client else "unknown"
+
+
+def login(request: Request, name: str, password: str) -> dict | None:
+    """Check a user name and password, throttled, with the password hash
+    verified *outside* the database pool: the hash is fetched on a pooled
+    connection, the connection is given back, argon2 runs (at most
+    :data:`HASH_SLOTS` at once), and only a correct password borrows a
+    connection again (to rehash if needed and read the user's groups).
+
+    Returns the user (``{"id", "name", "admin", "groups"}``) or None (an
+    unknown name and a wrong password answer the same, after the same work).
+
+    Raises:
+        loupe.web.security.Throttled: too many failures of this account
+            from this client, or from this client (before any hashing).
+    """
+    throttle = request.app.state.throttle
+    client = client_of(request)
+    throttle.check(name, client)
+    if "\x00" in name or "\x00" in password:
+        throttle.failed(name, client)
+        return None
+    pool = request.app.state.pool
+    with pool.lend() as lib:
+        row = lib.conn.execute(aq.PRINCIPAL_BY_NAME, {"tenant_id": lib.tenant_id,
+                                                      "name": name}).fetchone()
+    ok = False
+    with HASH_SLOTS:
+        if row is None or row[1] != "user" or not row[2]:
+            _hasher.hash(password)   # same work either way: no user enumeration by timing
+        else:
+            try:
+                ok = _hasher.verify(row[2], password)
+            except (VerificationError, InvalidHashError):
+                ok = False
+            rehash = ok and _hasher.check_needs_rehash(row[2])
+            new_hash = _hasher.hash(password) if rehash else None
+    if not ok:
+        throttle.failed(name, client)
+        return None
+    throttle.succeeded(name, client)
+    with pool.lend() as lib:
+        if new_hash:
+            lib.conn.execute(aq.SET_PASSWORD, {"id": row[0], "password_hash": new_hash})
+        try:
+            return lib.as_user(name).user
+        except UnknownUser:
+            return None

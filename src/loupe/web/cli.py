@@ -27,20 +27,33 @@ def exit_on_sigterm() -> None:
               help="Database connections (= searches running at once).")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+@click.option("--max-upload-mb", default=256, show_default=True, type=click.IntRange(1, 1 << 20),
+              help="Largest body of one upload request, in MiB (refused with 413 before it "
+                   "is read).")
+@click.option("--upload-quota-mb", default=2048, show_default=True,
+              type=click.IntRange(1, 1 << 30), help="Bytes each user may keep uploaded, in MiB.")
+@click.option("--upload-quota-files", default=10_000, show_default=True,
+              type=click.IntRange(1, 1 << 30), help="Files each user may keep uploaded.")
 @click.pass_obj
-def serve(obj, host: str, port: int, pool_size: int, log_level: str) -> None:
+def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_mb: int,
+          upload_quota_mb: int, upload_quota_files: int) -> None:
     """Serve the web app and the REST API (OpenAPI at /openapi.json).
 
     Log in with a user of the tenant ('loupe users add NAME [--admin]').
+    Limits and defences: docs/security.md.
     """
     import uvicorn  # noqa: PLC0415 - only this command needs the server
 
     from .app import create_app  # noqa: PLC0415
+    from .security import MiB, WebLimits  # noqa: PLC0415
 
     # Fail here, with the CLI's clear message, if the library cannot be opened.
     obj.open().close()
+    limits = WebLimits(max_upload_request_bytes=max_upload_mb * MiB,
+                       upload_quota_bytes=upload_quota_mb * MiB,
+                       upload_quota_files=upload_quota_files)
     app = create_app(obj.home, database_url=obj.database_url, tenant=obj.tenant,
-                     pool_size=pool_size)
+                     pool_size=pool_size, limits=limits)
     click.echo(f"Loupe on http://{host}:{port}/ (tenant {obj.tenant}; Ctrl-C stops)", err=True)
     exit_on_sigterm()
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level == "debug")

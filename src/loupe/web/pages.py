@@ -16,6 +16,8 @@ from fastapi.templating import Jinja2Templates
 from ..library import Library
 from . import service
 from .auth import SESSION_COOKIE, SESSION_TTL_S, issue_token, revoke_token, user_library
+from .auth import login as check_login
+from .security import Throttled
 from .words import ACTION_LABELS, explain_sentences
 
 router = APIRouter(include_in_schema=False)
@@ -45,16 +47,19 @@ def login_form(request: Request, next: str = "/") -> HTMLResponse:
 def login(request: Request, name: Annotated[str, Form(max_length=200)],
           password: Annotated[str, Form(max_length=1000)],
           next: Annotated[str, Form(max_length=2000)] = "/"):
-    if "\x00" in name or "\x00" in password:
-        user = None
-    else:
-        with request.app.state.pool.lend() as lib:
-            user = lib.authenticate(name, password)
-            if user is not None:
-                session = issue_token(lib, user["id"], "session", ttl_s=SESSION_TTL_S)
+    try:
+        user = check_login(request, name, password)
+    except Throttled as exc:
+        resp = _render(request, "login.html", status=429, next=_safe_next(next),
+                       error=f"Too many failed logins: try again in {exc.retry_after} s.",
+                       name=name)
+        resp.headers["Retry-After"] = str(exc.retry_after)
+        return resp
     if user is None:
         return _render(request, "login.html", status=401, next=_safe_next(next),
                        error="Wrong user name or password.", name=name)
+    with request.app.state.pool.lend() as lib:
+        session = issue_token(lib, user["id"], "session", ttl_s=SESSION_TTL_S)
     resp = RedirectResponse(_safe_next(next), status_code=303)
     resp.set_cookie(SESSION_COOKIE, session["token"], max_age=SESSION_TTL_S, httponly=True,
                     samesite="lax", secure=request.url.scheme == "https")

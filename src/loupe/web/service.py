@@ -5,6 +5,7 @@ a 500 for bad input)."""
 
 from __future__ import annotations
 
+import hashlib
 import mimetypes
 import re
 import secrets
@@ -19,6 +20,9 @@ from ..access.users import AccessError
 from ..bulk.actions import ConfirmationRequired
 from ..library import AssetNotFound, Library, SearchResult
 from . import queries as wq
+from ..ingest.image import EXTENSIONS
+from ..ingest.pipeline import Ingester
+from .security import WebLimits
 from .words import bulk_sentence, explain_code, verdict_sentence
 
 #: Upload limits: files per request and bytes per file.
@@ -177,34 +181,91 @@ def safe_filename(name: str | None) -> str:
     return base
 
 
-def upload(lib: Library, owner: Library, principal: Any,
-           files: list[UploadFile]) -> dict[str, Any]:
-    """Write ``files`` to a fresh folder ``HOME/uploads/<user>/<UTC time>-<random>/``,
-    ingest it, and grant the assets it created to the uploader (an admin sees
-    them anyway). ``owner`` is the unrestricted Library on the same connection:
-    granting is the server's policy, not something a member may do. A file whose bytes already were an asset is not granted: a
-    copy must not open a hidden asset's metadata to the uploader.
+def _usage(folder: Path) -> tuple[int, int]:
+    """``(bytes, files)`` under a user's upload folder (0, 0 when absent)."""
+    size = count = 0
+    if folder.is_dir():
+        for p in folder.rglob("*"):
+            if p.is_file():
+                size += p.stat().st_size
+                count += 1
+    return size, count
 
-    Returns ``{"folder", "ingest", "asset_ids", "already_in_library"}``:
-    ``asset_ids`` the assets the uploader can now see (for an admin, also
-    those that already existed), ``already_in_library`` how many files
-    were copies of an existing asset.
+
+def _sidecars(folder: Path, name: str) -> list[Path]:
+    """The sidecars of ``name`` in ``folder`` (both conventions of
+    :mod:`loupe.ingest.walk`: ``photo.jpg.xmp`` and ``photo.xmp``)."""
+    stem = name.rsplit(".", 1)[0]
+    wanted = {(name + ".xmp").lower(), (stem + ".xmp").lower()}
+    return [p for p in folder.iterdir() if p.name.lower() in wanted]
+
+
+def _pixels(path: Path) -> int | None:
+    """Width x height from the image header, without decoding the pixels
+    (None when Pillow recognises no image: the ingest then says why)."""
+    from PIL import Image  # noqa: PLC0415
+
+    try:
+        with Image.open(path) as im:
+            return im.size[0] * im.size[1]
+    except Exception:  # noqa: BLE001 - any unreadable header: the ingest reports it per file
+        return None
+
+
+def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile],
+           limits: WebLimits | None = None) -> dict[str, Any]:
+    """Write ``files`` to a fresh folder ``HOME/uploads/<user>/<UTC time>-<random>/``,
+    ingest it (one image decoded at a time), and grant the assets it created
+    to the uploader. ``owner`` is the unrestricted Library on the same
+    connection: granting is the server's policy, not something a member may do.
+
+    Rules (docs/security.md, "Uploads"), for every uploader:
+
+    * a file over ``limits.upload_max_pixels``, or past the request's
+      ``limits.upload_pixel_budget``, is refused from its header, before it
+      is decoded; a file that is not an image or sidecar type, or that the
+      ingest refuses, is refused too; refused files are removed from disk;
+    * the user's upload folder holds at most ``limits.upload_quota_bytes``
+      and ``limits.upload_quota_files`` (413 naming the file and the bound;
+      nothing of that request is kept).
+
+    For a member (not an admin), an upload only ever creates new assets: a
+    file whose bytes already are an asset of the tenant (whether or not the
+    member may read it) is not ingested and is removed with its sidecars, so
+    it never attaches to, nor changes the metadata of, an asset of others;
+    and the reply is the same as for a new file: ``{"folder", "files_seen",
+    "stored", "failed", "failures": [{"file", "reason"}]}`` — no asset ids,
+    no ingest counts, nothing that says whether the bytes were known. An
+    admin (who may read everything) gets ``{"folder", "ingest",
+    "asset_ids", "already_in_library", "refused": [{"file", "reason"}]}``
+    (failure paths as file names only).
 
     Raises:
         HTTPException 400: no files, or a bad file name; 413: too many files,
-            or one over :data:`MAX_UPLOAD_BYTES`.
+            one over :data:`MAX_UPLOAD_BYTES`, or over the user's quota.
     """
+    limits = limits or WebLimits()
     if not files:
         raise HTTPException(400, "no files in the upload")
     if len(files) > MAX_UPLOAD_FILES:
         raise HTTPException(413, f"at most {MAX_UPLOAD_FILES} files per upload")
     names = [safe_filename(f.filename) for f in files]
+    user = lib.user
+    member = user is not None and not user.get("admin")
     user_dir = safe_filename(principal.name) if principal else "owner"
+    root = lib.home / "uploads" / user_dir
+    used_bytes, used_files = _usage(root)
+    if used_files + len(files) > limits.upload_quota_files:
+        raise HTTPException(413, f"upload quota: {len(files)} more file(s) would make "
+                                 f"{used_files + len(files):,} files, over your quota of "
+                                 f"{limits.upload_quota_files:,} files")
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    folder = lib.home / "uploads" / user_dir / f"{stamp}-{secrets.token_hex(3)}"
+    folder = root / f"{stamp}-{secrets.token_hex(3)}"
     folder.mkdir(parents=True)
+    digests: dict[str, bytes] = {}
     try:
         seen: dict[str, int] = {}
+        total = used_bytes
         for f, name in zip(files, names):
             if name in seen:  # two files of the same name: keep both
                 seen[name] += 1
@@ -212,28 +273,87 @@ def upload(lib: Library, owner: Library, principal: Any,
                 name = f"{stem}-{seen[name]}.{ext}" if dot else f"{name}-{seen[name]}"
             seen.setdefault(name, 0)
             written = 0
+            digest = hashlib.sha256()
             with open(folder / name, "wb") as out:
                 while chunk := f.file.read(1 << 20):
                     written += len(chunk)
+                    total += len(chunk)
                     if written > MAX_UPLOAD_BYTES:
                         raise HTTPException(413, f"{name} is over {MAX_UPLOAD_BYTES:,} bytes")
+                    if total > limits.upload_quota_bytes:
+                        raise HTTPException(413, f"upload quota: {name} would bring your uploads "
+                                                 f"over your quota of "
+                                                 f"{limits.upload_quota_bytes:,} bytes")
+                    digest.update(chunk)
                     out.write(chunk)
+            digests[name] = digest.digest()
     except HTTPException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    summary = owner.ingest(folder)
+    refused: list[dict[str, str]] = []
+
+    def refuse(name: str, reason: str) -> None:
+        (folder / name).unlink(missing_ok=True)
+        refused.append({"file": name, "reason": reason})
+
+    # types first (anything else would stay on disk unread), then pixels from
+    # the headers, in upload order, before anything is decoded
+    images = [n for n in digests if Path(n).suffix.lower() in EXTENSIONS]
+    for name in digests:
+        suffix = Path(name).suffix.lower()
+        if suffix not in EXTENSIONS and suffix != ".xmp":
+            refuse(name, f"not an image or sidecar file type ({suffix or 'no extension'})")
+    budget = limits.upload_pixel_budget
+    for name in list(images):
+        px = _pixels(folder / name)
+        if px is None:
+            continue
+        if px > limits.upload_max_pixels:
+            refuse(name, f"{px:,} pixels is over the limit of {limits.upload_max_pixels:,} "
+                         f"pixels per uploaded image")
+        elif px > budget:
+            refuse(name, f"{px:,} pixels is over what is left ({budget:,}) of the budget of "
+                         f"{limits.upload_pixel_budget:,} pixels per upload")
+        else:
+            budget -= px
+            continue
+        images.remove(name)
+    known = 0
+    if member and images:
+        existing = {bytes(r[0]) for r in lib.conn.execute(wq.EXISTING_CONTENT, {
+            "tenant_id": lib.tenant_id, "digests": [digests[n] for n in images]})}
+        for name in list(images):
+            if digests[name] in existing:   # never attach to (or change) another's asset
+                for side in _sidecars(folder, name):
+                    side.unlink(missing_ok=True)
+                (folder / name).unlink(missing_ok=True)
+                images.remove(name)
+                known += 1
+    ingester = Ingester(owner.conn, owner.tenant_id, owner.home,
+                        max_pixels=limits.upload_max_pixels, workers=1)
+    summary = ingester.ingest(folder)
+    for failure in summary.failures:   # refused by the ingest: not kept
+        path = Path(failure.path)
+        if path.parent == folder.resolve() or path.parent == folder:
+            refuse(path.name, failure.reason)
     rows = lib.conn.execute(wq.RUN_ASSETS, {"tenant_id": lib.tenant_id,
                                             "run_id": summary.run_id}).fetchall()
-    user = lib.user
-    member = user is not None and not user.get("admin")
     new_ids = [r[0] for r in rows if r[1]]
-    existing = [r[0] for r in rows if not r[1]]
+    existing_ids = [r[0] for r in rows if not r[1]]
     if member:
         for asset_id in new_ids:
             owner.grant(user["name"], asset_id=asset_id)
-    return {"folder": str(folder.relative_to(lib.home)), "ingest": summary.as_dict(),
-            "asset_ids": new_ids if member else new_ids + existing,
-            "already_in_library": len(existing)}
+        refused_names = {r["file"] for r in refused}
+        seen_images = [n for n in digests if Path(n).suffix.lower() in EXTENSIONS]
+        return {"folder": str(folder.relative_to(lib.home)), "files_seen": len(seen_images),
+                "stored": sum(n not in refused_names for n in seen_images),
+                "failed": sum(n in refused_names for n in seen_images),
+                "failures": refused}
+    ingest = summary.as_dict()
+    ingest["failures"] = [{**f, "path": Path(f["path"]).name} for f in ingest["failures"]]
+    return {"folder": str(folder.relative_to(lib.home)), "ingest": ingest,
+            "asset_ids": new_ids + existing_ids, "already_in_library": len(existing_ids),
+            "refused": refused}
 
 
 def run_bulk(lib: Library, action: str, value: str | None, *, q: str, scope: str | None,

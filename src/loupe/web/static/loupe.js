@@ -77,12 +77,17 @@
         .then(function (res) {
           var j = res[1];
           if (res[0] !== 200) { out.textContent = "Upload refused: " + (typeof j.detail === "string" ? j.detail : JSON.stringify(j.detail)); return; }
-          var s = j.ingest, html = "<p>Ingested " + s.files_seen + " file(s): " + s.new_assets + " new, " +
-            s.duplicates + " duplicate(s), " + s.failed + " failed.</p>" +
-            (j.already_in_library ? "<p>" + j.already_in_library + " file(s) were copies of assets already in the library.</p>" : "") + "<ul>";
-          j.asset_ids.forEach(function (id) { html += '<li><a href="/assets/' + id + '">Asset ' + id + "</a></li>"; });
-          (s.failures || []).forEach(function (f) {
-            var li = document.createElement("li"); li.textContent = f.path.split("/").pop() + ": " + f.reason; html += li.outerHTML;
+          var s = j.ingest, html;
+          if (s) {  // an admin's reply: the ingest summary and the assets
+            html = "<p>Ingested " + s.files_seen + " file(s): " + s.new_assets + " new, " +
+              s.duplicates + " duplicate(s), " + s.failed + " failed.</p>" +
+              (j.already_in_library ? "<p>" + j.already_in_library + " file(s) were copies of assets already in the library.</p>" : "") + "<ul>";
+            j.asset_ids.forEach(function (id) { html += '<li><a href="/assets/' + id + '">Asset ' + id + "</a></li>"; });
+          } else {  // a member's reply: what was stored and what was refused
+            html = "<p>Stored " + j.stored + " of " + j.files_seen + " image(s), " + j.failed + " refused.</p><ul>";
+          }
+          (j.failures || (s && s.failures) || []).forEach(function (f) {
+            var li = document.createElement("li"); li.textContent = (f.file || f.path) + ": " + f.reason; html += li.outerHTML;
           });
           out.innerHTML = html + "</ul>";
         })

@@ -1,0 +1,320 @@
+"""Defences of the web app that act before a route runs (issue 11, SPEC N5):
+
+* :class:`WebLimits` — the limits and their defaults (request bodies, upload
+  quotas, pixels per upload, login throttling).
+* :class:`Guard` — a pure ASGI middleware, outermost in the app. For every
+  request it
+
+  1. adds the security headers (:data:`SECURITY_HEADERS`: a Content-Security-
+     Policy without inline script or style, ``nosniff``, no framing, a
+     same-origin referrer policy);
+  2. refuses a cross-origin state-changing request authenticated by the
+     session cookie (or a login form posted from another origin): a POST,
+     PUT, PATCH or DELETE without an ``Authorization: Bearer`` header whose
+     ``Origin`` is not this server's own (``scheme://Host``), or whose
+     ``Sec-Fetch-Site`` is neither ``same-origin`` nor ``none``, answers 403
+     before the route runs (OWASP CSRF cheat sheet, "Verifying Origin with
+     standard headers" and "Fetch Metadata");
+  3. for a request with a body to a route that needs a login, checks the
+     presented session or token against the database *before a byte of the
+     body is read* (401 for ``/api/``, a redirect to the login page
+     otherwise), then enforces the body-size limit on ``Content-Length``
+     (413 at once) and on the bytes actually streamed (413 as soon as the
+     count passes the limit; the route then sees a disconnect). So an
+     unauthenticated or oversized upload is never spooled to disk.
+
+* :class:`LoginThrottle` — failed logins per (account, client) and per
+  client, with exponential back-off; 429 with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+#: Methods that change state (CSRF-checked; their bodies are size-limited).
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+#: Routes that take a body without a login (the login form, the token
+#: exchange). Everything else with a body needs a live session or token
+#: before its body is read.
+PUBLIC_BODY_ROUTES = frozenset({("POST", "/login"), ("POST", "/api/tokens")})
+
+#: The Content-Security-Policy: scripts, styles, images and requests from
+#: this origin only, no inline script or style (the pages use
+#: /static/loupe.js and /static/loupe.css; the judging page its own files),
+#: no plugins, no <base>, forms only to this origin, never framed.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+       "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+       "form-action 'self'; frame-ancestors 'none'")
+
+#: Headers added to every response (names lower-case, as ASGI sends them).
+SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+)
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class WebLimits:
+    """The web app's limits (defaults in brackets; ``loupe serve`` options
+    set the upload ones).
+
+    Attributes:
+        max_body_bytes: largest request body of any route but the upload [1 MiB].
+        max_upload_request_bytes: largest body of one ``POST /api/upload``,
+            all files and multipart framing together [256 MiB].
+        upload_quota_bytes: bytes a user may keep under its upload folder,
+            all uploads together [2 GiB].
+        upload_quota_files: files a user may keep there [10,000].
+        upload_max_pixels: largest width x height of one uploaded image,
+            read from its header before it is decoded [100 MP: a 100 MP
+            medium-format frame].
+        upload_pixel_budget: width x height of all images of one upload
+            together [200 MP]; uploads are decoded one at a time, so the
+            decoding memory of a request is bounded by the largest image
+            (about 3-4 bytes per pixel), not by their sum.
+        login_free_failures: failed logins of one account from one client
+            before back-off starts [5].
+        client_free_failures: failed logins from one client, over all
+            accounts, before back-off starts [20].
+        backoff_base_s: the first back-off; each further failure doubles
+            it [1 s].
+        backoff_max_s: the longest back-off [900 s].
+        forget_after_s: failures are forgotten after this long without a
+            new one [900 s].
+    """
+
+    max_body_bytes: int = 1 * MiB
+    max_upload_request_bytes: int = 256 * MiB
+    upload_quota_bytes: int = 2048 * MiB
+    upload_quota_files: int = 10_000
+    upload_max_pixels: int = 100_000_000
+    upload_pixel_budget: int = 200_000_000
+    login_free_failures: int = 5
+    client_free_failures: int = 20
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 900.0
+    forget_after_s: float = 900.0
+
+    def __post_init__(self) -> None:
+        for name, value in self.__dict__.items():
+            if not value > 0:
+                raise ValueError(f"web limit {name} must be > 0, not {value!r}")
+
+
+class Throttled(Exception):
+    """Too many failed logins: retry after ``retry_after`` seconds (429)."""
+
+    def __init__(self, retry_after: int):
+        super().__init__(f"too many failed logins: try again in {retry_after} s")
+        self.retry_after = retry_after
+
+
+class LoginThrottle:
+    """Failed-login counters with exponential back-off, in memory (one
+    ``loupe serve`` process).
+
+    Two counters are kept: one per (account, client) and one per client (over
+    all accounts). After ``free`` failures of a counter, each further failure
+    locks it for ``base * 2**(n - free - 1)`` seconds, at most ``max_s``
+    (n = failures so far); a counter untouched for ``forget_after_s`` is
+    dropped. A login is refused (:class:`Throttled`) while either of its
+    counters is locked, *before* the password is hashed. The account counter
+    is per client so that an attacker cannot lock an account's owner out: a
+    correct password from another client still logs in. A success clears the
+    (account, client) counter, not the client's.
+
+    Args:
+        limits: the thresholds (:class:`WebLimits`).
+        clock: seconds, monotonic (tests may pass their own).
+    """
+
+    def __init__(self, limits: WebLimits, clock=time.monotonic):
+        self.limits = limits
+        self._clock = clock
+        self._lock = threading.Lock()
+        # key -> [failures, locked_until, last_failure]
+        self._state: dict[tuple, list[float]] = {}
+
+    def _keys(self, account: str, client: str) -> list[tuple[tuple, int]]:
+        return [(("account", account, client), self.limits.login_free_failures),
+                (("client", client), self.limits.client_free_failures)]
+
+    def check(self, account: str, client: str) -> None:
+        """Raise :class:`Throttled` if this login must wait."""
+        now = self._clock()
+        wait = 0.0
+        with self._lock:
+            for key, _ in self._keys(account, client):
+                st = self._state.get(key)
+                if st is None:
+                    continue
+                if now - st[2] > self.limits.forget_after_s:
+                    del self._state[key]
+                    continue
+                wait = max(wait, st[1] - now)
+        if wait > 0:
+            raise Throttled(max(1, int(wait + 0.999)))
+
+    def failed(self, account: str, client: str) -> None:
+        """Count a failed login."""
+        now = self._clock()
+        with self._lock:
+            if len(self._state) > 100_000:   # bound the memory under a flood of names
+                self._state = {k: v for k, v in self._state.items()
+                               if now - v[2] <= self.limits.forget_after_s}
+            for key, free in self._keys(account, client):
+                st = self._state.setdefault(key, [0, 0.0, now])
+                st[0] += 1
+                st[2] = now
+                extra = st[0] - free
+                if extra > 0:
+                    st[1] = now + min(self.limits.backoff_max_s,
+                                      self.limits.backoff_base_s * 2 ** min(extra - 1, 30))
+
+    def succeeded(self, account: str, client: str) -> None:
+        """Forget the (account, client) failures after a correct password."""
+        with self._lock:
+            self._state.pop(("account", account, client), None)
+
+
+def _header(scope: dict, name: bytes) -> str | None:
+    for k, v in scope.get("headers", ()):
+        if k == name:
+            return v.decode("latin-1")
+    return None
+
+
+def _norm_host(host: str, scheme: str) -> str:
+    host = host.strip().lower()
+    default = {"http": ":80", "https": ":443"}.get(scheme, "")
+    if default and host.endswith(default):
+        host = host[: -len(default)]
+    return host
+
+
+def cross_origin(scope: dict) -> str | None:
+    """Why a state-changing request looks cross-origin, or None when it is
+    same-origin (or carries neither ``Origin`` nor ``Sec-Fetch-Site``: then it
+    is not from a browser that could be forged into sending it)."""
+    site = _header(scope, b"sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return f"Sec-Fetch-Site is {site!r}"
+    origin = _header(scope, b"origin")
+    if origin is None:
+        return None
+    host = _header(scope, b"host") or ""
+    scheme, sep, netloc = origin.partition("://")
+    if not sep or _norm_host(netloc, scheme.lower()) != _norm_host(host, scheme.lower()):
+        return "the Origin is not this server"
+    return None
+
+
+async def _send_json(send, status: int, detail: str, headers: list | None = None) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                            *SECURITY_HEADERS, *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class Guard:
+    """The ASGI middleware described in the module docstring.
+
+    Args:
+        app: the ASGI app it wraps.
+        limits: the body limits (:class:`WebLimits`).
+        authenticated: ``(scope) -> bool``, blocking; whether the request
+            presents a live session or token (run in a worker thread).
+    """
+
+    def __init__(self, app, limits: WebLimits, authenticated):
+        self.app = app
+        self.limits = limits
+        self.authenticated = authenticated
+
+    async def __call__(self, scope: dict, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                have = {k.lower() for k, _ in message.get("headers", ())}
+                message = {**message, "headers": [*message.get("headers", ()),
+                                                  *(h for h in SECURITY_HEADERS
+                                                    if h[0] not in have)]}
+            await send(message)
+
+        method, path = scope["method"], scope["path"]
+        if method not in UNSAFE_METHODS:
+            await self.app(scope, receive, send_with_headers)
+            return
+        bearer = (_header(scope, b"authorization") or "").lower().startswith("bearer ")
+        if not bearer and (why := cross_origin(scope)):
+            await _send_json(send, 403, f"cross-origin request refused: {why}")
+            return
+        if (method, path) not in PUBLIC_BODY_ROUTES:
+            if not await anyio.to_thread.run_sync(self.authenticated, scope):
+                if path.startswith("/api/"):
+                    await _send_json(send, 401, "authentication required: POST /api/tokens "
+                                                "for a bearer token",
+                                     [(b"www-authenticate", b"Bearer")])
+                else:
+                    await send({"type": "http.response.start", "status": 303,
+                                "headers": [(b"location", b"/login"), (b"content-length", b"0"),
+                                            *SECURITY_HEADERS]})
+                    await send({"type": "http.response.body", "body": b""})
+                return
+        limit = (self.limits.max_upload_request_bytes if path == "/api/upload"
+                 else self.limits.max_body_bytes)
+        length = _header(scope, b"content-length")
+        if length is not None:
+            try:
+                declared = int(length)
+            except ValueError:
+                await _send_json(send, 400, "invalid Content-Length")
+                return
+            if declared > limit:
+                await _send_json(send, 413, f"request body of {declared:,} bytes is over the "
+                                            f"limit of {limit:,} bytes for {path}")
+                return
+        seen = 0
+        refused = False
+
+        async def counted_receive() -> dict[str, Any]:
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    refused = True
+                    await _send_json(send, 413, f"request body is over the limit of "
+                                                f"{limit:,} bytes for {path}")
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def send_unless_refused(message: dict[str, Any]) -> None:
+            if not refused:
+                await send_with_headers(message)
+
+        try:
+            await self.app(scope, counted_receive, send_unless_refused)
+        except Exception:
+            if not refused:
+                raise
