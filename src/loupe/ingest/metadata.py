@@ -271,3 +271,24 @@ def sidecar_problem(sidecar: str, raw: dict[str, Any]) -> str | None:
     if not any(k.startswith("XMP-") and k != "XMP-x:XMPToolkit" for k in raw):
         return f"XMP sidecar {sidecar} ignored: it holds no XMP property"
     return None
+
+
+def document_ids(raw_all: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The XMP Media Management ``DocumentID`` and ``OriginalDocumentID`` of one
+    image, from ``{"file": raw, "sidecar": raw}`` (the sidecar's first), or None.
+
+    Adobe's XMP specification (Part 2, xmpMM): DocumentID stays the same across
+    saves of one document; OriginalDocumentID names the document a derivative
+    ("save as", export) was made from. Ingest uses them to recognise a file that
+    moved and changed bytes at once (SPEC S7).
+    """
+    out: list[str | None] = []
+    for tag in ("XMP-xmpMM:DocumentID", "XMP-xmpMM:OriginalDocumentID"):
+        value = None
+        for part in ("sidecar", "file"):
+            v = (raw_all.get(part) or {}).get(tag)
+            if isinstance(v, str) and v.strip():
+                value = v.strip()
+                break
+        out.append(value)
+    return out[0], out[1]
