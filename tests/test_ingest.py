@@ -48,7 +48,9 @@ def test_orientation_applied_to_thumbnail(lib: Library, photos: Path):
     exiftool_write(img, "-EXIF:Orientation#=6")
     lib.ingest(photos)
     asset = lib.show(1)
-    assert (asset["width"], asset["height"], asset["orientation"]) == (80, 40, 6)
+    # as displayed (tests/test_edges_ingest.py); the stored pixels apart
+    assert (asset["width"], asset["height"], asset["orientation"]) == (40, 80, 6)
+    assert (asset["stored_width"], asset["stored_height"]) == (80, 40)
     with Image.open(asset["thumbnail"]) as im:
         assert im.size == (40, 80)
 

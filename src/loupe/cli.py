@@ -113,13 +113,15 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
         _emit_json(summary.as_dict())
         return
     s = summary
-    rate = (s.new_assets + s.duplicates + s.updated) / s.seconds if s.seconds else 0.0
+    rate = (s.new_assets + s.duplicates + s.updated + s.moved) / s.seconds if s.seconds else 0.0
     console.print(f"Ingested [bold]{s.root}[/] in {s.seconds:.1f} s"
                   + (f" ({rate:.1f} files/s)" if rate else ""))
     table = Table(show_header=False, box=None, padding=(0, 2))
     for label, value in [("files seen", s.files_seen), ("new assets", s.new_assets),
                          ("duplicates (same bytes, another path)", s.duplicates),
-                         ("updated", s.updated), ("unchanged (skipped)", s.unchanged),
+                         ("updated", s.updated),
+                         ("moved (asset kept, old path gone)", s.moved),
+                         ("unchanged (skipped)", s.unchanged),
                          ("removed files", s.removed_files), ("removed assets", s.removed_assets),
                          ("failed", s.failed), ("warnings", len(s.warnings))]:
         table.add_row(label, f"{value:,}")
@@ -251,7 +253,9 @@ def show(obj: _Ctx, asset_id: int, as_json: bool) -> None:
         _emit_json(asset)
         return
     console.print(f"[bold]asset {asset['id']}[/]  {asset['media_type']}  "
-                  f"{asset['width']}×{asset['height']} px  orientation {asset['orientation']}  "
+                  f"{asset['width']}×{asset['height']} px as displayed (stored "
+                  f"{asset['stored_width']}×{asset['stored_height']}, EXIF orientation "
+                  f"{asset['orientation']})  "
                   f"{asset['byte_size']:,} bytes")
     console.print(f"sha256 {asset['sha256']}")
     console.print(f"thumbnail {asset['thumbnail']}", highlight=False)

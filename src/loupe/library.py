@@ -27,6 +27,7 @@ from .db.migrate import applied
 from .document.compile import rebuild_documents
 from .document.languages import normalize_lang, validate_languages
 from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
+from .ingest.image import displayed_size
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
 from .fusion.search import (EncoderHealth, FusedResult, QueryVectorCache, VectorLane,
                             fused_search)
@@ -574,7 +575,9 @@ class Library:
 
     def show(self, asset_id: int) -> dict[str, Any]:
         """Everything stored about one asset: pixels, files with metadata,
-        collections and search documents.
+        collections and search documents. ``width``/``height`` are the size as
+        displayed (EXIF orientation applied); ``stored_width``/``stored_height``
+        the stored pixels and ``orientation`` the EXIF value 1..8.
 
         Raises:
             AssetNotFound: no such asset in this tenant, or one the viewer
@@ -585,6 +588,12 @@ class Library:
         cols = ["id", "sha256", "byte_size", "media_type", "width", "height", "orientation",
                 "thumbnail", "created_at", "updated_at", "embargo_until", "rights_expire_at"]
         asset = dict(zip(cols, row))
+        # width/height as displayed (EXIF orientation applied: 5..8 turn the
+        # picture a quarter, swapping the sides); the stored pixels and the
+        # orientation are given apart
+        asset["stored_width"], asset["stored_height"] = asset["width"], asset["height"]
+        asset["width"], asset["height"] = displayed_size(asset["width"], asset["height"],
+                                                         asset["orientation"])
         asset["sha256"] = bytes(asset["sha256"]).hex()
         asset["thumbnail"] = str(self.home / asset["thumbnail"]) if asset["thumbnail"] else None
         for key in ("created_at", "updated_at", "embargo_until", "rights_expire_at"):
