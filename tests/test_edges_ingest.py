@@ -63,3 +63,75 @@ def test_dimensions_are_shown_as_displayed_with_the_stored_orientation_apart(
     text = cli(["show", str(ids["rot.jpg"])], LOUPE_HOME=str(home),
                LOUPE_DATABASE_URL=db_url).stdout
     assert "40×80 px" in text and "stored 80×40, EXIF orientation 6" in text
+
+
+# -- oversized fields ------------------------------------------------------------
+
+
+def _words(n: int, prefix: str) -> list[str]:
+    """``n`` distinct words of letters only (base-26 numbers), e.g. 'zqbaa'."""
+    out = []
+    for i in range(n):
+        w = ""
+        while True:
+            i, r = divmod(i, 26)
+            w += chr(97 + r)
+            if i == 0:
+                break
+        out.append(prefix + w)
+    return out
+
+
+def _xmp(path: Path, *, title: str, description: str = "", keywords: list[str] = ()) -> Path:
+    """An XMP sidecar written as XML (ExifTool reads it back; a 10 MB value
+    cannot pass through a command line)."""
+    subjects = "".join(f"<rdf:li>{k}</rdf:li>" for k in keywords)
+    path.write_text(
+        '<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?>\n'
+        '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF '
+        'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+        '<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        f'<dc:title><rdf:Alt><rdf:li xml:lang="x-default">{title}</rdf:li></rdf:Alt></dc:title>'
+        + (f'<dc:description><rdf:Alt><rdf:li xml:lang="x-default">{description}</rdf:li>'
+           '</rdf:Alt></dc:description>' if description else "")
+        + (f"<dc:subject><rdf:Bag>{subjects}</rdf:Bag></dc:subject>" if keywords else "")
+        + '</rdf:Description></rdf:RDF></x:xmpmeta>\n<?xpacket end="w"?>\n')
+    return path
+
+
+def test_an_oversized_field_is_truncated_with_a_warning(lib: Library, photos: Path,
+                                                        db_url: str, home: Path):
+    from loupe.ingest.metadata import MAX_LIST_CHARS, MAX_LIST_ITEMS, MAX_TEXT_CHARS
+
+    words = _words(1_500_000, "q")                    # >10 MB of distinct words
+    description = " ".join(words)
+    assert len(description) > 10_000_000
+    img = make_image(photos / "big.jpg", color=(9, 9, 99))
+    _xmp(photos / "big.jpg.xmp", title="Lighthouse keeper", description=description)
+    # a sibling: a sidecar with 5,000 distinct keywords of 30 characters (ExifTool
+    # reads the first 1,000: 30,000 characters)
+    many = make_image(photos / "many.jpg", color=(99, 9, 9))
+    _xmp(photos / "many.jpg.xmp", title="Harbour crane",
+         keywords=[w.ljust(30, "x") for w in _words(5_000, "k")])
+    make_image(photos / "small.jpg", color=(9, 99, 9))
+    summary = lib.ingest(photos)
+    assert (summary.new_assets, summary.failed) == (3, 0), summary.failures
+    assert sorted((w.path, w.kind) for w in summary.warnings) == [
+        (str(img), "too_long"), (str(many), "too_long")]
+    # the image and its other fields are in; the description is cut at the bound
+    big = lib.search("lighthouse").hits
+    assert len(big) == 1
+    shown = lib.show(big[0].asset_id)
+    kept = shown["files"][0]["metadata"]["description"]["x-default"]
+    assert len(kept) <= MAX_TEXT_CHARS and description.startswith(kept)
+    assert not kept.endswith(" ") and description[len(kept)] == " "   # cut between words
+    assert [h.asset_id for h in lib.search(words[10]).hits] == [big[0].asset_id]
+    assert lib.search(words[-1]).total == 0                           # past the bound
+    crane = lib.search("crane").hits[0].asset_id
+    kws = lib.show(crane)["files"][0]["metadata"]["keywords"]
+    assert len(kws) == MAX_LIST_CHARS // 30 and len(kws) < MAX_LIST_ITEMS
+    # recorded: `loupe failures` shows the warnings, naming the field and the bound
+    out = cli(["failures"], LOUPE_HOME=str(home), LOUPE_DATABASE_URL=db_url).stdout
+    line = next(x for x in out.splitlines() if x.startswith(f"warning\t{img}\ttoo_long"))
+    assert f"description (x-default) truncated from {len(description):,} to" in line
+    assert f"the bound is {MAX_TEXT_CHARS:,} characters" in line

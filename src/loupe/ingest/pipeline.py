@@ -29,8 +29,8 @@ from ..document.compile import rebuild_documents
 from . import queries as q
 from .errors import BadFile
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file
-from .metadata import (ExifToolReader, check_readable, document_ids, merge, normalize,
-                       sidecar_problem)
+from .metadata import (ExifToolReader, bound_fields, check_readable, document_ids, merge,
+                       normalize, sidecar_problem)
 from .walk import FoundFile, walk
 
 #: Files read by ExifTool in one batch call.
@@ -93,6 +93,8 @@ class _Prepared:
     metadata: dict[str, Any]
     raw: dict[str, Any]
     warning: str | None = None
+    #: fields cut to the bounds of loupe.ingest.metadata (warnings, kind too_long)
+    truncated: list[str] = field(default_factory=list)
 
 
 ProgressFn = Callable[[int, int], None]
@@ -225,7 +227,8 @@ class Ingester:
                 if warning is None:
                     sidecar_md = normalize(sraw)
                     raw_all["sidecar"] = sraw
-            return _Prepared(f, sha, facts, merge(embedded, sidecar_md), raw_all, warning)
+            metadata, truncated = bound_fields(merge(embedded, sidecar_md))
+            return _Prepared(f, sha, facts, metadata, raw_all, warning, truncated)
         except BadFile as exc:
             return exc
         except Exception as exc:  # an unexpected failure stays confined to its file
@@ -288,6 +291,11 @@ class Ingester:
             self.conn.execute(q.RECORD_FAILURE, {
                 "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": f.path,
                 "kind": "sidecar", "reason": p.warning, "severity": "warning"})
+        for reason in p.truncated:
+            summary.warnings.append(Failure(f.path, "too_long", reason))
+            self.conn.execute(q.RECORD_FAILURE, {
+                "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": f.path,
+                "kind": "too_long", "reason": reason, "severity": "warning"})
         if outcome == "merged":
             reason = (f"its bytes are now those of asset {asset_id}: merged into it "
                       f"(grants, keywords and hand-made collections joined; the later "
