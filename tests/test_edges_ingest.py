@@ -135,3 +135,42 @@ def test_an_oversized_field_is_truncated_with_a_warning(lib: Library, photos: Pa
     line = next(x for x in out.splitlines() if x.startswith(f"warning\t{img}\ttoo_long"))
     assert f"description (x-default) truncated from {len(description):,} to" in line
     assert f"the bound is {MAX_TEXT_CHARS:,} characters" in line
+
+
+# -- concurrent ingests ------------------------------------------------------------
+
+
+def test_two_ingests_of_one_folder_at_once_report_truthfully(photos: Path, db_url: str,
+                                                              home: Path):
+    import time
+
+    import psycopg
+
+    n = 240
+    for i in range(n):
+        make_image(photos / f"d{i // 60}" / f"img-{i:03d}.jpg", size=(96, 64),
+                   color=(i % 256, (7 * i) % 256, 90))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOUPE_")}
+    env.update(LOUPE_HOME=str(home), LOUPE_DATABASE_URL=db_url)
+    with Library.open(home, database_url=db_url):
+        pass
+    first = subprocess.Popen(LOUPE + ["ingest", str(photos), "--json"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # start the second while the first is writing
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if conn.execute("SELECT count(*) FROM asset_file").fetchone()[0] >= 5:
+                break
+            time.sleep(0.05)
+    second = subprocess.Popen(LOUPE + ["ingest", str(photos), "--json"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out1, err1 = first.communicate(timeout=600)
+    out2, err2 = second.communicate(timeout=600)
+    assert (first.returncode, second.returncode) == (0, 0), (err1, err2)
+    a, b = json.loads(out1), json.loads(out2)
+    assert (a["new_assets"], a["duplicates"], a["failed"], a["unchanged"]) == (n, 0, 0, 0)
+    assert (b["new_assets"], b["duplicates"], b["failed"], b["unchanged"]) == (0, 0, 0, n)
+    assert "waiting for another ingest of " + str(photos) in err2
+    with Library.open(home, database_url=db_url) as lib:
+        assert (lib.stats()["assets"], lib.stats()["files"]) == (n, n)

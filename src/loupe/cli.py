@@ -94,7 +94,8 @@ def init(obj: _Ctx, languages: str | None, as_json: bool) -> None:
 @click.option("--max-pixels", type=int, help="Refuse images with more pixels than this.")
 @click.pass_obj
 def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
-    """Ingest every image under PATH (incremental: unchanged files are skipped)."""
+    """Ingest every image under PATH (incremental: unchanged files are skipped;
+    a second ingest of the same folder waits for the first)."""
     with obj.open() as lib:
         columns = [TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
                    TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn()]
@@ -107,7 +108,11 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
                 bar.update(task, completed=done, total=total,
                            rate=f"{speed:.1f} files/s" if speed else "")
 
-            summary = lib.ingest(path, progress=progress, max_pixels=max_pixels)
+            def on_wait(message: str) -> None:
+                click.echo(message + "…", err=True)
+
+            summary = lib.ingest(path, progress=progress, max_pixels=max_pixels,
+                                 on_wait=on_wait)
         waiting = lib.vectors_waiting()
     if as_json:
         _emit_json(summary.as_dict())

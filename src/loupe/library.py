@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from datetime import datetime
 from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -234,15 +235,18 @@ class Library:
         return list(self.conn.execute(q.TENANT_LANGUAGES, {"tenant_id": self.tenant_id}).fetchone()[0])
 
     def ingest(self, path: str | Path, *, progress: ProgressFn | None = None,
-               max_pixels: int | None = None) -> IngestSummary:
+               max_pixels: int | None = None,
+               on_wait: Callable[[str], None] | None = None) -> IngestSummary:
         """Ingest every image under ``path`` (see :mod:`loupe.ingest.pipeline`).
+        While another ingest of the same folder runs this one waits for it,
+        calling ``on_wait`` with a sentence saying so.
 
         Raises:
             NotADirectoryError: ``path`` is not a folder.
         """
         kwargs = {"max_pixels": max_pixels} if max_pixels else {}
         ingester = Ingester(self.conn, self.tenant_id, self.home, **kwargs)
-        return ingester.ingest(path, progress=progress)
+        return ingester.ingest(path, progress=progress, on_wait=on_wait)
 
     def search(self, query: str, *, lang: str | None = None, limit: int = 20,
                offset: int = 0, scope: str | None = None,

@@ -132,16 +132,33 @@ class Ingester:
 
     # -- public ---------------------------------------------------------------
 
-    def ingest(self, root: str | Path, progress: ProgressFn | None = None) -> IngestSummary:
+    def ingest(self, root: str | Path, progress: ProgressFn | None = None,
+               on_wait: Callable[[str], None] | None = None) -> IngestSummary:
         """Ingest every image under ``root``; return the run's summary.
+
+        One ingest of a folder runs at a time per tenant: another one started
+        meanwhile waits for it (calling ``on_wait`` with a sentence saying so),
+        then skips what the first one stored.
 
         Raises:
             NotADirectoryError: ``root`` is not a folder.
         """
-        started = time.monotonic()
         root_path = Path(root).expanduser().resolve()
         if not root_path.is_dir():
             raise NotADirectoryError(f"not a folder: {root_path}")
+        key = {"tenant_id": self.tenant_id, "root": str(root_path)}
+        if not self.conn.execute(q.TRY_LOCK_INGEST, key).fetchone()[0]:
+            if on_wait:
+                on_wait(f"waiting for another ingest of {root_path} to finish")
+            self.conn.execute(q.LOCK_INGEST, key)
+        try:
+            return self._ingest(root_path, progress)
+        finally:
+            if not self.conn.closed and not self.conn.broken:
+                self.conn.execute(q.UNLOCK_INGEST, key)
+
+    def _ingest(self, root_path: Path, progress: ProgressFn | None) -> IngestSummary:
+        started = time.monotonic()
         source_id = self.conn.execute(
             q.UPSERT_SOURCE, {"tenant_id": self.tenant_id, "root": str(root_path)}).fetchone()[0]
         run_id = self.conn.execute(

@@ -185,3 +185,15 @@ SELECT path, asset_id, source_id, doc_id, orig_id FROM (
 ) f
 WHERE doc_id IS NOT NULL OR orig_id IS NOT NULL
 """
+
+# -- one ingest of a folder at a time ----------------------------------------
+# A session-level advisory lock per (tenant, root folder): a second ingest of
+# the same folder waits for the first, then finds every file unchanged —
+# instead of racing it and reporting files it wrote as duplicates or
+# failures. The key is a 64-bit hash of the pair (a collision only makes two
+# unrelated ingests take turns). Released at the end of the run, or by the
+# server when the connection ends (a killed ingest holds nothing).
+_INGEST_KEY = "hashtextextended('loupe.ingest:' || %(tenant_id)s::text || ':' || %(root)s, 0)"
+TRY_LOCK_INGEST = f"SELECT pg_try_advisory_lock({_INGEST_KEY})"
+LOCK_INGEST = f"SELECT pg_advisory_lock({_INGEST_KEY})"
+UNLOCK_INGEST = f"SELECT pg_advisory_unlock({_INGEST_KEY})"
