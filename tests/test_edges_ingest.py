@@ -174,3 +174,35 @@ def test_two_ingests_of_one_folder_at_once_report_truthfully(photos: Path, db_ur
     assert "waiting for another ingest of " + str(photos) in err2
     with Library.open(home, database_url=db_url) as lib:
         assert (lib.stats()["assets"], lib.stats()["files"]) == (n, n)
+
+
+def test_two_ingests_of_identical_folders_at_once_report_truthfully(tmp_path: Path,
+                                                                    db_url: str, home: Path):
+    """The sibling: other folders (no common lock) holding the same bytes —
+    each file is new in one run and a duplicate in the other, never a failure."""
+    import time
+
+    import psycopg
+
+    n = 120
+    for folder in ("left", "right"):
+        for i in range(n):
+            make_image(tmp_path / folder / f"img-{i:03d}.png", size=(48, 32),
+                       color=(i % 256, 30, (5 * i) % 256), fmt="PNG")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOUPE_")}
+    env.update(LOUPE_HOME=str(home), LOUPE_DATABASE_URL=db_url)
+    with Library.open(home, database_url=db_url):
+        pass
+    procs = []
+    for folder in ("left", "right"):
+        procs.append(subprocess.Popen(LOUPE + ["ingest", str(tmp_path / folder), "--json"],
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True))
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    a, b = (json.loads(o[0]) for o in outs)
+    assert (a["failed"], b["failed"]) == (0, 0), (a["failures"][:3], b["failures"][:3])
+    assert a["new_assets"] + b["new_assets"] == n
+    assert a["duplicates"] + b["duplicates"] == n
+    with Library.open(home, database_url=db_url) as lib:
+        assert (lib.stats()["assets"], lib.stats()["files"]) == (n, 2 * n)

@@ -418,7 +418,11 @@ class Ingester:
                 self.conn.execute(q.UPDATE_ASSET_CONTENT, {**content, "asset_id": pred[1]})
                 self.conn.execute(q.DROP_PIXEL_VECTORS, {"asset_id": pred[1]})
                 return pred[1], "updated"
-        asset_id = self.conn.execute(q.INSERT_ASSET, content).fetchone()[0]
+        row = self.conn.execute(q.INSERT_ASSET, content).fetchone()
+        if row is None:  # another ingest stored these bytes meanwhile: join that asset
+            same = self.conn.execute(q.LOCK_ASSET_BY_HASH, {**params, "sha": p.sha256}).fetchone()
+            return self._resolve_asset(p, same[0], pred)
+        asset_id = row[0]
         if pred is not None:
             self._inherit(pred[1], asset_id, last_file=False)
             return asset_id, "updated"

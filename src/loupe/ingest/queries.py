@@ -66,11 +66,15 @@ LOCK_ASSET_BY_HASH = """
 SELECT id FROM asset WHERE tenant_id = %(tenant_id)s AND content_sha256 = %(sha)s FOR UPDATE
 """
 
+# No row back when these bytes are already an asset: another ingest (of
+# another folder) stored them since LOCK_ASSET_BY_HASH looked; the caller then
+# locks that asset and joins it instead of failing on the unique key.
 INSERT_ASSET = """
 INSERT INTO asset (tenant_id, content_sha256, byte_size, media_type, width, height,
                    orientation, thumbnail)
 VALUES (%(tenant_id)s, %(sha)s, %(size)s, %(media_type)s, %(width)s, %(height)s,
         %(orientation)s, %(thumbnail)s)
+ON CONFLICT (tenant_id, content_sha256) DO NOTHING
 RETURNING id
 """
 
