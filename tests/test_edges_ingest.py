@@ -206,3 +206,93 @@ def test_two_ingests_of_identical_folders_at_once_report_truthfully(tmp_path: Pa
     assert a["duplicates"] + b["duplicates"] == n
     with Library.open(home, database_url=db_url) as lib:
         assert (lib.stats()["assets"], lib.stats()["files"]) == (n, 2 * n)
+
+
+# -- lifecycle of the embedded server ------------------------------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _postmaster(pgdata: Path):
+    """The running postmaster of ``pgdata`` (psutil.Process), or None."""
+    import psutil
+
+    pid_file = pgdata / "postmaster.pid"
+    if not pid_file.is_file():
+        return None
+    try:
+        proc = psutil.Process(int(pid_file.read_text().split()[0]))
+        return proc if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE else None
+    except (psutil.NoSuchProcess, ValueError):
+        return None
+
+
+def _handles(pgdata: Path) -> list[int]:
+    f = pgdata / ".handle_pids.json"
+    return json.loads(f.read_text()) if f.is_file() else []
+
+
+def _serve(home: Path, env: dict[str, str]) -> subprocess.Popen:
+    import time
+
+    proc = subprocess.Popen(LOUPE + ["serve", "--port", str(_free_port())], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while proc.pid not in _handles(home / "pgdata"):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    return proc
+
+
+def test_a_killed_command_leaves_no_stale_handle_and_loupe_stop_stops(tmp_path: Path):
+    import signal
+
+    home = tmp_path / "home"
+    pgdata = home / "pgdata"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOUPE_")}
+    env["LOUPE_HOME"] = str(home)
+    try:
+        assert subprocess.run(LOUPE + ["init"], env=env, capture_output=True,
+                              timeout=300).returncode == 0
+        assert _postmaster(pgdata) is None                  # the last user stopped it
+        served = _serve(home, env)
+        served.send_signal(signal.SIGKILL)                  # no exit hook runs
+        served.wait()
+        assert _postmaster(pgdata) is not None and _handles(pgdata) == [served.pid]
+        # the next command drops the dead pid and, being the last user, stops the server
+        out = subprocess.run(LOUPE + ["stats"], env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert _postmaster(pgdata) is None
+        assert _handles(pgdata) == []
+
+        # `loupe stop`: refused while another loupe process uses the server, then forced
+        served = _serve(home, env)
+        try:
+            refused = subprocess.run(LOUPE + ["stop"], env=env, capture_output=True,
+                                     text=True, timeout=300)
+            assert refused.returncode == 1
+            assert f"in use by 1 other loupe process(es) (pids {served.pid})" in refused.stderr
+            assert _postmaster(pgdata) is not None
+            forced = subprocess.run(LOUPE + ["stop", "--force", "--json"], env=env,
+                                    capture_output=True, text=True, timeout=300)
+            info = json.loads(forced.stdout)
+            assert (info["was_running"], info["stopped"], info["users"]) == (
+                True, True, [served.pid])
+            assert _postmaster(pgdata) is None
+        finally:
+            served.terminate()
+            served.wait(timeout=60)
+        again = json.loads(subprocess.run(LOUPE + ["stop", "--json"], env=env,
+                                          capture_output=True, text=True, timeout=300).stdout)
+        assert (again["was_running"], again["stopped"]) == (False, False)
+    finally:
+        proc = _postmaster(pgdata)
+        if proc is not None:  # (on the code before the fix) do not leave a server behind
+            proc.terminate()

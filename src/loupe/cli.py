@@ -546,6 +546,33 @@ def failures(obj: _Ctx, run_id: int | None, as_json: bool) -> None:
 
 
 @main.command()
+@click.option("--force", is_flag=True,
+              help="Stop it even while other loupe processes use it (their sessions end).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def stop(obj: _Ctx, force: bool, as_json: bool) -> None:
+    """Stop the library's embedded PostgreSQL server (it also stops by itself
+    when the last loupe process using it exits). Processes that died without
+    saying so (kill -9) are dropped from its list of users first."""
+    from .db.server import ServerInUse  # noqa: PLC0415
+
+    try:
+        info = Library.stop(obj.home, database_url=obj.database_url, force=force)
+    except (ValueError, ServerInUse, DatabaseUnavailable) as exc:
+        raise click.ClickException(str(exc)) from exc
+    if as_json:
+        _emit_json(info)
+        return
+    if info["stale_handles_removed"]:
+        click.echo(f"Dropped {info['stale_handles_removed']} dead process(es) from the "
+                   f"server's users.")
+    if info["stopped"]:
+        click.echo(f"Stopped the embedded PostgreSQL in {info['pgdata']}.")
+    else:
+        click.echo(f"The embedded PostgreSQL in {info['pgdata']} is not running.")
+
+
+@main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def stats(obj: _Ctx, as_json: bool) -> None:

@@ -25,6 +25,7 @@ from .access.viewer import OWNER, Viewer
 from .bulk.actions import apply_action, audit_log as read_audit_log
 from .db import DATABASE_URL_ENV, migrate, resolve_database_url
 from .db.migrate import applied
+from .db.server import stop_embedded
 from .document.compile import rebuild_documents
 from .document.languages import normalize_lang, validate_languages
 from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
@@ -198,6 +199,29 @@ class Library:
     def close(self) -> None:
         """Close the connection (the embedded server stops when its last user exits)."""
         self.conn.close()
+
+    @staticmethod
+    def stop(home: str | Path | None = None, *, database_url: str | None = None,
+             force: bool = False) -> dict[str, Any]:
+        """Stop the embedded PostgreSQL server of library ``home`` (what
+        ``loupe stop`` does), after dropping the pids of dead processes (a
+        ``kill -9``-ed command) from its list of users.
+
+        Returns ``{"pgdata", "was_running", "stopped", "stale_handles_removed",
+        "users"}`` (``users``: live pids of other loupe processes using it).
+
+        Raises:
+            ValueError: a database URL is configured (Loupe does not manage
+                that server).
+            loupe.db.server.ServerInUse: other live processes use the server
+                and ``force`` is false (with ``force`` their sessions end).
+            loupe.db.DatabaseUnavailable: ``pg_ctl`` failed.
+        """
+        if database_url or os.environ.get(DATABASE_URL_ENV):
+            raise ValueError(f"{DATABASE_URL_ENV} (or --database-url) is set: that server is "
+                             f"not Loupe's to stop")
+        home_path = Path(home).expanduser() if home else default_home()
+        return stop_embedded(home_path / "pgdata", force=force)
 
     def __enter__(self) -> "Library":
         return self
