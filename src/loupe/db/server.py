@@ -65,7 +65,7 @@ def embedded_uri(pgdata: Path) -> str:
         # it again so that a long-running `loupe serve` recovers by itself.
         try:
             info = server.get_postmaster_info()
-            if not info.is_running():
+            if not info.is_running() or not _pid_alive(info.pid):  # gone, or a zombie
                 with server._lock:
                     server.ensure_postgres_running()
         except Exception as exc:
