@@ -10,6 +10,12 @@ Guarantees:
   its path, a kind and a reason, counted in the summary, and the run goes on.
 * Re-running is incremental: a file whose size and modification time (and
   those of its sidecar) are unchanged is skipped without being read.
+* An asset keeps its id, and what people added to it, when its file is edited
+  at the same path or moved (SPEC S7; the rule: :meth:`Ingester._resolve_asset`).
+* One ingest of a folder at a time per tenant (an advisory lock); a second one
+  waits for the first.
+* Metadata fields are cut to the bounds of :mod:`loupe.ingest.metadata` before
+  they are stored, each cut recorded as a ``too_long`` warning.
 """
 
 from __future__ import annotations
