@@ -133,7 +133,10 @@ class Ingester:
         self._collections: dict[tuple[int, str], int] = {}
         # move detection of the current run (see _predecessor)
         self._gone_by_asset: dict[int, list[str]] = {}
-        self._missing_docs: list[tuple[str, int, str | None, str | None]] = []
+        self._missing_docs: list[tuple[str, int, str | None, str | None]] | None = None
+        self._source_id: int | None = None
+        self._gone_set: set[str] = set()
+        self._found_paths: set[str] = set()
         self._claimed: set[str] = set()
 
     # -- public ---------------------------------------------------------------
@@ -342,21 +345,35 @@ class Ingester:
 
     def _find_missing(self, source_id: int, known: dict[str, tuple], gone: list[str],
                       found_paths: set[str]) -> None:
-        """Collect, for this run, the files a new path may continue: this
-        source's files not found by the walk (by asset), and the tenant's files
-        with an XMP DocumentID whose path is gone from disk."""
+        """Prepare, for this run, the files a new path may continue: this
+        source's files not found by the walk (by asset); the tenant's files with
+        an XMP DocumentID whose path is gone from disk are read on first need
+        (:meth:`_missing_documents`)."""
         self._claimed = set()
         self._gone_by_asset = {}
         for path in gone:
             self._gone_by_asset.setdefault(known[path][1], []).append(path)
-        gone_set = set(gone)
-        self._missing_docs = []
-        for path, asset_id, src, doc_id, orig_id in self.conn.execute(
-                q.DOCUMENT_IDS, {"tenant_id": self.tenant_id}):
-            if path in gone_set or (src != source_id and path not in found_paths
-                                    and not os.path.exists(path)):
-                self._missing_docs.append((path, asset_id, doc_id, orig_id))
-        self._missing_docs.sort()
+        self._source_id = source_id
+        self._gone_set = set(gone)
+        self._found_paths = found_paths
+        self._missing_docs = None
+
+    def _missing_documents(self) -> list[tuple[str, int, str | None, str | None]]:
+        """``(path, asset_id, DocumentID, OriginalDocumentID)`` of the tenant's
+        files that carry an XMP document id and are gone: not found by this
+        run's walk of their source, or (other sources) not on disk. Read once
+        per run, and only when a file with new bytes at a new path carries an
+        id (a plain incremental run never reads the metadata of every file)."""
+        if self._missing_docs is None:
+            self._missing_docs = []
+            for path, asset_id, src, doc_id, orig_id in self.conn.execute(
+                    q.DOCUMENT_IDS, {"tenant_id": self.tenant_id}):
+                if path in self._gone_set or (
+                        src != self._source_id and path not in self._found_paths
+                        and not os.path.exists(path)):
+                    self._missing_docs.append((path, asset_id, doc_id, orig_id))
+            self._missing_docs.sort()
+        return self._missing_docs
 
     def _predecessor(self, p: _Prepared, same_bytes_asset: int | None) -> tuple[str, int] | None:
         """The known file (path, asset id) that a file at a new path continues, if any.
@@ -373,7 +390,9 @@ class Ingester:
                     return path, same_bytes_asset
             return None
         doc_id, orig_id = document_ids(p.raw)
-        free = [m for m in self._missing_docs if m[0] not in self._claimed]
+        if not doc_id and not orig_id:
+            return None
+        free = [m for m in self._missing_documents() if m[0] not in self._claimed]
         if doc_id:
             for path, asset_id, d, _ in free:
                 if d == doc_id:
