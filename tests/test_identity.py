@@ -235,3 +235,25 @@ def test_a_file_that_becomes_a_copy_of_another_asset_merges_into_it(lib: Library
     assert got["dates"][0] is not None and abs(got["dates"][0] - YESTERDAY) < timedelta(seconds=1)
     assert abs(got["dates"][1] - NEXT_YEAR) < timedelta(seconds=1)
     assert sorted(f["path"] for f in lib.show(idb)["files"]) == [str(a), str(b)]
+
+
+def test_a_file_moved_to_another_ingested_folder_and_edited_keeps_its_asset(
+        lib: Library, tmp_path: Path):
+    """Across roots: the old root is not re-ingested; its file is gone from disk."""
+    old_root, new_root = tmp_path / "card", tmp_path / "archive"
+    img = make_image(old_root / "IMG_0001.jpg", color=(40, 40, 200))
+    exiftool_write(img, "-XMP-dc:Title=Boat", "-XMP-xmpMM:DocumentID=xmp.did:boat-1")
+    lib.ingest(old_root)
+    aid = only_asset(lib)
+    lib.bulk("add_keyword", "approved", query="boat")
+    new_root.mkdir()
+    moved = img.rename(new_root / "boat.jpg")
+    exiftool_write(moved, "-XMP-dc:Subject=sail")
+    summary = lib.ingest(new_root)
+    assert (summary.new_assets, summary.moved) == (0, 1)
+    assert only_asset(lib) == aid
+    assert [f["path"] for f in lib.show(aid)["files"]] == [str(moved)]
+    assert [h.asset_id for h in lib.search("sail approved").hits] == [aid]
+    # the old root's next ingest has nothing left to remove
+    again = lib.ingest(old_root)
+    assert (again.removed_files, again.removed_assets, only_asset(lib)) == (0, 0, aid)
