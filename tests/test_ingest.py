@@ -182,11 +182,27 @@ def test_an_unusable_sidecar_is_ignored_with_a_warning(lib: Library, photos: Pat
     assert {f["severity"] for f in lib.failures()} == {"warning"}
 
 
-def test_a_known_file_that_turns_bad_leaves_the_library(lib: Library, photos: Path):
+def test_a_known_file_that_turns_bad_keeps_its_asset_until_it_reads_again(lib: Library,
+                                                                          photos: Path):
+    """An exporter rewriting a file can be caught mid-write: the failure is
+    reported, and the asset — its id and what people added to it (SPEC S7) —
+    stays as last read until the file reads again (it was deleted before)."""
     img = make_image(photos / "x.jpg")
     lib.ingest(photos)
+    aid = lib.conn.execute("SELECT id FROM asset").fetchone()[0]
+    lib.bulk("add_keyword", "approved", query="x")
     img.write_bytes(b"")
     summary = lib.ingest(photos)
     assert [f.kind for f in summary.failures] == ["empty"]
-    assert (summary.removed_files, summary.removed_assets) == (1, 1)
-    assert lib.stats()["assets"] == 0
+    assert f"asset {aid} keeps its previous version" in summary.failures[0].reason
+    assert (summary.removed_files, summary.removed_assets) == (0, 0)
+    assert [h.asset_id for h in lib.search("approved").hits] == [aid]
+    # retried at the next run; read again, the same asset
+    make_image(img, color=(1, 2, 3))
+    again = lib.ingest(photos)
+    assert (again.failed, again.updated, again.new_assets) == (0, 1, 0)
+    assert [h.asset_id for h in lib.search("approved").hits] == [aid]
+    # deleted: it goes
+    img.unlink()
+    gone = lib.ingest(photos)
+    assert (gone.removed_files, gone.removed_assets, lib.stats()["assets"]) == (1, 1, 0)

@@ -488,13 +488,17 @@ class Ingester:
         summary.removed_files += 1
 
     def _fail(self, summary: IngestSummary, err: BadFile, known: tuple | None) -> None:
-        """Record a failure; a known file that now fails no longer describes its asset."""
-        summary.failures.append(Failure(err.path, err.kind, err.reason))
+        """Record a failure. A known file that now fails (caught mid-write by an
+        exporter, emptied, damaged) keeps its asset as last read — its id and what
+        people added to it (SPEC S7) — until it reads again: its stored size and
+        time still differ, so the next run retries it; deleting the file removes
+        it as usual."""
+        reason = err.reason
+        if known is not None:
+            reason += (f" (asset {known[1]} keeps its previous version until the file "
+                       f"can be read again)")
+        summary.failures.append(Failure(err.path, err.kind, reason))
         with self.conn.transaction():
-            if known is not None:
-                self.conn.execute(q.DELETE_FILE, {"tenant_id": self.tenant_id, "path": err.path})
-                self._release_asset(known[1], summary)
-                summary.removed_files += 1
             self.conn.execute(q.RECORD_FAILURE, {
                 "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": err.path,
-                "kind": err.kind, "reason": err.reason, "severity": "error"})
+                "kind": err.kind, "reason": reason, "severity": "error"})
