@@ -343,5 +343,7 @@ def test_serve_recovers_from_a_database_restart(tmp_path: Path, photos: Path, mo
                 raise AssertionError("the embedded server was not started again")
             for _ in range(4):
                 assert search()[0] == 200
+            # this process is listed again as a user of the server it restarted
+            assert os.getpid() in _handles(pgdata)
     finally:
         Library.stop(home, force=True)

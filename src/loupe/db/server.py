@@ -68,6 +68,9 @@ def embedded_uri(pgdata: Path) -> str:
             if not info.is_running() or not _pid_alive(info.pid):  # gone, or a zombie
                 with server._lock:
                     server.ensure_postgres_running()
+                    # listed again (a forced `loupe stop` emptied the list), so
+                    # that this process stops the server when it is the last
+                    server.global_process_id_list.get_and_add(os.getpid())
         except Exception as exc:
             raise DatabaseUnavailable(
                 f"could not restart the embedded PostgreSQL in {pgdata}: {exc} "
