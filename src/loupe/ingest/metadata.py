@@ -398,3 +398,102 @@ def sidecar_problem(sidecar: str, raw: dict[str, Any]) -> str | None:
     if not any(k.startswith("XMP-") and k != "XMP-x:XMPToolkit" for k in raw):
         return f"XMP sidecar {sidecar} ignored: it holds no XMP property"
     return None
+
+
+def document_ids(raw_all: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The XMP Media Management ``DocumentID`` and ``OriginalDocumentID`` of one
+    image, from ``{"file": raw, "sidecar": raw}`` (the sidecar's first), or None.
+
+    Adobe's XMP specification (Part 2, xmpMM): DocumentID stays the same across
+    saves of one document; OriginalDocumentID names the document a derivative
+    ("save as", export) was made from. Ingest uses them to recognise a file that
+    moved and changed bytes at once (SPEC S7).
+    """
+    out: list[str | None] = []
+    for tag in ("XMP-xmpMM:DocumentID", "XMP-xmpMM:OriginalDocumentID"):
+        value = None
+        for part in ("sidecar", "file"):
+            v = (raw_all.get(part) or {}).get(tag)
+            if isinstance(v, str) and v.strip():
+                value = v.strip()
+                break
+        out.append(value)
+    return out[0], out[1]
+
+
+#: Bounds on one file's normalised metadata, enforced before anything is
+#: stored or indexed (SPEC N3, N5). PostgreSQL refuses a tsvector over
+#: 1,048,575 bytes ("string is too long for tsvector"), so one unbounded field
+#: would make the whole image fail. With these bounds one file's text is at
+#: most 3 lang-alt values x 10,000 + 3 lists x 20,000 characters per language
+#: — under a tenth of that limit even in 4-byte UTF-8 — and far above what
+#: people write (IPTC-IIM itself caps a caption at 2,000 bytes).
+MAX_TEXT_CHARS = 10_000
+#: Items kept of one list field (keywords, creators, location parts).
+MAX_LIST_ITEMS = 1_000
+#: Characters kept of one list item, and of one list field in all.
+MAX_ITEM_CHARS = 1_000
+MAX_LIST_CHARS = 20_000
+
+
+def _cut(text: str, bound: int) -> str:
+    """``text`` cut to at most ``bound`` characters, between words when a word
+    boundary lies in the last tenth (else mid-word), trailing space removed."""
+    if len(text) <= bound:
+        return text
+    head = text[:bound]
+    if not text[bound].isspace():
+        space = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+        if space >= bound - bound // 10:
+            head = head[:space]
+    return head.rstrip()
+
+
+def bound_fields(md: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Apply the bounds above to normalised metadata (see :func:`normalize`).
+
+    Returns ``(bounded copy, reasons)``: one sentence per cut field, naming the
+    field, its size and the bound, for a warning in ``ingest_failure``. Fields
+    within the bounds are returned unchanged.
+    """
+    out = dict(md)
+    reasons: list[str] = []
+    for field, value in md.items():
+        if isinstance(value, dict):  # lang-alt
+            alt = {}
+            for lang, text in value.items():
+                text = str(text)
+                cut = _cut(text, MAX_TEXT_CHARS)
+                if cut != text:
+                    reasons.append(f"{field} ({lang}) truncated from {len(text):,} to "
+                                   f"{len(cut):,} characters (the bound is "
+                                   f"{MAX_TEXT_CHARS:,} characters)")
+                alt[lang] = cut
+            out[field] = alt
+        elif isinstance(value, list):
+            items: list[str] = []
+            total = 0
+            long_items = 0
+            for item in value:
+                item = str(item)
+                cut = _cut(item, MAX_ITEM_CHARS)
+                long_items += cut != item
+                if len(items) >= MAX_LIST_ITEMS or total + len(cut) > MAX_LIST_CHARS:
+                    break
+                items.append(cut)
+                total += len(cut)
+            if len(items) < len(value):
+                reasons.append(f"{field}: {len(items):,} of {len(value):,} values kept (the "
+                               f"bound is {MAX_LIST_ITEMS:,} values and {MAX_LIST_CHARS:,} "
+                               f"characters)")
+            if long_items:
+                reasons.append(f"{field}: {long_items:,} value(s) truncated (the bound is "
+                               f"{MAX_ITEM_CHARS:,} characters a value)")
+            out[field] = items
+        elif isinstance(value, str):
+            cut = _cut(value, MAX_TEXT_CHARS)
+            if cut != value:
+                reasons.append(f"{field} truncated from {len(value):,} to {len(cut):,} "
+                               f"characters (the bound is {MAX_TEXT_CHARS:,} characters)")
+            out[field] = cut
+    return out, reasons

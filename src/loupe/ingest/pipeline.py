@@ -10,6 +10,12 @@ Guarantees:
   its path, a kind and a reason, counted in the summary, and the run goes on.
 * Re-running is incremental: a file whose size and modification time (and
   those of its sidecar) are unchanged is skipped without being read.
+* An asset keeps its id, and what people added to it, when its file is edited
+  at the same path or moved (SPEC S7; the rule: :meth:`Ingester._resolve_asset`).
+* One ingest of a folder at a time per tenant (an advisory lock); a second one
+  waits for the first.
+* Metadata fields are cut to the bounds of :mod:`loupe.ingest.metadata` before
+  they are stored, each cut recorded as a ``too_long`` warning.
 """
 
 from __future__ import annotations
@@ -29,8 +35,8 @@ from ..document.compile import rebuild_documents
 from . import queries as q
 from .errors import BadFile
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file
-from .metadata import (ExifToolReader, check_readable, display_path, merge, normalize,
-                       sidecar_problem)
+from .metadata import (ExifToolReader, bound_fields, check_readable, display_path,
+                       document_ids, merge, normalize, sidecar_problem)
 from .walk import FoundFile, walk
 
 #: Files read by ExifTool in one batch call.
@@ -49,7 +55,10 @@ class Failure:
 @dataclass
 class IngestSummary:
     """Counts of one ingest run. ``seconds`` is wall time; every count is of files
-    except ``new_assets`` and ``removed_assets``."""
+    except ``new_assets`` and ``removed_assets``. ``updated``: known files whose
+    bytes or metadata changed (their asset kept, see :class:`Ingester`);
+    ``moved``: files found at a new path that continue an asset whose old path
+    is gone (same bytes, or the same XMP DocumentID)."""
 
     run_id: int
     root: str
@@ -57,6 +66,7 @@ class IngestSummary:
     new_assets: int = 0
     duplicates: int = 0
     updated: int = 0
+    moved: int = 0
     unchanged: int = 0
     removed_files: int = 0
     removed_assets: int = 0
@@ -72,7 +82,7 @@ class IngestSummary:
         return {
             "run_id": self.run_id, "root": self.root, "files_seen": self.files_seen,
             "new_assets": self.new_assets, "duplicates": self.duplicates,
-            "updated": self.updated, "unchanged": self.unchanged,
+            "updated": self.updated, "moved": self.moved, "unchanged": self.unchanged,
             "removed_files": self.removed_files, "removed_assets": self.removed_assets,
             "failed": self.failed,
             "failures": [f.__dict__ for f in self.failures],
@@ -89,6 +99,8 @@ class _Prepared:
     metadata: dict[str, Any]
     raw: dict[str, Any]
     warning: str | None = None
+    #: fields cut to the bounds of loupe.ingest.metadata (warnings, kind too_long)
+    truncated: list[str] = field(default_factory=list)
 
 
 ProgressFn = Callable[[int, int], None]
@@ -119,19 +131,43 @@ class Ingester:
             raise ValueError(f"no tenant with id {tenant_id}")
         self.languages: list[str] = list(row[0])
         self._collections: dict[tuple[int, str], int] = {}
+        # move detection of the current run (see _predecessor)
+        self._gone_by_asset: dict[int, list[str]] = {}
+        self._missing_docs: list[tuple[str, int, str | None, str | None]] | None = None
+        self._source_id: int | None = None
+        self._gone_set: set[str] = set()
+        self._found_paths: set[str] = set()
+        self._claimed: set[str] = set()
 
     # -- public ---------------------------------------------------------------
 
-    def ingest(self, root: str | Path, progress: ProgressFn | None = None) -> IngestSummary:
+    def ingest(self, root: str | Path, progress: ProgressFn | None = None,
+               on_wait: Callable[[str], None] | None = None) -> IngestSummary:
         """Ingest every image under ``root``; return the run's summary.
+
+        One ingest of a folder runs at a time per tenant: another one started
+        meanwhile waits for it (calling ``on_wait`` with a sentence saying so),
+        then skips what the first one stored.
 
         Raises:
             NotADirectoryError: ``root`` is not a folder.
         """
-        started = time.monotonic()
         root_path = Path(root).expanduser().resolve()
         if not root_path.is_dir():
             raise NotADirectoryError(f"not a folder: {root_path}")
+        key = {"tenant_id": self.tenant_id, "root": str(root_path)}
+        if not self.conn.execute(q.TRY_LOCK_INGEST, key).fetchone()[0]:
+            if on_wait:
+                on_wait(f"waiting for another ingest of {root_path} to finish")
+            self.conn.execute(q.LOCK_INGEST, key)
+        try:
+            return self._ingest(root_path, progress)
+        finally:
+            if not self.conn.closed and not self.conn.broken:
+                self.conn.execute(q.UNLOCK_INGEST, key)
+
+    def _ingest(self, root_path: Path, progress: ProgressFn | None) -> IngestSummary:
+        started = time.monotonic()
         source_id = self.conn.execute(
             q.UPSERT_SOURCE, {"tenant_id": self.tenant_id, "root": str(root_path)}).fetchone()[0]
         run_id = self.conn.execute(
@@ -151,7 +187,9 @@ class Ingester:
                 summary.unchanged += 1
             else:
                 todo.append(f)
-        gone = sorted(set(known) - {f.path for f in found})
+        found_paths = {f.path for f in found}
+        gone = sorted(set(known) - found_paths)
+        self._find_missing(source_id, known, gone, found_paths)
         total = len(todo) + len(gone)
         done = 0
         if progress:
@@ -178,6 +216,9 @@ class Ingester:
                 reader.close()
 
         for path in gone:
+            if path in self._claimed:  # continued by a moved file
+                done += 1
+                continue
             self._remove_file(known[path][1], path, summary)
             done += 1
             if progress:
@@ -216,7 +257,8 @@ class Ingester:
                 if warning is None:
                     sidecar_md = normalize(sraw)
                     raw_all["sidecar"] = sraw
-            return _Prepared(f, sha, facts, merge(embedded, sidecar_md), raw_all, warning)
+            metadata, truncated = bound_fields(merge(embedded, sidecar_md))
+            return _Prepared(f, sha, facts, metadata, raw_all, warning, truncated)
         except BadFile as exc:
             return exc
         except Exception as exc:  # an unexpected failure stays confined to its file
@@ -246,21 +288,18 @@ class Ingester:
                summary: IngestSummary) -> None:
         f = p.found
         params = {"tenant_id": self.tenant_id}
+        pred: tuple[str, int] | None = (f.path, known[1]) if known is not None else None
+        moved = False
         try:
             with self.conn.transaction():
                 coll_id = self._collection_id(source_id, f.folder)
                 row = self.conn.execute(q.LOCK_ASSET_BY_HASH, {**params, "sha": p.sha256}).fetchone()
-                if row is None:
-                    asset_id = self.conn.execute(q.INSERT_ASSET, {
-                        **params, "sha": p.sha256, "size": f.size,
-                        "media_type": p.facts.media_type, "width": p.facts.width,
-                        "height": p.facts.height, "orientation": p.facts.orientation,
-                        "thumbnail": self._thumbnail_path(p.sha256).relative_to(self.home).as_posix(),
-                    }).fetchone()[0]
-                    outcome = "new"
-                else:
-                    asset_id = row[0]
-                    outcome = "updated" if known is not None and known[1] == asset_id else "duplicate"
+                if pred is None:
+                    pred = self._predecessor(p, row[0] if row else None)
+                    moved = pred is not None
+                asset_id, outcome = self._resolve_asset(p, row[0] if row else None, pred)
+                if moved:
+                    self.conn.execute(q.DELETE_FILE, {**params, "path": pred[0]})
                 self.conn.execute(q.UPSERT_FILE, {
                     **params, "asset_id": asset_id, "source_id": source_id,
                     "collection_id": coll_id, "path": f.path, "rel_path": f.rel_path,
@@ -269,9 +308,8 @@ class Ingester:
                     "metadata": Jsonb(p.metadata), "raw": Jsonb(p.raw),
                 })
                 rebuild_documents(self.conn, self.tenant_id, asset_id, self.languages)
-                if known is not None and known[1] != asset_id:
-                    self._release_asset(known[1], summary)
-                    outcome = "updated"
+                if pred is not None and pred[1] != asset_id:
+                    self._release_asset(pred[1], summary)
         except psycopg.Error as exc:
             self._collections.clear()  # ids created in the rolled-back transaction are gone
             self._fail(summary, BadFile(f.path, "io", f"database rejected the file: {exc}"), None)
@@ -283,12 +321,154 @@ class Ingester:
             self.conn.execute(q.RECORD_FAILURE, {
                 "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": f.path,
                 "kind": "sidecar", "reason": p.warning, "severity": "warning"})
-        if outcome == "new":
+        for reason in p.truncated:
+            summary.warnings.append(Failure(f.path, "too_long", reason))
+            self.conn.execute(q.RECORD_FAILURE, {
+                "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": f.path,
+                "kind": "too_long", "reason": reason, "severity": "warning"})
+        if outcome == "merged":
+            reason = (f"its bytes are now those of asset {asset_id}: merged into it "
+                      f"(grants, keywords and hand-made collections joined; the later "
+                      f"embargo and the earlier rights expiry kept)")
+            summary.warnings.append(Failure(f.path, "merged", reason))
+            self.conn.execute(q.RECORD_FAILURE, {
+                "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": f.path,
+                "kind": "merged", "reason": reason, "severity": "warning"})
+        if moved:
+            assert pred is not None
+            self._claimed.add(pred[0])
+            summary.moved += 1
+        elif outcome == "new":
             summary.new_assets += 1
         elif outcome == "duplicate":
             summary.duplicates += 1
         else:
             summary.updated += 1
+
+    # -- asset identity (SPEC S7) -----------------------------------------------
+
+    def _find_missing(self, source_id: int, known: dict[str, tuple], gone: list[str],
+                      found_paths: set[str]) -> None:
+        """Prepare, for this run, the files a new path may continue: this
+        source's files not found by the walk (by asset); the tenant's files with
+        an XMP DocumentID whose path is gone from disk are read on first need
+        (:meth:`_missing_documents`)."""
+        self._claimed = set()
+        self._gone_by_asset = {}
+        for path in gone:
+            self._gone_by_asset.setdefault(known[path][1], []).append(path)
+        self._source_id = source_id
+        self._gone_set = set(gone)
+        self._found_paths = found_paths
+        self._missing_docs = None
+
+    def _missing_documents(self) -> list[tuple[str, int, str | None, str | None]]:
+        """``(path, asset_id, DocumentID, OriginalDocumentID)`` of the tenant's
+        files that carry an XMP document id and are gone: not found by this
+        run's walk of their source, or (other sources) not on disk. Read once
+        per run, and only when a file with new bytes at a new path carries an
+        id (a plain incremental run never reads the metadata of every file)."""
+        if self._missing_docs is None:
+            self._missing_docs = []
+            for path, asset_id, src, doc_id, orig_id in self.conn.execute(
+                    q.DOCUMENT_IDS, {"tenant_id": self.tenant_id}):
+                if path in self._gone_set or (
+                        src != self._source_id and path not in self._found_paths
+                        and not os.path.exists(path)):
+                    self._missing_docs.append((path, asset_id, doc_id, orig_id))
+            self._missing_docs.sort()
+        return self._missing_docs
+
+    def _predecessor(self, p: _Prepared, same_bytes_asset: int | None) -> tuple[str, int] | None:
+        """The known file (path, asset id) that a file at a new path continues, if any.
+
+        * Same bytes as an asset one of whose files in this source is gone: a
+          move (the asset's id is kept either way; this only reports it as such).
+        * Other bytes: a missing file with the same XMP DocumentID, else the one
+          missing file with the same OriginalDocumentID.
+        Every missing file is continued at most once per run.
+        """
+        if same_bytes_asset is not None:
+            for path in self._gone_by_asset.get(same_bytes_asset, []):
+                if path not in self._claimed:
+                    return path, same_bytes_asset
+            return None
+        doc_id, orig_id = document_ids(p.raw)
+        if not doc_id and not orig_id:
+            return None
+        free = [m for m in self._missing_documents() if m[0] not in self._claimed]
+        if doc_id:
+            for path, asset_id, d, _ in free:
+                if d == doc_id:
+                    return path, asset_id
+        if orig_id:
+            same = [(path, asset_id) for path, asset_id, _, o in free if o == orig_id]
+            if len(same) == 1:
+                return same[0]
+        return None
+
+    def _resolve_asset(self, p: _Prepared, same_bytes_asset: int | None,
+                       pred: tuple[str, int] | None) -> tuple[int, str]:
+        """The asset a stored file belongs to, and the outcome: ``new``,
+        ``duplicate``, ``updated`` or ``merged`` (inside the caller's transaction).
+
+        The asset-identity rule (SPEC S7; README "What ingest reads"): a file
+        continuing a known file (same path, or a move) keeps that file's asset.
+        With new bytes the asset's content columns are updated in place and its
+        pixel vectors dropped (recomputed by the next embed) — unless the asset
+        has other files (identical copies elsewhere): then the copies keep it and
+        the changed file gets a new asset that inherits what people added. When
+        the new bytes are those of another existing asset, the file joins that
+        asset, which inherits what people added to the old one (see
+        :meth:`_inherit`); the old asset goes when it has no file left.
+        """
+        params = {"tenant_id": self.tenant_id}
+        if same_bytes_asset is not None:
+            if pred is None:
+                return same_bytes_asset, "duplicate"
+            if pred[1] == same_bytes_asset:
+                return same_bytes_asset, "updated"
+            self.conn.execute(q.LOCK_ASSET, {**params, "asset_id": pred[1]})
+            last = self.conn.execute(q.COUNT_OTHER_FILES, {
+                "asset_id": pred[1], "path": pred[0]}).fetchone()[0] == 0
+            self._inherit(pred[1], same_bytes_asset, last_file=last)
+            return same_bytes_asset, "merged"
+        content = {
+            **params, "sha": p.sha256, "size": p.found.size,
+            "media_type": p.facts.media_type, "width": p.facts.width,
+            "height": p.facts.height, "orientation": p.facts.orientation,
+            "thumbnail": self._thumbnail_path(p.sha256).relative_to(self.home).as_posix(),
+        }
+        if pred is not None:
+            self.conn.execute(q.LOCK_ASSET, {**params, "asset_id": pred[1]})
+            others = self.conn.execute(q.COUNT_OTHER_FILES, {
+                "asset_id": pred[1], "path": pred[0]}).fetchone()[0]
+            if others == 0:
+                self.conn.execute(q.UPDATE_ASSET_CONTENT, {**content, "asset_id": pred[1]})
+                self.conn.execute(q.DROP_PIXEL_VECTORS, {"asset_id": pred[1]})
+                return pred[1], "updated"
+        row = self.conn.execute(q.INSERT_ASSET, content).fetchone()
+        if row is None:  # another ingest stored these bytes meanwhile: join that asset
+            same = self.conn.execute(q.LOCK_ASSET_BY_HASH, {**params, "sha": p.sha256}).fetchone()
+            return self._resolve_asset(p, same[0], pred)
+        asset_id = row[0]
+        if pred is not None:
+            self._inherit(pred[1], asset_id, last_file=False)
+            return asset_id, "updated"
+        return asset_id, "new"
+
+    def _inherit(self, src: int, dst: int, *, last_file: bool) -> None:
+        """Give asset ``dst`` what people added to asset ``src``: grants, bulk
+        keywords, hand-made collection memberships (union), the later embargo
+        and the earlier rights expiry. With ``last_file`` (``src`` is about to
+        go) its evaluation run hits and pool items move to ``dst`` as well."""
+        ids = {"src": src, "dst": dst}
+        for stmt in (q.INHERIT_GRANTS, q.INHERIT_KEYWORDS, q.INHERIT_MEMBERSHIPS,
+                     q.INHERIT_DATES):
+            self.conn.execute(stmt, ids)
+        if last_file:
+            self.conn.execute(q.MOVE_EVAL_HITS, ids)
+            self.conn.execute(q.MOVE_EVAL_ITEMS, ids)
 
     def _remember_collections(self, source_id: int, folder: str) -> None:
         for row in self.conn.execute(q.COLLECTION_CHAIN, {
@@ -312,13 +492,17 @@ class Ingester:
         summary.removed_files += 1
 
     def _fail(self, summary: IngestSummary, err: BadFile, known: tuple | None) -> None:
-        """Record a failure; a known file that now fails no longer describes its asset."""
-        summary.failures.append(Failure(err.path, err.kind, err.reason))
+        """Record a failure. A known file that now fails (caught mid-write by an
+        exporter, emptied, damaged) keeps its asset as last read — its id and what
+        people added to it (SPEC S7) — until it reads again: its stored size and
+        time still differ, so the next run retries it; deleting the file removes
+        it as usual."""
+        reason = err.reason
+        if known is not None:
+            reason += (f" (asset {known[1]} keeps its previous version until the file "
+                       f"can be read again)")
+        summary.failures.append(Failure(err.path, err.kind, reason))
         with self.conn.transaction():
-            if known is not None:
-                self.conn.execute(q.DELETE_FILE, {"tenant_id": self.tenant_id, "path": err.path})
-                self._release_asset(known[1], summary)
-                summary.removed_files += 1
             self.conn.execute(q.RECORD_FAILURE, {
                 "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": err.path,
-                "kind": err.kind, "reason": err.reason, "severity": "error"})
+                "kind": err.kind, "reason": reason, "severity": "error"})

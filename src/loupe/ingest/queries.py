@@ -66,11 +66,15 @@ LOCK_ASSET_BY_HASH = """
 SELECT id FROM asset WHERE tenant_id = %(tenant_id)s AND content_sha256 = %(sha)s FOR UPDATE
 """
 
+# No row back when these bytes are already an asset: another ingest (of
+# another folder) stored them since LOCK_ASSET_BY_HASH looked; the caller then
+# locks that asset and joins it instead of failing on the unique key.
 INSERT_ASSET = """
 INSERT INTO asset (tenant_id, content_sha256, byte_size, media_type, width, height,
                    orientation, thumbnail)
 VALUES (%(tenant_id)s, %(sha)s, %(size)s, %(media_type)s, %(width)s, %(height)s,
         %(orientation)s, %(thumbnail)s)
+ON CONFLICT (tenant_id, content_sha256) DO NOTHING
 RETURNING id
 """
 
@@ -101,3 +105,99 @@ RECORD_FAILURE = """
 INSERT INTO ingest_failure (run_id, tenant_id, path, kind, reason, severity)
 VALUES (%(run_id)s, %(tenant_id)s, %(path)s, %(kind)s, %(reason)s, %(severity)s)
 """
+
+# -- asset identity (SPEC S7) -------------------------------------------------
+# An asset is what Loupe knows about one picture: its id carries grants,
+# keywords, hand-made collections, embargo, rights expiry and judgements. Its
+# bytes may change (a metadata edit, a re-export) and its file may move; see
+# loupe.ingest.pipeline for the rule.
+
+# Files of an asset other than one path (is that path its only file?).
+COUNT_OTHER_FILES = """
+SELECT count(*) FROM asset_file WHERE asset_id = %(asset_id)s AND path <> %(path)s
+"""
+
+# Lock one asset row (the asset a changed file belonged to).
+LOCK_ASSET = "SELECT id FROM asset WHERE id = %(asset_id)s AND tenant_id = %(tenant_id)s FOR UPDATE"
+
+# New bytes for the same asset: its content columns follow the file; its id
+# and everything attached to the id stay.
+UPDATE_ASSET_CONTENT = """
+UPDATE asset SET content_sha256 = %(sha)s, byte_size = %(size)s, media_type = %(media_type)s,
+                 width = %(width)s, height = %(height)s, orientation = %(orientation)s,
+                 thumbnail = %(thumbnail)s, updated_at = now()
+WHERE id = %(asset_id)s AND tenant_id = %(tenant_id)s
+"""
+
+# Vectors computed from the pixels (image lane, and the image+caption sum of
+# the 'both' variant) no longer describe new pixels: dropped, so the next
+# `loupe embed` computes them again. Text lanes re-check their text hash.
+DROP_PIXEL_VECTORS = """
+DELETE FROM asset_vector WHERE asset_id = %(asset_id)s AND lane IN ('image', 'both')
+"""
+
+# What people added to asset 'src' is given to asset 'dst' too (a file left
+# 'src' for 'dst'): grants, bulk keywords and hand-made collection
+# memberships as a union; the later embargo and the earlier rights expiry
+# (GREATEST/LEAST skip NULL = "none"), so that nothing becomes visible
+# earlier or longer than either asset allowed.
+INHERIT_GRANTS = """
+INSERT INTO asset_grant (asset_id, principal_id, granted_at)
+SELECT %(dst)s, principal_id, granted_at FROM asset_grant WHERE asset_id = %(src)s
+ON CONFLICT DO NOTHING
+"""
+INHERIT_KEYWORDS = """
+INSERT INTO asset_keyword (asset_id, keyword, added_at)
+SELECT %(dst)s, keyword, added_at FROM asset_keyword WHERE asset_id = %(src)s
+ON CONFLICT DO NOTHING
+"""
+INHERIT_MEMBERSHIPS = """
+INSERT INTO collection_member (collection_id, asset_id, added_at)
+SELECT collection_id, %(dst)s, added_at FROM collection_member WHERE asset_id = %(src)s
+ON CONFLICT DO NOTHING
+"""
+INHERIT_DATES = """
+UPDATE asset d SET embargo_until = GREATEST(d.embargo_until, s.embargo_until),
+                   rights_expire_at = LEAST(d.rights_expire_at, s.rights_expire_at),
+                   updated_at = now()
+FROM asset s
+WHERE s.id = %(src)s AND d.id = %(dst)s AND d.tenant_id = s.tenant_id
+"""
+# When 'src' is about to go (its last file left), its evaluation rows move to
+# 'dst': run hits, and pool items with their judgements where 'dst' is not
+# already in that pool for that query.
+MOVE_EVAL_HITS = "UPDATE eval_run_hit SET asset_id = %(dst)s WHERE asset_id = %(src)s"
+MOVE_EVAL_ITEMS = """
+UPDATE eval_pool_item i SET asset_id = %(dst)s
+WHERE i.asset_id = %(src)s
+  AND NOT EXISTS (SELECT 1 FROM eval_pool_item o
+                  WHERE o.pool_id = i.pool_id AND o.query_id = i.query_id AND o.asset_id = %(dst)s)
+"""
+
+# Files of the tenant that carry an XMP DocumentID (sidecar first), to
+# recognise a file that moved and changed bytes at once. Columns: path,
+# asset_id, source_id, DocumentID, OriginalDocumentID.
+DOCUMENT_IDS = """
+SELECT path, asset_id, source_id, doc_id, orig_id FROM (
+    SELECT path, asset_id, source_id,
+           coalesce(raw_metadata #>> '{sidecar,XMP-xmpMM:DocumentID}',
+                    raw_metadata #>> '{file,XMP-xmpMM:DocumentID}') AS doc_id,
+           coalesce(raw_metadata #>> '{sidecar,XMP-xmpMM:OriginalDocumentID}',
+                    raw_metadata #>> '{file,XMP-xmpMM:OriginalDocumentID}') AS orig_id
+    FROM asset_file
+    WHERE tenant_id = %(tenant_id)s
+) f
+WHERE doc_id IS NOT NULL OR orig_id IS NOT NULL
+"""
+
+# -- one ingest of a folder at a time ----------------------------------------
+# A session-level advisory lock per (tenant, root folder): a second ingest of
+# the same folder waits for the first, then finds every file unchanged —
+# instead of racing it and reporting files it wrote as duplicates or
+# failures. The key is a 64-bit hash of the pair (a collision only makes two
+# unrelated ingests take turns). Released at the end of the run, or by the
+# server when the connection ends (a killed ingest holds nothing).
+_INGEST_KEY = "hashtextextended('loupe.ingest:' || %(tenant_id)s::text || ':' || %(root)s, 0)"
+TRY_LOCK_INGEST = f"SELECT pg_try_advisory_lock({_INGEST_KEY})"
+LOCK_INGEST = f"SELECT pg_advisory_lock({_INGEST_KEY})"
+UNLOCK_INGEST = f"SELECT pg_advisory_unlock({_INGEST_KEY})"

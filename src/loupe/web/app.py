@@ -12,6 +12,8 @@ from pathlib import Path
 
 from typing import Annotated
 
+import psycopg
+
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
@@ -101,6 +103,13 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
     @app.exception_handler(PoolExhausted)
     async def busy(request: Request, exc: PoolExhausted):
         return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "1"})
+
+    @app.exception_handler(psycopg.OperationalError)
+    async def database_lost(request: Request, exc: psycopg.OperationalError):
+        # the connection broke during the request (the database restarted):
+        # the pool replaces it at its next loan (LibraryPool.lend)
+        return JSONResponse({"detail": "the database is unavailable; try again"},
+                            status_code=503, headers={"Retry-After": "1"})
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):

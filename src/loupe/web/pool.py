@@ -13,11 +13,19 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+import psycopg
+
 from ..library import Library
 
 
 class PoolExhausted(RuntimeError):
     """No Library came free within the wait limit (the server is overloaded)."""
+
+
+class DatabaseDown(PoolExhausted):
+    """The database cannot be reached now (restarting, stopped): a 503 with
+    Retry-After, like an overloaded pool; the slot stays in the pool and the
+    next request tries to connect again."""
 
 
 class LibraryPool:
@@ -46,34 +54,69 @@ class LibraryPool:
 
     @contextmanager
     def lend(self) -> Iterator[Library]:
-        """Borrow a Library for the duration of the ``with`` block. A Library
-        whose connection broke is replaced by a freshly opened one.
+        """Borrow a Library for the duration of the ``with`` block.
+
+        A Library whose connection is closed, broken or no longer answers
+        (the database restarted) is replaced by a freshly opened one before it
+        is lent. Every slot is given back, whatever happens: when no new
+        connection can be opened the old Library goes back to the pool (to be
+        replaced at its next loan) and :class:`DatabaseDown` is raised.
 
         Raises:
             PoolExhausted: none came free within ``wait_s``.
+            DatabaseDown: the database cannot be reached.
         """
         try:
             lib = self._free.get(timeout=self._wait_s)
         except queue.Empty:
             raise PoolExhausted(f"all {self.size} database connections are busy") from None
         try:
+            lib = self._healthy(lib)
+        except BaseException:
+            self._free.put(lib)
+            raise
+        try:
             yield lib
         finally:
-            if lib.conn.closed or lib.conn.broken:
-                lib = self._replace(lib)
             self._free.put(lib)
 
+    @staticmethod
+    def _alive(lib: Library) -> bool:
+        """A round trip on the Library's connection (an idle connection to a
+        restarted server looks fine until it is used)."""
+        conn = lib.conn
+        if conn.closed or conn.broken:
+            return False
+        try:
+            conn.execute("SELECT 1")
+            return True
+        except psycopg.Error:
+            return False
+
+    def _healthy(self, lib: Library) -> Library:
+        if self._alive(lib):
+            return lib
+        try:
+            return self._replace(lib)
+        except Exception as exc:  # noqa: BLE001 - any failure to connect is "down"
+            raise DatabaseDown(f"the database is unavailable: {exc}".splitlines()[0]) from exc
+
     def _replace(self, dead: Library) -> Library:
+        """Open a new Library in ``dead``'s place (raises what the opener raises;
+        ``dead`` then stays in its place)."""
         with self._lock:
-            try:
-                dead.close()
-            except Exception:  # noqa: BLE001 - already broken; we only want it gone
-                pass
             lib = self._opener()
             self._all[self._all.index(dead)] = lib
-            return lib
+        try:
+            dead.close()
+        except Exception:  # noqa: BLE001 - already broken; we only want it gone
+            pass
+        return lib
 
     def close(self) -> None:
         """Close every Library (call once, at shutdown)."""
         for lib in self._all:
-            lib.close()
+            try:
+                lib.close()
+            except Exception:  # noqa: BLE001 - a dead connection closes with an error
+                pass
