@@ -26,6 +26,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from ..document.compile import rebuild_documents
+from . import perceptual
 from . import queries as q
 from .errors import BadFile
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file
@@ -88,6 +89,7 @@ class _Prepared:
     metadata: dict[str, Any]
     raw: dict[str, Any]
     warning: str | None = None
+    hashes: perceptual.PerceptualHashes | str | None = None  # str: why there are none
 
 
 ProgressFn = Callable[[int, int], None]
@@ -211,7 +213,8 @@ class Ingester:
                 if warning is None:
                     sidecar_md = normalize(sraw)
                     raw_all["sidecar"] = sraw
-            return _Prepared(f, sha, facts, merge(embedded, sidecar_md), raw_all, warning)
+            return _Prepared(f, sha, facts, merge(embedded, sidecar_md), raw_all, warning,
+                             perceptual.hash_file(f.path))
         except BadFile as exc:
             return exc
         except Exception as exc:  # an unexpected failure stays confined to its file
@@ -264,6 +267,7 @@ class Ingester:
                     "metadata": Jsonb(p.metadata), "raw": Jsonb(p.raw),
                 })
                 rebuild_documents(self.conn, self.tenant_id, asset_id, self.languages)
+                perceptual.store(self.conn, self.tenant_id, asset_id, p.hashes)
                 if known is not None and known[1] != asset_id:
                     self._release_asset(known[1], summary)
                     outcome = "updated"
@@ -278,6 +282,8 @@ class Ingester:
             self.conn.execute(q.RECORD_FAILURE, {
                 "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": f.path,
                 "kind": "sidecar", "reason": p.warning, "severity": "warning"})
+        if isinstance(p.hashes, str):
+            summary.warnings.append(Failure(f.path, "phash", p.hashes))
         if outcome == "new":
             summary.new_assets += 1
         elif outcome == "duplicate":
