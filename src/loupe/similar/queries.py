@@ -23,10 +23,11 @@ MAX_RADIUS = 15
 
 # Neighbours of one hash within %(radius)s bits, for one viewer.
 #   nb:    the probe values of each sub-hash (floor(radius/4)-bit neighbours).
-#   cand:  assets sharing one probed sub-hash value; four index scans
-#          (asset_phash_p0_idx .. p3_idx), deduplicated.
-#   hits:  verified by the full Hamming distance, readable by the viewer
-#          (P1: loupe_can_read as in every lane), not the query asset itself.
+#   cand:  hashes sharing one probed sub-hash value (four index scans,
+#          asset_phash_p0_idx .. p3_idx), each verified by its full Hamming
+#          distance as it is read; deduplicated by the UNION.
+#   hits:  of those, the assets the viewer may read (P1: loupe_can_read as in
+#          every lane, one primary-key probe each), not the query asset itself.
 # Ordered by distance then asset id; ``total`` counts every readable hit
 # within the radius (not only the page).
 SIMILAR = """
@@ -37,26 +38,32 @@ WITH nb AS MATERIALIZED (
            loupe_mih_neighbours(((%(hash)s::bigint >> 48) & 65535)::integer, %(bits)s) AS n3
 ),
 cand AS MATERIALIZED (
-    SELECT h.asset_id FROM asset_phash h, nb
+    SELECT h.asset_id, loupe_hamming(h.phash, %(hash)s::bigint) AS distance
+    FROM asset_phash h, nb
     WHERE h.tenant_id = %(tenant_id)s AND h.p0 = ANY (nb.n0)
+      AND loupe_hamming(h.phash, %(hash)s::bigint) <= %(radius)s
     UNION
-    SELECT h.asset_id FROM asset_phash h, nb
+    SELECT h.asset_id, loupe_hamming(h.phash, %(hash)s::bigint)
+    FROM asset_phash h, nb
     WHERE h.tenant_id = %(tenant_id)s AND h.p1 = ANY (nb.n1)
+      AND loupe_hamming(h.phash, %(hash)s::bigint) <= %(radius)s
     UNION
-    SELECT h.asset_id FROM asset_phash h, nb
+    SELECT h.asset_id, loupe_hamming(h.phash, %(hash)s::bigint)
+    FROM asset_phash h, nb
     WHERE h.tenant_id = %(tenant_id)s AND h.p2 = ANY (nb.n2)
+      AND loupe_hamming(h.phash, %(hash)s::bigint) <= %(radius)s
     UNION
-    SELECT h.asset_id FROM asset_phash h, nb
+    SELECT h.asset_id, loupe_hamming(h.phash, %(hash)s::bigint)
+    FROM asset_phash h, nb
     WHERE h.tenant_id = %(tenant_id)s AND h.p3 = ANY (nb.n3)
+      AND loupe_hamming(h.phash, %(hash)s::bigint) <= %(radius)s
 ),
 hits AS (
-    SELECT h.asset_id, loupe_hamming(h.phash, %(hash)s::bigint) AS distance
+    SELECT c.asset_id, c.distance
     FROM cand c
-    JOIN asset_phash h ON h.asset_id = c.asset_id
-    JOIN asset a ON a.id = h.asset_id
+    JOIN asset a ON a.id = c.asset_id
     WHERE a.tenant_id = %(tenant_id)s
-      AND h.asset_id IS DISTINCT FROM %(exclude)s::bigint
-      AND loupe_hamming(h.phash, %(hash)s::bigint) <= %(radius)s
+      AND c.asset_id IS DISTINCT FROM %(exclude)s::bigint
       AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
                          %(see_all)s, %(principals)s::bigint[])
 )

@@ -39,17 +39,18 @@ CREATE FUNCTION loupe_hamming(a bigint, b bigint) RETURNS integer
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 RETURN bit_count((a # b)::bit(64))::integer;
 
+-- Every 16-bit mask of at most 3 set bits (1 + 16 + 120 + 560 = 697 rows),
+-- with its weight: the flips a multi-index probe applies to a sub-hash.
+CREATE TABLE mih_mask (
+    mask    integer PRIMARY KEY,
+    weight  smallint NOT NULL
+);
+INSERT INTO mih_mask (mask, weight)
+SELECT m, bit_count(m::bit(16)) FROM generate_series(0, 65535) m
+WHERE bit_count(m::bit(16)) <= 3;
+
 -- The 16-bit values within p_bits bit flips of p_sub (p_bits 0..3): the
 -- neighbours a multi-index probe looks up in one sub-hash index.
 CREATE FUNCTION loupe_mih_neighbours(p_sub integer, p_bits integer) RETURNS integer[]
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-RETURN ARRAY(
-    SELECT p_sub # m.mask
-    FROM (SELECT 0 AS mask
-          UNION ALL SELECT 1 << i FROM generate_series(0, 15) i WHERE p_bits >= 1
-          UNION ALL SELECT (1 << i) | (1 << j) FROM generate_series(0, 15) i,
-                           generate_series(0, 15) j WHERE p_bits >= 2 AND i < j
-          UNION ALL SELECT (1 << i) | (1 << j) | (1 << k) FROM generate_series(0, 15) i,
-                           generate_series(0, 15) j, generate_series(0, 15) k
-                    WHERE p_bits >= 3 AND i < j AND j < k) AS m
-    ORDER BY 1);
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+RETURN ARRAY(SELECT p_sub # m.mask FROM mih_mask m WHERE m.weight <= p_bits ORDER BY 1);
