@@ -37,6 +37,10 @@ class SimilarError(ValueError):
     """A bad request to search by image (radius out of range, not an image)."""
 
 
+class NotAnImage(SimilarError):
+    """The file given to search by image is not an image Loupe can read."""
+
+
 def mih_bits(radius: int) -> int:
     """Bits a probed sub-hash may differ in for ``radius`` (pigeonhole over 4
     sub-hashes: ``floor(radius / 4)``).
@@ -281,7 +285,7 @@ def _file_hash(path: str, max_pixels: int) -> tuple[int, Any]:
     image, decompression bomb, truncated...).
 
     Raises:
-        SimilarError: the file is not an image Loupe can read (the reason names
+        NotAnImage: the file is not an image Loupe can read (the reason names
             the file and, for size, the bound).
     """
     from PIL import Image
@@ -292,10 +296,10 @@ def _file_hash(path: str, max_pixels: int) -> tuple[int, Any]:
     try:
         inspect_image(path, None, max_pixels=max_pixels)
     except BadFile as exc:
-        raise SimilarError(f"{path}: {exc.reason}") from exc
+        raise NotAnImage(f"{path}: {exc.reason}") from exc
     h = perceptual.hash_file(path)
     if isinstance(h, str):
-        raise SimilarError(f"{path}: {h}")
+        raise NotAnImage(f"{path}: {h}")
     im = Image.open(path)
     if im.format == "JPEG":
         im.draft("RGB", (512, 512))

@@ -19,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..library import Library
-from . import api, pages
+from . import api, pages, similar
 from ..eval.instrument import Evaluation
 from ..eval.judging import judging_router
 from .auth import LoginRequired, user_library
@@ -67,7 +67,9 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
                               "`POST /api/tokens`, then send `Authorization: Bearer TOKEN`.")
     app.state.pool = pool
     app.include_router(api.router)
+    app.include_router(similar.api_router)
     app.include_router(pages.router)
+    app.include_router(similar.page_router)
     # the blind judging page of the evaluation instrument (E7), for logged-in
     # users: the judge's name is theirs to give, the pictures are addressed by
     # the pool's random tokens (loupe.eval.judging)
