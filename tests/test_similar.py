@@ -220,3 +220,32 @@ def _scans(node):
         yield node["Node Type"], node["Relation Name"], node.get("Index Name")
     for child in node.get("Plans", []):
         yield from _scans(child)
+
+
+def test_with_an_image_model_the_image_lane_is_fused_after_the_hash_hits(lib: Library, shoot: Path,
+                                                                       tmp_path: Path):
+    from tinymodels import build_clip
+
+    lib.ingest(shoot)
+    ids = path_ids(lib)
+    lib.install_model(build_clip(tmp_path / "models" / "tiny-clip"))
+    lib.use_model("tiny-clip", "image")
+    lib.embed()
+    res = lib.similar(ids["cat.jpg"])
+    assert res.lanes == ["hash", "image"] and (res.total, res.verdict) == (2, "complete")
+    near = {ids["cat-q60.jpg"], ids["cat-half.png"]}
+    # the two near-duplicates first (they hold a distance), then the image lane's
+    # other neighbours (no distance): every other asset, the query excluded
+    assert {h.asset_id for h in res.hits[:2]} == near
+    assert all(h.distance is not None and h.image_distance is not None for h in res.hits[:2])
+    assert {h.asset_id for h in res.hits[2:]} == {ids["coffee.jpg"], ids["astronaut.jpg"]}
+    assert all(h.distance is None for h in res.hits[2:])
+    assert [h.rank for h in res.hits] == [1, 2, 3, 4]
+    # a file is encoded by the model too
+    assert lib.similar(file=shoot / "cat-q60.jpg").lanes == ["hash", "image"]
+    # the image lane reads only what the viewer may read
+    lib.create_user("alice", "alice-password")
+    lib.grant("alice", asset_id=ids["cat.jpg"])
+    lib.grant("alice", asset_id=ids["coffee.jpg"])
+    res = lib.as_user("alice").similar(ids["cat.jpg"])
+    assert [h.asset_id for h in res.hits] == [ids["coffee.jpg"]] and res.total == 0
