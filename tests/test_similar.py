@@ -249,3 +249,28 @@ def test_with_an_image_model_the_image_lane_is_fused_after_the_hash_hits(lib: Li
     lib.grant("alice", asset_id=ids["coffee.jpg"])
     res = lib.as_user("alice").similar(ids["cat.jpg"])
     assert [h.asset_id for h in res.hits] == [ids["coffee.jpg"]] and res.total == 0
+
+
+def test_a_file_that_cannot_be_hashed_is_ingested_with_a_warning(lib: Library, shoot: Path,
+                                                                monkeypatch):
+    import imagehash
+
+    real = imagehash.phash
+
+    def failing(image, *args, **kwargs):  # fault injection: the hash library fails on one size
+        if image.size == (160, 106):  # cat-half.png
+            raise ValueError("simulated decoder failure")
+        return real(image, *args, **kwargs)
+
+    monkeypatch.setattr(imagehash, "phash", failing)
+    summary = lib.ingest(shoot)
+    assert summary.failed == 0 and summary.new_assets == 5
+    assert [(w.path, w.kind) for w in summary.warnings] == [(str(shoot / "cat-half.png"), "phash")]
+    assert "simulated decoder failure" in summary.warnings[0].reason
+    ids = path_ids(lib)
+    assert lib.conn.execute("SELECT phash, error IS NOT NULL FROM asset_phash WHERE asset_id = %s",
+                            (ids["cat-half.png"],)).fetchone() == (None, True)
+    res = lib.similar(ids["cat.jpg"])
+    assert [h.asset_id for h in res.hits] == [ids["cat-q60.jpg"]]
+    assert res.verdict == "unknown" and any(n.startswith("1 readable asset has no perceptual hash")
+                                            for n in res.notices)

@@ -384,7 +384,8 @@ def find_similar(lib, asset_id: int | None = None, *, file: str | None = None,
     verdict = "complete"
     if coverage[1]:
         verdict = "unknown"
-        notices.append(f"{coverage[1]:,} readable assets have no perceptual hash and were not "
-                       f"compared (run 'loupe hash')")
+        n = coverage[1]
+        notices.append(f"{n:,} readable asset{'s have' if n != 1 else ' has'} no perceptual hash "
+                       f"and {'were' if n != 1 else 'was'} not compared (run 'loupe hash')")
     return SimilarResult(query=label, radius=radius, total=total, verdict=verdict, limit=limit,
                          offset=offset, hits=page, lanes=lanes, notices=notices)
