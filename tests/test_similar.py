@@ -274,3 +274,30 @@ def test_a_file_that_cannot_be_hashed_is_ingested_with_a_warning(lib: Library, s
     assert [h.asset_id for h in res.hits] == [ids["cat-q60.jpg"]]
     assert res.verdict == "unknown" and any(n.startswith("1 readable asset has no perceptual hash")
                                             for n in res.notices)
+
+
+def test_cli_similar_duplicates_and_hash_mirror_the_library(lib: Library, shoot: Path,
+                                                            db_url: str, home: Path):
+    lib.ingest(shoot)
+    ids = path_ids(lib)
+    lib.conn.execute("DELETE FROM asset_phash")
+    run = lambda *args: CliRunner().invoke(  # noqa: E731
+        main, ["--home", str(home), "--database-url", db_url, *args])
+    out = run("hash", "--json")
+    assert out.exit_code == 0 and json.loads(out.output) == {"hashed": 5, "failed": 0, "pending": 0}
+    out = run("similar", str(ids["cat.jpg"]), "--json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data == lib.similar(ids["cat.jpg"]).as_dict()
+    assert sorted(h["asset_id"] for h in data["hits"]) == sorted([ids["cat-q60.jpg"],
+                                                                  ids["cat-half.png"]])
+    out = run("duplicates", "--json")
+    assert out.exit_code == 0 and json.loads(out.output) == lib.duplicates()
+    out = run("similar", str(ids["cat.jpg"]), "--radius", "16")
+    assert out.exit_code != 0 and "radius 16 is out of range: it must be 0..15" in out.output
+    out = run("similar", "999999")
+    assert out.exit_code != 0 and "no asset 999999" in out.output
+    out = run("similar")
+    assert out.exit_code != 0 and "either ASSET_ID or --file" in out.output
+    out = run("similar", str(ids["cat.jpg"]))
+    assert out.exit_code == 0 and "2 assets within 10 bits of asset" in out.output
