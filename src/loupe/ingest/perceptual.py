@@ -24,9 +24,11 @@ DECODE_SIDE = 512
 
 _MASK64 = (1 << 64) - 1
 
+# (an asset deleted meanwhile, e.g. by an ingest during a backfill, is skipped)
 STORE = """
 INSERT INTO asset_phash (asset_id, tenant_id, phash, dhash, error)
-VALUES (%(asset_id)s, %(tenant_id)s, %(phash)s, %(dhash)s, %(error)s)
+SELECT a.id, a.tenant_id, %(phash)s, %(dhash)s, %(error)s
+FROM asset a WHERE a.id = %(asset_id)s AND a.tenant_id = %(tenant_id)s
 ON CONFLICT (asset_id) DO UPDATE
 SET phash = EXCLUDED.phash, dhash = EXCLUDED.dhash, error = EXCLUDED.error, computed_at = now()
 """
