@@ -301,3 +301,29 @@ def test_cli_similar_duplicates_and_hash_mirror_the_library(lib: Library, shoot:
     assert out.exit_code != 0 and "either ASSET_ID or --file" in out.output
     out = run("similar", str(ids["cat.jpg"]))
     assert out.exit_code == 0 and "2 assets within 10 bits of asset" in out.output
+
+
+def test_near_pairs_are_exactly_the_pairs_a_brute_force_finds(lib: Library):
+    _load_hashes(lib, 1_500, 0.23)
+    rng = random.Random(11)
+    with lib.conn.transaction():  # 60 hashes 0..15 bits from a random stored one
+        for k in range(60):
+            src = lib.conn.execute("SELECT phash FROM asset_phash WHERE asset_id = %s",
+                                   (rng.randrange(1, 1_501),)).fetchone()[0]
+            flips = sum(1 << b for b in rng.sample(range(64), k % 16))
+            aid = lib.conn.execute(
+                "INSERT INTO asset (tenant_id, content_sha256, byte_size, media_type, width, "
+                "height) VALUES (%s, %s, 1, 'image/jpeg', 1, 1) RETURNING id",
+                (lib.tenant_id, rng.randbytes(32))).fetchone()[0]
+            lib.conn.execute("INSERT INTO asset_phash (asset_id, tenant_id, phash, dhash) "
+                             "VALUES (%s, %s, %s, 0)",
+                             (aid, lib.tenant_id, perceptual.to_signed(src ^ flips)))
+    hashes = lib.conn.execute("SELECT asset_id, phash FROM asset_phash ORDER BY asset_id").fetchall()
+    for radius in (3, 10, 15):
+        brute = [(a, b, perceptual.hamming(ha, hb)) for i, (a, ha) in enumerate(hashes)
+                 for b, hb in hashes[i + 1:] if perceptual.hamming(ha, hb) <= radius]
+        rows = lib.conn.execute(sq.NEAR_PAIRS, {
+            "tenant_id": lib.tenant_id, "bits": mih_bits(radius), "radius": radius,
+            "see_all": True, "principals": []}).fetchall()
+        assert [tuple(r) for r in rows] == sorted(brute)
+        assert len(brute) >= 4 * (radius // 4 + 1)  # the planted pairs are there

@@ -84,29 +84,40 @@ LIMIT %(limit)s
 """
 
 # Pairs of readable assets within %(radius)s bits of each other (a < b): the
-# edges of the near-duplicate groups. One MIH probe per readable hash (the
-# four sub-hash conditions become a BitmapOr of the four indexes).
+# edges of the near-duplicate groups. Multi-index hashing over the whole
+# table at once: the readable hashes (h, permission tested once per asset),
+# then for each sub-hash i and each bit-flip mask of at most floor(r/4) bits
+# (mih_mask), the pairs whose sub-hash i differ by exactly that mask (hash
+# joins), verified by the full distance. By the pigeonhole argument of
+# SIMILAR, every pair within the radius is found.
 NEAR_PAIRS = """
-SELECT h.asset_id AS a, x.asset_id AS b, loupe_hamming(h.phash, x.phash) AS distance
-FROM asset_phash h
-JOIN asset a ON a.id = h.asset_id
-CROSS JOIN LATERAL (
-    SELECT y.asset_id, y.phash FROM asset_phash y
-    WHERE y.tenant_id = h.tenant_id
-      AND (y.p0 = ANY (loupe_mih_neighbours(h.p0, %(bits)s))
-           OR y.p1 = ANY (loupe_mih_neighbours(h.p1, %(bits)s))
-           OR y.p2 = ANY (loupe_mih_neighbours(h.p2, %(bits)s))
-           OR y.p3 = ANY (loupe_mih_neighbours(h.p3, %(bits)s)))
-) x
-JOIN asset b ON b.id = x.asset_id
-WHERE h.tenant_id = %(tenant_id)s AND h.phash IS NOT NULL
-  AND x.asset_id > h.asset_id
-  AND loupe_hamming(h.phash, x.phash) <= %(radius)s
-  AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
-                     %(see_all)s, %(principals)s::bigint[])
-  AND loupe_can_read(b.readers, b.embargo_until, b.rights_expire_at,
-                     %(see_all)s, %(principals)s::bigint[])
-ORDER BY a, b
+WITH h AS MATERIALIZED (
+    SELECT p.asset_id, p.phash, p.p0, p.p1, p.p2, p.p3
+    FROM asset_phash p
+    JOIN asset a ON a.id = p.asset_id
+    WHERE p.tenant_id = %(tenant_id)s AND p.phash IS NOT NULL
+      AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                         %(see_all)s, %(principals)s::bigint[])
+),
+m AS MATERIALIZED (
+    SELECT mask FROM mih_mask WHERE weight <= %(bits)s
+)
+SELECT x.asset_id AS a, y.asset_id AS b, loupe_hamming(x.phash, y.phash) AS distance
+FROM h x CROSS JOIN m JOIN h y ON y.p0 = x.p0 # m.mask
+WHERE y.asset_id > x.asset_id AND loupe_hamming(x.phash, y.phash) <= %(radius)s
+UNION
+SELECT x.asset_id, y.asset_id, loupe_hamming(x.phash, y.phash)
+FROM h x CROSS JOIN m JOIN h y ON y.p1 = x.p1 # m.mask
+WHERE y.asset_id > x.asset_id AND loupe_hamming(x.phash, y.phash) <= %(radius)s
+UNION
+SELECT x.asset_id, y.asset_id, loupe_hamming(x.phash, y.phash)
+FROM h x CROSS JOIN m JOIN h y ON y.p2 = x.p2 # m.mask
+WHERE y.asset_id > x.asset_id AND loupe_hamming(x.phash, y.phash) <= %(radius)s
+UNION
+SELECT x.asset_id, y.asset_id, loupe_hamming(x.phash, y.phash)
+FROM h x CROSS JOIN m JOIN h y ON y.p3 = x.p3 # m.mask
+WHERE y.asset_id > x.asset_id AND loupe_hamming(x.phash, y.phash) <= %(radius)s
+ORDER BY 1, 2
 """
 
 # Readable assets whose bytes are held by several files (exact duplicates).
@@ -128,8 +139,8 @@ ASSET_FACTS = """
 SELECT a.id, a.byte_size, a.width, a.height,
        (SELECT count(*) FROM asset_file WHERE asset_id = a.id) AS files, f.path
 FROM asset a
-CROSS JOIN LATERAL (SELECT path FROM asset_file WHERE asset_id = a.id
-                    ORDER BY rel_path, path LIMIT 1) f
+LEFT JOIN LATERAL (SELECT path FROM asset_file WHERE asset_id = a.id
+                   ORDER BY rel_path, path LIMIT 1) f ON true
 WHERE a.tenant_id = %(tenant_id)s AND a.id = ANY (%(ids)s::bigint[])
 """
 
