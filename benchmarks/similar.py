@@ -4,7 +4,8 @@ multi-index hashing (MIH) is against a linear Hamming scan.
 Usage:
     .venv/bin/python benchmarks/similar.py --transforms DIR   # the transform table
     .venv/bin/python benchmarks/similar.py --hashes 100000    # MIH vs linear scan
-    .venv/bin/python benchmarks/similar.py --smoke            # both, tiny, in seconds
+    .venv/bin/python benchmarks/similar.py --duplicates 20000  # loupe duplicates' cost
+    .venv/bin/python benchmarks/similar.py --smoke            # all, tiny, in seconds
 
 ``--transforms DIR`` reads every JPEG/PNG under DIR (files with the same
 bytes counted once) as originals and applies seven edits to each: JPEG
@@ -228,6 +229,36 @@ def run_speed(n: int, queries: int, database_url: str | None, kinds: list[str]) 
     lib.close()
 
 
+def run_duplicates(n: int, database_url: str | None) -> None:
+    """Time ``duplicate_groups`` (NEAR_PAIRS + union-find) over n random hashes."""
+    from loupe import Library
+    from loupe.similar.search import duplicate_groups
+
+    tmp = Path(tempfile.mkdtemp(prefix="loupe-dup-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+    lib = Library.open(tmp / "home", database_url=database_url, create=True)
+    with lib.conn.transaction():
+        lib.conn.execute("SELECT setseed(0.42)")
+        lib.conn.execute("""
+            INSERT INTO asset (tenant_id, content_sha256, byte_size, media_type, width, height)
+            SELECT %(t)s, int8send(g), 1, 'image/jpeg', 1, 1 FROM generate_series(1, %(n)s) g
+        """, {"t": lib.tenant_id, "n": n})
+        lib.conn.execute("""
+            INSERT INTO asset_phash (asset_id, tenant_id, phash, dhash)
+            SELECT id, %(t)s, (floor(random() * 4294967296)::bigint << 32)
+                              # floor(random() * 4294967296)::bigint, 0
+            FROM asset WHERE tenant_id = %(t)s
+        """, {"t": lib.tenant_id})
+    lib.conn.execute("ANALYZE asset_phash")
+    for radius in (3, 10):
+        started = time.perf_counter()
+        groups = duplicate_groups(lib.conn, lib.tenant_id, radius=radius,
+                                  viewer={"see_all": True, "principals": []})
+        print(f"duplicates: {n:,} random hashes, radius {radius}: {len(groups)} groups "
+              f"in {time.perf_counter() - started:.1f} s")
+    lib.close()
+
+
 def smoke_images(folder: Path) -> None:
     """Six generated pictures (shapes on gradients) for --smoke."""
     rng = random.Random(5)
@@ -249,6 +280,8 @@ def main() -> None:
     ap.add_argument("--hashes", type=int)
     ap.add_argument("--kinds", default="random,clustered")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--duplicates", type=int, metavar="N",
+                    help="time loupe duplicates over N random hashes")
     ap.add_argument("--database-url")
     ap.add_argument("--smoke", action="store_true", help="tiny run of both parts (seconds)")
     args = ap.parse_args()
@@ -259,13 +292,16 @@ def main() -> None:
         smoke_images(folder)
         run_transforms(folder, radii, None)
         run_speed(2_000, 10, args.database_url, ["random", "clustered"])
+        run_duplicates(2_000, args.database_url)
         return
     if args.transforms:
         run_transforms(args.transforms, radii, args.pairs)
     if args.hashes:
         run_speed(args.hashes, args.queries, args.database_url, args.kinds.split(","))
-    if not (args.transforms or args.hashes):
-        ap.error("give --transforms DIR, --hashes N or --smoke")
+    if args.duplicates:
+        run_duplicates(args.duplicates, args.database_url)
+    if not (args.transforms or args.hashes or args.duplicates):
+        ap.error("give --transforms DIR, --hashes N, --duplicates N or --smoke")
 
 
 if __name__ == "__main__":
