@@ -327,3 +327,18 @@ def test_near_pairs_are_exactly_the_pairs_a_brute_force_finds(lib: Library):
             "see_all": True, "principals": []}).fetchall()
         assert [tuple(r) for r in rows] == sorted(brute)
         assert len(brute) >= 4 * (radius // 4 + 1)  # the planted pairs are there
+
+
+def test_hash_is_taken_on_the_exif_oriented_image(tmp_path: Path):
+    upright = Image.open(FIXTURES / "chelsea.jpg").convert("RGB")
+    upright.save(tmp_path / "upright.png")
+    stored = upright.transpose(Image.Transpose.ROTATE_90)  # what a camera held sideways writes
+    exif = Image.Exif()
+    exif[0x0112] = 6  # Orientation: rotate 90° clockwise to display
+    stored.save(tmp_path / "tagged.png", exif=exif)
+    stored.save(tmp_path / "untagged.png")
+    up = perceptual.hash_file(str(tmp_path / "upright.png"))
+    tagged = perceptual.hash_file(str(tmp_path / "tagged.png"))
+    untagged = perceptual.hash_file(str(tmp_path / "untagged.png"))
+    assert tagged == up
+    assert perceptual.hamming(untagged.phash, up.phash) > 20
