@@ -682,8 +682,6 @@ main.add_command(serve); users.add_command(users_token, "token")  # noqa: E702
 from .eval.cli import eval_group  # noqa: E402  (the evaluation instrument, issue 7)
 main.add_command(eval_group)
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
 
 
 def _hash_backfill(lib: Library, quiet: bool) -> dict[str, int]:
@@ -783,3 +781,7 @@ def hash_cmd(obj: _Ctx, as_json: bool) -> None:
     else:
         console.print(f"hashed {out['hashed']:,}, failed {out['failed']:,}, "
                       f"pending {out['pending']:,}", highlight=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
