@@ -300,3 +300,35 @@ def test_a_page_on_another_port_cannot_act_for_the_admin(server, browser, tmp_pa
         page.context.close()
     finally:
         httpd.shutdown()
+
+
+def test_more_like_this_shows_only_what_the_user_may_see(server, browser):
+    from loupe.ingest.perceptual import hamming
+
+    base, ids, url, _home = server
+    query = ids["lisbon-sunset-01"]
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT f.rel_path, h.phash FROM asset_phash h "
+                            "JOIN asset_file f ON f.asset_id = h.asset_id").fetchall()
+    hashes = {Path(rel).stem: (rel, h) for rel, h in rows}
+    mine = hashes["lisbon-sunset-01"][1]
+    # alice reads the travel collection only; the radius is 10 bits
+    expected = sorted(ids[stem] for stem, (rel, h) in hashes.items()
+                      if rel.startswith("travel/") and stem != "lisbon-sunset-01"
+                      and hamming(h, mine) <= 10)
+    hidden = [ids[stem] for stem, (rel, h) in hashes.items()
+              if not rel.startswith("travel/") and hamming(h, mine) <= 10]
+    assert expected
+    page = login(browser, base, "alice")
+    page.goto(base + f"/assets/{query}")
+    page.get_by_role("link", name="More like this").click()
+    page.wait_for_url(base + f"/assets/{query}/similar")
+    assert page.locator(".verdict").get_attribute("data-verdict") == "complete"
+    shown = sorted(int(h.split("/")[-1]) for h in
+                   page.locator("#similar a[data-rank]").evaluate_all(
+                       "els => els.map(e => e.getAttribute('href'))"))
+    assert shown == expected
+    assert page.locator(".verdict").text_content().startswith(f"{len(expected)} near-duplicate")
+    assert not set(shown) & set(hidden)
+    page.screenshot(path=ARTIFACTS / "more-like-this.png")
+    page.context.close()

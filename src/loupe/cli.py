@@ -787,5 +787,106 @@ main.add_command(serve); users.add_command(users_token, "token")  # noqa: E702
 from .eval.cli import eval_group  # noqa: E402  (the evaluation instrument, issue 7)
 main.add_command(eval_group)
 
+
+
+def _hash_backfill(lib: Library, quiet: bool) -> dict[str, int]:
+    """Hash assets ingested before perceptual hashes existed, with a progress bar."""
+    columns = [TextColumn("hash"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TimeRemainingColumn()]
+    with Progress(*columns, console=err_console, disable=quiet or not err_console.is_terminal,
+                  transient=True) as bar:
+        task = bar.add_task("hash", total=None)
+        return lib.hash(progress=lambda done, total: bar.update(task, completed=done, total=total))
+
+
+@main.command("similar")
+@click.argument("asset_id", type=int, required=False)
+@click.option("--file", "file", type=click.Path(dir_okay=False),
+              help="Find assets like this image file (it is not ingested).")
+@click.option("--radius", type=int, help="Hamming radius in bits of the 64-bit pHash, 0..15 "
+                                         "(default 10, see docs/similar.md).")
+@click.option("--limit", "-n", default=20, show_default=True, help="Results per page.")
+@click.option("--offset", default=0, show_default=True, help="Skip this many results.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def similar_cmd(obj: _Ctx, asset_id: int | None, file: str | None, radius: int | None,
+                limit: int, offset: int, as_json: bool) -> None:
+    """Assets that look like ASSET_ID or like --file PATH: near-duplicates by
+    perceptual hash (exact within the radius), fused with the image lane's
+    nearest vectors when an image model is installed."""
+    from .similar.search import SimilarError
+
+    if (asset_id is None) == (file is None):
+        raise click.UsageError("give either ASSET_ID or --file PATH")
+    with obj.open() as lib:
+        _hash_backfill(lib, as_json)
+        try:
+            res = lib.similar(asset_id, file=file, radius=radius, limit=limit, offset=offset)
+        except (SimilarError, AssetNotFound) as exc:
+            raise click.ClickException(str(exc)) from exc
+    if as_json:
+        _emit_json(res.as_dict())
+        return
+    noun = "asset" if res.total == 1 else "assets"
+    console.print(f"{res.total:,} {noun} within {res.radius} bits of {res.query} "
+                  f"({res.verdict})", highlight=False, markup=False)
+    for n in res.notices:
+        console.print(f"  note: {n}", highlight=False, markup=False)
+    for h in res.hits:
+        dist = f"{h.distance:>2} bits" if h.distance is not None else "  image"
+        console.print(f"{h.rank:>4}. [{h.asset_id}] {dist}  {h.title}  {h.path}",
+                      highlight=False, markup=False)
+
+
+@main.command("duplicates")
+@click.option("--radius", type=int, help="Hamming radius in bits, 0..15 (default 10).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def duplicates_cmd(obj: _Ctx, radius: int | None, as_json: bool) -> None:
+    """List near-duplicate groups (perceptual hash within the radius) and
+    exact-bytes groups (one content under several paths), with sizes."""
+    from .similar.search import SimilarError
+
+    with obj.open() as lib:
+        _hash_backfill(lib, as_json)
+        try:
+            groups = lib.duplicates(radius=radius)
+        except SimilarError as exc:
+            raise click.ClickException(str(exc)) from exc
+    if as_json:
+        _emit_json(groups)
+        return
+    near = [g for g in groups if g["kind"] == "near"]
+    exact = [g for g in groups if g["kind"] == "exact"]
+    console.print(f"{len(near):,} near-duplicate groups, {len(exact):,} exact-bytes groups; "
+                  f"{sum(g['reclaimable'] for g in groups):,} bytes held by copies",
+                  highlight=False)
+    for g in near:
+        console.print(f"near ({len(g['assets'])} assets, {g['byte_size']:,} bytes)", highlight=False)
+        for a in g["assets"]:
+            d = "—" if a["distance"] is None else f"{a['distance']} bits"
+            console.print(f"  [{a['asset_id']}] {a['width']}×{a['height']} {a['byte_size']:,} B "
+                          f"{d}  {a['path']}", highlight=False, markup=False)
+    for g in exact:
+        console.print(f"exact (asset {g['assets'][0]['asset_id']}, {len(g['paths'])} files, "
+                      f"{g['byte_size']:,} bytes)", highlight=False)
+        for p in g["paths"]:
+            console.print(f"  {p}", highlight=False, markup=False)
+
+
+@main.command("hash")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def hash_cmd(obj: _Ctx, as_json: bool) -> None:
+    """Compute perceptual hashes for assets ingested before Loupe kept them."""
+    with obj.open() as lib:
+        out = _hash_backfill(lib, as_json)
+    if as_json:
+        _emit_json(out)
+    else:
+        console.print(f"hashed {out['hashed']:,}, failed {out['failed']:,}, "
+                      f"pending {out['pending']:,}", highlight=False)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -937,3 +937,49 @@ class Library:
         docs = {r[0]: r[1] for r in self.conn.execute(q.DOC_COUNTS, {"tenant_id": self.tenant_id})}
         return {"tenant": self.tenant, "assets": row[0], "files": row[1], "collections": row[2],
                 "documents": docs, "languages": self.languages()}
+
+    # -- search by image (X1) ---------------------------------------------------
+
+    def similar(self, asset_id: int | None = None, *, file: str | Path | None = None,
+                radius: int | None = None, limit: int = 20, offset: int = 0):
+        """Assets that look like asset ``asset_id`` or like the image ``file``
+        (not ingested): every readable asset whose 64-bit pHash is within
+        ``radius`` bits (default :data:`loupe.similar.search.DEFAULT_RADIUS`),
+        nearest first, fused with the image lane's nearest vectors when an
+        image model serves that lane. Returns a
+        :class:`loupe.similar.search.SimilarResult`.
+
+        Raises:
+            AssetNotFound: no such asset, or one the viewer may not read.
+            loupe.similar.search.SimilarError: ``file`` is not an image Loupe
+                can read, radius outside 0..15, bad limit/offset.
+        """
+        from .similar.search import DEFAULT_RADIUS, find_similar
+
+        return find_similar(self, asset_id, file=str(file) if file is not None else None,
+                            radius=DEFAULT_RADIUS if radius is None else radius,
+                            limit=limit, offset=offset)
+
+    def duplicates(self, *, radius: int | None = None) -> list[dict[str, Any]]:
+        """Near-duplicate groups (readable assets whose pHashes are within
+        ``radius`` bits, chained) and exact-bytes groups (one asset held by
+        several files), with byte sizes: ``[{"kind", "assets", "paths",
+        "byte_size", "reclaimable"}]``. Hashes missing from older assets are
+        computed first.
+
+        Raises:
+            loupe.similar.search.SimilarError: radius outside 0..15.
+        """
+        from .similar.search import DEFAULT_RADIUS, backfill, duplicate_groups
+
+        backfill(self.conn, self.tenant_id)
+        return [asdict(g) for g in duplicate_groups(
+            self.conn, self.tenant_id, radius=DEFAULT_RADIUS if radius is None else radius,
+            viewer=self.viewer.params())]
+
+    def hash(self, *, progress: ProgressFn | None = None) -> dict[str, int]:
+        """Compute the perceptual hashes of assets ingested before they
+        existed (migration 0015): ``{"hashed", "failed", "pending"}``."""
+        from .similar.search import backfill
+
+        return backfill(self.conn, self.tenant_id, progress=progress)

@@ -32,6 +32,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from ..document.compile import rebuild_documents
+from . import perceptual
 from . import queries as q
 from .errors import BadFile
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file
@@ -101,6 +102,7 @@ class _Prepared:
     warning: str | None = None
     #: fields cut to the bounds of loupe.ingest.metadata (warnings, kind too_long)
     truncated: list[str] = field(default_factory=list)
+    hashes: perceptual.PerceptualHashes | str | None = None  # str: why there are none
 
 
 ProgressFn = Callable[[int, int], None]
@@ -258,7 +260,8 @@ class Ingester:
                     sidecar_md = normalize(sraw)
                     raw_all["sidecar"] = sraw
             metadata, truncated = bound_fields(merge(embedded, sidecar_md))
-            return _Prepared(f, sha, facts, metadata, raw_all, warning, truncated)
+            return _Prepared(f, sha, facts, metadata, raw_all, warning, truncated,
+                             perceptual.hash_file(f.path))
         except BadFile as exc:
             return exc
         except Exception as exc:  # an unexpected failure stays confined to its file
@@ -308,6 +311,7 @@ class Ingester:
                     "metadata": Jsonb(p.metadata), "raw": Jsonb(p.raw),
                 })
                 rebuild_documents(self.conn, self.tenant_id, asset_id, self.languages)
+                perceptual.store(self.conn, self.tenant_id, asset_id, p.hashes)
                 if pred is not None and pred[1] != asset_id:
                     self._release_asset(pred[1], summary)
         except psycopg.Error as exc:
@@ -321,6 +325,8 @@ class Ingester:
             self.conn.execute(q.RECORD_FAILURE, {
                 "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": f.path,
                 "kind": "sidecar", "reason": p.warning, "severity": "warning"})
+        if isinstance(p.hashes, str):
+            summary.warnings.append(Failure(f.path, "phash", p.hashes))
         for reason in p.truncated:
             summary.warnings.append(Failure(f.path, "too_long", reason))
             self.conn.execute(q.RECORD_FAILURE, {

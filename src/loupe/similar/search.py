@@ -1,0 +1,391 @@
+"""Search by image (SPEC X1): hash neighbours, near-duplicate groups, backfill.
+
+The perceptual hash of an image (``loupe.ingest.perceptual``) is compared
+with every stored one by multi-index hashing (``loupe.similar.queries``):
+exact within the radius, so a result that is not cut short by unhashed
+assets is ``complete``. Near-duplicate groups are the connected components
+of the "within the radius" relation between readable assets (union-find),
+so a group may chain: A~B and B~C put A and C together even when A and C
+are further apart than the radius.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from ..ingest import perceptual
+from . import queries as q
+
+#: Default Hamming radius (bits of 64) for "similar" and "duplicates", chosen
+#: from the transform table in docs/similar.md (benchmarks/similar.py
+#: --transforms, 463 real photos, 106,953 pairs of different photos): at 10
+#: bits JPEG q60, 50% resize and grayscale are found for every original and a
+#: text watermark for 96.8%, while 3 in 100,000 pairs of different photos fall
+#: within it (about 3 false hits per query in a 100k library). 12 bits would
+#: find more crops (64% against 42%) and rotations (85% against 69%) at six
+#: times the false positives.
+DEFAULT_RADIUS = 10
+#: Assets hashed per transaction by the backfill.
+BACKFILL_BATCH = 64
+
+
+class SimilarError(ValueError):
+    """A bad request to search by image (radius out of range, not an image)."""
+
+
+class NotAnImage(SimilarError):
+    """The file given to search by image is not an image Loupe can read."""
+
+
+def mih_bits(radius: int) -> int:
+    """Bits a probed sub-hash may differ in for ``radius`` (pigeonhole over 4
+    sub-hashes: ``floor(radius / 4)``).
+
+    Raises:
+        SimilarError: ``radius`` outside ``0..MAX_RADIUS``.
+    """
+    if not isinstance(radius, int) or not 0 <= radius <= q.MAX_RADIUS:
+        raise SimilarError(f"radius {radius!r} is out of range: it must be 0..{q.MAX_RADIUS} "
+                           f"bits of the 64-bit perceptual hash")
+    return radius // 4
+
+
+@dataclass
+class HashHit:
+    """An asset within the radius: Hamming ``distance`` (bits, 0..64)."""
+
+    asset_id: int
+    distance: int
+
+
+def hash_neighbours(conn: psycopg.Connection, tenant_id: int, phash: int, *, radius: int,
+                    viewer: dict[str, Any], limit: int, offset: int = 0,
+                    exclude: int | None = None) -> tuple[list[HashHit], int]:
+    """Readable assets whose pHash is within ``radius`` bits of ``phash``,
+    nearest first (ties by asset id), one page; and how many there are in all.
+
+    Raises:
+        SimilarError: radius out of range.
+    """
+    bits = mih_bits(radius)
+    rows = conn.execute(q.SIMILAR, {
+        "tenant_id": tenant_id, "hash": phash, "bits": bits, "radius": radius,
+        "exclude": exclude, "limit": limit, "offset": offset, **viewer}).fetchall()
+    total = rows[0][2] if rows else 0
+    if not rows and offset > 0:  # a page past the end still tells the total
+        extra = conn.execute(q.SIMILAR, {
+            "tenant_id": tenant_id, "hash": phash, "bits": bits, "radius": radius,
+            "exclude": exclude, "limit": 1, "offset": 0, **viewer}).fetchall()
+        total = extra[0][2] if extra else 0
+    return [HashHit(r[0], r[1]) for r in rows], total
+
+
+@dataclass
+class GroupMember:
+    """One asset of a near-duplicate group: bytes, pixels, number of files
+    holding its bytes, primary path, and its distance to the group's first asset
+    (None when the two are only linked through other members)."""
+
+    asset_id: int
+    byte_size: int
+    width: int
+    height: int
+    files: int
+    path: str
+    distance: int | None
+
+
+@dataclass
+class DuplicateGroup:
+    """Near-duplicate assets (``kind`` ``near``, largest file first) or the
+    files of one asset that hold the same bytes (``kind`` ``exact``)."""
+
+    kind: str
+    assets: list[GroupMember] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    byte_size: int = 0          # bytes of the whole group (every file)
+    reclaimable: int = 0        # bytes freed by keeping only the first
+
+
+def _components(pairs: list[tuple[int, int, int]]) -> list[list[int]]:
+    """Connected components of the pair graph, each sorted, by first id."""
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b, _ in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[int, list[int]] = {}
+    for x in list(parent):
+        groups.setdefault(find(x), []).append(x)
+    return sorted((sorted(g) for g in groups.values()), key=lambda g: g[0])
+
+
+def duplicate_groups(conn: psycopg.Connection, tenant_id: int, *, radius: int,
+                     viewer: dict[str, Any]) -> list[DuplicateGroup]:
+    """Near-duplicate groups (readable assets within ``radius`` of another)
+    then exact-bytes groups (a readable asset with several files), each
+    with sizes. Only readable assets are seen, compared or counted (P1).
+
+    Raises:
+        SimilarError: radius out of range.
+    """
+    bits = mih_bits(radius)
+    pairs = [tuple(r) for r in conn.execute(q.NEAR_PAIRS, {
+        "tenant_id": tenant_id, "bits": bits, "radius": radius, **viewer})]
+    dist = {(a, b): d for a, b, d in pairs}
+    comps = _components(pairs)
+    ids = sorted({x for c in comps for x in c})
+    facts = {r[0]: r for r in conn.execute(q.ASSET_FACTS, {"tenant_id": tenant_id, "ids": ids})}
+    out: list[DuplicateGroup] = []
+    for comp in comps:
+        members = sorted(comp, key=lambda x: (-facts[x][1], x))
+        first = members[0]
+        g = DuplicateGroup("near")
+        for x in members:
+            _, size, w, h, files, path = facts[x]
+            d = 0 if x == first else dist.get((min(first, x), max(first, x)))
+            g.assets.append(GroupMember(x, size, w, h, files, path, d))
+            g.byte_size += size * files
+        g.reclaimable = g.byte_size - facts[first][1]
+        out.append(g)
+    for asset_id, size, paths in conn.execute(q.EXACT_GROUPS, {"tenant_id": tenant_id, **viewer}):
+        out.append(DuplicateGroup("exact", [], list(paths), size * len(paths),
+                                  size * (len(paths) - 1)))
+        out[-1].assets.append(GroupMember(asset_id, size, 0, 0, len(paths), paths[0], 0))
+    return out
+
+
+def backfill(conn: psycopg.Connection, tenant_id: int, *,
+             progress: Callable[[int, int], None] | None = None,
+             limit: int | None = None) -> dict[str, int]:
+    """Hash assets that have no hash row yet (ingested before migration
+    0015), at most ``limit`` of them; ``progress(done, total)`` after each.
+    A file that cannot be hashed gets a row with its reason, not a retry.
+
+    Returns: ``{"hashed", "failed", "pending"}`` (pending: still left).
+    """
+    total = conn.execute(q.HASH_COVERAGE, {"tenant_id": tenant_id, "see_all": True,
+                                           "principals": []}).fetchone()[0]
+    todo = total if limit is None else min(total, limit)
+    done = hashed = failed = 0
+    after = 0
+    if progress:
+        progress(0, todo)
+    while done < todo:
+        rows = conn.execute(q.PENDING, {"tenant_id": tenant_id, "after": after,
+                                        "batch": min(BACKFILL_BATCH, todo - done)}).fetchall()
+        if not rows:
+            break
+        results = [(asset_id, perceptual.hash_file(path)) for asset_id, path in rows]
+        with conn.transaction():
+            for asset_id, h in results:
+                perceptual.store(conn, tenant_id, asset_id, h)
+                if isinstance(h, str):
+                    failed += 1
+                else:
+                    hashed += 1
+        after = rows[-1][0]
+        done += len(rows)
+        if progress:
+            progress(done, todo)
+    return {"hashed": hashed, "failed": failed, "pending": total - done}
+
+
+#: Nearest image vectors the image lane contributes to "more like this".
+IMAGE_LANE_CAP = 50
+#: RRF constant (Cormack, Clarke, Büttcher, SIGIR 2009), as in loupe.fusion.
+RRF_K = 60
+
+
+@dataclass
+class SimilarHit:
+    """One asset like the query: ``rank`` 1-based over the whole result;
+    ``distance`` its pHash Hamming distance (None: found by the image lane
+    only); ``image_distance`` its cosine distance in the image lane (None:
+    not among that lane's nearest); ``score`` the RRF score when the lanes are
+    fused, else None; ``title`` and ``path`` of its primary file."""
+
+    rank: int
+    asset_id: int
+    distance: int | None
+    image_distance: float | None = None
+    score: float | None = None
+    title: str = ""
+    path: str = ""
+
+
+@dataclass
+class SimilarResult:
+    """Assets like a picture (an asset, or a file that is not ingested).
+
+    ``total`` counts readable assets within ``radius`` bits (exact: MIH
+    verifies every candidate). ``verdict``: ``complete`` — every readable
+    asset within the radius was compared and is reachable by paging;
+    ``unknown`` — some readable assets have no hash yet (``notices`` say how
+    many and how to hash them). ``lanes``: ``hash``, plus ``image`` when the
+    image lane's nearest vectors are fused in (approximate, HNSW; they add
+    rows beyond ``total`` and do not change the verdict)."""
+
+    query: str
+    radius: int
+    total: int
+    verdict: str
+    limit: int
+    offset: int
+    hits: list[SimilarHit] = field(default_factory=list)
+    lanes: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+def fuse(hash_hits: list[HashHit], image_hits: list[tuple[int, float]]) -> list[SimilarHit]:
+    """Reciprocal-rank fusion of the hash ranking (distance, asset id) and the
+    image lane's (cosine distance): score = sum of 1 / (RRF_K + rank) over
+    the lanes holding the asset (Cormack et al., SIGIR 2009). Assets within
+    the radius come first (a near-duplicate outranks a look-alike), then by
+    score, then asset id."""
+    rows: dict[int, SimilarHit] = {}
+    for i, h in enumerate(hash_hits, 1):
+        rows[h.asset_id] = SimilarHit(0, h.asset_id, h.distance, None, 1.0 / (RRF_K + i))
+    for i, (asset_id, d) in enumerate(image_hits, 1):
+        hit = rows.setdefault(asset_id, SimilarHit(0, asset_id, None, None, 0.0))
+        hit.image_distance = float(d)
+        hit.score = (hit.score or 0.0) + 1.0 / (RRF_K + i)
+    ordered = sorted(rows.values(), key=lambda h: (h.distance is None, -(h.score or 0.0),
+                                                   h.asset_id))
+    for i, h in enumerate(ordered, 1):
+        h.rank = i
+    return ordered
+
+
+#: Most assets a search by image hashes on the fly before answering (assets
+#: ingested before migration 0015); past it the answer says how many wait.
+INLINE_BACKFILL = 500
+
+
+def _file_hash(path: str, max_pixels: int) -> tuple[int, Any]:
+    """The pHash of a file that is not ingested, and the decoded image (for
+    the image lane). The same checks as ingest come first (empty, not an
+    image, decompression bomb, truncated...).
+
+    Raises:
+        NotAnImage: the file is not an image Loupe can read (the reason names
+            the file and, for size, the bound).
+    """
+    from PIL import Image
+
+    from ..ingest.errors import BadFile
+    from ..ingest.image import inspect_image
+
+    try:
+        inspect_image(path, None, max_pixels=max_pixels)
+    except BadFile as exc:
+        raise NotAnImage(f"{path}: {exc.reason}") from exc
+    h = perceptual.hash_file(path)
+    if isinstance(h, str):
+        raise NotAnImage(f"{path}: {h}")
+    im = Image.open(path)
+    if im.format == "JPEG":
+        im.draft("RGB", (512, 512))
+    im.load()
+    return h.phash, im
+
+
+def find_similar(lib, asset_id: int | None = None, *, file: str | None = None,
+                 radius: int = DEFAULT_RADIUS, limit: int = 20, offset: int = 0,
+                 max_pixels: int | None = None) -> SimilarResult:
+    """What :meth:`loupe.Library.similar` does (see there)."""
+    from ..ingest.image import DEFAULT_MAX_PIXELS
+    from ..models.embedders import ModelError
+    from ..queries import HIT_DETAILS
+    from ..vector import queries as vq
+
+    if (asset_id is None) == (file is None):
+        raise SimilarError("give either an asset id or a file, not both or neither")
+    if limit < 1 or offset < 0:
+        raise SimilarError(f"limit must be >= 1 and offset >= 0 (got {limit}, {offset})")
+    mih_bits(radius)
+    conn, tenant_id, viewer = lib.conn, lib.tenant_id, lib.viewer.params()
+    notices: list[str] = []
+    coverage = conn.execute(q.HASH_COVERAGE, {"tenant_id": tenant_id, **viewer}).fetchone()
+    if 0 < coverage[0] <= INLINE_BACKFILL:
+        backfill(conn, tenant_id)
+        coverage = conn.execute(q.HASH_COVERAGE, {"tenant_id": tenant_id, **viewer}).fetchone()
+    image = None
+    if asset_id is not None:
+        lib._asset_row(asset_id)  # AssetNotFound for a missing or hidden asset (P1)
+        row = conn.execute(q.ASSET_HASH, {"asset_id": asset_id, "tenant_id": tenant_id}).fetchone()
+        if row is None or row[0] is None:
+            raise SimilarError(f"asset {asset_id} has no perceptual hash"
+                               + (f" ({row[2]})" if row else ": run 'loupe hash'"))
+        phash, label = row[0], f"asset {asset_id}"
+    else:
+        phash, image = _file_hash(str(file), max_pixels or DEFAULT_MAX_PIXELS)
+        label = f"file {file}"
+    # fused with the image lane, the page is cut after fusion
+    hits, total = hash_neighbours(conn, tenant_id, phash, radius=radius, viewer=viewer,
+                                  limit=limit + offset, offset=0, exclude=asset_id)
+    lanes = ["hash"]
+    image_hits: list[tuple[int, float]] = []
+    lane = next((r for r in conn.execute(vq.LANE_MODELS, {"tenant_id": tenant_id})
+                 if r[0] == "image"), None)
+    if lane is None:
+        notices.append("no image model serves the image lane: hash neighbours only "
+                       "(install one with 'loupe models install' and 'loupe models use')")
+    else:
+        _, model_id, name, _kind, dims, n_vec, n_assets = lane
+        try:
+            if asset_id is not None:
+                vrow = conn.execute(q.ASSET_IMAGE_VECTOR, {"asset_id": asset_id,
+                                                           "model_id": model_id}).fetchone()
+                vec = vrow[0] if vrow else None
+                if vec is None:
+                    notices.append(f"image lane: asset {asset_id} has no vector of {name} yet "
+                                   f"(run 'loupe embed'): hash neighbours only")
+            else:
+                vec = lib._embedder(name).encode_images([image])[0]
+            if vec is not None:
+                image_hits = [(r[0], r[1]) for r in conn.execute(
+                    q.image_neighbours(model_id, dims), {
+                        "qv": vec, "tenant_id": tenant_id, "exclude": asset_id,
+                        "cap": IMAGE_LANE_CAP, **viewer})]
+                lanes.append("image")
+                notices.append(f"image lane: the {len(image_hits)} nearest image vectors of "
+                               f"{name} are fused in (approximate; not counted in the total)")
+                if n_vec < n_assets:
+                    notices.append(f"image lane: {n_assets - n_vec:,} assets still wait for "
+                                   f"vectors of {name} (run 'loupe embed')")
+        except (ModelError, OSError, RuntimeError) as exc:
+            notices.append(f"image lane off: {exc}: hash neighbours only")
+    fused = fuse(hits, image_hits) if image_hits else [
+        SimilarHit(i, h.asset_id, h.distance) for i, h in enumerate(hits, 1)]
+    page = fused[offset:offset + limit]
+    if page:
+        info = {r[0]: (r[1], r[2]) for r in conn.execute(HIT_DETAILS, {
+            "tenant_id": tenant_id, "lang": lib._lang(None), "ids": [h.asset_id for h in page]})}
+        for h in page:
+            h.title, h.path = info.get(h.asset_id, ("", ""))
+    verdict = "complete"
+    if coverage[1]:
+        verdict = "unknown"
+        n = coverage[1]
+        notices.append(f"{n:,} readable asset{'s have' if n != 1 else ' has'} no perceptual hash "
+                       f"and {'were' if n != 1 else 'was'} not compared (run 'loupe hash')")
+    return SimilarResult(query=label, radius=radius, total=total, verdict=verdict, limit=limit,
+                         offset=offset, hits=page, lanes=lanes, notices=notices)

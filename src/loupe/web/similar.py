@@ -1,0 +1,107 @@
+"""Search by image on the web (SPEC X1): ``GET /api/assets/{id}/similar``,
+``POST /api/similar`` (an uploaded picture, not ingested) and the "More like
+this" page. Every answer goes through the user's :meth:`Library.as_user`
+view: a hidden asset is never a result, never counted, and asking for one
+is a 404 like an asset that does not exist."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, File, HTTPException, Query, Request, UploadFile
+from fastapi.responses import HTMLResponse
+
+from ..library import AssetNotFound, Library
+from ..similar.queries import MAX_RADIUS
+from ..similar.search import DEFAULT_RADIUS, NotAnImage, SimilarError, SimilarResult
+from .auth import user_library
+from .service import MAX_UPLOAD_BYTES, safe_filename
+
+api_router = APIRouter(prefix="/api", tags=["api"])
+page_router = APIRouter(include_in_schema=False)
+UserLib = Annotated[Library, Depends(user_library)]
+Radius = Annotated[int, Query(ge=0, le=MAX_RADIUS,
+                              description="Hamming radius in bits of the 64-bit pHash")]
+Limit = Annotated[int, Query(ge=1, le=200)]
+Offset = Annotated[int, Query(ge=0, le=1_000_000)]
+
+
+def payload(res: SimilarResult) -> dict[str, Any]:
+    """The API shape: the library's result with each hit's thumbnail URL."""
+    out = res.as_dict()
+    for h in out["hits"]:
+        h["thumbnail_url"] = f"/api/assets/{h['asset_id']}/thumbnail"
+    return out
+
+
+def similar_to_asset(lib: Library, asset_id: int, radius: int, limit: int,
+                     offset: int) -> SimilarResult:
+    """``lib.similar(asset_id)`` with a hidden or missing asset as a 404."""
+    if not 0 < asset_id < 2**63:
+        raise HTTPException(404, "no such asset")
+    try:
+        return lib.similar(asset_id, radius=radius, limit=limit, offset=offset)
+    except AssetNotFound:
+        raise HTTPException(404, "no such asset") from None
+    except SimilarError as exc:
+        raise HTTPException(400, str(exc)) from exc
+
+
+@api_router.get("/assets/{asset_id}/similar",
+                responses={400: {"description": "Bad input"},
+                           404: {"description": "No such asset visible to this user"}})
+def asset_similar(asset_id: int, lib: UserLib, radius: Radius = DEFAULT_RADIUS,
+                  limit: Limit = 24, offset: Offset = 0) -> dict:
+    """Assets like this one: near-duplicates within ``radius`` bits of its
+    perceptual hash (exact, so ``verdict`` is ``complete`` when every asset
+    is hashed), fused with the image lane's nearest vectors when an image
+    model is installed (``lanes``, ``notices`` say which)."""
+    return payload(similar_to_asset(lib, asset_id, radius, limit, offset))
+
+
+@api_router.post("/similar",
+                 responses={400: {"description": "Bad input"},
+                            413: {"description": "The file is too large"},
+                            415: {"description": "The file is not an image Loupe can read"}})
+def upload_similar(lib: UserLib, request: Request,
+                   file: Annotated[UploadFile, File(description="an image file")],
+                   radius: Radius = DEFAULT_RADIUS, limit: Limit = 24,
+                   offset: Offset = 0) -> dict:
+    """Assets like an uploaded picture. The file is read, hashed and
+    discarded: it is not ingested. Not an image: 415 with the reason."""
+    name = safe_filename(file.filename) if file.filename else "upload"
+    fd, tmp = tempfile.mkstemp(prefix="loupe-similar-")
+    try:
+        written = 0
+        with os.fdopen(fd, "wb") as out:
+            while chunk := file.file.read(1 << 20):
+                written += len(chunk)
+                if written > MAX_UPLOAD_BYTES:
+                    raise HTTPException(413, f"{name} is over {MAX_UPLOAD_BYTES:,} bytes")
+                out.write(chunk)
+        try:
+            res = lib.similar(file=tmp, radius=radius, limit=limit, offset=offset)
+        except NotAnImage as exc:
+            raise HTTPException(415, str(exc).replace(tmp, name)) from exc
+        except SimilarError as exc:
+            raise HTTPException(400, str(exc).replace(tmp, name)) from exc
+    finally:
+        os.unlink(tmp)
+    res.query = f"upload {name}"
+    return payload(res)
+
+
+@page_router.get("/assets/{asset_id}/similar", response_class=HTMLResponse)
+def similar_page(request: Request, asset_id: int, lib: UserLib,
+                 radius: Radius = DEFAULT_RADIUS) -> HTMLResponse:
+    """The "More like this" page of an asset: its near-duplicates and look-alikes."""
+    from .pages import _render
+
+    try:
+        res = similar_to_asset(lib, asset_id, radius, 48, 0)
+    except HTTPException:
+        return _render(request, "error.html", status=404, title="Not found",
+                       message=f"There is no asset {asset_id} you can see.")
+    return _render(request, "similar.html", asset_id=asset_id, result=payload(res))
