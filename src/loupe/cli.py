@@ -16,6 +16,7 @@ from rich.table import Table
 from .db import DatabaseUnavailable
 from .access.users import AccessError, UnknownUser
 from .bulk.actions import ACTIONS, BulkError, ConfirmationRequired
+from .lexical.settings import SettingError
 from .library import AssetNotFound, Library, LibraryNotInitialized, UnknownTenant
 
 # Off a terminal (pipes, logs) rich would wrap at 80 columns, breaking
@@ -42,7 +43,8 @@ class _Ctx:
         try:
             lib = Library.open(self.home, database_url=self.database_url, tenant=self.tenant,
                                create=create)
-        except (DatabaseUnavailable, UnknownTenant, LibraryNotInitialized) as exc:
+        except (DatabaseUnavailable, UnknownTenant, LibraryNotInitialized,
+                SettingError) as exc:
             raise click.ClickException(str(exc)) from exc
         if self.user:
             try:

@@ -30,6 +30,7 @@ from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabul
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
 from .fusion.search import (EncoderHealth, FusedResult, QueryVectorCache, VectorLane,
                             fused_search)
+from .lexical import settings as lexical_bounds
 from .lexical.queries import TITLE_BAND_CAP
 from .lexical.search import (analyze as analyze_text, lexical_search, query_terms,
                              suggest_corrections)
@@ -43,6 +44,8 @@ from . import queries as q
 HOME_ENV = "LOUPE_HOME"
 #: Most assets one bulk action may reach (the deep band's ceiling, C3).
 BULK_MAX = 50_000
+#: Largest search offset accepted (row numbers are bigint; no result is larger).
+OFFSET_MAX = 1_000_000_000
 DEFAULT_HOME = "~/.loupe"
 
 
@@ -135,7 +138,8 @@ class Library:
     #: Query-encoder failures, shared by the libraries of one process (V6).
     encoder_health = EncoderHealth()
     #: Recent query vectors, shared by the libraries of one process.
-    query_vectors = QueryVectorCache(int(os.environ.get("LOUPE_QUERY_VECTOR_CACHE", 2048)))
+    query_vectors = QueryVectorCache(
+        lexical_bounds.env_setting("LOUPE_QUERY_VECTOR_CACHE", strict=False))
 
     def __init__(self, conn: psycopg.Connection, home: Path, tenant_id: int, tenant: str,
                  viewer: Viewer = OWNER):
@@ -161,6 +165,8 @@ class Library:
             loupe.db.DatabaseUnavailable: no database could be reached.
             LibraryNotInitialized: no library there and ``create`` is false.
             UnknownTenant: ``tenant`` does not exist and ``create`` is false.
+            loupe.lexical.settings.SettingError: ``LOUPE_HNSW_EF_SEARCH`` or
+                ``LOUPE_QUERY_VECTOR_CACHE`` is not a whole number in its range.
         """
         home_path = Path(home).expanduser() if home else default_home()
         url_given = database_url or os.environ.get(DATABASE_URL_ENV)
@@ -179,8 +185,8 @@ class Library:
             from pgvector.psycopg import register_vector
 
             register_vector(conn)
-            for stmt in vq.hnsw_session(int(os.environ.get("LOUPE_HNSW_EF_SEARCH",
-                                                           vq.HNSW_EF_SEARCH))):
+            lexical_bounds.env_setting("LOUPE_QUERY_VECTOR_CACHE")
+            for stmt in vq.hnsw_session(lexical_bounds.env_setting("LOUPE_HNSW_EF_SEARCH")):
                 conn.execute(stmt)
             row = conn.execute(q.TENANT_BY_NAME, {"name": tenant}).fetchone()
             if row is None and create:
@@ -253,12 +259,20 @@ class Library:
         reachable after the ranked rows even when a cap left it out (C2).
 
         Raises:
-            ValueError: ``limit`` < 1 or ``offset`` < 0, ``lang`` is not a
+            ValueError: ``limit`` outside [1, BULK_MAX] or ``offset`` outside
+                [0, OFFSET_MAX], a stored lexical setting out of range
+                (:class:`loupe.lexical.settings.SettingError`), ``lang`` is not a
                 library language, or the query is too long (see
                 :data:`loupe.lexical.search.MAX_QUERY_CHARS`, ``MAX_QUERY_TERMS``).
         """
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= BULK_MAX:
+            raise ValueError(f"limit = {limit!r} is out of range: it must be within 1 and "
+                             f"{BULK_MAX:,}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= OFFSET_MAX:
+            raise ValueError(f"offset = {offset!r} is out of range: it must be within 0 and "
+                             f"{OFFSET_MAX:,}")
         lang = self._lang(lang)
-        raw_cap, keep_cap = self.conn.execute(q.LEXICAL_CAPS, {"tenant_id": self.tenant_id}).fetchone()
+        raw_cap, keep_cap = self._caps()
         notices: list[str] = []
         if scope is not None:
             return self._scoped(query, lang, scope, limit, offset, raw_cap, keep_cap, notices)
@@ -296,6 +310,13 @@ class Library:
         self._title_band_notice(title_band, fr.lexical["title_band"], notices)
         return self._fused_result(query, lang, terms, fr, lanes, corrections, limit, offset,
                                   keep_cap, notices)
+
+    def _caps(self) -> tuple[int, int]:
+        """The lexical caps, after checking every stored lexical setting (a
+        value out of range is reported, not run into a statement)."""
+        settings = self.lexical_settings()
+        lexical_bounds.check_stored(settings)
+        return settings["raw_cap"], settings["keep_cap"]
 
     @staticmethod
     def _title_band_notice(asked: bool, rows: int, notices: list[str]) -> None:
@@ -807,20 +828,16 @@ class Library:
         lexical index (statistics, impacts) in the same transaction.
 
         Raises:
-            ValueError: an unknown key or a value out of range (4 weights and
-                4 b values, positive; decay in (0, 1]; caps >= 1).
+            ValueError: an unknown key.
+            loupe.lexical.settings.SettingError (a ValueError): a value out of
+                its range, named with the bound (see :mod:`loupe.lexical.settings`).
         """
         current = self.lexical_settings()
         unknown = set(changes) - set(current)
         if unknown:
             raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
         new = {**current, **changes}
-        if len(new["weights"]) != 4 or len(new["b"]) != 4:
-            raise ValueError("weights and b need 4 values: title, keywords, description, other")
-        if new["k1"] <= 0 or any(w < 0 for w in new["weights"]) or not all(0 <= x <= 1 for x in new["b"]):
-            raise ValueError("k1 must be > 0, weights >= 0, b within [0, 1]")
-        if not 0 < new["vocab_decay"] <= 1 or new["raw_cap"] < 1 or new["keep_cap"] < 1:
-            raise ValueError("vocab_decay must be in (0, 1], caps >= 1")
+        lexical_bounds.validate(new)
         reindex = any(new[k] != current[k] for k in ("k1", "weights", "b", "vocab_decay"))
         with self.conn.transaction():
             self.conn.execute(q.SET_LEXICAL_SETTINGS, {**new, "tenant_id": self.tenant_id})
