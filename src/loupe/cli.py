@@ -144,21 +144,23 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
 @click.option("--lang", help="Query language (default: the library's first language).")
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--page", default=1, show_default=True, type=click.IntRange(1))
-@click.option("--in", "scope", metavar="COLLECTION",
-              help="Search inside this collection (its path, sub-collections included).")
+@click.option("--in", "scope", metavar="COLLECTION", multiple=True,
+              help="Search inside this collection, sub-collections included: its path "
+                   "(travel), its id (id:42, see 'loupe collections') or its full path "
+                   "(/photos/travel). Repeat to search the union of several.")
 @click.option("--title-band", is_flag=True,
               help="Keep every asset whose title holds the query reachable after the ranked "
                    "results, even past the caps.")
 @click.option("--explain", is_flag=True, help="Show each lane's rank and score/distance.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, scope: str | None,
-           title_band: bool, explain: bool, as_json: bool) -> None:
+def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
+           scope: tuple[str, ...], title_band: bool, explain: bool, as_json: bool) -> None:
     """Search the library for QUERY."""
     with obj.open() as lib:
         try:
             result = lib.search(query, lang=lang, limit=limit, offset=(page - 1) * limit,
-                                scope=scope, title_band=title_band)
+                                scope=list(scope) or None, title_band=title_band)
         except (ValueError, LookupError) as exc:
             raise click.ClickException(str(exc)) from exc
     if as_json:
@@ -616,7 +618,8 @@ def users_list(obj: _Ctx, as_json: bool) -> None:
 
 @main.command()
 @click.argument("principal")
-@click.option("--collection", help="A collection path (sub-collections included).")
+@click.option("--collection", help="A collection (sub-collections included): its path, "
+                                   "id:N (see 'loupe collections') or full path.")
 @click.option("--asset", "asset_id", type=int, help="One asset id.")
 @click.option("--revoke", is_flag=True, help="Take the grant back.")
 @click.pass_obj
@@ -636,20 +639,28 @@ def grant(obj: _Ctx, principal: str, collection: str | None, asset_id: int | Non
 @click.argument("action", type=click.Choice(sorted(ACTIONS)))
 @click.argument("value")
 @click.option("--query", "-q", required=True, help="The search whose every result is acted on.")
-@click.option("--in", "scope", metavar="COLLECTION", help="Search inside this collection.")
+@click.option("--in", "scope", metavar="COLLECTION", multiple=True,
+              help="Search inside this collection (path, id:N or full path); repeat for "
+                   "the union of several.")
 @click.option("--lang", help="Query language.")
+@click.option("--any-term", is_flag=True,
+              help="Act on every asset the search ranks (some query term, or close in "
+                   "meaning), not only on those holding every term.")
+@click.option("--dry-run", is_flag=True, help="Only count: change nothing.")
 @click.option("--yes", "confirm", is_flag=True,
               help="Confirm an action on a result that is not proven complete.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def bulk(obj: _Ctx, action: str, value: str, query: str, scope: str | None, lang: str | None,
-         confirm: bool, as_json: bool) -> None:
-    """Apply ACTION with VALUE to every asset the search finds, in one
-    transaction, recorded in the audit log. On a truncated or unknown result
-    nothing happens unless --yes is given. Dates: YYYY-MM-DD ('' clears)."""
+def bulk(obj: _Ctx, action: str, value: str, query: str, scope: tuple[str, ...],
+         lang: str | None, any_term: bool, dry_run: bool, confirm: bool, as_json: bool) -> None:
+    """Apply ACTION with VALUE to the assets the search finds that hold every
+    query term (--any-term: every asset it ranks), in one transaction,
+    recorded in the audit log. On a truncated or unknown result nothing
+    happens unless --yes is given. Dates: YYYY-MM-DD ('' clears)."""
     with obj.open() as lib:
         try:
-            out = lib.bulk(action, value, query=query, scope=scope, lang=lang, confirm=confirm)
+            out = lib.bulk(action, value, query=query, scope=list(scope) or None, lang=lang,
+                           confirm=confirm, any_term=any_term, dry_run=dry_run)
         except ConfirmationRequired as exc:
             raise click.ClickException(f"{exc} (add --yes)") from exc
         except (BulkError, ValueError, LookupError) as exc:
@@ -657,9 +668,34 @@ def bulk(obj: _Ctx, action: str, value: str, query: str, scope: str | None, lang
     if as_json:
         _emit_json(out)
         return
+    rule = ("every asset the search ranks (--any-term)" if out["match"] == "any"
+            else "assets holding every query term")
+    click.echo(f"match rule: {rule} — {out['matched_all_terms']:,} hold every term, "
+               f"{out['matched_any']:,} ranked")
+    total = f"total {'' if out['total_exact'] else 'at least '}{out['total']:,}"
+    if out["dry_run"]:
+        would = out["matched_any"] if out["match"] == "any" else out["matched_all_terms"]
+        click.echo(f"dry run: {action} {out['value']!r} would apply to {would:,} assets "
+                   f"(result {out['verdict']}, {total}); nothing changed")
+        return
     click.echo(f"{action} {out['value']!r} applied to {out['count']:,} assets "
-               f"(result {out['verdict']}, total {'' if out['total_exact'] else 'at least '}"
-               f"{out['total']:,}; audit #{out['audit_id']})")
+               f"(result {out['verdict']}, {total}; audit #{out['audit_id']})")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def collections(obj: _Ctx, as_json: bool) -> None:
+    """Collections with their ids, full paths and asset counts (name one in
+    --in or grant --collection by id:N when a path is ambiguous)."""
+    with obj.open() as lib:
+        rows = lib.collections()
+    if as_json:
+        _emit_json(rows)
+        return
+    for c in rows:
+        where = c["full_path"] or "hand-made"
+        click.echo(f"id:{c['id']}\t{c['path']}\t{where}\t{c['assets']:,} assets")
 
 
 @main.command()

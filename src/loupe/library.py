@@ -36,7 +36,8 @@ from .lexical.search import (analyze as analyze_text, lexical_search, query_term
                              suggest_corrections)
 from .models import registry
 from .models.embedders import Embedder, ModelError
-from .scopes.search import collection_id, scoped_fused_search, scoped_search
+from .scopes.search import (Scope, collection_id, resolve_scope, scoped_fused_search,
+                            scoped_search)
 from .vector import queries as vq
 from .vector.embed import EmbedSummary, build_variants, embed_images, embed_texts
 from . import queries as q
@@ -250,10 +251,14 @@ class Library:
         return ingester.ingest(path, progress=progress)
 
     def search(self, query: str, *, lang: str | None = None, limit: int = 20,
-               offset: int = 0, scope: str | None = None,
+               offset: int = 0, scope: str | list[str] | None = None,
                title_band: bool = False) -> SearchResult:
         """Search the library, or inside collection ``scope`` (its path, e.g.
-        ``animals/mammals``, sub-collections included). ``lang`` defaults to
+        ``animals/mammals``, its id ``id:42`` or its full path
+        ``/photos/animals/mammals``; see
+        :func:`loupe.scopes.search.collection_id`), sub-collections included.
+        A list of collections searches their **union**; the verdict is the
+        union's (every member of any of them is in the scope). ``lang`` defaults to
         the first library language. With ``title_band`` (library-wide
         search), every asset whose title holds all the query's terms stays
         reachable after the ranked rows even when a cap left it out (C2).
@@ -274,7 +279,7 @@ class Library:
         lang = self._lang(lang)
         raw_cap, keep_cap = self._caps()
         notices: list[str] = []
-        if scope is not None:
+        if scope is not None and scope != [] and scope != ():
             return self._scoped(query, lang, scope, limit, offset, raw_cap, keep_cap, notices)
         lanes = self._query_lanes(query, lang, notices)
         if not lanes:
@@ -330,7 +335,8 @@ class Library:
         """Search inside collection ``scope``: the lexical lane with its band,
         fused with the active vector lanes (exact scan over members in the
         direct regime) when there are any."""
-        coll = collection_id(self.conn, self.tenant_id, scope)
+        resolved = self._scope(scope)
+        coll, scope = resolved.roots, resolved
         lanes = self._query_lanes(query, lang, notices)
         terms = query_terms(self.conn, query, lang)
         one_word = len(query.split()) <= 1
@@ -347,7 +353,7 @@ class Library:
         res = scoped_search(self.conn, self.tenant_id, query, lang, coll, limit=limit,
                             offset=offset, raw_cap=raw_cap, keep_cap=keep_cap,
                             viewer=self.viewer)
-        notices.append(f"scope {scope!r}: {_members(res.members)}, {res.ranked:,} ranked, "
+        notices.append(f"scope {scope.quoted}: {_members(res.members)}, {res.ranked:,} ranked, "
                        f"{res.band:,} in the band ({res.regime} regime)")
         raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
                      {"lexical": {"rank": h.rank, "score": h.score}, "band": h.in_band})
@@ -381,7 +387,7 @@ class Library:
         if fr.waiting:
             notices.append(f"{fr.waiting:,} members of the scope wait for vectors: "
                            f"meaning-based matches among them are not shown yet")
-        notices.append(f"scope {scope!r}: {_members(fr.members)}, {fr.ranked:,} ranked, "
+        notices.append(f"scope {scope.quoted}: {_members(fr.members)}, {fr.ranked:,} ranked, "
                        f"{fr.band:,} in the band ({fr.regime} regime"
                        + (", exact vector scan over members" if fr.regime == "direct" else "")
                        + ")")
@@ -393,6 +399,10 @@ class Library:
         return self._result(query, lang, terms, total, verdict == "complete", verdict, total,
                             limit, offset, raw_hits, {}, ["lexical"] + [ln.name for ln in lanes],
                             notices)
+
+    def _scope(self, scope: str | list[str]) -> Scope:
+        """Resolve collection names (one or several: their union)."""
+        return resolve_scope(self.conn, self.tenant_id, scope, see_all=self.viewer.see_all)
 
     def _fused_result(self, query: str, lang: str, terms: list[str], fr: FusedResult,
                       lanes: list[VectorLane], corrections: dict[str, str], limit: int,
@@ -648,10 +658,13 @@ class Library:
     def collections(self) -> list[dict[str, Any]]:
         """Collections (folders as ingested, and hand-made ones) with the number
         of assets in each, sub-collections included, that the viewer may read:
-        ``{"id", "path", "parent_id", "hand_made", "assets"}``. A member only
-        sees collections where it can read something."""
+        ``{"id", "path", "parent_id", "hand_made", "assets", "full_path"}``
+        (``full_path``: source root + path, None for hand-made ones; a scope
+        or grant names a collection by ``id:<id>`` or its full path when its
+        path is ambiguous). A member only sees collections where it can read
+        something."""
         return [{"id": r[0], "path": r[1], "parent_id": r[2], "hand_made": r[3],
-                 "assets": r[4]}
+                 "assets": r[4], "full_path": r[5]}
                 for r in self.conn.execute(q.COLLECTIONS, {"tenant_id": self.tenant_id,
                                                            **self.viewer.params()})]
 
@@ -719,13 +732,14 @@ class Library:
 
     def grant(self, principal: str, *, collection: str | None = None,
               asset_id: int | None = None, revoke: bool = False) -> None:
-        """Let a user or group read a collection (by path, sub-collections
-        included) or one asset; with ``revoke`` take it back. Owner and admins only.
+        """Let a user or group read a collection (by path, ``id:N`` or full
+        path as for :meth:`search`, sub-collections included) or one asset; with ``revoke`` take it back. Owner and admins only.
 
         Raises:
             AccessError: not allowed, or not exactly one of collection / asset_id.
             UnknownUser: no such user or group.
-            loupe.scopes.search.UnknownScope: no such collection.
+            loupe.scopes.search.UnknownScope: no such collection, or a path
+                that names several (the message lists their ids).
         """
         self._manage()
         coll = collection_id(self.conn, self.tenant_id, collection) if collection else None
@@ -757,16 +771,25 @@ class Library:
 
     # -- bulk actions (C6) -------------------------------------------------------
 
-    def bulk(self, action: str, value: Any, *, query: str, scope: str | None = None,
-             lang: str | None = None, confirm: bool = False) -> dict[str, Any]:
-        """Apply ``action`` to every asset that ``query`` (in ``scope``) finds
-        for this viewer — all of them, not one page — in one transaction, and
+    def bulk(self, action: str, value: Any, *, query: str,
+             scope: str | list[str] | None = None, lang: str | None = None,
+             confirm: bool = False, any_term: bool = False,
+             dry_run: bool = False) -> dict[str, Any]:
+        """Apply ``action`` to the assets that ``query`` (in ``scope``: one
+        collection or the union of several, as for :meth:`search`) finds for
+        this viewer — all of them, not one page — in one transaction, and
         record it in the audit log (see :mod:`loupe.bulk.actions` for the
         actions). Allowed directly when the result is ``complete``; otherwise
         only with ``confirm``.
 
-        Returns ``{"action", "value", "count", "verdict", "total",
-        "total_exact", "confirmed", "audit_id"}``.
+        Match rule: by default only the assets whose search document holds
+        **every** query term; with ``any_term`` every asset the search ranks
+        (some of the terms, or close in meaning). Both counts are returned;
+        ``dry_run`` returns them without changing anything.
+
+        Returns ``{"action", "value", "match", "matched_all_terms",
+        "matched_any", "count", "verdict", "total", "total_exact",
+        "confirmed", "audit_id", "dry_run"}``.
 
         Only the owner and admins act in bulk: a grant lets a member read,
         and a bulk action changes what others find (an embargo hides assets).
@@ -775,15 +798,22 @@ class Library:
             AccessError: the viewer is a member.
             loupe.bulk.BulkError: unknown action or bad value.
             loupe.bulk.ConfirmationRequired: not complete and not confirmed.
+            loupe.scopes.search.UnknownScope: a collection that does not exist
+                or a path naming several.
         """
         self._manage()
         lang = self._lang(lang)
+        label = None
+        if scope:
+            resolved = self._scope(scope)
+            scope, label = [f"id:{i}" for i in resolved.roots], resolved.label
 
         def run():
             return self.search(query, lang=lang, scope=scope, limit=BULK_MAX)
 
         return apply_action(self.conn, self.tenant_id, self.viewer, self.languages(), action,
-                            value, run_search=run, query=query, scope=scope, confirm=confirm)
+                            value, run_search=run, query=query, scope=label, confirm=confirm,
+                            match="any" if any_term else "all", dry_run=dry_run)
 
     def audit_log(self, limit: int = 50) -> list[dict[str, Any]]:
         """The latest bulk actions, newest first (owner and admins only)."""

@@ -13,6 +13,19 @@ _READABLE = """
 
 READABLE_IDS = "SELECT a.id FROM asset a WHERE" + _READABLE + "ORDER BY a.id"
 
+# The "every term" match rule: of the given assets (a search's rows), those
+# whose search document in the query's language holds every query term,
+# among its own words or its vocabulary's labels (the two parts of the
+# document the lexical lane reads). No terms: no asset.
+ALL_TERMS = """
+SELECT d.asset_id FROM search_document d
+WHERE d.tenant_id = %(tenant_id)s AND d.lang = %(lang)s
+  AND d.asset_id = ANY (%(ids)s::bigint[])
+  AND cardinality(%(terms)s::text[]) > 0
+  AND (tsvector_to_array(d.tsv) || tsvector_to_array(d.vocab_tsv)) @> %(terms)s::text[]
+ORDER BY d.asset_id
+"""
+
 SET_RIGHTS_EXPIRY = ("UPDATE asset a SET rights_expire_at = %(until)s, updated_at = now() WHERE"
                      + _READABLE)
 SET_EMBARGO = ("UPDATE asset a SET embargo_until = %(until)s, updated_at = now() WHERE"

@@ -29,7 +29,8 @@ WHY_FIELDS = ("title", "keywords", "description", "collections", "filename", "lo
               "creator", "copyright", "vocabulary")
 
 
-def run_search(lib: Library, q: str, *, scope: str | None, lang: str | None, limit: int,
+def run_search(lib: Library, q: str, *, scope: str | list[str] | None, lang: str | None,
+               limit: int,
                offset: int) -> SearchResult:
     """``lib.search`` with bad input (unknown scope or language, over-long
     query) turned into a 400."""
@@ -41,7 +42,7 @@ def run_search(lib: Library, q: str, *, scope: str | None, lang: str | None, lim
         raise HTTPException(400, str(exc)) from exc
 
 
-def search_payload(res: SearchResult, scope: str | None) -> dict[str, Any]:
+def search_payload(res: SearchResult, scope: str | list[str] | None) -> dict[str, Any]:
     """The API shape of a result: the library's fields, the verdict in plain
     words and each hit's thumbnail URL."""
     out = res.as_dict()
@@ -206,8 +207,9 @@ def upload(lib: Library, owner: Library, principal: Any,
             "already_in_library": len(existing)}
 
 
-def run_bulk(lib: Library, action: str, value: str | None, *, q: str, scope: str | None,
-             lang: str | None, confirm: bool) -> dict[str, Any]:
+def run_bulk(lib: Library, action: str, value: str | None, *, q: str,
+             scope: str | list[str] | None, lang: str | None, confirm: bool,
+             any_term: bool = False, dry_run: bool = False) -> dict[str, Any]:
     """``lib.bulk`` for the web. When the verdict needs a confirmation the
     answer is ``{"confirmation_required": True, "verdict", "total",
     "total_exact", "message"}`` and nothing changed; otherwise the library's
@@ -218,7 +220,8 @@ def run_bulk(lib: Library, action: str, value: str | None, *, q: str, scope: str
         HTTPException 403: the user is a member (bulk actions are for admins).
     """
     try:
-        out = lib.bulk(action, value, query=q, scope=scope, lang=lang, confirm=confirm)
+        out = lib.bulk(action, value, query=q, scope=scope, lang=lang, confirm=confirm,
+                       any_term=any_term, dry_run=dry_run)
     except ConfirmationRequired as exc:
         words = verdict_sentence(q, exc.total, exc.total_exact, exc.verdict, exc.reachable)
         return {"confirmation_required": True, "verdict": exc.verdict, "total": exc.total,
