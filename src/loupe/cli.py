@@ -209,7 +209,9 @@ def _explain(ex: dict) -> str:
         if v.get("rank") is None and v.get("score") is None:
             parts.append(f"{lane}: –")
         elif "distance" in v:
-            parts.append(f"{lane}: #{v['rank']} d={v['distance']:.3f}")
+            model = f" ({v['model']} {v['model_sha256']})" if v.get("model") else ""
+            parts.append(f"{lane}: #{v['rank']} d={v['distance']:.3f}{model}"
+                         if v.get("distance") is not None else f"{lane}: –{model}")
         else:
             rank = f"#{v['rank']} " if v.get("rank") else ""
             parts.append(f"{lane}: {rank}bm25f={v['score']:.3f}" if v.get("score") is not None
@@ -467,6 +469,7 @@ def embed(obj: _Ctx, lane: str | None, background: bool, as_json: bool) -> None:
     with obj.open() as lib:
         out = _model_call(lambda: lib.embed(lane=lane))
     rows = [{"lane": s.lane, "model": s.model, "written": s.written, "unchanged": s.unchanged,
+             "replaced": s.replaced, "content_sha256": s.content_sha256,
              "failed": [{"asset_id": a, "reason": r} for a, r in s.failed]} for s in out]
     if as_json:
         _emit_json(rows)
@@ -474,6 +477,10 @@ def embed(obj: _Ctx, lane: str | None, background: bool, as_json: bool) -> None:
     if not rows:
         click.echo("No lane has a model: see 'loupe models use'.")
     for r in rows:
+        if r["replaced"]:
+            click.echo(f"{r['lane']} lane: model {r['model']} changed (content now "
+                       f"{r['content_sha256'][:12]}): {r['replaced']:,} vectors of its previous "
+                       f"content removed, computed again")
         click.echo(f"{r['lane']} lane ({r['model']}): {r['written']:,} vectors written, "
                    f"{r['unchanged']:,} unchanged, {len(r['failed'])} failed")
         for f in r["failed"]:
@@ -670,16 +677,16 @@ def bulk(obj: _Ctx, action: str, value: str, query: str, scope: tuple[str, ...],
         return
     rule = ("every asset the search ranks (--any-term)" if out["match"] == "any"
             else "assets holding every query term")
-    click.echo(f"match rule: {rule} — {out['matched_all_terms']:,} hold every term, "
-               f"{out['matched_any']:,} ranked")
     total = f"total {'' if out['total_exact'] else 'at least '}{out['total']:,}"
     if out["dry_run"]:
         would = out["matched_any"] if out["match"] == "any" else out["matched_all_terms"]
         click.echo(f"dry run: {action} {out['value']!r} would apply to {would:,} assets "
                    f"(result {out['verdict']}, {total}); nothing changed")
-        return
-    click.echo(f"{action} {out['value']!r} applied to {out['count']:,} assets "
-               f"(result {out['verdict']}, {total}; audit #{out['audit_id']})")
+    else:
+        click.echo(f"{action} {out['value']!r} applied to {out['count']:,} assets "
+                   f"(result {out['verdict']}, {total}; audit #{out['audit_id']})")
+    click.echo(f"match rule: {rule} — {out['matched_all_terms']:,} hold every term, "
+               f"{out['matched_any']:,} ranked")
 
 
 @main.command()
@@ -712,7 +719,9 @@ def audit(obj: _Ctx, limit: int, as_json: bool) -> None:
     for r in rows:
         click.echo(f"#{r['id']} {r['at']} {r['actor']}: {r['action']} {r['value']} on "
                    f"“{r['query']}”{' in ' + r['scope'] if r['scope'] else ''} — {r['count']:,} "
-                   f"assets ({r['verdict']}{', confirmed' if r['confirmed'] else ''})")
+                   f"assets ({r['verdict']}{', confirmed' if r['confirmed'] else ''}"
+                   f"{', every term' if r.get('match') == 'all' else ''}"
+                   f"{', any term' if r.get('match') == 'any' else ''})")
 
 
 from .web.cli import serve, users_token  # noqa: E402 - the web app (issue 6)

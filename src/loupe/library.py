@@ -38,6 +38,7 @@ from .models import registry
 from .models.embedders import Embedder, ModelError
 from .scopes.search import (Scope, collection_id, resolve_scope, scoped_fused_search,
                             scoped_search)
+from .vector import identity as model_identity
 from .vector import queries as vq
 from .vector.embed import EmbedSummary, build_variants, embed_images, embed_texts
 from . import queries as q
@@ -150,6 +151,7 @@ class Library:
         self.tenant = tenant
         self.viewer = viewer
         self._embedders: dict[str, Embedder] = {}
+        self._lane_models: dict[str, dict[str, str]] = {}
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -393,8 +395,9 @@ class Library:
                        + ")")
         raw_hits = []
         for h in fr.hits:
-            explain = {"lexical": {"rank": h["lexical_rank"], "score": h["lexical_score"]},
-                       **h["lanes"], "band": h["in_band"]}
+            explain = self._name_models(
+                {"lexical": {"rank": h["lexical_rank"], "score": h["lexical_score"]},
+                 **h["lanes"], "band": h["in_band"]})
             raw_hits.append((h["rank"], h["asset_id"], h["rrf"], h["bonus"], explain))
         return self._result(query, lang, terms, total, verdict == "complete", verdict, total,
                             limit, offset, raw_hits, {}, ["lexical"] + [ln.name for ln in lanes],
@@ -425,7 +428,8 @@ class Library:
             verdict, total, exact = "unknown", max(fr.total, lexical_total), False
         raw_hits = []
         for h in fr.hits:
-            explain = {"lexical": {"rank": h.lexical_rank, "score": h.lexical_score}, **h.lanes}
+            explain = self._name_models(
+                {"lexical": {"rank": h.lexical_rank, "score": h.lexical_score}, **h.lanes})
             if h.in_band:
                 explain["title_band"] = True
             raw_hits.append((h.rank, h.asset_id, h.rrf, h.bonus, explain))
@@ -449,24 +453,42 @@ class Library:
     # -- models and vector lanes -------------------------------------------------
 
     def _embedder(self, name: str) -> Embedder:
-        if name not in self._embedders:
-            self._embedders[name] = registry.get_model(self.home, name).embedder()
-        return self._embedders[name]
+        """The loaded model of that name, loaded again when its content changed."""
+        info = registry.get_model(self.home, name)
+        key = f"{name}\0{registry.fingerprint(info)}"
+        if key not in self._embedders:
+            for old in [k for k in self._embedders if k.split("\0")[0] == name]:
+                del self._embedders[old]
+            self._embedders[key] = info.embedder()
+        return self._embedders[key]
 
     def _query_lanes(self, query: str, lang: str, notices: list[str]) -> list[VectorLane]:
         """Encode the query for each active vector lane; a lane whose encoder
-        fails (or failed less than 30 s ago) is left out with a notice (V6)."""
+        fails (or failed less than 30 s ago) is left out with a notice (V6),
+        and so is a lane whose model folder now holds other content than the
+        model its vectors came from (V3: never compared across models)."""
         lanes = []
-        for lane, model_id, name, kind, dims, n_vec, n_assets in self.conn.execute(
+        self._lane_models = {}
+        for lane, model_id, name, kind, dims, n_vec, n_assets, stored in self.conn.execute(
                 vq.LANE_MODELS, {"tenant_id": self.tenant_id}).fetchall():
             try:
-                cfg = registry.get_model(self.home, name).config
+                info = registry.get_model(self.home, name)
+                cfg, content = info.config, registry.fingerprint(info)
             except ModelError as exc:
                 notices.append(f"{lane} lane off: {exc}")
                 continue
+            if model_identity.changed(stored, content):
+                notices.append(
+                    f"{lane} lane off: model {name} changed since its vectors were computed "
+                    f"(content {model_identity.short(stored)} → "
+                    f"{model_identity.short(content)}): its vectors are not compared with the "
+                    f"new model's; run 'loupe embed' to compute them again")
+                continue
+            self._lane_models[lane] = {"model": name,
+                                       "model_sha256": model_identity.short(content)}
             vec, reason = self.encoder_health.encode(
-                name, lambda n=name: self.query_vectors.get(
-                    (str(self.home), n, query),
+                name, lambda n=name, c=content: self.query_vectors.get(
+                    (str(self.home), n, f"{c}\0{query}"),
                     lambda: self._embedder(n).encode_texts([query], task="query")[0]))
             if vec is None:
                 notices.append(f"{lane} lane off for about {int(self.encoder_health.ttl)} s, "
@@ -479,6 +501,20 @@ class Library:
                                     dims=dims, max_dist=registry.threshold_for(
                                         cfg, len(query.split())), vector=vec))
         return lanes
+
+    def _name_models(self, explain: dict[str, Any]) -> dict[str, Any]:
+        """Name the model (and its content's fingerprint) of each vector
+        lane's distance in a hit's explain data."""
+        for lane, model in getattr(self, "_lane_models", {}).items():
+            if isinstance(explain.get(lane), dict):
+                explain[lane] = {**explain[lane], **model}
+        return explain
+
+    def _adopt(self, model_id: int, info: registry.ModelInfo) -> int | None:
+        """Record the model folder's content for ``model_id``; the vectors a
+        previous content computed are removed (returns how many, or None)."""
+        return model_identity.adopt(self.conn, model_id, content=registry.fingerprint(info),
+                                    kind=info.kind, dims=info.dims)
 
     def vectors_waiting(self) -> dict[str, int]:
         """Assets without a vector of their lane's active model, per lane."""
@@ -495,7 +531,8 @@ class Library:
     def install_model(self, source: str | Path, *, name: str | None = None) -> dict[str, Any]:
         """Install a model from a folder or archive (see :func:`loupe.models.registry.install`)."""
         m = registry.install(self.home, source, name=name)
-        self._embedders.pop(m.name, None)
+        for key in [k for k in self._embedders if k.split("\0")[0] == m.name]:
+            del self._embedders[key]
         self.query_vectors.forget(str(self.home), m.name)
         return {"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder)}
 
@@ -535,13 +572,20 @@ class Library:
         if not need <= emb.modalities:
             raise ModelError(f"{name} ({model.kind}) cannot serve the {lane} lane: it encodes "
                              f"{', '.join(sorted(emb.modalities))} only")
+        content = registry.fingerprint(model)
         with self.conn.transaction():
-            model_id, dims = self.conn.execute(vq.REGISTER_MODEL, {
-                "name": name, "kind": model.kind, "dims": model.dims}).fetchone()
+            model_id, dims, _ = self.conn.execute(vq.REGISTER_MODEL, {
+                "name": name, "kind": model.kind, "dims": model.dims,
+                "content": content}).fetchone()
             self.conn.execute(vq.SET_LANE_MODEL, {"tenant_id": self.tenant_id, "lane": lane,
                                                  "model_id": model_id})
-        self.conn.execute(vq.hnsw_index(model_id, lane, dims))
-        return {"lane": lane, "model": name, "dims": dims}
+        removed = self._adopt(model_id, model)
+        self.conn.execute(vq.hnsw_index(model_id, lane, model.dims))
+        out = {"lane": lane, "model": name, "dims": model.dims,
+               "content_sha256": content}
+        if removed is not None:
+            out["vectors_removed"] = removed
+        return out
 
     def build_variants(self, model: str) -> dict[str, int]:
         """Build the "image", "caption" and "both" vector sets of an image-text
@@ -555,8 +599,11 @@ class Library:
         if not {"image", "text"} <= emb.modalities:
             raise ModelError(f"{model} does not encode both images and text")
         with self.conn.transaction():
-            model_id, dims = self.conn.execute(vq.REGISTER_MODEL, {
-                "name": model, "kind": info.kind, "dims": info.dims}).fetchone()
+            model_id, dims, _ = self.conn.execute(vq.REGISTER_MODEL, {
+                "name": model, "kind": info.kind, "dims": info.dims,
+                "content": registry.fingerprint(info)}).fetchone()
+        self._adopt(model_id, info)
+        dims = info.dims
         for lane in ("image", "caption", "both"):
             self.conn.execute(vq.hnsw_index(model_id, lane, dims))
         return build_variants(self.conn, self.tenant_id, model_id, model, emb,
@@ -564,19 +611,29 @@ class Library:
 
     def embed(self, *, lane: str | None = None, progress=None) -> list[EmbedSummary]:
         """Compute the vectors the tenant's active lanes are missing (image lane:
-        pixels; text lane: the budgeted embedding text). Returns one summary per lane."""
+        pixels; text lane: the budgeted embedding text). Returns one summary per lane.
+
+        A model whose folder now holds other content than the model its
+        vectors came from (V3) has those vectors removed first (every
+        tenant's: they are all wrong) and computed again; the summary's
+        ``replaced`` counts the vectors removed."""
         out = []
-        for ln, model_id, name, kind, dims, n_vec, n_assets in self.conn.execute(
+        for ln, model_id, name, kind, dims, n_vec, n_assets, stored in self.conn.execute(
                 vq.LANE_MODELS, {"tenant_id": self.tenant_id}).fetchall():
             if lane and ln != lane:
                 continue
+            info = registry.get_model(self.home, name)
+            removed = self._adopt(model_id, info)
             emb = self._embedder(name)
             if ln == "image":
-                out.append(embed_images(self.conn, self.tenant_id, model_id, name, emb,
-                                        progress=progress))
+                summary = embed_images(self.conn, self.tenant_id, model_id, name, emb,
+                                       progress=progress)
             else:
-                out.append(embed_texts(self.conn, self.tenant_id, model_id, name, emb,
-                                       self.languages()[0], progress=progress))
+                summary = embed_texts(self.conn, self.tenant_id, model_id, name, emb,
+                                      self.languages()[0], progress=progress)
+            summary.content_sha256 = registry.fingerprint(info)
+            summary.replaced = removed or 0
+            out.append(summary)
         return out
 
     def analyze(self, text: str, *, lang: str | None = None, query: bool = False) -> list[str]:

@@ -181,16 +181,17 @@ def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, langu
             "action": action, "value": json.dumps(shown), "query": query, "scope": scope,
             "lang": res.lang, "verdict": res.verdict, "total": res.total,
             "total_exact": res.total_exact, "confirmed": confirm, "count": len(touched),
-            "asset_ids": touched}).fetchone()[0]
+            "asset_ids": touched, "match": match}).fetchone()[0]
     return {"action": action, "value": shown, **counts, "count": len(touched),
             "verdict": res.verdict, "total": res.total, "total_exact": res.total_exact,
             "confirmed": confirm, "audit_id": audit_id, "dry_run": False}
 
 
 def audit_log(conn: psycopg.Connection, tenant_id: int, limit: int = 50) -> list[dict[str, Any]]:
-    """The latest audit rows, newest first."""
+    """The latest audit rows, newest first; ``match`` is the match rule
+    (``all``/``any``; None for actions logged before the rule existed)."""
     cols = ["id", "at", "actor", "action", "value", "query", "scope", "lang", "verdict",
-            "total", "total_exact", "confirmed", "count"]
+            "total", "total_exact", "confirmed", "count", "match"]
     out = []
     for r in conn.execute(q.AUDIT_LOG, {"tenant_id": tenant_id, "limit": limit}):
         row = dict(zip(cols, r))

@@ -57,16 +57,16 @@ RETURNING asset_id
 
 AUDIT = """
 INSERT INTO audit_log (tenant_id, principal_id, actor, action, value, query, scope, lang,
-                       verdict, total, total_exact, confirmed, count, asset_ids)
+                       verdict, total, total_exact, confirmed, count, asset_ids, match_rule)
 VALUES (%(tenant_id)s, %(principal_id)s, %(actor)s, %(action)s, %(value)s, %(query)s,
         %(scope)s, %(lang)s, %(verdict)s, %(total)s, %(total_exact)s, %(confirmed)s,
-        %(count)s, %(asset_ids)s)
+        %(count)s, %(asset_ids)s, %(match)s)
 RETURNING id
 """
 
 AUDIT_LOG = """
 SELECT id, at, actor, action, value, query, scope, lang, verdict, total, total_exact,
-       confirmed, count
+       confirmed, count, match_rule
 FROM audit_log WHERE tenant_id = %(tenant_id)s
 ORDER BY id DESC LIMIT %(limit)s
 """
