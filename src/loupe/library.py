@@ -139,6 +139,9 @@ class Library:
 
     #: Query-encoder failures, shared by the libraries of one process (V6).
     encoder_health = EncoderHealth()
+    #: The model content (fingerprint) the cached query vectors of each
+    #: (home, model name) were encoded by, shared like the cache.
+    query_contents: dict[tuple[str, str], str] = {}
     #: Recent query vectors, shared by the libraries of one process.
     query_vectors = QueryVectorCache(
         lexical_bounds.env_setting("LOUPE_QUERY_VECTOR_CACHE", strict=False))
@@ -477,6 +480,19 @@ class Library:
             except ModelError as exc:
                 notices.append(f"{lane} lane off: {exc}")
                 continue
+            seen = (str(self.home), name)
+            if self.query_contents.get(seen) != content:
+                # cached query vectors of another content of this name are stale
+                self.query_vectors.forget(*seen)
+                self.query_contents[seen] = content
+            vec, reason = self.encoder_health.encode(
+                name, lambda n=name: self.query_vectors.get(
+                    (str(self.home), n, query),
+                    lambda: self._embedder(n).encode_texts([query], task="query")[0]))
+            if vec is None:
+                notices.append(f"{lane} lane off for about {int(self.encoder_health.ttl)} s, "
+                               f"answering without it: {reason}")
+                continue
             if model_identity.changed(stored, content):
                 notices.append(
                     f"{lane} lane off: model {name} changed since its vectors were computed "
@@ -486,14 +502,6 @@ class Library:
                 continue
             self._lane_models[lane] = {"model": name,
                                        "model_sha256": model_identity.short(content)}
-            vec, reason = self.encoder_health.encode(
-                name, lambda n=name, c=content: self.query_vectors.get(
-                    (str(self.home), n, f"{c}\0{query}"),
-                    lambda: self._embedder(n).encode_texts([query], task="query")[0]))
-            if vec is None:
-                notices.append(f"{lane} lane off for about {int(self.encoder_health.ttl)} s, "
-                               f"answering without it: {reason}")
-                continue
             if n_vec < n_assets:
                 notices.append(f"{lane} lane: {n_assets - n_vec:,} assets still wait for "
                                f"vectors of {name} (run 'loupe embed')")
