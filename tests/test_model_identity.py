@@ -52,22 +52,24 @@ def test_a_replaced_model_invalidates_its_vectors(colours: Library, tmp_path: Pa
     lib.use_model("tiny-clip", "text")
     first = {s.lane: (s.written, s.unchanged) for s in lib.embed()}
     assert first == {"image": (3, 0), "text": (3, 0)}
-    before = registry.fingerprint(registry.get_model(lib.home, "tiny-clip"))
     res = lib.search("red photo")
     assert [h.title for h in res.hits] == ["Scarlet teapot"]
-    assert res.hits[0].explain["image"]["model"] == "tiny-clip"
-    assert res.hits[0].explain["image"]["model_sha256"] == before[:12]
+    first_explain = res.hits[0].explain
 
     # the folder now holds another model under the same name ("red" is green there)
     installed = lib.home / "models" / "tiny-clip"
     replace_folder(installed, build_clip(tmp_path / "b" / "tiny-clip", swap=True))
-    after = registry.fingerprint(registry.get_model(lib.home, "tiny-clip"))
-    assert after != before
 
     # until embed runs, the lanes do not compare the new model's query vector
     # with the old model's vectors: they sit out, and say why
     res = lib.search("red photo")
     assert res.hits == [] and res.lanes == ["lexical"]
+    before = lib.conn.execute("SELECT content_sha256 FROM embedding_model "
+                              "WHERE name = 'tiny-clip'").fetchone()[0]
+    after = registry.fingerprint(registry.get_model(lib.home, "tiny-clip"))
+    assert after != before
+    assert first_explain["image"]["model"] == "tiny-clip"
+    assert first_explain["image"]["model_sha256"] == before[:12]
     assert res.notices == [
         f"{lane} lane off: model tiny-clip changed since its vectors were computed (content "
         f"{before[:12]} → {after[:12]}): its vectors are not compared with the new model's; "
