@@ -93,3 +93,36 @@ def test_cli_states_the_rule_and_the_counts(lighthouses: Library, db_url, home):
                          env=env, capture_output=True, text=True, timeout=120)
     body = json.loads(out.stdout)
     assert (body["match"], body["count"], body["matched_all_terms"]) == ("any", 30, 10)
+
+
+def test_web_bulk_states_the_rule_and_the_counts(lighthouses: Library, db_url, home):
+    from fastapi.testclient import TestClient
+
+    from loupe.web import create_app
+
+    lighthouses.create_user("admin", "admin-password", admin=True)
+    app = create_app(home, database_url=db_url, pool_size=1)
+    with TestClient(app) as client:
+        tok = client.post("/api/tokens", json={"name": "admin", "password": "admin-password"})
+        h = {"Authorization": f"Bearer {tok.json()['token']}"}
+        r = client.post("/api/bulk", headers=h, json={
+            "action": "add_keyword", "value": "beacon", "q": "lighthouse night",
+            "dry_run": True})
+        assert r.status_code == 200, r.text
+        assert {k: r.json()[k] for k in ("match", "matched_all_terms", "matched_any", "count",
+                                         "dry_run")} == {
+            "match": "all", "matched_all_terms": 10, "matched_any": 30, "count": 0,
+            "dry_run": True}
+        lighthouses.set_lexical_settings(keep_cap=20)
+        r = client.post("/api/bulk", headers=h, json={
+            "action": "add_keyword", "value": "beacon", "q": "lighthouse night"})
+        assert r.status_code == 409
+        assert {k: r.json()[k] for k in ("match", "matched_all_terms", "matched_any")} == {
+            "match": "all", "matched_all_terms": 10, "matched_any": 20}
+        assert r.json()["rule"] == ("Match rule: only assets holding every query term (10 of "
+                                    "the 20 the search ranked).")
+        r = client.post("/api/bulk", headers=h, json={
+            "action": "add_keyword", "value": "beacon", "q": "lighthouse night",
+            "confirm": True})
+        assert (r.status_code, r.json()["count"], r.json()["match"]) == (200, 10, "all")
+    assert lighthouses.search("beacon").total == 10

@@ -163,3 +163,25 @@ def test_ambiguous_collection_is_named_by_id_or_full_path(two_roots, db_url, hom
     out = loupe(db_url, home, "search", "sunset", "--in", "travel")
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert f"id:{travel_a} ({a}/travel)" in out.stderr
+
+
+def test_pages_and_api_name_an_ambiguous_collection_by_id(two_roots, db_url, home):
+    lib, a, b = two_roots
+    ids = {c["full_path"]: c["id"] for c in lib.collections()}
+    travel_b = ids[f"{b}/travel"]
+    lib.create_user("admin", "admin-password", admin=True)
+    app = create_app(home, database_url=db_url, pool_size=1)
+    with TestClient(app) as client:
+        tok = client.post("/api/tokens", json={"name": "admin", "password": "admin-password"})
+        h = {"Authorization": f"Bearer {tok.json()['token']}"}
+        r = client.get("/api/search", params={"q": "sunset", "scope": "travel"}, headers=h)
+        assert r.status_code == 400 and f"id:{travel_b} ({b}/travel)" in r.json()["detail"]
+        body = client.get("/api/search", params={"q": "sunset", "scope": f"id:{travel_b}"},
+                          headers=h).json()
+        assert (body["total"], body["verdict"]) == (3, "complete")
+        # the scope menu offers each of the two by id, shown by its full path
+        page = client.get("/", headers=h).text
+        assert f'<option value="id:{travel_b}" >{b}/travel (3)</option>' in page
+        assert '<option value="work"' not in page      # 'work' is ambiguous too
+        page = client.get(f"/?q=sunset&scope=id:{travel_b}", headers=h).text
+        assert 'data-total="3"' in page

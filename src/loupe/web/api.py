@@ -229,7 +229,9 @@ def bulk(body: BulkIn, lib: UserLib) -> Any:
     if out.get("confirmation_required"):
         return JSONResponse(status_code=409, content={
             "detail": out["message"], "verdict": out["verdict"], "total": out["total"],
-            "total_exact": out["total_exact"]})
+            "total_exact": out["total_exact"], "match": out["match"],
+            "matched_all_terms": out["matched_all_terms"], "matched_any": out["reachable"],
+            "rule": out["rule_text"]})
     return out
 
 

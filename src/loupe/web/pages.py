@@ -72,6 +72,16 @@ def logout(request: Request):
     return resp
 
 
+def _named(collections: list[dict]) -> list[dict]:
+    """Collections for the scope menu: one whose path another shares is
+    chosen by its id (``scope_name`` ``id:N``) and shown by its full path."""
+    seen: dict[str, int] = {}
+    for c in collections:
+        seen[c["path"]] = seen.get(c["path"], 0) + 1
+    return [{**c, "scope_name": f"id:{c['id']}" if seen[c["path"]] > 1 else None}
+            for c in collections]
+
+
 def _scopes(values: list[str]) -> list[str]:
     """The non-empty ``scope`` values of a request (several: their union)."""
     return [v.replace("\x00", "") for v in values if v.strip()]
@@ -111,7 +121,7 @@ def search_page(request: Request, lib: UserLib,
                 page: Annotated[int, Query(ge=1, le=100_000)] = 1) -> HTMLResponse:
     ctx = _search_ctx(lib, q.replace("\x00", ""), _scopes(scope),
                       lang.replace("\x00", ""), page)
-    return _render(request, "search.html", collections=lib.collections(),
+    return _render(request, "search.html", collections=_named(lib.collections()),
                    languages=lib.languages(), actions=ACTION_LABELS, **ctx)
 
 
@@ -158,20 +168,22 @@ def bulk_page(request: Request, lib: UserLib,
               scope: Annotated[list[Annotated[str, Form(max_length=1000)]],
                                Form(max_length=100)] = [],
               lang: Annotated[str, Form(max_length=20)] = "",
-              confirm: Annotated[str, Form(max_length=10)] = "") -> HTMLResponse:
+              confirm: Annotated[str, Form(max_length=10)] = "",
+              any_term: Annotated[str, Form(max_length=10)] = "") -> HTMLResponse:
     if action not in ACTION_LABELS:
         return _render(request, "error.html", status=400, title="Unknown action",
                        message=f"{action!r} is not a bulk action.")
     scopes = [v for v in scope if v.strip()]
     fields = {"action": action, "value": value, "q": q, "scope": scopes[0] if scopes else "",
-              "lang": lang}
+              "lang": lang, "any_term": any_term}
     if any("\x00" in v for v in [*fields.values(), *scopes]):
         return _render(request, "error.html", status=400, title="Bad input",
                        message="The form holds NUL characters.")
     fields["scopes"] = scopes
     try:
         out = service.run_bulk(lib, action, value or None, q=q, scope=scopes or None,
-                               lang=lang or None, confirm=confirm == "yes")
+                               lang=lang or None, confirm=confirm == "yes",
+                               any_term=any_term == "yes")
     except HTTPException as exc:
         return _render(request, "error.html", status=exc.status_code, title="Not applied",
                        message=str(exc.detail))

@@ -226,13 +226,27 @@ def run_bulk(lib: Library, action: str, value: str | None, *, q: str,
         words = verdict_sentence(q, exc.total, exc.total_exact, exc.verdict, exc.reachable)
         return {"confirmation_required": True, "verdict": exc.verdict, "total": exc.total,
                 "total_exact": exc.total_exact, "reachable": exc.reachable,
+                "match": exc.match, "matched_all_terms": exc.matched_all_terms,
+                "rule_text": rule_sentence(exc.match, exc.matched_all_terms or 0,
+                                           exc.reachable),
                 "message": f"Not applied yet: {words} Confirm to apply it to the "
                            f"{exc.reachable:,} results the search can reach."}
     except AccessError as exc:
         raise HTTPException(403, str(exc)) from exc
     except (ValueError, LookupError) as exc:
         raise HTTPException(400, str(exc)) from exc
-    return {**out, "message": bulk_sentence(action, value, out["count"])}
+    return {**out, "message": bulk_sentence(action, value, out["count"]),
+            "rule_text": rule_sentence(out["match"], out["matched_all_terms"],
+                                       out["matched_any"])}
+
+
+def rule_sentence(match: str, every: int, ranked: int) -> str:
+    """The bulk match rule in words, with both counts."""
+    if match == "any":
+        return (f"Match rule: every asset the search ranked ({ranked:,}; {every:,} of them "
+                f"hold every query term).")
+    return (f"Match rule: only assets holding every query term ({every:,} of the "
+            f"{ranked:,} the search ranked).")
 
 
 #: Model kinds that can serve each vector lane (see loupe.models.embedders).
