@@ -112,3 +112,38 @@ def test_environment_settings_are_checked(two_photos: Library, db_url, home):
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert "LOUPE_QUERY_VECTOR_CACHE='lots' (query vectors kept per process) must be a " \
            "whole number within 0 and 1,000,000" in out.stderr
+
+
+def test_model_thresholds_and_ingest_ceiling_are_bounded(lib: Library, photos: Path,
+                                                         tmp_path: Path, db_url, home):
+    import json
+
+    from loupe.models import registry
+    from tinymodels import build_clip
+
+    img = make_image(photos / "teapot.png", size=(16, 16), color=(255, 0, 0), fmt="PNG")
+    write_sidecar(img, "-XMP-dc:Title=Scarlet teapot")
+    with pytest.raises(ValueError, match=r"max_pixels = -5 is out of range: it must be "
+                                         r"within 1 and 1,000,000,000"):
+        lib.ingest(photos, max_pixels=-5)
+    out = loupe(db_url, home, "ingest", str(photos), "--max-pixels", "0")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "0 is not in the range 1<=x<=1000000000" in out.stderr
+    lib.ingest(photos)
+    lib.install_model(build_clip(tmp_path / "src" / "tiny-clip"))
+    lib.use_model("tiny-clip", "image")
+    lib.embed()
+    with pytest.raises(ValueError, match=r"threshold 2=5.0 outside \(0, 2\]"):
+        lib.set_model_thresholds("tiny-clip", {"2": 5.0})
+    with pytest.raises(ValueError, match=r"threshold 2=nan outside \(0, 2\]"):
+        lib.set_model_thresholds("tiny-clip", {"2": float("nan")})
+    # a threshold edited by hand in loupe-model.json: the lane sits out and says why
+    cfg_path = lib.home / "models" / "tiny-clip" / registry.CONFIG_FILE
+    cfg = json.loads(cfg_path.read_text())
+    cfg["thresholds"]["2"] = "wide"
+    cfg_path.write_text(json.dumps(cfg))
+    res = lib.search("scarlet teapot")
+    assert [h.title for h in res.hits] == ["Scarlet teapot"] and res.lanes == ["lexical"]
+    assert res.notices == ["image lane off: tiny-clip: threshold 2='wide' in loupe-model.json "
+                           "is not a cosine distance within (0, 2]: fix it with "
+                           "'loupe models thresholds'"]

@@ -93,7 +93,8 @@ def init(obj: _Ctx, languages: str | None, as_json: bool) -> None:
 @main.command()
 @click.argument("path", type=click.Path(exists=True, file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@click.option("--max-pixels", type=int, help="Refuse images with more pixels than this.")
+@click.option("--max-pixels", type=click.IntRange(1, 1_000_000_000),
+              help="Refuse images with more pixels than this (default 150,000,000).")
 @click.pass_obj
 def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
     """Ingest every image under PATH (incremental: unchanged files are skipped)."""

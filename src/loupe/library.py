@@ -46,6 +46,8 @@ from . import queries as q
 HOME_ENV = "LOUPE_HOME"
 #: Most assets one bulk action may reach (the deep band's ceiling, C3).
 BULK_MAX = 50_000
+#: Largest decompression-bomb ceiling an ingest accepts (pixels).
+MAX_PIXELS_LIMIT = 1_000_000_000
 #: Largest search offset accepted (row numbers are bigint; no result is larger).
 OFFSET_MAX = 1_000_000_000
 DEFAULT_HOME = "~/.loupe"
@@ -248,9 +250,18 @@ class Library:
                max_pixels: int | None = None) -> IngestSummary:
         """Ingest every image under ``path`` (see :mod:`loupe.ingest.pipeline`).
 
+        ``max_pixels`` (default 150,000,000) is within 1 and
+        :data:`MAX_PIXELS_LIMIT` (a billion pixels decode to 3 GB of RGB).
+
         Raises:
             NotADirectoryError: ``path`` is not a folder.
+            ValueError: ``max_pixels`` out of its range.
         """
+        if max_pixels is not None and (isinstance(max_pixels, bool)
+                                       or not isinstance(max_pixels, int)
+                                       or not 1 <= max_pixels <= MAX_PIXELS_LIMIT):
+            raise ValueError(f"max_pixels = {max_pixels!r} is out of range: it must be within "
+                             f"1 and {MAX_PIXELS_LIMIT:,}")
         kwargs = {"max_pixels": max_pixels} if max_pixels else {}
         ingester = Ingester(self.conn, self.tenant_id, self.home, **kwargs)
         return ingester.ingest(path, progress=progress)
@@ -505,9 +516,13 @@ class Library:
             if n_vec < n_assets:
                 notices.append(f"{lane} lane: {n_assets - n_vec:,} assets still wait for "
                                f"vectors of {name} (run 'loupe embed')")
+            try:
+                max_dist = registry.threshold_for(cfg, len(query.split()))
+            except ModelError as exc:
+                notices.append(f"{lane} lane off: {exc}")
+                continue
             lanes.append(VectorLane(name=lane, lane=lane, model_id=model_id, model=name,
-                                    dims=dims, max_dist=registry.threshold_for(
-                                        cfg, len(query.split())), vector=vec))
+                                    dims=dims, max_dist=max_dist, vector=vec))
         return lanes
 
     def _name_models(self, explain: dict[str, Any]) -> dict[str, Any]:

@@ -67,17 +67,25 @@ class ModelInfo:
 
 
 def threshold_for(config: dict[str, Any], n_words: int) -> float:
-    """The model's maximum cosine distance for a query of ``n_words`` words (V4)."""
+    """The model's maximum cosine distance for a query of ``n_words`` words (V4).
+
+    Raises:
+        ModelError: the threshold in loupe-model.json (edited by hand) is not
+            a number within (0, 2], the range of a cosine distance.
+    """
     t = {**DEFAULT_THRESHOLDS, **(config.get("thresholds") or {})}
-    if n_words <= 1:
-        return float(t["1"])
-    if n_words == 2:
-        return float(t["2"])
-    if n_words <= 5:
-        return float(t["3-5"])
-    if n_words <= 10:
-        return float(t["6-10"])
-    return float(t["11+"])
+    key = ("1" if n_words <= 1 else "2" if n_words == 2 else "3-5" if n_words <= 5
+           else "6-10" if n_words <= 10 else "11+")
+    value = t.get(key)
+    try:
+        ok = not isinstance(value, bool) and 0 < float(value) <= 2
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ModelError(f"{config.get('name', 'the model')}: threshold {key}={value!r} in "
+                         f"{CONFIG_FILE} is not a cosine distance within (0, 2]: fix it with "
+                         f"'loupe models thresholds'")
+    return float(value)
 
 
 #: Bytes read at a time when hashing a model's files.
