@@ -142,8 +142,15 @@ def test_ambiguous_collection_is_named_by_id_or_full_path(two_roots, db_url, hom
     # a member is not shown other sources' paths in the ambiguity error
     with pytest.raises(UnknownScope, match=r"full path \(see 'loupe collections'\)$"):
         alice.search("sunset", scope="travel")
+    out = loupe(db_url, home, "grant", "alice", "--collection", "travel")
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert f"id:{travel_a} ({a}/travel), id:{travel_b} ({b}/travel)" in out.stderr
     out = loupe(db_url, home, "grant", "alice", "--collection", f"{a}/travel")
     assert out.returncode == 0, out.stderr
+    assert [(g["target"], g["collection_id"], g["full_path"]) for g in lib.grants()] == [
+        ("travel", travel_a, f"{a}/travel"), ("travel", travel_b, f"{b}/travel")]
+    listed = loupe(db_url, home, "users", "list").stdout.splitlines()
+    assert f"grant alice reads collection travel (id:{travel_b}, {b}/travel)" in listed
     assert len(alice.search("sunset", limit=50).hits) == 6
 
     # bulk by id

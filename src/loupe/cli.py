@@ -621,7 +621,9 @@ def users_list(obj: _Ctx, as_json: bool) -> None:
             f" members: {', '.join(p['members'])}" if p["members"] else "")
         click.echo(f"{p['kind']:5} {p['name']}{extra}")
     for g in grants:
-        click.echo(f"grant {g['principal']} reads {g['on']} {g['target']}")
+        where = (f" (id:{g['collection_id']}{', ' + g['full_path'] if g['full_path'] else ''})"
+                 if g.get("collection_id") else "")
+        click.echo(f"grant {g['principal']} reads {g['on']} {g['target']}{where}")
 
 
 @main.command()

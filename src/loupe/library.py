@@ -832,7 +832,8 @@ class Library:
         self.grant(principal, collection=collection, asset_id=asset_id, revoke=True)
 
     def grants(self) -> list[dict[str, Any]]:
-        """Every grant of the tenant: ``{"principal", "kind", "on", "target"}``."""
+        """Every grant of the tenant: ``{"principal", "kind", "on", "target",
+        "collection_id", "full_path"}`` (see :func:`loupe.access.users.grants`)."""
         self._manage()
         return access.grants(self.conn, self.tenant_id)
 
