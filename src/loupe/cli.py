@@ -16,6 +16,7 @@ from rich.table import Table
 from .db import DatabaseUnavailable
 from .access.users import AccessError, UnknownUser
 from .bulk.actions import ACTIONS, BulkError, ConfirmationRequired
+from .lexical.settings import SettingError
 from .library import AssetNotFound, Library, LibraryNotInitialized, UnknownTenant
 
 # Off a terminal (pipes, logs) rich would wrap at 80 columns, breaking
@@ -42,7 +43,8 @@ class _Ctx:
         try:
             lib = Library.open(self.home, database_url=self.database_url, tenant=self.tenant,
                                create=create)
-        except (DatabaseUnavailable, UnknownTenant, LibraryNotInitialized) as exc:
+        except (DatabaseUnavailable, UnknownTenant, LibraryNotInitialized,
+                SettingError) as exc:
             raise click.ClickException(str(exc)) from exc
         if self.user:
             try:
@@ -91,7 +93,8 @@ def init(obj: _Ctx, languages: str | None, as_json: bool) -> None:
 @main.command()
 @click.argument("path", type=click.Path(exists=True, file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@click.option("--max-pixels", type=int, help="Refuse images with more pixels than this.")
+@click.option("--max-pixels", type=click.IntRange(1, 1_000_000_000),
+              help="Refuse images with more pixels than this (default 150,000,000).")
 @click.pass_obj
 def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
     """Ingest every image under PATH (incremental: unchanged files are skipped;
@@ -149,21 +152,23 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
 @click.option("--lang", help="Query language (default: the library's first language).")
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--page", default=1, show_default=True, type=click.IntRange(1))
-@click.option("--in", "scope", metavar="COLLECTION",
-              help="Search inside this collection (its path, sub-collections included).")
+@click.option("--in", "scope", metavar="COLLECTION", multiple=True,
+              help="Search inside this collection, sub-collections included: its path "
+                   "(travel), its id (id:42, see 'loupe collections') or its full path "
+                   "(/photos/travel). Repeat to search the union of several.")
 @click.option("--title-band", is_flag=True,
               help="Keep every asset whose title holds the query reachable after the ranked "
                    "results, even past the caps.")
 @click.option("--explain", is_flag=True, help="Show each lane's rank and score/distance.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int, scope: str | None,
-           title_band: bool, explain: bool, as_json: bool) -> None:
+def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
+           scope: tuple[str, ...], title_band: bool, explain: bool, as_json: bool) -> None:
     """Search the library for QUERY."""
     with obj.open() as lib:
         try:
             result = lib.search(query, lang=lang, limit=limit, offset=(page - 1) * limit,
-                                scope=scope, title_band=title_band)
+                                scope=list(scope) or None, title_band=title_band)
         except (ValueError, LookupError) as exc:
             raise click.ClickException(str(exc)) from exc
     if as_json:
@@ -212,7 +217,9 @@ def _explain(ex: dict) -> str:
         if v.get("rank") is None and v.get("score") is None:
             parts.append(f"{lane}: –")
         elif "distance" in v:
-            parts.append(f"{lane}: #{v['rank']} d={v['distance']:.3f}")
+            model = f" ({v['model']} {v['model_sha256']})" if v.get("model") else ""
+            parts.append(f"{lane}: #{v['rank']} d={v['distance']:.3f}{model}"
+                         if v.get("distance") is not None else f"{lane}: –{model}")
         else:
             rank = f"#{v['rank']} " if v.get("rank") else ""
             parts.append(f"{lane}: {rank}bm25f={v['score']:.3f}" if v.get("score") is not None
@@ -474,6 +481,7 @@ def embed(obj: _Ctx, lane: str | None, background: bool, as_json: bool) -> None:
     with obj.open() as lib:
         out = _model_call(lambda: lib.embed(lane=lane))
     rows = [{"lane": s.lane, "model": s.model, "written": s.written, "unchanged": s.unchanged,
+             "replaced": s.replaced, "content_sha256": s.content_sha256,
              "failed": [{"asset_id": a, "reason": r} for a, r in s.failed]} for s in out]
     if as_json:
         _emit_json(rows)
@@ -481,6 +489,10 @@ def embed(obj: _Ctx, lane: str | None, background: bool, as_json: bool) -> None:
     if not rows:
         click.echo("No lane has a model: see 'loupe models use'.")
     for r in rows:
+        if r["replaced"]:
+            click.echo(f"{r['lane']} lane: model {r['model']} changed (content now "
+                       f"{r['content_sha256'][:12]}): {r['replaced']:,} vectors of its previous "
+                       f"content removed, computed again")
         click.echo(f"{r['lane']} lane ({r['model']}): {r['written']:,} vectors written, "
                    f"{r['unchanged']:,} unchanged, {len(r['failed'])} failed")
         for f in r["failed"]:
@@ -710,12 +722,15 @@ def users_list(obj: _Ctx, as_json: bool) -> None:
             f" members: {', '.join(p['members'])}" if p["members"] else "")
         click.echo(f"{p['kind']:5} {p['name']}{extra}")
     for g in grants:
-        click.echo(f"grant {g['principal']} reads {g['on']} {g['target']}")
+        where = (f" (id:{g['collection_id']}{', ' + g['full_path'] if g['full_path'] else ''})"
+                 if g.get("collection_id") else "")
+        click.echo(f"grant {g['principal']} reads {g['on']} {g['target']}{where}")
 
 
 @main.command()
 @click.argument("principal")
-@click.option("--collection", help="A collection path (sub-collections included).")
+@click.option("--collection", help="A collection (sub-collections included): its path, "
+                                   "id:N (see 'loupe collections') or full path.")
 @click.option("--asset", "asset_id", type=int, help="One asset id.")
 @click.option("--revoke", is_flag=True, help="Take the grant back.")
 @click.pass_obj
@@ -735,20 +750,28 @@ def grant(obj: _Ctx, principal: str, collection: str | None, asset_id: int | Non
 @click.argument("action", type=click.Choice(sorted(ACTIONS)))
 @click.argument("value")
 @click.option("--query", "-q", required=True, help="The search whose every result is acted on.")
-@click.option("--in", "scope", metavar="COLLECTION", help="Search inside this collection.")
+@click.option("--in", "scope", metavar="COLLECTION", multiple=True,
+              help="Search inside this collection (path, id:N or full path); repeat for "
+                   "the union of several.")
 @click.option("--lang", help="Query language.")
+@click.option("--any-term", is_flag=True,
+              help="Act on every asset the search ranks (some query term, or close in "
+                   "meaning), not only on those holding every term.")
+@click.option("--dry-run", is_flag=True, help="Only count: change nothing.")
 @click.option("--yes", "confirm", is_flag=True,
               help="Confirm an action on a result that is not proven complete.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def bulk(obj: _Ctx, action: str, value: str, query: str, scope: str | None, lang: str | None,
-         confirm: bool, as_json: bool) -> None:
-    """Apply ACTION with VALUE to every asset the search finds, in one
-    transaction, recorded in the audit log. On a truncated or unknown result
-    nothing happens unless --yes is given. Dates: YYYY-MM-DD ('' clears)."""
+def bulk(obj: _Ctx, action: str, value: str, query: str, scope: tuple[str, ...],
+         lang: str | None, any_term: bool, dry_run: bool, confirm: bool, as_json: bool) -> None:
+    """Apply ACTION with VALUE to the assets the search finds that hold every
+    query term (--any-term: every asset it ranks), in one transaction,
+    recorded in the audit log. On a truncated or unknown result nothing
+    happens unless --yes is given. Dates: YYYY-MM-DD ('' clears)."""
     with obj.open() as lib:
         try:
-            out = lib.bulk(action, value, query=query, scope=scope, lang=lang, confirm=confirm)
+            out = lib.bulk(action, value, query=query, scope=list(scope) or None, lang=lang,
+                           confirm=confirm, any_term=any_term, dry_run=dry_run)
         except ConfirmationRequired as exc:
             raise click.ClickException(f"{exc} (add --yes)") from exc
         except (BulkError, ValueError, LookupError) as exc:
@@ -756,9 +779,34 @@ def bulk(obj: _Ctx, action: str, value: str, query: str, scope: str | None, lang
     if as_json:
         _emit_json(out)
         return
-    click.echo(f"{action} {out['value']!r} applied to {out['count']:,} assets "
-               f"(result {out['verdict']}, total {'' if out['total_exact'] else 'at least '}"
-               f"{out['total']:,}; audit #{out['audit_id']})")
+    rule = ("every asset the search ranks (--any-term)" if out["match"] == "any"
+            else "assets holding every query term")
+    total = f"total {'' if out['total_exact'] else 'at least '}{out['total']:,}"
+    if out["dry_run"]:
+        would = out["matched_any"] if out["match"] == "any" else out["matched_all_terms"]
+        click.echo(f"dry run: {action} {out['value']!r} would apply to {would:,} assets "
+                   f"(result {out['verdict']}, {total}); nothing changed")
+    else:
+        click.echo(f"{action} {out['value']!r} applied to {out['count']:,} assets "
+                   f"(result {out['verdict']}, {total}; audit #{out['audit_id']})")
+    click.echo(f"match rule: {rule} — {out['matched_all_terms']:,} hold every term, "
+               f"{out['matched_any']:,} ranked")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def collections(obj: _Ctx, as_json: bool) -> None:
+    """Collections with their ids, full paths and asset counts (name one in
+    --in or grant --collection by id:N when a path is ambiguous)."""
+    with obj.open() as lib:
+        rows = lib.collections()
+    if as_json:
+        _emit_json(rows)
+        return
+    for c in rows:
+        where = c["full_path"] or "hand-made"
+        click.echo(f"id:{c['id']}\t{c['path']}\t{where}\t{c['assets']:,} assets")
 
 
 @main.command()
@@ -779,7 +827,9 @@ def audit(obj: _Ctx, limit: int, as_json: bool) -> None:
             continue
         click.echo(f"#{r['id']} {r['at']} {r['actor']}: {r['action']} {r['value']} on "
                    f"“{r['query']}”{' in ' + r['scope'] if r['scope'] else ''} — {r['count']:,} "
-                   f"assets ({r['verdict']}{', confirmed' if r['confirmed'] else ''})")
+                   f"assets ({r['verdict']}{', confirmed' if r['confirmed'] else ''}"
+                   f"{', every term' if r.get('match') == 'all' else ''}"
+                   f"{', any term' if r.get('match') == 'any' else ''})")
 
 
 from .web.cli import serve, users_token  # noqa: E402 - the web app (issue 6)

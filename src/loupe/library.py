@@ -34,12 +34,15 @@ from .ingest.image import displayed_size
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
 from .fusion.search import (EncoderHealth, FusedResult, QueryVectorCache, VectorLane,
                             fused_search)
+from .lexical import settings as lexical_bounds
 from .lexical.queries import TITLE_BAND_CAP
 from .lexical.search import (analyze as analyze_text, lexical_search, query_terms,
                              suggest_corrections)
 from .models import registry
 from .models.embedders import Embedder, ModelError
-from .scopes.search import collection_id, scoped_fused_search, scoped_search
+from .scopes.search import (Scope, collection_id, resolve_scope, scoped_fused_search,
+                            scoped_search)
+from .vector import identity as model_identity
 from .vector import queries as vq
 from .vector.embed import EmbedSummary, build_variants, embed_images, embed_texts
 from . import queries as q
@@ -47,6 +50,10 @@ from . import queries as q
 HOME_ENV = "LOUPE_HOME"
 #: Most assets one bulk action may reach (the deep band's ceiling, C3).
 BULK_MAX = 50_000
+#: Largest decompression-bomb ceiling an ingest accepts (pixels).
+MAX_PIXELS_LIMIT = 1_000_000_000
+#: Largest search offset accepted (row numbers are bigint; no result is larger).
+OFFSET_MAX = 1_000_000_000
 DEFAULT_HOME = "~/.loupe"
 
 
@@ -138,8 +145,12 @@ class Library:
 
     #: Query-encoder failures, shared by the libraries of one process (V6).
     encoder_health = EncoderHealth()
+    #: The model content (fingerprint) the cached query vectors of each
+    #: (home, model name) were encoded by, shared like the cache.
+    query_contents: dict[tuple[str, str], str] = {}
     #: Recent query vectors, shared by the libraries of one process.
-    query_vectors = QueryVectorCache(int(os.environ.get("LOUPE_QUERY_VECTOR_CACHE", 2048)))
+    query_vectors = QueryVectorCache(
+        lexical_bounds.env_setting("LOUPE_QUERY_VECTOR_CACHE", strict=False))
 
     def __init__(self, conn: psycopg.Connection, home: Path, tenant_id: int, tenant: str,
                  viewer: Viewer = OWNER):
@@ -149,6 +160,7 @@ class Library:
         self.tenant = tenant
         self.viewer = viewer
         self._embedders: dict[str, Embedder] = {}
+        self._lane_models: dict[str, dict[str, str]] = {}
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -165,6 +177,8 @@ class Library:
             loupe.db.DatabaseUnavailable: no database could be reached.
             LibraryNotInitialized: no library there and ``create`` is false.
             UnknownTenant: ``tenant`` does not exist and ``create`` is false.
+            loupe.lexical.settings.SettingError: ``LOUPE_HNSW_EF_SEARCH`` or
+                ``LOUPE_QUERY_VECTOR_CACHE`` is not a whole number in its range.
         """
         home_path = Path(home).expanduser() if home else default_home()
         url_given = database_url or os.environ.get(DATABASE_URL_ENV)
@@ -183,8 +197,8 @@ class Library:
             from pgvector.psycopg import register_vector
 
             register_vector(conn)
-            for stmt in vq.hnsw_session(int(os.environ.get("LOUPE_HNSW_EF_SEARCH",
-                                                           vq.HNSW_EF_SEARCH))):
+            lexical_bounds.env_setting("LOUPE_QUERY_VECTOR_CACHE")
+            for stmt in vq.hnsw_session(lexical_bounds.env_setting("LOUPE_HNSW_EF_SEARCH")):
                 conn.execute(stmt)
             row = conn.execute(q.TENANT_BY_NAME, {"name": tenant}).fetchone()
             if row is None and create:
@@ -266,31 +280,52 @@ class Library:
         While another ingest of the same folder runs this one waits for it,
         calling ``on_wait`` with a sentence saying so.
 
+        ``max_pixels`` (default 150,000,000) is within 1 and
+        :data:`MAX_PIXELS_LIMIT` (a billion pixels decode to 3 GB of RGB).
+
         Raises:
             NotADirectoryError: ``path`` is not a folder.
+            ValueError: ``max_pixels`` out of its range.
         """
+        if max_pixels is not None and (isinstance(max_pixels, bool)
+                                       or not isinstance(max_pixels, int)
+                                       or not 1 <= max_pixels <= MAX_PIXELS_LIMIT):
+            raise ValueError(f"max_pixels = {max_pixels!r} is out of range: it must be within "
+                             f"1 and {MAX_PIXELS_LIMIT:,}")
         kwargs = {"max_pixels": max_pixels} if max_pixels else {}
         ingester = Ingester(self.conn, self.tenant_id, self.home, **kwargs)
         return ingester.ingest(path, progress=progress, on_wait=on_wait)
 
     def search(self, query: str, *, lang: str | None = None, limit: int = 20,
-               offset: int = 0, scope: str | None = None,
+               offset: int = 0, scope: str | list[str] | None = None,
                title_band: bool = False) -> SearchResult:
         """Search the library, or inside collection ``scope`` (its path, e.g.
-        ``animals/mammals``, sub-collections included). ``lang`` defaults to
+        ``animals/mammals``, its id ``id:42`` or its full path
+        ``/photos/animals/mammals``; see
+        :func:`loupe.scopes.search.collection_id`), sub-collections included.
+        A list of collections searches their **union**; the verdict is the
+        union's (every member of any of them is in the scope). ``lang`` defaults to
         the first library language. With ``title_band`` (library-wide
         search), every asset whose title holds all the query's terms stays
         reachable after the ranked rows even when a cap left it out (C2).
 
         Raises:
-            ValueError: ``limit`` < 1 or ``offset`` < 0, ``lang`` is not a
+            ValueError: ``limit`` outside [1, BULK_MAX] or ``offset`` outside
+                [0, OFFSET_MAX], a stored lexical setting out of range
+                (:class:`loupe.lexical.settings.SettingError`), ``lang`` is not a
                 library language, or the query is too long (see
                 :data:`loupe.lexical.search.MAX_QUERY_CHARS`, ``MAX_QUERY_TERMS``).
         """
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= BULK_MAX:
+            raise ValueError(f"limit = {limit!r} is out of range: it must be within 1 and "
+                             f"{BULK_MAX:,}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= OFFSET_MAX:
+            raise ValueError(f"offset = {offset!r} is out of range: it must be within 0 and "
+                             f"{OFFSET_MAX:,}")
         lang = self._lang(lang)
-        raw_cap, keep_cap = self.conn.execute(q.LEXICAL_CAPS, {"tenant_id": self.tenant_id}).fetchone()
+        raw_cap, keep_cap = self._caps()
         notices: list[str] = []
-        if scope is not None:
+        if scope is not None and scope != [] and scope != ():
             return self._scoped(query, lang, scope, limit, offset, raw_cap, keep_cap, notices)
         lanes = self._query_lanes(query, lang, notices)
         if not lanes:
@@ -327,6 +362,13 @@ class Library:
         return self._fused_result(query, lang, terms, fr, lanes, corrections, limit, offset,
                                   keep_cap, notices)
 
+    def _caps(self) -> tuple[int, int]:
+        """The lexical caps, after checking every stored lexical setting (a
+        value out of range is reported, not run into a statement)."""
+        settings = self.lexical_settings()
+        lexical_bounds.check_stored(settings)
+        return settings["raw_cap"], settings["keep_cap"]
+
     @staticmethod
     def _title_band_notice(asked: bool, rows: int, notices: list[str]) -> None:
         if asked and rows:
@@ -339,7 +381,8 @@ class Library:
         """Search inside collection ``scope``: the lexical lane with its band,
         fused with the active vector lanes (exact scan over members in the
         direct regime) when there are any."""
-        coll = collection_id(self.conn, self.tenant_id, scope)
+        resolved = self._scope(scope)
+        coll, scope = resolved.roots, resolved
         lanes = self._query_lanes(query, lang, notices)
         terms = query_terms(self.conn, query, lang)
         one_word = len(query.split()) <= 1
@@ -356,7 +399,7 @@ class Library:
         res = scoped_search(self.conn, self.tenant_id, query, lang, coll, limit=limit,
                             offset=offset, raw_cap=raw_cap, keep_cap=keep_cap,
                             viewer=self.viewer)
-        notices.append(f"scope {scope!r}: {_members(res.members)}, {res.ranked:,} ranked, "
+        notices.append(f"scope {scope.quoted}: {_members(res.members)}, {res.ranked:,} ranked, "
                        f"{res.band:,} in the band ({res.regime} regime)")
         raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
                      {"lexical": {"rank": h.rank, "score": h.score}, "band": h.in_band})
@@ -390,18 +433,23 @@ class Library:
         if fr.waiting:
             notices.append(f"{fr.waiting:,} members of the scope wait for vectors: "
                            f"meaning-based matches among them are not shown yet")
-        notices.append(f"scope {scope!r}: {_members(fr.members)}, {fr.ranked:,} ranked, "
+        notices.append(f"scope {scope.quoted}: {_members(fr.members)}, {fr.ranked:,} ranked, "
                        f"{fr.band:,} in the band ({fr.regime} regime"
                        + (", exact vector scan over members" if fr.regime == "direct" else "")
                        + ")")
         raw_hits = []
         for h in fr.hits:
-            explain = {"lexical": {"rank": h["lexical_rank"], "score": h["lexical_score"]},
-                       **h["lanes"], "band": h["in_band"]}
+            explain = self._name_models(
+                {"lexical": {"rank": h["lexical_rank"], "score": h["lexical_score"]},
+                 **h["lanes"], "band": h["in_band"]})
             raw_hits.append((h["rank"], h["asset_id"], h["rrf"], h["bonus"], explain))
         return self._result(query, lang, terms, total, verdict == "complete", verdict, total,
                             limit, offset, raw_hits, {}, ["lexical"] + [ln.name for ln in lanes],
                             notices)
+
+    def _scope(self, scope: str | list[str]) -> Scope:
+        """Resolve collection names (one or several: their union)."""
+        return resolve_scope(self.conn, self.tenant_id, scope, see_all=self.viewer.see_all)
 
     def _fused_result(self, query: str, lang: str, terms: list[str], fr: FusedResult,
                       lanes: list[VectorLane], corrections: dict[str, str], limit: int,
@@ -424,7 +472,8 @@ class Library:
             verdict, total, exact = "unknown", max(fr.total, lexical_total), False
         raw_hits = []
         for h in fr.hits:
-            explain = {"lexical": {"rank": h.lexical_rank, "score": h.lexical_score}, **h.lanes}
+            explain = self._name_models(
+                {"lexical": {"rank": h.lexical_rank, "score": h.lexical_score}, **h.lanes})
             if h.in_band:
                 explain["title_band"] = True
             raw_hits.append((h.rank, h.asset_id, h.rrf, h.bonus, explain))
@@ -448,21 +497,35 @@ class Library:
     # -- models and vector lanes -------------------------------------------------
 
     def _embedder(self, name: str) -> Embedder:
-        if name not in self._embedders:
-            self._embedders[name] = registry.get_model(self.home, name).embedder()
-        return self._embedders[name]
+        """The loaded model of that name, loaded again when its content changed."""
+        info = registry.get_model(self.home, name)
+        key = f"{name}\0{registry.fingerprint(info)}"
+        if key not in self._embedders:
+            for old in [k for k in self._embedders if k.split("\0")[0] == name]:
+                del self._embedders[old]
+            self._embedders[key] = info.embedder()
+        return self._embedders[key]
 
     def _query_lanes(self, query: str, lang: str, notices: list[str]) -> list[VectorLane]:
         """Encode the query for each active vector lane; a lane whose encoder
-        fails (or failed less than 30 s ago) is left out with a notice (V6)."""
+        fails (or failed less than 30 s ago) is left out with a notice (V6),
+        and so is a lane whose model folder now holds other content than the
+        model its vectors came from (V3: never compared across models)."""
         lanes = []
-        for lane, model_id, name, kind, dims, n_vec, n_assets in self.conn.execute(
+        self._lane_models = {}
+        for lane, model_id, name, kind, dims, n_vec, n_assets, stored in self.conn.execute(
                 vq.LANE_MODELS, {"tenant_id": self.tenant_id}).fetchall():
             try:
-                cfg = registry.get_model(self.home, name).config
+                info = registry.get_model(self.home, name)
+                cfg, content = info.config, registry.fingerprint(info)
             except ModelError as exc:
                 notices.append(f"{lane} lane off: {exc}")
                 continue
+            seen = (str(self.home), name)
+            if self.query_contents.get(seen) != content:
+                # cached query vectors of another content of this name are stale
+                self.query_vectors.forget(*seen)
+                self.query_contents[seen] = content
             vec, reason = self.encoder_health.encode(
                 name, lambda n=name: self.query_vectors.get(
                     (str(self.home), n, query),
@@ -471,13 +534,40 @@ class Library:
                 notices.append(f"{lane} lane off for about {int(self.encoder_health.ttl)} s, "
                                f"answering without it: {reason}")
                 continue
+            if model_identity.changed(stored, content):
+                notices.append(
+                    f"{lane} lane off: model {name} changed since its vectors were computed "
+                    f"(content {model_identity.short(stored)} → "
+                    f"{model_identity.short(content)}): its vectors are not compared with the "
+                    f"new model's; run 'loupe embed' to compute them again")
+                continue
+            self._lane_models[lane] = {"model": name,
+                                       "model_sha256": model_identity.short(content)}
             if n_vec < n_assets:
                 notices.append(f"{lane} lane: {n_assets - n_vec:,} assets still wait for "
                                f"vectors of {name} (run 'loupe embed')")
+            try:
+                max_dist = registry.threshold_for(cfg, len(query.split()))
+            except ModelError as exc:
+                notices.append(f"{lane} lane off: {exc}")
+                continue
             lanes.append(VectorLane(name=lane, lane=lane, model_id=model_id, model=name,
-                                    dims=dims, max_dist=registry.threshold_for(
-                                        cfg, len(query.split())), vector=vec))
+                                    dims=dims, max_dist=max_dist, vector=vec))
         return lanes
+
+    def _name_models(self, explain: dict[str, Any]) -> dict[str, Any]:
+        """Name the model (and its content's fingerprint) of each vector
+        lane's distance in a hit's explain data."""
+        for lane, model in getattr(self, "_lane_models", {}).items():
+            if isinstance(explain.get(lane), dict):
+                explain[lane] = {**explain[lane], **model}
+        return explain
+
+    def _adopt(self, model_id: int, info: registry.ModelInfo) -> int | None:
+        """Record the model folder's content for ``model_id``; the vectors a
+        previous content computed are removed (returns how many, or None)."""
+        return model_identity.adopt(self.conn, model_id, content=registry.fingerprint(info),
+                                    kind=info.kind, dims=info.dims)
 
     def vectors_waiting(self) -> dict[str, int]:
         """Assets without a vector of their lane's active model, per lane."""
@@ -494,7 +584,8 @@ class Library:
     def install_model(self, source: str | Path, *, name: str | None = None) -> dict[str, Any]:
         """Install a model from a folder or archive (see :func:`loupe.models.registry.install`)."""
         m = registry.install(self.home, source, name=name)
-        self._embedders.pop(m.name, None)
+        for key in [k for k in self._embedders if k.split("\0")[0] == m.name]:
+            del self._embedders[key]
         self.query_vectors.forget(str(self.home), m.name)
         return {"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder)}
 
@@ -534,13 +625,20 @@ class Library:
         if not need <= emb.modalities:
             raise ModelError(f"{name} ({model.kind}) cannot serve the {lane} lane: it encodes "
                              f"{', '.join(sorted(emb.modalities))} only")
+        content = registry.fingerprint(model)
         with self.conn.transaction():
-            model_id, dims = self.conn.execute(vq.REGISTER_MODEL, {
-                "name": name, "kind": model.kind, "dims": model.dims}).fetchone()
+            model_id, dims, _ = self.conn.execute(vq.REGISTER_MODEL, {
+                "name": name, "kind": model.kind, "dims": model.dims,
+                "content": content}).fetchone()
             self.conn.execute(vq.SET_LANE_MODEL, {"tenant_id": self.tenant_id, "lane": lane,
                                                  "model_id": model_id})
-        self.conn.execute(vq.hnsw_index(model_id, lane, dims))
-        return {"lane": lane, "model": name, "dims": dims}
+        removed = self._adopt(model_id, model)
+        self.conn.execute(vq.hnsw_index(model_id, lane, model.dims))
+        out = {"lane": lane, "model": name, "dims": model.dims,
+               "content_sha256": content}
+        if removed is not None:
+            out["vectors_removed"] = removed
+        return out
 
     def build_variants(self, model: str) -> dict[str, int]:
         """Build the "image", "caption" and "both" vector sets of an image-text
@@ -554,8 +652,11 @@ class Library:
         if not {"image", "text"} <= emb.modalities:
             raise ModelError(f"{model} does not encode both images and text")
         with self.conn.transaction():
-            model_id, dims = self.conn.execute(vq.REGISTER_MODEL, {
-                "name": model, "kind": info.kind, "dims": info.dims}).fetchone()
+            model_id, dims, _ = self.conn.execute(vq.REGISTER_MODEL, {
+                "name": model, "kind": info.kind, "dims": info.dims,
+                "content": registry.fingerprint(info)}).fetchone()
+        self._adopt(model_id, info)
+        dims = info.dims
         for lane in ("image", "caption", "both"):
             self.conn.execute(vq.hnsw_index(model_id, lane, dims))
         return build_variants(self.conn, self.tenant_id, model_id, model, emb,
@@ -563,19 +664,29 @@ class Library:
 
     def embed(self, *, lane: str | None = None, progress=None) -> list[EmbedSummary]:
         """Compute the vectors the tenant's active lanes are missing (image lane:
-        pixels; text lane: the budgeted embedding text). Returns one summary per lane."""
+        pixels; text lane: the budgeted embedding text). Returns one summary per lane.
+
+        A model whose folder now holds other content than the model its
+        vectors came from (V3) has those vectors removed first (every
+        tenant's: they are all wrong) and computed again; the summary's
+        ``replaced`` counts the vectors removed."""
         out = []
-        for ln, model_id, name, kind, dims, n_vec, n_assets in self.conn.execute(
+        for ln, model_id, name, kind, dims, n_vec, n_assets, stored in self.conn.execute(
                 vq.LANE_MODELS, {"tenant_id": self.tenant_id}).fetchall():
             if lane and ln != lane:
                 continue
+            info = registry.get_model(self.home, name)
+            removed = self._adopt(model_id, info)
             emb = self._embedder(name)
             if ln == "image":
-                out.append(embed_images(self.conn, self.tenant_id, model_id, name, emb,
-                                        progress=progress))
+                summary = embed_images(self.conn, self.tenant_id, model_id, name, emb,
+                                       progress=progress)
             else:
-                out.append(embed_texts(self.conn, self.tenant_id, model_id, name, emb,
-                                       self.languages()[0], progress=progress))
+                summary = embed_texts(self.conn, self.tenant_id, model_id, name, emb,
+                                      self.languages()[0], progress=progress)
+            summary.content_sha256 = registry.fingerprint(info)
+            summary.replaced = removed or 0
+            out.append(summary)
         return out
 
     def analyze(self, text: str, *, lang: str | None = None, query: bool = False) -> list[str]:
@@ -665,10 +776,13 @@ class Library:
     def collections(self) -> list[dict[str, Any]]:
         """Collections (folders as ingested, and hand-made ones) with the number
         of assets in each, sub-collections included, that the viewer may read:
-        ``{"id", "path", "parent_id", "hand_made", "assets"}``. A member only
-        sees collections where it can read something."""
+        ``{"id", "path", "parent_id", "hand_made", "assets", "full_path"}``
+        (``full_path``: source root + path, None for hand-made ones; a scope
+        or grant names a collection by ``id:<id>`` or its full path when its
+        path is ambiguous). A member only sees collections where it can read
+        something."""
         return [{"id": r[0], "path": r[1], "parent_id": r[2], "hand_made": r[3],
-                 "assets": r[4]}
+                 "assets": r[4], "full_path": r[5]}
                 for r in self.conn.execute(q.COLLECTIONS, {"tenant_id": self.tenant_id,
                                                            **self.viewer.params()})]
 
@@ -787,13 +901,14 @@ class Library:
 
     def grant(self, principal: str, *, collection: str | None = None,
               asset_id: int | None = None, revoke: bool = False) -> None:
-        """Let a user or group read a collection (by path, sub-collections
-        included) or one asset; with ``revoke`` take it back. Owner and admins only.
+        """Let a user or group read a collection (by path, ``id:N`` or full
+        path as for :meth:`search`, sub-collections included) or one asset; with ``revoke`` take it back. Owner and admins only.
 
         Raises:
             AccessError: not allowed, or not exactly one of collection / asset_id.
             UnknownUser: no such user or group.
-            loupe.scopes.search.UnknownScope: no such collection.
+            loupe.scopes.search.UnknownScope: no such collection, or a path
+                that names several (the message lists their ids).
         """
         self._manage()
         coll = collection_id(self.conn, self.tenant_id, collection) if collection else None
@@ -806,7 +921,8 @@ class Library:
         self.grant(principal, collection=collection, asset_id=asset_id, revoke=True)
 
     def grants(self) -> list[dict[str, Any]]:
-        """Every grant of the tenant: ``{"principal", "kind", "on", "target"}``."""
+        """Every grant of the tenant: ``{"principal", "kind", "on", "target",
+        "collection_id", "full_path"}`` (see :func:`loupe.access.users.grants`)."""
         self._manage()
         return access.grants(self.conn, self.tenant_id)
 
@@ -825,16 +941,25 @@ class Library:
 
     # -- bulk actions (C6) -------------------------------------------------------
 
-    def bulk(self, action: str, value: Any, *, query: str, scope: str | None = None,
-             lang: str | None = None, confirm: bool = False) -> dict[str, Any]:
-        """Apply ``action`` to every asset that ``query`` (in ``scope``) finds
-        for this viewer — all of them, not one page — in one transaction, and
+    def bulk(self, action: str, value: Any, *, query: str,
+             scope: str | list[str] | None = None, lang: str | None = None,
+             confirm: bool = False, any_term: bool = False,
+             dry_run: bool = False) -> dict[str, Any]:
+        """Apply ``action`` to the assets that ``query`` (in ``scope``: one
+        collection or the union of several, as for :meth:`search`) finds for
+        this viewer — all of them, not one page — in one transaction, and
         record it in the audit log (see :mod:`loupe.bulk.actions` for the
         actions). Allowed directly when the result is ``complete``; otherwise
         only with ``confirm``.
 
-        Returns ``{"action", "value", "count", "verdict", "total",
-        "total_exact", "confirmed", "audit_id"}``.
+        Match rule: by default only the assets whose search document holds
+        **every** query term; with ``any_term`` every asset the search ranks
+        (some of the terms, or close in meaning). Both counts are returned;
+        ``dry_run`` returns them without changing anything.
+
+        Returns ``{"action", "value", "match", "matched_all_terms",
+        "matched_any", "count", "verdict", "total", "total_exact",
+        "confirmed", "audit_id", "dry_run"}``.
 
         Only the owner and admins act in bulk: a grant lets a member read,
         and a bulk action changes what others find (an embargo hides assets).
@@ -843,15 +968,22 @@ class Library:
             AccessError: the viewer is a member.
             loupe.bulk.BulkError: unknown action or bad value.
             loupe.bulk.ConfirmationRequired: not complete and not confirmed.
+            loupe.scopes.search.UnknownScope: a collection that does not exist
+                or a path naming several.
         """
         self._manage()
         lang = self._lang(lang)
+        label = None
+        if scope:
+            resolved = self._scope(scope)
+            scope, label = [f"id:{i}" for i in resolved.roots], resolved.label
 
         def run():
             return self.search(query, lang=lang, scope=scope, limit=BULK_MAX)
 
         return apply_action(self.conn, self.tenant_id, self.viewer, self.languages(), action,
-                            value, run_search=run, query=query, scope=scope, confirm=confirm)
+                            value, run_search=run, query=query, scope=label, confirm=confirm,
+                            match="any" if any_term else "all", dry_run=dry_run)
 
     def audit_log(self, limit: int = 50) -> list[dict[str, Any]]:
         """The latest bulk actions and actions on users, newest first (owner
@@ -897,20 +1029,16 @@ class Library:
         lexical index (statistics, impacts) in the same transaction.
 
         Raises:
-            ValueError: an unknown key or a value out of range (4 weights and
-                4 b values, positive; decay in (0, 1]; caps >= 1).
+            ValueError: an unknown key.
+            loupe.lexical.settings.SettingError (a ValueError): a value out of
+                its range, named with the bound (see :mod:`loupe.lexical.settings`).
         """
         current = self.lexical_settings()
         unknown = set(changes) - set(current)
         if unknown:
             raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
         new = {**current, **changes}
-        if len(new["weights"]) != 4 or len(new["b"]) != 4:
-            raise ValueError("weights and b need 4 values: title, keywords, description, other")
-        if new["k1"] <= 0 or any(w < 0 for w in new["weights"]) or not all(0 <= x <= 1 for x in new["b"]):
-            raise ValueError("k1 must be > 0, weights >= 0, b within [0, 1]")
-        if not 0 < new["vocab_decay"] <= 1 or new["raw_cap"] < 1 or new["keep_cap"] < 1:
-            raise ValueError("vocab_decay must be in (0, 1], caps >= 1")
+        lexical_bounds.validate(new)
         reindex = any(new[k] != current[k] for k in ("k1", "weights", "b", "vocab_decay"))
         with self.conn.transaction():
             self.conn.execute(q.SET_LEXICAL_SETTINGS, {**new, "tenant_id": self.tenant_id})

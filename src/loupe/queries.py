@@ -45,8 +45,11 @@ SELECT * FROM (
            (SELECT count(*) FROM asset a
             WHERE a.id = ANY (loupe_collection_assets(c.id))
               AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
-                                 %(see_all)s, %(principals)s::bigint[])) AS assets
-    FROM collection c
+                                 %(see_all)s, %(principals)s::bigint[])) AS assets,
+           -- the full path: the source's root folder, then the path
+           CASE WHEN s.id IS NULL THEN NULL
+                ELSE rtrim(s.root_path, '/') || '/' || c.path END AS full_path
+    FROM collection c LEFT JOIN source s ON s.id = c.source_id
     WHERE c.tenant_id = %(tenant_id)s
 ) x
 WHERE %(see_all)s OR x.assets > 0

@@ -51,16 +51,20 @@ ON CONFLICT DO NOTHING
 REVOKE_ASSET = """
 DELETE FROM asset_grant WHERE asset_id = %(asset_id)s AND principal_id = %(principal_id)s
 """
+# (a collection grant also gives the collection's id and full path: two
+# sources may hold collections of the same path)
 GRANTS = """
-SELECT p.name, p.kind, 'collection' AS on_kind, c.path AS target
+SELECT p.name, p.kind, 'collection' AS on_kind, c.path AS target, c.id,
+       CASE WHEN s.id IS NULL THEN NULL ELSE rtrim(s.root_path, '/') || '/' || c.path END
 FROM collection_grant g JOIN principal p ON p.id = g.principal_id
 JOIN collection c ON c.id = g.collection_id
+LEFT JOIN source s ON s.id = c.source_id
 WHERE p.tenant_id = %(tenant_id)s
 UNION ALL
-SELECT p.name, p.kind, 'asset', g.asset_id::text
+SELECT p.name, p.kind, 'asset', g.asset_id::text, NULL, NULL
 FROM asset_grant g JOIN principal p ON p.id = g.principal_id
 WHERE p.tenant_id = %(tenant_id)s
-ORDER BY 1, 3, 4
+ORDER BY 1, 3, 4, 5
 """
 # Embargo and usage-rights dates, for assets of the tenant (others untouched).
 SET_EMBARGO = """

@@ -183,8 +183,10 @@ def grant(conn: psycopg.Connection, tenant_id: int, principal: str, *,
 
 
 def grants(conn: psycopg.Connection, tenant_id: int) -> list[dict[str, Any]]:
-    """Every grant: ``{"principal", "kind", "on", "target"}``."""
-    return [{"principal": r[0], "kind": r[1], "on": r[2], "target": r[3]}
+    """Every grant: ``{"principal", "kind", "on", "target", "collection_id",
+    "full_path"}`` (the last two for a collection grant, else None)."""
+    return [{"principal": r[0], "kind": r[1], "on": r[2], "target": r[3],
+             "collection_id": r[4], "full_path": r[5]}
             for r in conn.execute(q.GRANTS, {"tenant_id": tenant_id})]
 
 

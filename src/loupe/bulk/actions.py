@@ -7,6 +7,15 @@ all of them: on a ``complete`` result it runs directly; on ``truncated`` or
 verdict and the honest total) and must confirm. The rows, the verdict and
 the action come from one transaction; the audit log records who, what,
 the query, the verdict, the total and the assets touched.
+
+**Match rule.** By default (``match="all"``) an action reaches only the
+assets whose search document holds **every** term of the query: a search
+ranks assets that hold some of the terms (and, with vector lanes, assets
+close in meaning), which is right for finding but not for changing 30
+assets when the query named 10. ``match="any"`` (CLI ``--any-term``)
+acts on the whole ranked result instead. Either way the answer (and the
+confirmation request) gives both counts: ``matched_all_terms`` and
+``matched_any``.
 """
 
 from __future__ import annotations
@@ -36,13 +45,20 @@ class ConfirmationRequired(Exception):
         reachable: how many assets the action would be applied to.
     """
 
-    def __init__(self, verdict: str, total: int, total_exact: bool, reachable: int):
+    def __init__(self, verdict: str, total: int, total_exact: bool, reachable: int,
+                 match: str = "any", matched_all_terms: int | None = None):
         self.verdict, self.total = verdict, total
         self.total_exact, self.reachable = total_exact, reachable
+        self.match, self.matched_all_terms = match, matched_all_terms
         bound = "" if total_exact else "at least "
+        rule = ""
+        if matched_all_terms is not None:
+            rule = (f" ({matched_all_terms:,} of the {reachable:,} it reached hold every "
+                    f"query term; the action applies to "
+                    + ("those" if match == "all" else f"all {reachable:,}") + ")")
         super().__init__(
-            f"the result is {verdict}: {bound}{total:,} assets match and the action would "
-            f"reach {reachable:,} of them; confirm to apply it anyway")
+            f"the result is {verdict}: {bound}{total:,} assets match and the search would "
+            f"reach {reachable:,} of them{rule}; confirm to apply it anyway")
 
 
 def _date(value: Any) -> datetime | None:
@@ -89,30 +105,57 @@ def check_action(action: str, value: Any) -> Any:
     return _text(value, "a keyword" if action == "add_keyword" else "a collection name")
 
 
+#: The match rules: which of a search's rows a bulk action reaches.
+MATCH_RULES = {
+    "all": "assets holding every query term",
+    "any": "every asset the search ranks (some term, or close in meaning)",
+}
+
+
 def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, languages: list[str],
                  action: str, value: Any, *, run_search: Callable[[], Any], query: str,
-                 scope: str | None, confirm: bool) -> dict[str, Any]:
-    """Run the search, check its verdict, apply ``action`` to every asset it
-    returned and write the audit row, in one transaction.
+                 scope: str | None, confirm: bool, match: str = "all",
+                 dry_run: bool = False) -> dict[str, Any]:
+    """Run the search, check its verdict, apply ``action`` to the assets the
+    match rule keeps of it and write the audit row, in one transaction.
 
     ``run_search`` returns a :class:`loupe.library.SearchResult` holding every
-    reachable row (the caller asks for all of them).
+    reachable row (the caller asks for all of them). ``match``: ``all`` (the
+    default: assets whose search document holds every query term) or
+    ``any`` (every row of the search); see :data:`MATCH_RULES`. With
+    ``dry_run`` nothing is changed or logged: the answer gives the counts.
 
-    Returns ``{"action", "value", "count", "verdict", "total", "total_exact",
-    "confirmed", "audit_id"}``; ``count`` is the number of assets changed or
-    already in the requested state.
+    Returns ``{"action", "value", "match", "matched_all_terms",
+    "matched_any", "count", "verdict", "total", "total_exact", "confirmed",
+    "audit_id", "dry_run"}``; ``matched_any`` is the number of rows the
+    search reached, ``matched_all_terms`` those holding every term, ``count``
+    the number of assets changed or already in the requested state (0 and
+    ``audit_id`` None on a dry run).
 
     Raises:
-        BulkError: unknown action or unusable value (nothing is searched).
+        BulkError: unknown action, unusable value or match rule (nothing is
+            searched).
         ConfirmationRequired: the verdict is not ``complete`` and ``confirm``
             is false (nothing is changed).
     """
     checked = check_action(action, value)
+    if match not in MATCH_RULES:
+        raise BulkError(f"unknown match rule {match!r} (one of {', '.join(MATCH_RULES)})")
     with conn.transaction():
         res = run_search()
+        reached = sorted({h.asset_id for h in res.hits})
+        every = [r[0] for r in conn.execute(q.ALL_TERMS, {
+            "tenant_id": tenant_id, "lang": res.lang, "ids": reached, "terms": res.terms})]
+        counts = {"match": match, "matched_all_terms": len(every), "matched_any": len(reached)}
+        if dry_run:
+            shown = checked.isoformat() if isinstance(checked, datetime) else checked
+            return {"action": action, "value": shown, **counts, "count": 0,
+                    "verdict": res.verdict, "total": res.total, "total_exact": res.total_exact,
+                    "confirmed": confirm, "audit_id": None, "dry_run": True}
         if res.verdict != "complete" and not confirm:
-            raise ConfirmationRequired(res.verdict, res.total, res.total_exact, len(res.hits))
-        ids = sorted({h.asset_id for h in res.hits})
+            raise ConfirmationRequired(res.verdict, res.total, res.total_exact, len(reached),
+                                       match, len(every))
+        ids = every if match == "all" else reached
         params = {"tenant_id": tenant_id, "ids": ids, **viewer.params()}
         touched = [r[0] for r in conn.execute(q.READABLE_IDS, params)]
         if action == "set_rights_expiry":
@@ -138,17 +181,19 @@ def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, langu
             "action": action, "value": json.dumps(shown), "query": query, "scope": scope,
             "lang": res.lang, "verdict": res.verdict, "total": res.total,
             "total_exact": res.total_exact, "confirmed": confirm, "count": len(touched),
-            "asset_ids": touched}).fetchone()[0]
-    return {"action": action, "value": shown, "count": len(touched), "verdict": res.verdict,
-            "total": res.total, "total_exact": res.total_exact, "confirmed": confirm,
-            "audit_id": audit_id}
+            "asset_ids": touched, "match": match}).fetchone()[0]
+    return {"action": action, "value": shown, **counts, "count": len(touched),
+            "verdict": res.verdict, "total": res.total, "total_exact": res.total_exact,
+            "confirmed": confirm, "audit_id": audit_id, "dry_run": False}
 
 
 def audit_log(conn: psycopg.Connection, tenant_id: int, limit: int = 50) -> list[dict[str, Any]]:
-    """The latest audit rows, newest first: bulk actions (``query`` ... ``count``)
-    and actions on users (``target`` names the user; no query, verdict or total)."""
+    """The latest audit rows, newest first: bulk actions (``query`` ... ``count``;
+    ``match`` is the match rule, ``all``/``any``, None for actions logged before
+    the rule existed) and actions on users (``target`` names the user; no
+    query, verdict or total)."""
     cols = ["id", "at", "actor", "action", "value", "query", "scope", "lang", "verdict",
-            "total", "total_exact", "confirmed", "count", "target"]
+            "total", "total_exact", "confirmed", "count", "match", "target"]
     out = []
     for r in conn.execute(q.AUDIT_LOG, {"tenant_id": tenant_id, "limit": limit}):
         row = dict(zip(cols, r))

@@ -13,6 +13,19 @@ _READABLE = """
 
 READABLE_IDS = "SELECT a.id FROM asset a WHERE" + _READABLE + "ORDER BY a.id"
 
+# The "every term" match rule: of the given assets (a search's rows), those
+# whose search document in the query's language holds every query term,
+# among its own words or its vocabulary's labels (the two parts of the
+# document the lexical lane reads). No terms: no asset.
+ALL_TERMS = """
+SELECT d.asset_id FROM search_document d
+WHERE d.tenant_id = %(tenant_id)s AND d.lang = %(lang)s
+  AND d.asset_id = ANY (%(ids)s::bigint[])
+  AND cardinality(%(terms)s::text[]) > 0
+  AND (tsvector_to_array(d.tsv) || tsvector_to_array(d.vocab_tsv)) @> %(terms)s::text[]
+ORDER BY d.asset_id
+"""
+
 SET_RIGHTS_EXPIRY = ("UPDATE asset a SET rights_expire_at = %(until)s, updated_at = now() WHERE"
                      + _READABLE)
 SET_EMBARGO = ("UPDATE asset a SET embargo_until = %(until)s, updated_at = now() WHERE"
@@ -44,16 +57,17 @@ RETURNING asset_id
 
 AUDIT = """
 INSERT INTO audit_log (tenant_id, principal_id, actor, action, value, query, scope, lang,
-                       verdict, total, total_exact, confirmed, count, asset_ids)
+                       verdict, total, total_exact, confirmed, count, asset_ids, match_rule)
 VALUES (%(tenant_id)s, %(principal_id)s, %(actor)s, %(action)s, %(value)s, %(query)s,
         %(scope)s, %(lang)s, %(verdict)s, %(total)s, %(total_exact)s, %(confirmed)s,
-        %(count)s, %(asset_ids)s)
+        %(count)s, %(asset_ids)s, %(match)s)
 RETURNING id
 """
 
 AUDIT_LOG = """
 SELECT id, at, actor, action, value, query, scope, lang, verdict, total, total_exact,
-       confirmed, count, target  -- target: the user of a user action (migration 0009)
+       confirmed, count, match_rule,  -- match_rule: 'all' / 'any' (migration 0014)
+       target                         -- target: the user of a user action (migration 0009)
 FROM audit_log WHERE tenant_id = %(tenant_id)s
 ORDER BY id DESC LIMIT %(limit)s
 """

@@ -6,16 +6,24 @@ install time and editable::
 
     {"name": "minilm", "kind": "sentence-transformers", "dims": 384,
      "thresholds": {"1": 0.35, "2": 0.42, "3-5": 0.45, "6-10": 0.48, "11+": 0.40},
-     "prefixes": {"query": "", "document": ""}}
+     "prefixes": {"query": "", "document": ""},
+     "content": {"sha256": "...", "files": {"model.onnx": [size, mtime_ns], ...}}}
 
 ``thresholds`` are the largest cosine distance a vector match may have, by
 query length in words (SPEC V4); the defaults are seed 002's, measured there
 for nomic-embed v1.5 — they belong to a model and should be calibrated for
 each one from judged queries.
+
+``content`` records the model's identity (:func:`fingerprint`): the sha256
+of its files, with their sizes and modification times so that an unchanged
+folder is not hashed again. A folder replaced by another model under the
+same name gets another fingerprint: its vectors are no longer compared
+with new query vectors, and ``loupe embed`` computes them again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import tarfile
@@ -59,17 +67,95 @@ class ModelInfo:
 
 
 def threshold_for(config: dict[str, Any], n_words: int) -> float:
-    """The model's maximum cosine distance for a query of ``n_words`` words (V4)."""
+    """The model's maximum cosine distance for a query of ``n_words`` words (V4).
+
+    Raises:
+        ModelError: the threshold in loupe-model.json (edited by hand) is not
+            a number within (0, 2], the range of a cosine distance.
+    """
     t = {**DEFAULT_THRESHOLDS, **(config.get("thresholds") or {})}
-    if n_words <= 1:
-        return float(t["1"])
-    if n_words == 2:
-        return float(t["2"])
-    if n_words <= 5:
-        return float(t["3-5"])
-    if n_words <= 10:
-        return float(t["6-10"])
-    return float(t["11+"])
+    key = ("1" if n_words <= 1 else "2" if n_words == 2 else "3-5" if n_words <= 5
+           else "6-10" if n_words <= 10 else "11+")
+    value = t.get(key)
+    try:
+        ok = not isinstance(value, bool) and 0 < float(value) <= 2
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ModelError(f"{config.get('name', 'the model')}: threshold {key}={value!r} in "
+                         f"{CONFIG_FILE} is not a cosine distance within (0, 2]: fix it with "
+                         f"'loupe models thresholds'")
+    return float(value)
+
+
+#: Bytes read at a time when hashing a model's files.
+_CHUNK = 1 << 20
+#: Per-process memo of content fingerprints: folder -> (files' stat, sha256).
+_FINGERPRINTS: dict[str, tuple[tuple[dict[str, list[int]], str], str]] = {}
+
+
+def _file_stats(folder: Path) -> dict[str, list[int]]:
+    """``{relative path: [size, mtime_ns]}`` of the model's files, except
+    ``loupe-model.json`` (thresholds are edited there; they change no vector)."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and p.name != CONFIG_FILE:
+            st = p.stat()
+            out[p.relative_to(folder).as_posix()] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def _vector_config(config: dict[str, Any]) -> str:
+    """What in loupe-model.json changes a vector: the kind, the width, the prefixes."""
+    return json.dumps({k: config.get(k) for k in ("kind", "dims", "prefixes")}, sort_keys=True)
+
+
+def _hash_content(folder: Path, files: dict[str, list[int]], config: dict[str, Any]) -> str:
+    h = hashlib.sha256()
+    h.update(_vector_config(config).encode())
+    for rel in files:
+        h.update(b"\0" + rel.encode("utf-8", "surrogateescape") + b"\0")
+        with open(folder / rel, "rb") as fh:
+            for chunk in iter(lambda: fh.read(_CHUNK), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def fingerprint(model: ModelInfo) -> str:
+    """The model's identity: the sha256 (hex) of its files' paths and bytes
+    and of the parts of ``loupe-model.json`` that change vectors (kind, dims,
+    prefixes) — its content, not its name (SPEC V3).
+
+    Cheap when nothing changed: the files' sizes and modification times are
+    compared with those recorded (at install, in ``loupe-model.json`` under
+    ``content``, and in this process); only when they differ are the files
+    hashed again (and the record rewritten when the folder is writable).
+
+    Raises:
+        ModelError: the model's files cannot be read.
+    """
+    try:
+        files = _file_stats(model.folder)
+        vcfg = _vector_config(model.config)
+        key = str(model.folder.resolve())
+        memo = _FINGERPRINTS.get(key)
+        if memo and memo[0] == (files, vcfg):
+            return memo[1]
+        stored = model.config.get("content") or {}
+        recorded = (stored.get("files") == files and stored.get("config") == vcfg
+                    and stored.get("sha256"))
+        sha = stored["sha256"] if recorded else _hash_content(model.folder, files, model.config)
+    except OSError as exc:
+        raise ModelError(f"{model.name}: cannot read the model's files: {exc}") from exc
+    _FINGERPRINTS[key] = ((files, vcfg), sha)
+    if not recorded:
+        model.config["content"] = {"sha256": sha, "config": vcfg, "files": files}
+        try:
+            (model.folder / CONFIG_FILE).write_text(json.dumps(model.config, indent=2) + "\n",
+                                                    encoding="utf-8")
+        except OSError:
+            pass  # a read-only model folder: hashed again by the next process
+    return sha
 
 
 def set_thresholds(home: Path, name: str, thresholds: dict[str, float]) -> dict[str, float]:
@@ -166,13 +252,16 @@ def install(home: Path, source: str | Path, *, name: str | None = None) -> Model
     try:
         if not config.get("dims"):
             config["dims"] = _measure_dims(staging, config)
+        config.pop("content", None)     # recorded anew for the files as installed
         cfg_path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         verify(ModelInfo(name, staging, config))
     except Exception:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     staging.rename(target)
-    return ModelInfo(name, target, config)
+    info = ModelInfo(name, target, config)
+    fingerprint(info)               # the model's identity, recorded at install (V3)
+    return info
 
 
 def _measure_dims(folder: Path, config: dict[str, Any]) -> int:

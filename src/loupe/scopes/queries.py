@@ -69,10 +69,32 @@ IN_SCOPE = """(
                WHERE cm.asset_id = k.asset_id
                  AND cm.collection_id = ANY (%(collections)s::bigint[])))"""
 
-# A collection by its path (as shown by loupe show / the folder tree).
+# Collections by their path relative to their source (as shown by loupe
+# show / the folder tree): several when ingested roots share a folder name.
+# Each with its full path (source root + path; hand-made ones have no root).
 COLLECTION_BY_PATH = """
-SELECT id, path FROM collection WHERE tenant_id = %(tenant_id)s AND path = %(path)s
-ORDER BY id LIMIT 2
+SELECT c.id, c.path, CASE WHEN s.id IS NULL THEN NULL
+                          ELSE rtrim(s.root_path, '/') || '/' || c.path END
+FROM collection c LEFT JOIN source s ON s.id = c.source_id
+WHERE c.tenant_id = %(tenant_id)s AND c.path = %(path)s
+ORDER BY c.id LIMIT 10
+"""
+
+# A collection by its id, in this tenant.
+COLLECTION_BY_ID = """
+SELECT id FROM collection WHERE tenant_id = %(tenant_id)s AND id = %(id)s
+"""
+
+# A collection by its full path: its source's root folder, then its path
+# (e.g. /photos/2024/travel for 'travel' ingested from /photos/2024).
+# The root is matched as a prefix of the given path (sources are few).
+COLLECTION_BY_FULL_PATH = """
+SELECT c.id FROM source s
+JOIN collection c ON c.source_id = s.id AND c.tenant_id = s.tenant_id
+WHERE s.tenant_id = %(tenant_id)s
+  AND left(%(full)s, length(rtrim(s.root_path, '/')) + 1) = rtrim(s.root_path, '/') || '/'
+  AND c.path = substr(%(full)s, length(rtrim(s.root_path, '/')) + 2)
+ORDER BY c.id
 """
 
 # The scope's readable members as a relation (up to DEEP_MAX + 1 of them:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import psycopg
@@ -52,26 +53,120 @@ def regime_for(members: int) -> str:
     return "none"
 
 
-def collection_id(conn: psycopg.Connection, tenant_id: int, path: str) -> int:
-    """The collection at ``path`` (as ingested: 'animals/mammals').
+#: Most collections one search may be scoped to (each is expanded to its
+#: sub-collections; the scope's member count is bounded by DEEP_MAX anyway).
+MAX_SCOPES = 100
+
+
+def _candidates(rows: list[tuple]) -> str:
+    return ", ".join(f"id:{r[0]} ({r[2] or r[1] + ', hand-made'})" for r in rows)
+
+
+def collection_id(conn: psycopg.Connection, tenant_id: int, spec: str, *,
+                  see_all: bool = True) -> int:
+    """The collection ``spec`` names, as written by a user:
+
+    * ``id:42`` — the collection with id 42 (``loupe collections`` lists ids);
+    * ``/photos/2024/travel`` — a full path: a source's root folder, then the
+      collection's path inside it;
+    * ``travel`` or ``animals/mammals`` — the path as ingested, relative to
+      its source (or a hand-made collection's name);
+    * ``42`` — the path "42" if a collection has it, else the id 42.
+
+    ``see_all``: whether the error for an ambiguous path may list the
+    candidates' full paths (only to a viewer who sees every collection).
 
     Raises:
         UnknownScope: no such collection, or the path names several (in
-            different sources).
+            different sources): the message says how to name one.
     """
+    text = str(spec).strip()
+    if not text:
+        raise UnknownScope("an empty collection name: give a path or id:N")
+    if text.lower().startswith("id:"):
+        num = text[3:].strip()
+        if not num.isdigit() or not 0 < int(num) < 2**63:
+            raise UnknownScope(f"{text!r} is not a collection id (id:N, N a positive "
+                               f"number; see 'loupe collections')")
+        row = conn.execute(q.COLLECTION_BY_ID, {"tenant_id": tenant_id, "id": int(num)}).fetchone()
+        if row is None:
+            raise UnknownScope(f"no collection with id {int(num)} in this library")
+        return row[0]
+    if text.startswith("/") and len(text) > 1:
+        full = "/" + text.strip("/")
+        ids = [r[0] for r in conn.execute(q.COLLECTION_BY_FULL_PATH,
+                                          {"tenant_id": tenant_id, "full": full})]
+        if len(ids) == 1:
+            return ids[0]
+        if len(ids) > 1:
+            raise UnknownScope(f"{text!r} names {len(ids)} collections (nested sources): "
+                               f"use one of " + ", ".join(f"id:{i}" for i in ids))
+        # not a full path: perhaps a relative path written with a leading slash
     rows = conn.execute(q.COLLECTION_BY_PATH, {"tenant_id": tenant_id,
-                                               "path": path.strip("/")}).fetchall()
+                                               "path": text.strip("/")}).fetchall()
+    if not rows and text.isdigit() and 0 < int(text) < 2**63:
+        row = conn.execute(q.COLLECTION_BY_ID, {"tenant_id": tenant_id, "id": int(text)}).fetchone()
+        if row is not None:
+            return row[0]
     if not rows:
-        raise UnknownScope(f"no collection {path!r} in this library")
+        raise UnknownScope(f"no collection {text!r} in this library")
     if len(rows) > 1:
-        raise UnknownScope(f"{path!r} names collections in several sources: use its id")
+        which = (": " + _candidates(rows)) if see_all else " (see 'loupe collections')"
+        raise UnknownScope(f"{text!r} names collections in several sources: name one by "
+                           f"its id (id:N) or its full path{which}")
     return rows[0][0]
 
 
-def scope_collections(conn: psycopg.Connection, tenant_id: int, coll_id: int) -> list[int]:
-    """The ids of a collection and of all its sub-collections."""
-    return list(conn.execute(q.SUB_COLLECTIONS, {"tenant_id": tenant_id,
-                                                 "collection_id": coll_id}).fetchone()[0])
+def scope_collections(conn: psycopg.Connection, tenant_id: int,
+                      coll: int | Sequence[int]) -> list[int]:
+    """The ids of one or several collections and of all their
+    sub-collections (each id once, sorted)."""
+    roots = [coll] if isinstance(coll, int) else list(coll)
+    out: set[int] = set()
+    for coll_id in roots:
+        out.update(conn.execute(q.SUB_COLLECTIONS, {"tenant_id": tenant_id,
+                                                    "collection_id": coll_id}).fetchone()[0])
+    return sorted(out)
+
+
+@dataclass
+class Scope:
+    """Where a search looks: the union of one or several collections, each
+    with its sub-collections (SPEC C1). ``label`` names it for notices and
+    the audit log; ``roots`` are the collections as named (ids)."""
+
+    label: str
+    roots: list[int]
+    names: list[str] = field(default_factory=list)
+
+    @property
+    def quoted(self) -> str:
+        """The names as a notice shows them: 'travel' + 'work'."""
+        return " + ".join(repr(n) for n in self.names) or repr(self.label)
+
+
+def resolve_scope(conn: psycopg.Connection, tenant_id: int, specs: str | Sequence[str],
+                  *, see_all: bool = True) -> Scope:
+    """Resolve one or several collection names (see :func:`collection_id`)
+    into a :class:`Scope`: their **union**, sub-collections included.
+
+    Raises:
+        UnknownScope: a name resolves to no collection or to several, or
+            more than :data:`MAX_SCOPES` are given.
+    """
+    names = [specs] if isinstance(specs, str) else list(specs)
+    if not names:
+        raise UnknownScope("no collection given")
+    if len(names) > MAX_SCOPES:
+        raise UnknownScope(f"{len(names):,} collections given: a search may be scoped to "
+                           f"{MAX_SCOPES} at most")
+    roots: list[int] = []
+    for name in names:
+        cid = collection_id(conn, tenant_id, name, see_all=see_all)
+        if cid not in roots:
+            roots.append(cid)
+    label = names[0] if len(names) == 1 else " + ".join(names)
+    return Scope(label=label, roots=roots, names=names)
 
 
 def scope_size(conn: psycopg.Connection, tenant_id: int, collections: list[int],
@@ -83,9 +178,10 @@ def scope_size(conn: psycopg.Connection, tenant_id: int, collections: list[int],
 
 
 def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: str,
-                  coll_id: int, *, limit: int = 20, offset: int = 0, raw_cap: int = 3000,
+                  coll_id: int | Sequence[int], *, limit: int = 20, offset: int = 0, raw_cap: int = 3000,
                   keep_cap: int = 1000, viewer: Viewer = OWNER) -> ScopedResult:
-    """Search inside a collection (and its sub-collections): the lane's ranked
+    """Search inside a collection (and its sub-collections), or the union of
+    several (``coll_id`` a list of ids): the lane's ranked
     rows that are members first, in the unscoped order, then the band.
 
     Verdict: ``complete`` when every matching member is in the result (direct
@@ -150,9 +246,11 @@ class ScopedFusedResult:
     hits: list[dict] = field(default_factory=list)
 
 
-def scoped_fused_search(conn: psycopg.Connection, params: dict, lanes: list, coll_id: int,
+def scoped_fused_search(conn: psycopg.Connection, params: dict, lanes: list,
+                        coll_id: int | Sequence[int],
                         viewer: Viewer = OWNER) -> ScopedFusedResult:
-    """Run the fused statement inside collection ``coll_id``.
+    """Run the fused statement inside collection ``coll_id`` (or the union of
+    several, sub-collections included).
 
     ``params`` are the fused statement's (see
     :func:`loupe.fusion.search.fused_search`); the members (readable by

@@ -22,13 +22,17 @@ BATCH = 32
 
 @dataclass
 class EmbedSummary:
-    """Vectors written per lane, and assets whose pixels could not be read."""
+    """Vectors written per lane, and assets whose pixels could not be read.
+    ``replaced``: vectors removed first because the model's content changed
+    (V3); ``content_sha256``: the fingerprint of the model that wrote them."""
 
     lane: str
     model: str
     written: int = 0
     unchanged: int = 0
     failed: list[tuple[int, str]] = field(default_factory=list)
+    replaced: int = 0
+    content_sha256: str | None = None
 
 
 def _open_image(path: str, size: int = 512) -> Image.Image:

@@ -28,11 +28,32 @@ HNSW_EF_CONSTRUCTION = 128
 #: (benchmarks/RESULTS.md).
 HNSW_EF_SEARCH = 400
 
+# A model row by name, created with the folder's fingerprint; an existing
+# row keeps its own (the content its stored vectors were computed with:
+# loupe.vector.identity compares the two).
 REGISTER_MODEL = """
-INSERT INTO embedding_model (name, kind, dims) VALUES (%(name)s, %(kind)s, %(dims)s)
+INSERT INTO embedding_model (name, kind, dims, content_sha256)
+VALUES (%(name)s, %(kind)s, %(dims)s, %(content)s)
 ON CONFLICT (name) DO UPDATE SET kind = EXCLUDED.kind
-RETURNING id, dims
+RETURNING id, dims, content_sha256
 """
+
+# The content a model row's vectors belong to, locked while it is checked.
+MODEL_CONTENT = """
+SELECT content_sha256, dims FROM embedding_model WHERE id = %(model_id)s FOR UPDATE
+"""
+
+# A model row now stands for other content: its vectors (every tenant's, of
+# every lane: they all came from the previous content) go.
+DELETE_MODEL_VECTORS = "DELETE FROM asset_vector WHERE model_id = %(model_id)s"
+
+SET_MODEL_CONTENT = """
+UPDATE embedding_model SET content_sha256 = %(content)s, dims = %(dims)s, kind = %(kind)s
+WHERE id = %(model_id)s
+"""
+
+# The lanes (of every tenant) that a model serves.
+MODEL_LANES = "SELECT DISTINCT lane FROM lane_model WHERE model_id = %(model_id)s"
 
 SET_LANE_MODEL = """
 INSERT INTO lane_model (tenant_id, lane, model_id) VALUES (%(tenant_id)s, %(lane)s, %(model_id)s)
@@ -42,7 +63,8 @@ ON CONFLICT (tenant_id, lane) DO UPDATE SET model_id = EXCLUDED.model_id
 LANE_MODELS = """
 SELECT lm.lane, m.id, m.name, m.kind, m.dims,
        coalesce(vs.n_vectors, 0) AS n_vectors,
-       coalesce((SELECT n_assets FROM asset_stat WHERE tenant_id = lm.tenant_id), 0) AS n_assets
+       coalesce((SELECT n_assets FROM asset_stat WHERE tenant_id = lm.tenant_id), 0) AS n_assets,
+       m.content_sha256
 FROM lane_model lm
 JOIN embedding_model m ON m.id = lm.model_id
 LEFT JOIN vector_stat vs ON vs.tenant_id = lm.tenant_id AND vs.model_id = m.id AND vs.lane = lm.lane
@@ -95,6 +117,14 @@ def hnsw_index(model_id: int, lane: str, dims: int) -> sql.Composed:
     ).format(name=sql.Identifier(f"asset_vector_hnsw_{model_id}_{lane}"),
              dims=sql.Literal(dims), model=sql.Literal(model_id), lane=sql.Literal(lane),
              m=sql.Literal(HNSW_M), efc=sql.Literal(HNSW_EF_CONSTRUCTION))
+
+
+def drop_hnsw_index(model_id: int, lane: str) -> sql.Composed:
+    """DROP INDEX for the (model, lane) partial HNSW index (a model whose
+    width changed needs it built again on the new width)."""
+    assert lane in LANES and isinstance(model_id, int)
+    return sql.SQL("DROP INDEX IF EXISTS {name}").format(
+        name=sql.Identifier(f"asset_vector_hnsw_{model_id}_{lane}"))
 
 
 def hnsw_session(ef_search: int = HNSW_EF_SEARCH) -> list[sql.Composed]:

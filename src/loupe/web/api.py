@@ -47,7 +47,8 @@ class HitOut(BaseModel):
 class SearchOut(BaseModel):
     query: str
     lang: str
-    scope: str | None
+    scope: str | list[str] | None = Field(
+        description="the collection searched in, or the list when several (their union)")
     terms: list[str]
     total: int = Field(description="matching assets: exact when total_exact, else a lower bound")
     total_exact: bool
@@ -81,15 +82,25 @@ class BulkIn(BaseModel):
                               description="keyword, hand-made collection name, or ISO date "
                                           "(null clears a date)")
     q: str = Field(max_length=1000)
-    scope: str | None = Field(default=None, max_length=1000)
+    scope: str | list[Annotated[str, Field(max_length=1000)]] | None = Field(
+        default=None, max_length=100,
+        description="collection (path, id:N or full path), or a list: their union")
     lang: str | None = Field(default=None, max_length=20)
     confirm: bool = Field(default=False, description="apply although the verdict is not complete")
+    any_term: bool = Field(default=False, description="act on every ranked asset, not only "
+                                                      "on those holding every query term")
+    dry_run: bool = Field(default=False, description="only count: change nothing")
 
 
 class BulkOut(BaseModel):
     action: str
     value: Any = None
     count: int = Field(description="assets the action was applied to")
+    match: Literal["all", "any"] = Field(description="the match rule: all = assets holding "
+                                                     "every query term; any = every ranked asset")
+    matched_all_terms: int = Field(description="assets of the result holding every query term")
+    matched_any: int = Field(description="assets the search ranked")
+    dry_run: bool
     verdict: str
     total: int
     total_exact: bool
@@ -103,6 +114,14 @@ def _text(value: str | None, name: str) -> str | None:
     if value is not None and "\x00" in value:
         raise HTTPException(400, f"{name} must not contain NUL characters")
     return value
+
+
+def _scopes(values: list[str] | None) -> list[str] | None:
+    """The non-empty collection names given (each checked), or None."""
+    names = [_text(v, "scope") for v in (values or []) if v and v.strip()]
+    if any(len(v) > 1000 for v in names):
+        raise HTTPException(400, "a scope is at most 1,000 characters")
+    return names or None
 
 
 @router.post("/tokens", response_model=TokenOut,
@@ -139,8 +158,10 @@ def me(lib: UserLib) -> dict:
 @router.get("/search", response_model=SearchOut, responses=ERRORS)
 def search(lib: UserLib,
            q: Annotated[str, Query(max_length=1000, description="the query")] = "",
-           scope: Annotated[str | None, Query(max_length=1000,
-                                              description="collection path to search in")] = None,
+           scope: Annotated[list[str] | None, Query(
+               max_length=100, description="collection to search in (path, id:N or full "
+                                           "path); repeat the parameter for the union of "
+                                           "several")] = None,
            lang: Annotated[str | None, Query(max_length=20)] = None,
            limit: Annotated[int, Query(ge=1, le=200)] = 24,
            offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> dict:
@@ -152,10 +173,12 @@ def search(lib: UserLib,
     has no clauses for them yet, and filtering a page afterwards would make
     the total and the verdict lie.
     """
-    _text(q, "q"), _text(scope, "scope"), _text(lang, "lang")
-    res = service.run_search(lib, q, scope=scope or None, lang=lang or None, limit=limit,
+    _text(q, "q"), _text(lang, "lang")
+    scopes = _scopes(scope)
+    res = service.run_search(lib, q, scope=scopes, lang=lang or None, limit=limit,
                              offset=offset)
-    return service.search_payload(res, scope or None, lib)
+    return service.search_payload(res, scopes[0] if scopes and len(scopes) == 1 else scopes,
+                                  lib)
 
 
 @router.get("/assets/{asset_id}", responses={**ERRORS, **NOT_FOUND})
@@ -212,14 +235,18 @@ def bulk(body: BulkIn, lib: UserLib) -> Any:
     ``truncated`` or ``unknown`` result without ``confirm`` nothing is changed
     and the answer is 409 with the verdict and total. Admins only (403 for a
     member: a grant lets one read, not change)."""
-    for name in ("value", "q", "scope", "lang"):
+    for name in ("value", "q", "lang"):
         _text(getattr(body, name), name)
-    out = service.run_bulk(lib, body.action, body.value, q=body.q, scope=body.scope or None,
-                           lang=body.lang or None, confirm=body.confirm)
+    scopes = _scopes([body.scope] if isinstance(body.scope, str) else body.scope)
+    out = service.run_bulk(lib, body.action, body.value, q=body.q, scope=scopes,
+                           lang=body.lang or None, confirm=body.confirm,
+                           any_term=body.any_term, dry_run=body.dry_run)
     if out.get("confirmation_required"):
         return JSONResponse(status_code=409, content={
             "detail": out["message"], "verdict": out["verdict"], "total": out["total"],
-            "total_exact": out["total_exact"]})
+            "total_exact": out["total_exact"], "match": out["match"],
+            "matched_all_terms": out["matched_all_terms"], "matched_any": out["reachable"],
+            "rule": out["rule_text"]})
     return out
 
 

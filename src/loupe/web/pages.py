@@ -77,9 +77,24 @@ def logout(request: Request):
     return resp
 
 
-def _search_ctx(lib: Library, q: str, scope: str | None, lang: str | None, page: int) -> dict:
-    ctx = {"q": q, "scope": scope or "", "lang": lang or "", "page": page, "result": None,
-           "error": None, "page_size": PAGE_SIZE}
+def _named(collections: list[dict]) -> list[dict]:
+    """Collections for the scope menu: one whose path another shares is
+    chosen by its id (``scope_name`` ``id:N``) and shown by its full path."""
+    seen: dict[str, int] = {}
+    for c in collections:
+        seen[c["path"]] = seen.get(c["path"], 0) + 1
+    return [{**c, "scope_name": f"id:{c['id']}" if seen[c["path"]] > 1 else None}
+            for c in collections]
+
+
+def _scopes(values: list[str]) -> list[str]:
+    """The non-empty ``scope`` values of a request (several: their union)."""
+    return [v.replace("\x00", "") for v in values if v.strip()]
+
+
+def _search_ctx(lib: Library, q: str, scope: list[str], lang: str | None, page: int) -> dict:
+    ctx = {"q": q, "scope": scope[0] if scope else "", "scopes": scope, "lang": lang or "",
+           "page": page, "result": None, "error": None, "page_size": PAGE_SIZE}
     if q.strip():
         try:
             res = service.run_search(lib, q, scope=scope or None, lang=lang or None,
@@ -87,13 +102,16 @@ def _search_ctx(lib: Library, q: str, scope: str | None, lang: str | None, page:
         except HTTPException as exc:
             ctx["error"] = exc.detail
             return ctx
-        ctx["result"] = service.search_payload(res, scope or None, lib)
+        ctx["result"] = service.search_payload(
+            res, (scope[0] if len(scope) == 1 else scope) or None, lib)
         last = max(1, -(-min(res.reachable, res.total) // PAGE_SIZE))
         base = {"q": q, **({"scope": scope} if scope else {}), **({"lang": lang} if lang else {})}
         ctx["pages"] = last
-        ctx["prev_url"] = f"/?{urlencode({**base, 'page': page - 1})}" if page > 1 else None
-        ctx["next_url"] = f"/?{urlencode({**base, 'page': page + 1})}" if page < last else None
-        ctx["more_url"] = (f"/results?{urlencode({**base, 'page': page + 1})}"
+        ctx["prev_url"] = (f"/?{urlencode({**base, 'page': page - 1}, doseq=True)}"
+                           if page > 1 else None)
+        ctx["next_url"] = (f"/?{urlencode({**base, 'page': page + 1}, doseq=True)}"
+                           if page < last else None)
+        ctx["more_url"] = (f"/results?{urlencode({**base, 'page': page + 1}, doseq=True)}"
                            if page < last else None)
         ctx["asset_qs"] = urlencode({"q": q, **({"lang": lang} if lang else {})})
     return ctx
@@ -102,24 +120,26 @@ def _search_ctx(lib: Library, q: str, scope: str | None, lang: str | None, page:
 @router.get("/", response_class=HTMLResponse)
 def search_page(request: Request, lib: UserLib,
                 q: Annotated[str, Query(max_length=1000)] = "",
-                scope: Annotated[str, Query(max_length=1000)] = "",
+                scope: Annotated[list[Annotated[str, Query(max_length=1000)]],
+                                 Query(max_length=100)] = [],
                 lang: Annotated[str, Query(max_length=20)] = "",
                 page: Annotated[int, Query(ge=1, le=100_000)] = 1) -> HTMLResponse:
-    ctx = _search_ctx(lib, q.replace("\x00", ""), scope.replace("\x00", ""),
+    ctx = _search_ctx(lib, q.replace("\x00", ""), _scopes(scope),
                       lang.replace("\x00", ""), page)
-    return _render(request, "search.html", collections=lib.collections(),
+    return _render(request, "search.html", collections=_named(lib.collections()),
                    languages=lib.languages(), actions=ACTION_LABELS, **ctx)
 
 
 @router.get("/results", response_class=HTMLResponse)
 def results_fragment(request: Request, lib: UserLib,
                      q: Annotated[str, Query(max_length=1000)] = "",
-                     scope: Annotated[str, Query(max_length=1000)] = "",
+                     scope: Annotated[list[Annotated[str, Query(max_length=1000)]],
+                                      Query(max_length=100)] = [],
                      lang: Annotated[str, Query(max_length=20)] = "",
                      page: Annotated[int, Query(ge=1, le=100_000)] = 1,
                      grid_only: bool = False) -> HTMLResponse:
     """The results region (or, with ``grid_only``, just the next page's tiles)."""
-    ctx = _search_ctx(lib, q.replace("\x00", ""), scope.replace("\x00", ""),
+    ctx = _search_ctx(lib, q.replace("\x00", ""), _scopes(scope),
                       lang.replace("\x00", ""), page)
     return _render(request, "_tiles.html" if grid_only else "_results.html",
                    actions=ACTION_LABELS, **ctx)
@@ -150,23 +170,29 @@ def bulk_page(request: Request, lib: UserLib,
               action: Annotated[str, Form(max_length=40)],
               q: Annotated[str, Form(max_length=1000)],
               value: Annotated[str, Form(max_length=500)] = "",
-              scope: Annotated[str, Form(max_length=1000)] = "",
+              scope: Annotated[list[Annotated[str, Form(max_length=1000)]],
+                               Form(max_length=100)] = [],
               lang: Annotated[str, Form(max_length=20)] = "",
-              confirm: Annotated[str, Form(max_length=10)] = "") -> HTMLResponse:
+              confirm: Annotated[str, Form(max_length=10)] = "",
+              any_term: Annotated[str, Form(max_length=10)] = "") -> HTMLResponse:
     if action not in ACTION_LABELS:
         return _render(request, "error.html", status=400, title="Unknown action",
                        message=f"{action!r} is not a bulk action.")
-    fields = {"action": action, "value": value, "q": q, "scope": scope, "lang": lang}
-    if any("\x00" in v for v in fields.values()):
+    scopes = [v for v in scope if v.strip()]
+    fields = {"action": action, "value": value, "q": q, "scope": scopes[0] if scopes else "",
+              "lang": lang, "any_term": any_term}
+    if any("\x00" in v for v in [*fields.values(), *scopes]):
         return _render(request, "error.html", status=400, title="Bad input",
                        message="The form holds NUL characters.")
+    fields["scopes"] = scopes
     try:
-        out = service.run_bulk(lib, action, value or None, q=q, scope=scope or None,
-                               lang=lang or None, confirm=confirm == "yes")
+        out = service.run_bulk(lib, action, value or None, q=q, scope=scopes or None,
+                               lang=lang or None, confirm=confirm == "yes",
+                               any_term=any_term == "yes")
     except HTTPException as exc:
         return _render(request, "error.html", status=exc.status_code, title="Not applied",
                        message=str(exc.detail))
-    back = "/?" + urlencode({"q": q, **({"scope": scope} if scope else {})})
+    back = "/?" + urlencode({"q": q, **({"scope": scopes} if scopes else {})}, doseq=True)
     if out.get("confirmation_required"):
         return _render(request, "bulk_confirm.html", status=409, out=out, fields=fields,
                        label=ACTION_LABELS[action], back=back)

@@ -33,7 +33,8 @@ WHY_FIELDS = ("title", "keywords", "description", "collections", "filename", "lo
               "creator", "copyright", "vocabulary")
 
 
-def run_search(lib: Library, q: str, *, scope: str | None, lang: str | None, limit: int,
+def run_search(lib: Library, q: str, *, scope: str | list[str] | None, lang: str | None,
+               limit: int,
                offset: int) -> SearchResult:
     """``lib.search`` with bad input (unknown scope or language, over-long
     query) turned into a 400."""
@@ -60,7 +61,7 @@ def shows_server_paths(lib: Library) -> bool:
     return lib.viewer.see_all
 
 
-def search_payload(res: SearchResult, scope: str | None,
+def search_payload(res: SearchResult, scope: str | list[str] | None,
                    lib: Library | None = None) -> dict[str, Any]:
     """The API shape of a result: the library's fields, the verdict in plain
     words and each hit's thumbnail URL. With ``lib`` of a member, each hit's
@@ -356,8 +357,9 @@ def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile]
             "refused": refused}
 
 
-def run_bulk(lib: Library, action: str, value: str | None, *, q: str, scope: str | None,
-             lang: str | None, confirm: bool) -> dict[str, Any]:
+def run_bulk(lib: Library, action: str, value: str | None, *, q: str,
+             scope: str | list[str] | None, lang: str | None, confirm: bool,
+             any_term: bool = False, dry_run: bool = False) -> dict[str, Any]:
     """``lib.bulk`` for the web. When the verdict needs a confirmation the
     answer is ``{"confirmation_required": True, "verdict", "total",
     "total_exact", "message"}`` and nothing changed; otherwise the library's
@@ -368,18 +370,33 @@ def run_bulk(lib: Library, action: str, value: str | None, *, q: str, scope: str
         HTTPException 403: the user is a member (bulk actions are for admins).
     """
     try:
-        out = lib.bulk(action, value, query=q, scope=scope, lang=lang, confirm=confirm)
+        out = lib.bulk(action, value, query=q, scope=scope, lang=lang, confirm=confirm,
+                       any_term=any_term, dry_run=dry_run)
     except ConfirmationRequired as exc:
         words = verdict_sentence(q, exc.total, exc.total_exact, exc.verdict, exc.reachable)
         return {"confirmation_required": True, "verdict": exc.verdict, "total": exc.total,
                 "total_exact": exc.total_exact, "reachable": exc.reachable,
+                "match": exc.match, "matched_all_terms": exc.matched_all_terms,
+                "rule_text": rule_sentence(exc.match, exc.matched_all_terms or 0,
+                                           exc.reachable),
                 "message": f"Not applied yet: {words} Confirm to apply it to the "
                            f"{exc.reachable:,} results the search can reach."}
     except AccessError as exc:
         raise HTTPException(403, str(exc)) from exc
     except (ValueError, LookupError) as exc:
         raise HTTPException(400, str(exc)) from exc
-    return {**out, "message": bulk_sentence(action, value, out["count"])}
+    return {**out, "message": bulk_sentence(action, value, out["count"]),
+            "rule_text": rule_sentence(out["match"], out["matched_all_terms"],
+                                       out["matched_any"])}
+
+
+def rule_sentence(match: str, every: int, ranked: int) -> str:
+    """The bulk match rule in words, with both counts."""
+    if match == "any":
+        return (f"Match rule: every asset the search ranked ({ranked:,}; {every:,} of them "
+                f"hold every query term).")
+    return (f"Match rule: only assets holding every query term ({every:,} of the "
+            f"{ranked:,} the search ranked).")
 
 
 #: Model kinds that can serve each vector lane (see loupe.models.embedders).
