@@ -14,6 +14,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgress
 from rich.table import Table
 
 from .db import DatabaseUnavailable
+from .db.migrate import MigrationError
 from .access.users import AccessError, UnknownUser
 from .bulk.actions import ACTIONS, BulkError, ConfirmationRequired
 from .library import AssetNotFound, Library, LibraryNotInitialized, UnknownTenant
@@ -42,7 +43,8 @@ class _Ctx:
         try:
             lib = Library.open(self.home, database_url=self.database_url, tenant=self.tenant,
                                create=create)
-        except (DatabaseUnavailable, UnknownTenant, LibraryNotInitialized) as exc:
+        except (DatabaseUnavailable, UnknownTenant, LibraryNotInitialized,
+                MigrationError) as exc:
             raise click.ClickException(str(exc)) from exc
         if self.user:
             try:
