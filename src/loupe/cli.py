@@ -407,7 +407,10 @@ def models_thresholds(obj: _Ctx, name: str, settings: tuple[str, ...]) -> None:
         except ValueError as exc:
             raise click.BadParameter(f"{item!r}: expected KEY=DISTANCE") from exc
     with obj.open() as lib:
-        info = _model_call(lambda: lib.set_model_thresholds(name, changes))
+        if changes:
+            info = _model_call(lambda: lib.set_model_thresholds(name, changes))
+        else:  # show: the model file is left untouched
+            info = _model_call(lambda: lib.model_thresholds(name))
     for key, value in info.items():
         click.echo(f"{key}\t{value}")
 

@@ -33,7 +33,7 @@ from .fusion.search import (EncoderHealth, FusedResult, QueryVectorCache, Vector
 from .lexical.queries import TITLE_BAND_CAP
 from .lexical.search import (analyze as analyze_text, lexical_search, query_terms,
                              suggest_corrections)
-from .models import registry
+from .models import registry, runtime
 from .models.embedders import Embedder, ModelError
 from .scopes.search import collection_id, scoped_fused_search, scoped_search
 from .vector import queries as vq
@@ -144,7 +144,6 @@ class Library:
         self.tenant_id = tenant_id
         self.tenant = tenant
         self.viewer = viewer
-        self._embedders: dict[str, Embedder] = {}
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -418,9 +417,9 @@ class Library:
     # -- models and vector lanes -------------------------------------------------
 
     def _embedder(self, name: str) -> Embedder:
-        if name not in self._embedders:
-            self._embedders[name] = registry.get_model(self.home, name).embedder()
-        return self._embedders[name]
+        """The model's embedder, loaded once per process (loupe.models.runtime)."""
+        m = registry.get_model(self.home, name)
+        return runtime.cached_embedder(m.folder, m.config)
 
     def _query_lanes(self, query: str, lang: str, notices: list[str]) -> list[VectorLane]:
         """Encode the query for each active vector lane; a lane whose encoder
@@ -464,7 +463,7 @@ class Library:
     def install_model(self, source: str | Path, *, name: str | None = None) -> dict[str, Any]:
         """Install a model from a folder or archive (see :func:`loupe.models.registry.install`)."""
         m = registry.install(self.home, source, name=name)
-        self._embedders.pop(m.name, None)
+        runtime.MODELS.forget(m.folder)
         self.query_vectors.forget(str(self.home), m.name)
         return {"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder)}
 
@@ -472,6 +471,17 @@ class Library:
         """Download a model from the model hub and install it (fails clearly offline)."""
         m = registry.download(self.home, repo_id, name=name)
         return {"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder)}
+
+    def model_thresholds(self, name: str) -> dict[str, float]:
+        """A model's distance thresholds by query length (keys ``1``, ``2``,
+        ``3-5``, ``6-10``, ``11+``; cosine distances), read only.
+
+        Raises:
+            ModelError: no such model.
+        """
+        cfg = registry.get_model(self.home, name).config
+        return {k: float(v) for k, v in
+                {**registry.DEFAULT_THRESHOLDS, **(cfg.get("thresholds") or {})}.items()}
 
     def set_model_thresholds(self, name: str, thresholds: dict[str, float]) -> dict[str, float]:
         """Override a model's distance thresholds by query length (keys ``1``,
@@ -650,9 +660,7 @@ class Library:
             UnknownUser: no such user in this tenant.
         """
         viewer = access.viewer_for(self.conn, self.tenant_id, name)
-        lib = Library(self.conn, self.home, self.tenant_id, self.tenant, viewer)
-        lib._embedders = self._embedders
-        return lib
+        return Library(self.conn, self.home, self.tenant_id, self.tenant, viewer)
 
     def _manage(self) -> None:
         if not self.viewer.see_all:
