@@ -28,6 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
+# benchmarks/http.py would shadow the standard library's http for what this
+# process imports (huggingface_hub -> urllib.request -> http.client)
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
+
 CAPTIONS = ["Fall foliage in the park", "City traffic at night", "A bowl of rice",
             "Giraffe on the savanna", "Red kettle on a wooden table", "Snow on the mountain",
             "Children playing football", "A cat asleep on a sofa"]

