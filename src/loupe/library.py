@@ -610,7 +610,7 @@ class Library:
         return asset
 
     def thumbnail(self, asset_id: int) -> Path:
-        """The asset's thumbnail file (JPEG, longest side 512 px).
+        """The asset's thumbnail file (WebP, longest side 384 px).
 
         Raises:
             AssetNotFound: no such asset, one the viewer may not read, or no thumbnail.
