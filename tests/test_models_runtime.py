@@ -141,3 +141,12 @@ def test_models_thresholds_show_does_not_rewrite_the_model_file(db_url: str, hom
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[:2] == ["1\t0.5", "2\t0.42"]
     assert cfg.read_bytes() == before and cfg.stat().st_mtime_ns == mtime
+
+
+def test_changing_thresholds_does_not_load_the_model_again(db_url: str, home: Path,
+                                                           tmp_path: Path):
+    with Library.open(home, database_url=db_url) as lib:
+        lib.install_model(build_clip(tmp_path / "tiny"), name="tiny")
+        first = lib._embedder("tiny")
+        lib.set_model_thresholds("tiny", {"1": 0.3})
+        assert lib._embedder("tiny") is first

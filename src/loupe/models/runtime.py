@@ -98,11 +98,14 @@ class ModelCache:
 
     def get(self, folder: Path, config: dict[str, Any]) -> "Embedder":
         """The embedder of the model in ``folder`` described by ``config``
-        (its ``loupe-model.json``), loaded on first use. A changed config is
-        another entry (the old one ages out)."""
+        (its ``loupe-model.json``), loaded on first use. A config changed in
+        what the encoder reads (kind, prefixes, lengths...) is another entry
+        (the old one ages out); its distance thresholds are not read by the
+        encoder, and changing them loads nothing again."""
         from .embedders import load_embedder
 
-        key = (str(Path(folder).resolve()), json.dumps(config, sort_keys=True))
+        encoder_cfg = {k: v for k, v in config.items() if k != "thresholds"}
+        key = (str(Path(folder).resolve()), json.dumps(encoder_cfg, sort_keys=True, default=str))
         with self._lock:
             emb = self._items.get(key)
             if emb is not None:
