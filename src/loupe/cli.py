@@ -327,7 +327,7 @@ def settings(obj: _Ctx, k1, weights, b_values, vocab_decay, raw_cap, keep_cap, a
 
 @main.group()
 def models() -> None:
-    """Embedding models: list, install, download, verify, use."""
+    """Embedding models: list, install, download, verify, thresholds, use."""
 
 
 def _model_call(fn):
