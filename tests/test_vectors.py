@@ -13,7 +13,7 @@ from tinymodels import build_clip, build_nomic
 
 from loupe import Library
 from loupe.fusion.search import EncoderHealth
-from loupe.models import registry
+from loupe.models import registry, runtime
 from loupe.models.embedders import ModelError
 from loupe.models.preprocess import PreprocessConfig, preprocess
 
@@ -188,7 +188,7 @@ def test_a_failing_encoder_is_cached_and_search_answers_lexically(colours: Libra
     lib.embed()
     now = [1000.0]
     lib.encoder_health = EncoderHealth(ttl=30, clock=lambda: now[0])
-    lib._embedders.clear()
+    runtime.MODELS.forget(lib.home / "models" / "tiny-clip")  # loaded by embed(): load again
     (lib.home / "models" / "tiny-clip" / "textual" / "model.onnx").write_bytes(b"not onnx")
     res = lib.search("ocean view")
     assert ids_titles(res) == ["Ocean view"] and res.lanes == ["lexical"]
@@ -227,6 +227,7 @@ def minilm_dir() -> Path:
     return gt.get_model_path()
 
 
+@pytest.mark.slow  # exports MiniLM to ONNX
 def test_minilm_text_lane_bridges_autumn_and_fall(lib: Library, photos: Path, minilm_dir: Path):
     specs = [("park.png", (200, 90, 20), "Fall foliage in the park",
               "Orange maple leaves on the ground"),

@@ -29,7 +29,8 @@ from test_web_api import populate
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).parent / "artifacts"
 sync_api = pytest.importorskip("playwright.sync_api")
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed")
+pytestmark = [pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed"),
+              pytest.mark.slow]  # real Chromium
 
 
 def _free_port() -> int:

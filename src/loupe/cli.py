@@ -14,6 +14,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgress
 from rich.table import Table
 
 from .db import DatabaseUnavailable
+from .db.migrate import MigrationError
 from .access.users import AccessError, UnknownUser
 from .bulk.actions import ACTIONS, BulkError, ConfirmationRequired
 from .lexical.settings import SettingError
@@ -44,7 +45,7 @@ class _Ctx:
             lib = Library.open(self.home, database_url=self.database_url, tenant=self.tenant,
                                create=create)
         except (DatabaseUnavailable, UnknownTenant, LibraryNotInitialized,
-                SettingError) as exc:
+                SettingError, MigrationError) as exc:
             raise click.ClickException(str(exc)) from exc
         if self.user:
             try:
@@ -341,7 +342,7 @@ def settings(obj: _Ctx, k1, weights, b_values, vocab_decay, raw_cap, keep_cap, a
 
 @main.group()
 def models() -> None:
-    """Embedding models: list, install, download, verify, use."""
+    """Embedding models: list, install, download, verify, thresholds, use."""
 
 
 def _model_call(fn):
@@ -389,18 +390,21 @@ def models_install(obj: _Ctx, source: str, name: str | None, as_json: bool) -> N
 @models.command("download")
 @click.argument("repo_id")
 @click.option("--name", help="Name to install under.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def models_download(obj: _Ctx, repo_id: str, name: str | None) -> None:
+def models_download(obj: _Ctx, repo_id: str, name: str | None, as_json: bool) -> None:
     """Download a model from the model hub (needs network access) and install it."""
     with obj.open() as lib:
         info = _model_call(lambda: lib.download_model(repo_id, name=name))
-    click.echo(f"installed {info['name']} ({info['kind']}, {info['dims']} dims)")
+    _emit_json(info) if as_json else click.echo(
+        f"installed {info['name']} ({info['kind']}, {info['dims']} dims)")
 
 
 @models.command("verify")
 @click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the default; kept for symmetry).")
 @click.pass_obj
-def models_verify(obj: _Ctx, name: str) -> None:
+def models_verify(obj: _Ctx, name: str, as_json: bool) -> None:
     """Load a model and check that its encoders return unit vectors of its width."""
     with obj.open() as lib:
         info = _model_call(lambda: lib.verify_model(name))
@@ -410,8 +414,9 @@ def models_verify(obj: _Ctx, name: str) -> None:
 @models.command("thresholds")
 @click.argument("name")
 @click.argument("settings", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def models_thresholds(obj: _Ctx, name: str, settings: tuple[str, ...]) -> None:
+def models_thresholds(obj: _Ctx, name: str, settings: tuple[str, ...], as_json: bool) -> None:
     """Show or set NAME's distance thresholds, e.g. 1=0.65 2=0.6 3-5=0.55."""
     changes = {}
     for item in settings:
@@ -421,7 +426,13 @@ def models_thresholds(obj: _Ctx, name: str, settings: tuple[str, ...]) -> None:
         except ValueError as exc:
             raise click.BadParameter(f"{item!r}: expected KEY=DISTANCE") from exc
     with obj.open() as lib:
-        info = _model_call(lambda: lib.set_model_thresholds(name, changes))
+        if changes:
+            info = _model_call(lambda: lib.set_model_thresholds(name, changes))
+        else:  # show: the model file is left untouched
+            info = _model_call(lambda: lib.model_thresholds(name))
+    if as_json:
+        _emit_json(info)
+        return
     for key, value in info.items():
         click.echo(f"{key}\t{value}")
 
@@ -431,17 +442,19 @@ def models_thresholds(obj: _Ctx, name: str, settings: tuple[str, ...]) -> None:
 @click.option("--lane", type=click.Choice(["image", "text"]), required=True)
 @click.option("--no-embed", is_flag=True,
               help="Do not start computing the lane's vectors in the background.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def models_use(obj: _Ctx, name: str, lane: str, no_embed: bool) -> None:
+def models_use(obj: _Ctx, name: str, lane: str, no_embed: bool, as_json: bool) -> None:
     """Make NAME the model of the image or text lane and (unless --no-embed)
     compute its vectors in the background; search stays correct meanwhile."""
     with obj.open() as lib:
         info = _model_call(lambda: lib.use_model(name, lane))
+    note = "run 'loupe embed' to compute the vectors" if no_embed else _spawn_embed(obj, lane)
+    if as_json:
+        _emit_json({**info, "embedding": note})
+        return
     click.echo(f"{info['lane']} lane: {info['model']} ({info['dims']} dims)")
-    if no_embed:
-        click.echo("run 'loupe embed' to compute the vectors")
-    else:
-        click.echo(_spawn_embed(obj, lane))
+    click.echo(note)
 
 
 def _spawn_embed(obj: _Ctx, lane: str | None) -> str:
@@ -601,6 +614,58 @@ def stats(obj: _Ctx, as_json: bool) -> None:
                + ", ".join(f"{k}: {v:,}" for k, v in info["documents"].items()))
 
 
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def collections(obj: _Ctx, as_json: bool) -> None:
+    """Collections (folders and hand-made ones) with the assets you may read in each."""
+    with obj.open() as lib:
+        rows = lib.collections()
+    if as_json:
+        _emit_json(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['id']}\t{r['assets']}\t{r['path']}" + ("\t(hand-made)" if r["hand_made"] else ""))
+
+
+def _asset_file(obj: _Ctx, asset_id: int, which: str, out: str | None, as_json: bool) -> None:
+    import shutil
+
+    with obj.open() as lib:
+        try:
+            path = getattr(lib, which)(asset_id)
+        except AssetNotFound as exc:
+            raise click.ClickException(str(exc)) from exc
+    if out:
+        shutil.copyfile(path, out)
+    if as_json:
+        _emit_json({"asset_id": asset_id, "path": str(path), "copied_to": out})
+    elif not out:
+        click.echo(str(path))
+
+
+@main.command()
+@click.argument("asset_id", type=int)
+@click.option("--out", "-o", type=click.Path(dir_okay=False, writable=True),
+              help="Copy the thumbnail to this file (default: print its path).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def thumbnail(obj: _Ctx, asset_id: int, out: str | None, as_json: bool) -> None:
+    """The thumbnail (WebP, longest side 384 px) of an asset you may read."""
+    _asset_file(obj, asset_id, "thumbnail", out, as_json)
+
+
+@main.command()
+@click.argument("asset_id", type=int)
+@click.option("--out", "-o", type=click.Path(dir_okay=False, writable=True),
+              help="Copy the original file to this file (default: print its path).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def original(obj: _Ctx, asset_id: int, out: str | None, as_json: bool) -> None:
+    """The original file of an asset you may read (its first path on disk)."""
+    _asset_file(obj, asset_id, "original", out, as_json)
+
+
 # -- users, groups, grants (P1) ----------------------------------------------------
 
 def _access_call(fn):
@@ -621,11 +686,15 @@ def users() -> None:
 @click.option("--admin", is_flag=True, help="An admin sees and manages everything in the tenant.")
 @click.password_option(envvar="LOUPE_NEW_PASSWORD",
                        help="The password (prompted, or $LOUPE_NEW_PASSWORD).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def users_add(obj: _Ctx, name: str, admin: bool, password: str) -> None:
+def users_add(obj: _Ctx, name: str, admin: bool, password: str, as_json: bool) -> None:
     """Create user NAME."""
     with obj.open() as lib:
         user = _access_call(lambda: lib.create_user(name, password, admin=admin))
+    if as_json:
+        _emit_json(user)
+        return
     click.echo(f"user {user['name']} created" + (" (admin)" if admin else ""))
 
 
@@ -695,14 +764,18 @@ def users_delete(obj: _Ctx, name: str, as_json: bool) -> None:
 @users.command("group")
 @click.argument("name")
 @click.argument("members", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def users_group(obj: _Ctx, name: str, members: tuple[str, ...]) -> None:
+def users_group(obj: _Ctx, name: str, members: tuple[str, ...], as_json: bool) -> None:
     """Create group NAME (if new) and put MEMBERS (user names) in it."""
     with obj.open() as lib:
         if not any(p["name"] == name for p in _access_call(lib.principals)):
             _access_call(lambda: lib.create_group(name))
         for member in members:
             _access_call(lambda m=member: lib.add_member(name, m))
+    if as_json:
+        _emit_json({"group": name, "added": list(members)})
+        return
     click.echo(f"group {name}: {len(members)} member(s) added")
 
 
@@ -733,14 +806,19 @@ def users_list(obj: _Ctx, as_json: bool) -> None:
                                    "id:N (see 'loupe collections') or full path.")
 @click.option("--asset", "asset_id", type=int, help="One asset id.")
 @click.option("--revoke", is_flag=True, help="Take the grant back.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def grant(obj: _Ctx, principal: str, collection: str | None, asset_id: int | None,
-          revoke: bool) -> None:
+          revoke: bool, as_json: bool) -> None:
     """Let user or group PRINCIPAL read a collection or an asset."""
     with obj.open() as lib:
         _access_call(lambda: lib.grant(principal, collection=collection, asset_id=asset_id,
                                        revoke=revoke))
     target = f"collection {collection}" if collection else f"asset {asset_id}"
+    if as_json:
+        _emit_json({"principal": principal, "collection": collection, "asset_id": asset_id,
+                    "granted": not revoke})
+        return
     click.echo(f"{principal} {'may no longer' if revoke else 'may'} read {target}")
 
 

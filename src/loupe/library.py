@@ -38,7 +38,7 @@ from .lexical import settings as lexical_bounds
 from .lexical.queries import TITLE_BAND_CAP
 from .lexical.search import (analyze as analyze_text, lexical_search, query_terms,
                              suggest_corrections)
-from .models import registry
+from .models import registry, runtime
 from .models.embedders import Embedder, ModelError
 from .scopes.search import (Scope, collection_id, resolve_scope, scoped_fused_search,
                             scoped_search)
@@ -159,7 +159,6 @@ class Library:
         self.tenant_id = tenant_id
         self.tenant = tenant
         self.viewer = viewer
-        self._embedders: dict[str, Embedder] = {}
         self._lane_models: dict[str, dict[str, str]] = {}
 
     # -- lifecycle --------------------------------------------------------------
@@ -497,14 +496,12 @@ class Library:
     # -- models and vector lanes -------------------------------------------------
 
     def _embedder(self, name: str) -> Embedder:
-        """The loaded model of that name, loaded again when its content changed."""
-        info = registry.get_model(self.home, name)
-        key = f"{name}\0{registry.fingerprint(info)}"
-        if key not in self._embedders:
-            for old in [k for k in self._embedders if k.split("\0")[0] == name]:
-                del self._embedders[old]
-            self._embedders[key] = info.embedder()
-        return self._embedders[key]
+        """The model's embedder, loaded once per process (loupe.models.runtime),
+        and loaded again when the folder's content changed (its fingerprint is
+        part of the cache key, SPEC V3)."""
+        m = registry.get_model(self.home, name)
+        return runtime.cached_embedder(m.folder, {**m.config,
+                                                  "fingerprint": registry.fingerprint(m)})
 
     def _query_lanes(self, query: str, lang: str, notices: list[str]) -> list[VectorLane]:
         """Encode the query for each active vector lane; a lane whose encoder
@@ -584,8 +581,7 @@ class Library:
     def install_model(self, source: str | Path, *, name: str | None = None) -> dict[str, Any]:
         """Install a model from a folder or archive (see :func:`loupe.models.registry.install`)."""
         m = registry.install(self.home, source, name=name)
-        for key in [k for k in self._embedders if k.split("\0")[0] == m.name]:
-            del self._embedders[key]
+        runtime.MODELS.forget(m.folder)
         self.query_vectors.forget(str(self.home), m.name)
         return {"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder)}
 
@@ -593,6 +589,17 @@ class Library:
         """Download a model from the model hub and install it (fails clearly offline)."""
         m = registry.download(self.home, repo_id, name=name)
         return {"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder)}
+
+    def model_thresholds(self, name: str) -> dict[str, float]:
+        """A model's distance thresholds by query length (keys ``1``, ``2``,
+        ``3-5``, ``6-10``, ``11+``; cosine distances), read only.
+
+        Raises:
+            ModelError: no such model.
+        """
+        cfg = registry.get_model(self.home, name).config
+        return {k: float(v) for k, v in
+                {**registry.DEFAULT_THRESHOLDS, **(cfg.get("thresholds") or {})}.items()}
 
     def set_model_thresholds(self, name: str, thresholds: dict[str, float]) -> dict[str, float]:
         """Override a model's distance thresholds by query length (keys ``1``,
@@ -749,7 +756,7 @@ class Library:
         return asset
 
     def thumbnail(self, asset_id: int) -> Path:
-        """The asset's thumbnail file (JPEG, longest side 512 px).
+        """The asset's thumbnail file (WebP, longest side 384 px).
 
         Raises:
             AssetNotFound: no such asset, one the viewer may not read, or no thumbnail.
@@ -802,9 +809,7 @@ class Library:
             UnknownUser: no such user in this tenant.
         """
         viewer = access.viewer_for(self.conn, self.tenant_id, name)
-        lib = Library(self.conn, self.home, self.tenant_id, self.tenant, viewer)
-        lib._embedders = self._embedders
-        return lib
+        return Library(self.conn, self.home, self.tenant_id, self.tenant, viewer)
 
     def _manage(self) -> None:
         if not self.viewer.see_all:

@@ -18,7 +18,6 @@ ADD_MEMBER = """
 INSERT INTO group_member (group_id, user_id) VALUES (%(group_id)s, %(user_id)s)
 ON CONFLICT DO NOTHING
 """
-REMOVE_MEMBER = "DELETE FROM group_member WHERE group_id = %(group_id)s AND user_id = %(user_id)s"
 # A user's groups (ids and names): its principals beyond its own id.
 USER_GROUPS = """
 SELECT g.id, g.name FROM group_member m JOIN principal g ON g.id = m.group_id

@@ -101,17 +101,6 @@ def add_member(conn: psycopg.Connection, tenant_id: int, group: str, user: str) 
     conn.execute(q.ADD_MEMBER, {"group_id": gid, "user_id": uid})
 
 
-def remove_member(conn: psycopg.Connection, tenant_id: int, group: str, user: str) -> None:
-    """Take ``user`` out of ``group``.
-
-    Raises:
-        UnknownUser: no such group or user.
-    """
-    gid = _principal(conn, tenant_id, group, "group")[0]
-    uid = _principal(conn, tenant_id, user, "user")[0]
-    conn.execute(q.REMOVE_MEMBER, {"group_id": gid, "user_id": uid})
-
-
 def viewer_for(conn: psycopg.Connection, tenant_id: int, name: str) -> Viewer:
     """The :class:`Viewer` of user ``name``: its id and its groups' ids.
 
@@ -205,12 +194,6 @@ def set_dates(conn: psycopg.Connection, tenant_id: int, asset_ids: list[int],
             n = conn.execute(q.SET_RIGHTS_EXPIRY, {"tenant_id": tenant_id, "ids": asset_ids,
                                                    "until": rights_expiry}).rowcount
     return n
-
-
-def can_read(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, asset_id: int) -> bool:
-    """Whether ``viewer`` may read asset ``asset_id`` of this tenant."""
-    return conn.execute(q.CAN_READ, {"asset_id": asset_id, "tenant_id": tenant_id,
-                                     **viewer.params()}).fetchone() is not None
 
 
 # -- the user lifecycle (issue 11) ---------------------------------------------------------

@@ -238,7 +238,6 @@ class Evaluation:
             if system == "hybrid":
                 rlib = Library(reader, self.lib.home, self.tenant_id, self.lib.tenant,
                                self.lib.viewer)
-                rlib._embedders = self.lib._embedders
                 for qu in queries:
                     res = rlib.search(qu.text, limit=k)
                     hits[qu.id] = [(h.asset_id, 1.0 / h.rank, None) for h in res.hits]
@@ -478,7 +477,6 @@ class Evaluation:
             if hybrid:
                 rlib = Library(reader, self.lib.home, self.tenant_id, self.lib.tenant,
                                self.lib.viewer)
-                rlib._embedders = self.lib._embedders
                 runs["hybrid"] = {qu.id: {str(h.asset_id): 1.0 / h.rank
                                           for h in rlib.search(qu.text, limit=k).hits}
                                   for qu in queries}

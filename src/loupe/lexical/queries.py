@@ -142,8 +142,9 @@ TITLE_BAND_CAP = 5000
 
 def title_band_cte(shown: str) -> str:
     """The title band (C2, optional): documents whose title holds every query
-    term (tsvector weight A, the title group; found through the GIN index
-    on ``tsv``) that are not among the ``shown`` rows (a CTE name from a
+    term (tsvector weight A, the title group; tested on every document of
+    the tenant and language: no index serves it since migration 0002 dropped
+    the GIN index on ``tsv``) that are not among the ``shown`` rows (a CTE name from a
     fixed set: ``final`` or ``fkept``), readable by the viewer, at most
     ``title_band_cap`` of them by asset id. Empty unless ``%(title_band)s``."""
     assert shown in ("final", "fkept")

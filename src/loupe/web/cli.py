@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import click
@@ -62,8 +63,9 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_
 @click.command("token")
 @click.argument("name")
 @click.option("--label", default="", help="What the token is for.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def users_token(obj, name: str, label: str) -> None:
+def users_token(obj, name: str, label: str, as_json: bool) -> None:
     """Print a new API bearer token for user NAME (shown once; stored as a hash)."""
     from ..access.users import UnknownUser  # noqa: PLC0415
     from .auth import issue_token  # noqa: PLC0415
@@ -73,4 +75,8 @@ def users_token(obj, name: str, label: str) -> None:
             user = lib.as_user(name).user
         except UnknownUser as exc:
             raise click.ClickException(str(exc)) from exc
-        click.echo(issue_token(lib, user["id"], "api", label=label)["token"])
+        token = issue_token(lib, user["id"], "api", label=label)
+    if as_json:
+        click.echo(json.dumps({"user": name, "label": label, "token": token["token"]}))
+    else:
+        click.echo(token["token"])
