@@ -614,20 +614,6 @@ def stats(obj: _Ctx, as_json: bool) -> None:
                + ", ".join(f"{k}: {v:,}" for k, v in info["documents"].items()))
 
 
-@main.command()
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.pass_obj
-def collections(obj: _Ctx, as_json: bool) -> None:
-    """Collections (folders and hand-made ones) with the assets you may read in each."""
-    with obj.open() as lib:
-        rows = lib.collections()
-    if as_json:
-        _emit_json(rows)
-        return
-    for r in rows:
-        click.echo(f"{r['id']}\t{r['assets']}\t{r['path']}" + ("\t(hand-made)" if r["hand_made"] else ""))
-
-
 def _asset_file(obj: _Ctx, asset_id: int, which: str, out: str | None, as_json: bool) -> None:
     import shutil
 
