@@ -71,9 +71,10 @@ def test_http_benchmark_runs():
 
 def test_similar_benchmark_runs():
     out = smoke("similar")
-    assert out.strip()
+    assert "duplicates: 2,000 random hashes, radius 10:" in out
 
 
 def test_cli_search_benchmark_runs():
     out = smoke("cli_search")
-    assert out.strip()
+    assert "(20 documents, MiniLM text lane)" in out
+    assert "loupe search 'autumn', text lane on, 2 runs: wall min" in out
