@@ -73,6 +73,7 @@ def clustered(n: int, dims: int, rng: np.random.Generator, n_clusters: int = 100
 def run_lane_benchmark(args) -> None:
     from loupe import Library
     from loupe.fusion.search import VectorLane, fused_search
+    from loupe.lexical.search import QueryTerms
     from loupe.vector import queries as vq
 
     rng = np.random.default_rng(5)
@@ -189,7 +190,8 @@ def run_lane_benchmark(args) -> None:
     for q in queries:
         text = " ".join(rng.choice(words[:200], size=int(rng.integers(2, 4))))
         terms = lib.analyze(text, query=True)
-        params = {"tenant_id": lib.tenant_id, "lang": "en", "terms": terms, "query": text,
+        params = {"tenant_id": lib.tenant_id, **QueryTerms.single("en", terms).params(),
+                  "query": text,
                   "raw_cap": 3000, "keep_cap": 1000, "limit": 20, "offset": 0,
                   "fallback": False, "one_word": False}
         vl = VectorLane("image", "image", model_id, "bench", args.dims, 2.0, q)

@@ -151,3 +151,55 @@ def test_joined_and_split_forms_both_match(joined: Library, query, expected):
 
 def test_analyze_emits_joined_forms_without_digits(joined: Library):
     assert joined.analyze("Wi-Fi e-mail") == ["wi", "fi", "e", "mail", "wifi", "email"]
+
+
+# -- a search without a language looks in every language's document ------------
+
+@pytest.fixture
+def bilingual(lib: Library, photos: Path) -> Library:
+    lib.init(languages=["en", "ja"])
+    ingest(lib, photos, [
+        ("sakura", ["-XMP-dc:Title=Cherry blossom", "-XMP-dc:Title-ja=桜の花"]),
+        ("castle", ["-XMP-dc:Title=Himeji castle", "-XMP-dc:Title-ja=姫路城",
+                    "-XMP-dc:Description=Cherry trees by the castle"]),
+        ("horses", ["-XMP-dc:Title=Horses running", "-XMP-dc:Title-ja=走る馬"]),
+    ])
+    return lib
+
+
+def test_search_without_lang_looks_in_every_language(bilingual: Library):
+    # the ja titles are only in the ja documents (ja is a library language)
+    res = bilingual.search("桜")
+    assert ([Path(h.path).stem for h in res.hits], res.total, res.verdict, res.langs) == (
+        ["sakura"], 1, "complete", ["en", "ja"])
+    assert found(bilingual, "姫路城") == ["castle"]
+    # --lang still restricts
+    assert found(bilingual, "桜", lang="en") == []
+    assert found(bilingual, "桜", lang="ja") == ["sakura"]
+    assert bilingual.search("桜", lang="ja").langs == ["ja"]
+
+
+def test_search_without_lang_counts_assets_not_documents(bilingual: Library):
+    # every asset has an en and a ja document (x-default values in both):
+    # "cherry" is in both documents of two assets, counted once each, ranked
+    res = bilingual.search("cherry")
+    assert ([Path(h.path).stem for h in res.hits], res.total, res.verdict) == (
+        ["sakura", "castle"], 2, "complete")
+    # stemmed in en ("running" -> run), as typed in ja's analyzer: both find it
+    assert found(bilingual, "running") == ["horses"]
+    assert found(bilingual, "run") == ["horses"]
+    assert found(bilingual, "run", lang="ja") == []
+
+
+def test_search_without_lang_inside_a_scope(lib: Library, photos: Path):
+    lib.init(languages=["en", "ja"])
+    for i, (rel, tags) in enumerate([
+            ("japan/sakura.jpg", ["-XMP-dc:Title=Cherry blossom", "-XMP-dc:Title-ja=桜の花"]),
+            ("japan/tree.jpg", ["-XMP-dc:Title=Old tree", "-XMP-dc:Title-ja=桜の木"]),
+            ("home/garden.jpg", ["-XMP-dc:Title=Garden", "-XMP-dc:Title-ja=桜の庭"])]):
+        write_sidecar(make_image(photos / rel, color=(i * 50, 1, 1)), *tags)
+    lib.ingest(photos)
+    res = lib.search("桜", scope="japan")
+    assert (sorted(Path(h.path).stem for h in res.hits), res.total, res.verdict) == (
+        ["sakura", "tree"], 2, "complete")
+    assert lib.search("桜", scope="japan", lang="en").total == 0
