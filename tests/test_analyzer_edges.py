@@ -203,3 +203,43 @@ def test_search_without_lang_inside_a_scope(lib: Library, photos: Path):
     assert (sorted(Path(h.path).stem for h in res.hits), res.total, res.verdict) == (
         ["sakura", "tree"], 2, "complete")
     assert lib.search("桜", scope="japan", lang="en").total == 0
+
+
+# -- an existing library gains the new terms when migration 0013 runs -----------
+
+def test_migration_0013_reanalyses_existing_documents(pg_admin_url: str, tmp_path: Path):
+    import uuid
+
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    from loupe.db import migrate
+    from loupe.document.compile import UPSERT_DOCUMENT
+
+    name = "loupe_mig_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = make_conninfo(pg_admin_url, dbname=name)
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            migrate(conn, target=12)  # every migration before this one
+            tenant = conn.execute("SELECT id FROM tenant WHERE name = 'default'").fetchone()[0]
+            conn.execute("INSERT INTO asset (id, tenant_id, content_sha256, byte_size, media_type,"
+                         " width, height) VALUES (1, %s, '\\x01', 1, 'image/jpeg', 1, 1)",
+                         (tenant,))
+            fields = dict.fromkeys(["filename", "description", "collections", "location",
+                                    "people", "creator", "copyright", "machine_tags", "ocr"], "")
+            conn.execute(UPSERT_DOCUMENT, {**fields, "asset_id": 1, "tenant_id": tenant,
+                                           "lang": "en", "cfg": "loupe_english",
+                                           "title": "一只猫在睡觉", "keywords": "Wi-Fi; The Who"})
+            # the old analyzer: no term for the stop words, no wifi, one CJK token
+            assert conn.execute("SELECT tsv FROM search_document").fetchone()[0] == \
+                "'fi':3B 'wi':2B '一只猫在睡觉':1A"
+        with Library.open(tmp_path / "home", database_url=url) as lib:
+            for query in ("猫", "wifi", "the who"):
+                assert [h.asset_id for h in lib.search(query).hits] == [1], query
+            terms = {r[0] for r in lib.conn.execute("SELECT term FROM lexicon_term")}
+            assert {"猫", "只猫", "wifi", "the", "who"} <= terms
+    finally:
+        with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
