@@ -98,7 +98,7 @@ def test_a_title_only_in_japanese_in_an_english_library(lib: Library, photos: Pa
 def stop(lib: Library, photos: Path) -> Library:
     ingest(lib, photos, [
         ("band", ["-XMP-dc:Subject=The Who", "-XMP-dc:Subject=concert"]),
-        ("todo", ["-XMP-dc:Subject=to_do"]),
+        ("chores", ["-XMP-dc:Subject=to_do"]),
         ("title", ["-XMP-dc:Title=It", "-XMP-dc:Subject=clown"]),
         ("other", ["-XMP-dc:Title=The doctor who came", "-XMP-dc:Subject=concert"]),
     ])
@@ -114,8 +114,8 @@ def test_analyze_keeps_a_value_made_only_of_stop_words(stop: Library):
 
 
 @pytest.mark.parametrize("query,expected", [
-    ("The Who", ["band"]), ("the who", ["band"]), ("to do", ["todo"]), ("to_do", ["todo"]),
-    ("todo", ["todo"]), ("it", ["title"]), ("IT", ["title"])])
+    ("The Who", ["band"]), ("the who", ["band"]), ("to do", ["chores"]), ("to_do", ["chores"]),
+    ("todo", ["chores"]), ("it", ["title"]), ("IT", ["title"])])
 def test_a_keyword_or_title_made_of_stop_words_finds_its_asset(stop: Library, query, expected):
     assert found(stop, query) == expected
 
@@ -134,7 +134,7 @@ def joined(lib: Library, photos: Path) -> Library:
     ingest(lib, photos, [
         ("router", ["-XMP-dc:Subject=Wi-Fi"]),
         ("letter", ["-XMP-dc:Subject=e-mail"]),
-        ("shirt", ["-XMP-dc:Subject=T-Shirt"]),
+        ("clothes", ["-XMP-dc:Subject=T-Shirt"]),
         ("kettle", ["-XMP-dc:Title=Red kettle 4471-RD"]),
     ])
     return lib
@@ -143,7 +143,8 @@ def joined(lib: Library, photos: Path) -> Library:
 @pytest.mark.parametrize("query,expected", [
     ("wifi", ["router"]), ("Wi-Fi", ["router"]), ("wi fi", ["router"]), ("WiFi", ["router"]),
     ("email", ["letter"]), ("e-mail", ["letter"]), ("emails", ["letter"]),
-    ("tshirt", ["shirt"]), ("t-shirt", ["shirt"]), ("T-Shirts", ["shirt"]), ("shirt", ["shirt"]),
+    ("tshirt", ["clothes"]), ("t-shirt", ["clothes"]), ("T-Shirts", ["clothes"]),
+    ("shirt", ["clothes"]),
     ("4471rd", ["kettle"]), ("4471-rd", ["kettle"])])
 def test_joined_and_split_forms_both_match(joined: Library, query, expected):
     assert found(joined, query) == expected

@@ -99,8 +99,12 @@ cand_l AS MATERIALIZED (
     SELECT asset_id, lang, sum(part) AS score FROM raw GROUP BY asset_id, lang
 ),
 cand AS MATERIALIZED (
-    SELECT DISTINCT ON (asset_id) asset_id, score, lang
-    FROM cand_l ORDER BY asset_id, score DESC, lang
+    -- one language: its rows as they are (no sort); several: the best per asset
+    SELECT asset_id, score, lang FROM cand_l WHERE cardinality(%(langs)s::text[]) = 1
+    UNION ALL
+    (SELECT DISTINCT ON (asset_id) asset_id, score, lang
+     FROM cand_l WHERE cardinality(%(langs)s::text[]) > 1
+     ORDER BY asset_id, score DESC, lang)
 ),
 kept AS MATERIALIZED (
     SELECT asset_id, score, lang FROM cand ORDER BY score DESC, asset_id LIMIT %(keep_cap)s
