@@ -766,7 +766,8 @@ class Library:
             loupe.bulk.ConfirmationRequired: not complete and not confirmed.
         """
         self._manage()
-        lang = self._lang(lang)
+        # the assets the same search shows: without a language, every language's
+        lang = self._lang(lang) if lang else None
 
         def run():
             return self.search(query, lang=lang, scope=scope, limit=BULK_MAX)

@@ -136,7 +136,7 @@ def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, langu
         audit_id = conn.execute(q.AUDIT, {
             "tenant_id": tenant_id, "principal_id": viewer.user_id, "actor": viewer.name,
             "action": action, "value": json.dumps(shown), "query": query, "scope": scope,
-            "lang": res.lang, "verdict": res.verdict, "total": res.total,
+            "lang": ",".join(res.langs) or res.lang, "verdict": res.verdict, "total": res.total,
             "total_exact": res.total_exact, "confirmed": confirm, "count": len(touched),
             "asset_ids": touched}).fetchone()[0]
     return {"action": action, "value": shown, "count": len(touched), "verdict": res.verdict,
