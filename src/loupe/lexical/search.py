@@ -122,6 +122,7 @@ class QueryTerms:
 
     @property
     def terms(self) -> list[str]:
+        """The distinct terms of every language, sorted."""
         return sorted({t for _, t in self.pairs})
 
     def of(self, lang: str) -> list[str]:
@@ -129,6 +130,7 @@ class QueryTerms:
         return sorted(t for lg, t in self.pairs if lg == lang)
 
     def params(self) -> dict:
+        """The lane's parameters ``lang``, ``langs``, ``qlangs``, ``qterms``, ``terms``."""
         return {"lang": self.langs[0], "langs": list(self.langs),
                 "qlangs": [lg for lg, _ in self.pairs], "qterms": [t for _, t in self.pairs],
                 "terms": self.terms}
@@ -157,6 +159,7 @@ def query_terms_in(conn: psycopg.Connection, query: str, langs: str | Sequence[s
     Raises:
         QueryTooLong: over :data:`MAX_QUERY_CHARS` characters or
             :data:`MAX_QUERY_TERMS` terms in a language.
+        ValueError: ``langs`` is empty.
     """
     codes = [normalize_lang(langs)] if isinstance(langs, str) else [normalize_lang(x) for x in langs]
     if not codes:
