@@ -63,9 +63,9 @@ WHERE length(q.term) BETWEEN 3 AND 64
 #   missing: for a term whose postings were not all read, the contribution
 #            of that term to a kept asset's document its raw list did not
 #            reach (index probe on the primary key), so kept scores are exact.
-#   final:   exact score + phrase bonus (2: the title holds the literal query,
-#            1: the document does; the best over the asset's documents),
-#            ordered bonus ▸ score ▸ asset id.
+#   final:   exact score + phrase bonus of that best document (2: its title
+#            holds the literal query, 1: the document does), ordered bonus ▸
+#            score ▸ asset id.
 # The counts are the completeness inputs (C4): a term was read to its end
 # when its df is within the raw cap, or within the read budget and its walk
 # stopped short of the cap;
@@ -134,9 +134,11 @@ phrase AS (
 final AS (
     SELECT k.asset_id,
            k.score + coalesce(m.extra, 0) AS score,
-           """ + "{bonus}" + """ AS bonus
+           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
     FROM kept k
     LEFT JOIN missing m ON m.asset_id = k.asset_id
+    JOIN search_document d ON d.asset_id = k.asset_id AND d.lang = k.lang
+                          AND d.tenant_id = %(tenant_id)s
     CROSS JOIN phrase ph
 ),
 counts AS (
@@ -165,7 +167,6 @@ def best_bonus(row: str) -> str:
             " AND d.tenant_id = %(tenant_id)s AND d.lang = ANY (%(langs)s::text[]))")
 
 
-LEXICAL_CTES = LEXICAL_CTES.replace("{bonus}", best_bonus("k"))
 
 #: Most rows the title band adds (C2); a band that reaches it says so.
 TITLE_BAND_CAP = 5000
