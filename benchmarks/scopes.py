@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from loupe import Library  # noqa: E402
 from loupe.access import OWNER  # noqa: E402
 from loupe.fusion.search import VectorLane  # noqa: E402
+from loupe.lexical.search import QueryTerms  # noqa: E402
 from loupe.scopes.search import (collection_id, scope_collections,  # noqa: E402
                                  scoped_fused_search, scoped_search)
 from loupe.vector import queries as vq  # noqa: E402
@@ -210,7 +211,7 @@ def main() -> None:
                 lex_ms = (time.perf_counter() - t) * 1000
                 lane = VectorLane("image", "image", model_id, "bench", args.dims, 2.0,
                                   vectors[i % len(vectors)])
-                params = {"tenant_id": lib.tenant_id, "lang": "en", "terms": terms,
+                params = {"tenant_id": lib.tenant_id, **QueryTerms.single("en", terms).params(),
                           "query": text, "raw_cap": 3000, "keep_cap": 1000, "limit": 20,
                           "offset": 0, "fallback": False, "one_word": len(terms) == 1}
                 t = time.perf_counter()

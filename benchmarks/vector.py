@@ -78,6 +78,7 @@ def clustered(n: int, dims: int, rng: np.random.Generator, n_clusters: int = 100
 def run_lane_benchmark(args) -> None:
     from loupe import Library
     from loupe.fusion.search import VectorLane, fused_search
+    from loupe.lexical.search import QueryTerms
     from loupe.vector import queries as vq
 
     rng = np.random.default_rng(5)
@@ -223,9 +224,9 @@ def run_lane_benchmark(args) -> None:
         hy_t = []
         for q, text in zip(queries, hybrid_texts):
             terms = lib.analyze(text, query=True)
-            params = {"tenant_id": lib.tenant_id, "lang": "en", "terms": terms, "query": text,
-                      "raw_cap": 3000, "keep_cap": 1000, "limit": 20, "offset": 0,
-                      "fallback": False, "one_word": False, **who}
+            params = {"tenant_id": lib.tenant_id, **QueryTerms.single("en", terms).params(),
+                      "query": text, "raw_cap": 3000, "keep_cap": 1000, "limit": 20,
+                      "offset": 0, "fallback": False, "one_word": False, **who}
             vl = VectorLane("image", "image", model_id, "bench", args.dims, 2.0, q)
             t = time.perf_counter()
             fused_search(lib.conn, params, [vl])

@@ -36,7 +36,8 @@ def corpus(lib: Library) -> Library:
         words = [rng.choice(WORDS[: rng.randint(3, len(WORDS))]) for _ in range(n)]
         # all words in one field group: BM25F with one group of weight 1 is BM25
         add_document(lib, i, {"description": " ".join(words)})
-    add_document(lib, 61, {"description": "the of and"})  # stop words only: length 0
+    # stop words only: the value keeps them (issue 12), so it can be found
+    add_document(lib, 61, {"description": "the of and"})
     return lib
 
 
@@ -91,8 +92,13 @@ def test_corpus_statistics_are_exact_after_updates_and_deletes(corpus: Library):
     assert got_df == want_df
 
 
-def test_query_of_stop_words_only_has_no_terms(corpus: Library):
+def test_query_of_stop_words_only_finds_the_value_made_of_them(corpus: Library):
+    # a query made only of stop words keeps them, as the value made only of
+    # them does; the other documents' stop words are not indexed (issue 12)
     res = lexical_search(corpus.conn, corpus.tenant_id, "the of and", "en")
+    assert (res.terms, res.total, [h.asset_id for h in res.hits]) == (
+        ["and", "of", "the"], 1, [61])
+    res = lexical_search(corpus.conn, corpus.tenant_id, "...", "en")
     assert (res.terms, res.total, res.hits) == ([], 0, [])
 
 

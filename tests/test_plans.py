@@ -11,6 +11,7 @@ import pytest
 from loupe import Library
 from loupe.access import OWNER, Viewer
 from loupe.lexical import queries as q
+from loupe.lexical.search import QueryTerms
 
 N_DOCS = 100_000
 pytestmark = pytest.mark.slow  # builds a 100,000-document library
@@ -112,7 +113,8 @@ def plan_nodes(node: dict):
 
 def explain(lib: Library, terms: list[str], raw_cap: int = 3000, keep_cap: int = 1000,
             viewer: Viewer = OWNER) -> dict:
-    params = {"tenant_id": lib.tenant_id, "lang": "en", "terms": terms, "query": " ".join(terms),
+    params = {"tenant_id": lib.tenant_id, **QueryTerms.single("en", terms).params(),
+              "query": " ".join(terms),
               "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": 20, "offset": 0,
               "fallback": False, "title_band": False, "title_band_cap": 5000,
               **viewer.params()}
@@ -151,7 +153,7 @@ def test_scoped_lane_never_scans_a_whole_table(big: Library, terms: list[str]):
     plans = [big.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sq.SCOPE_SIZE,
                               mparams).fetchone()[0]]
     assert big.conn.execute(sq.SCOPE_SIZE, mparams).fetchone()[0] == 300
-    params = {"tenant_id": big.tenant_id, "lang": "en", "terms": terms,
+    params = {"tenant_id": big.tenant_id, **QueryTerms.single("en", terms).params(),
               "query": " ".join(terms), "raw_cap": 3000, "keep_cap": 1000, "limit": 20,
               "offset": 0, "fallback": False, "collections": colls,
               "direct_max": sq.DIRECT_MAX, "deep_max": sq.DEEP_MAX,
@@ -242,7 +244,8 @@ def test_fused_scoped_permissioned_statement_keeps_its_row_bounds(big: Library, 
     colls = scope_collections(big.conn, big.tenant_id, coll)
     assert scope_size(big.conn, big.tenant_id, colls, viewer) == 300
     terms = query.split()
-    params = {"tenant_id": big.tenant_id, "lang": "en", "terms": terms, "query": query,
+    params = {"tenant_id": big.tenant_id, **QueryTerms.single("en", terms).params(),
+              "query": query,
               "raw_cap": 3000, "keep_cap": 1000, "limit": 20, "offset": 0, "fallback": False,
               "one_word": len(terms) == 1, "collections": colls,
               "direct_max": sq.DIRECT_MAX, "deep_max": sq.DEEP_MAX,

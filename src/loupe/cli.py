@@ -150,7 +150,8 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
 
 @main.command()
 @click.argument("query")
-@click.option("--lang", help="Query language (default: the library's first language).")
+@click.option("--lang", help="Search only the documents of this library language (default: every "
+              "library language, each asset ranked by its best document).")
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--page", default=1, show_default=True, type=click.IntRange(1))
 @click.option("--in", "scope", metavar="COLLECTION", multiple=True,

@@ -36,8 +36,7 @@ from .fusion.search import (EncoderHealth, FusedResult, QueryVectorCache, Vector
                             fused_search)
 from .lexical import settings as lexical_bounds
 from .lexical.queries import TITLE_BAND_CAP
-from .lexical.search import (analyze as analyze_text, lexical_search, query_terms,
-                             suggest_corrections)
+from .lexical.search import analyze as analyze_text, lexical_search, query_terms_in
 from .models import registry, runtime
 from .models.embedders import Embedder, ModelError
 from .scopes.search import (Scope, collection_id, resolve_scope, scoped_fused_search,
@@ -112,6 +111,9 @@ class SearchResult:
     ``truncated`` — a cap cut matches off (``reachable`` are reachable);
     ``unknown`` — a fallback path (typo correction) produced the result.
     ``corrections`` maps a typed term to the indexed term searched instead.
+    ``langs``: the languages whose documents were searched (every library
+    language when the search named none); ``lang`` is the first of them,
+    the language the hits' titles are shown in.
     """
 
     query: str
@@ -127,6 +129,7 @@ class SearchResult:
     corrections: dict[str, str] = field(default_factory=dict)
     lanes: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    langs: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -303,8 +306,11 @@ class Library:
         ``/photos/animals/mammals``; see
         :func:`loupe.scopes.search.collection_id`), sub-collections included.
         A list of collections searches their **union**; the verdict is the
-        union's (every member of any of them is in the scope). ``lang`` defaults to
-        the first library language. With ``title_band`` (library-wide
+        union's (every member of any of them is in the scope). Without
+        ``lang`` the search looks in every library language's document, the
+        query analysed for each language, one row per asset ranked by its best
+        document, the total counting distinct assets; ``lang`` restricts it
+        to that language's documents. With ``title_band`` (library-wide
         search), every asset whose title holds all the query's terms stays
         reachable after the ranked rows even when a cap left it out (C2).
 
@@ -321,25 +327,27 @@ class Library:
         if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= OFFSET_MAX:
             raise ValueError(f"offset = {offset!r} is out of range: it must be within 0 and "
                              f"{OFFSET_MAX:,}")
-        lang = self._lang(lang)
+        langs = [self._lang(lang)] if lang else self.languages()
+        lang = langs[0]
         raw_cap, keep_cap = self._caps()
         notices: list[str] = []
         if scope is not None and scope != [] and scope != ():
-            return self._scoped(query, lang, scope, limit, offset, raw_cap, keep_cap, notices)
+            return self._scoped(query, langs, scope, limit, offset, raw_cap, keep_cap, notices)
         lanes = self._query_lanes(query, lang, notices)
         if not lanes:
-            res = lexical_search(self.conn, self.tenant_id, query, lang, limit=limit,
+            res = lexical_search(self.conn, self.tenant_id, query, langs, limit=limit,
                                  offset=offset, raw_cap=raw_cap, keep_cap=keep_cap,
                                  viewer=self.viewer, title_band=title_band)
             raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
                          {"lexical": {"rank": None if h.in_band else h.rank, "score": h.score},
                           **({"title_band": True} if h.in_band else {})}) for h in res.hits]
             self._title_band_notice(title_band, res.title_band, notices)
-            return self._result(query, lang, res.terms, res.total, res.total_exact, res.verdict,
+            return self._result(query, langs, res.terms, res.total, res.total_exact, res.verdict,
                                 res.kept + res.title_band, limit, offset, raw_hits,
                                 res.corrections, [], notices)
-        terms = query_terms(self.conn, query, lang)
-        params = {"tenant_id": self.tenant_id, "lang": lang, "terms": terms, "query": query,
+        qt = query_terms_in(self.conn, query, langs)
+        terms = qt.terms
+        params = {"tenant_id": self.tenant_id, **qt.params(), "query": query,
                   "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
                   "fallback": False, "one_word": len(query.split()) <= 1,
                   "title_band": title_band, **self.viewer.params()}
@@ -348,17 +356,17 @@ class Library:
         if fr.lexical["candidates"] == 0 and terms:
             # nothing matched as typed: first the typo fallback (a lexical path,
             # so the vector lanes, encoded from the misspelt query, sit it out)
-            corrections = suggest_corrections(self.conn, self.tenant_id, lang, terms,
-                                              self.viewer)
+            fixed, corrections = qt.corrected(self.conn, self.tenant_id, self.viewer)
             if corrections:
-                terms = sorted({corrections.get(t, t) for t in terms})
+                terms = fixed.terms
                 lanes = []
-                fr = fused_search(self.conn, {**params, "terms": terms, "fallback": True}, lanes)
+                fr = fused_search(self.conn, {**params, **fixed.params(), "fallback": True},
+                                  lanes)
             elif fr.hits and params["one_word"]:
                 notices.append("nothing matched as typed: showing matches by meaning from "
                                "the text lane")
         self._title_band_notice(title_band, fr.lexical["title_band"], notices)
-        return self._fused_result(query, lang, terms, fr, lanes, corrections, limit, offset,
+        return self._fused_result(query, langs, terms, fr, lanes, corrections, limit, offset,
                                   keep_cap, notices)
 
     def _caps(self) -> tuple[int, int]:
@@ -376,26 +384,28 @@ class Library:
             notices.append(f"{rows:,} assets whose title holds the query follow the ranked "
                            f"results (title band){full}")
 
-    def _scoped(self, query, lang, scope, limit, offset, raw_cap, keep_cap, notices):
-        """Search inside collection ``scope``: the lexical lane with its band,
-        fused with the active vector lanes (exact scan over members in the
-        direct regime) when there are any."""
+    def _scoped(self, query, langs, scope, limit, offset, raw_cap, keep_cap, notices):
+        """Search inside collection ``scope`` (one or several: their union; in
+        the documents of ``langs``): the lexical lane with its band, fused
+        with the active vector lanes (exact scan over members in the direct
+        regime) when there are any."""
         resolved = self._scope(scope)
         coll, scope = resolved.roots, resolved
-        lanes = self._query_lanes(query, lang, notices)
-        terms = query_terms(self.conn, query, lang)
+        lanes = self._query_lanes(query, langs[0], notices)
+        qt = query_terms_in(self.conn, query, langs)
+        terms = qt.terms
         one_word = len(query.split()) <= 1
         if lanes and terms:
-            params = {"tenant_id": self.tenant_id, "lang": lang, "terms": terms, "query": query,
+            params = {"tenant_id": self.tenant_id, **qt.params(), "query": query,
                       "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit,
                       "offset": offset, "fallback": False, "one_word": one_word}
             fr = scoped_fused_search(self.conn, params, lanes, coll, self.viewer)
-            typo = fr.lexical["candidates"] == 0 and suggest_corrections(
-                self.conn, self.tenant_id, lang, terms, self.viewer)
+            typo = fr.lexical["candidates"] == 0 and qt.corrected(
+                self.conn, self.tenant_id, self.viewer)[1]
             if not typo:
-                return self._scoped_fused_result(query, lang, scope, terms, fr, lanes, limit,
+                return self._scoped_fused_result(query, langs, scope, terms, fr, lanes, limit,
                                                  offset, keep_cap, notices)
-        res = scoped_search(self.conn, self.tenant_id, query, lang, coll, limit=limit,
+        res = scoped_search(self.conn, self.tenant_id, query, langs, coll, limit=limit,
                             offset=offset, raw_cap=raw_cap, keep_cap=keep_cap,
                             viewer=self.viewer)
         notices.append(f"scope {scope.quoted}: {_members(res.members)}, {res.ranked:,} ranked, "
@@ -403,11 +413,11 @@ class Library:
         raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
                      {"lexical": {"rank": h.rank, "score": h.score}, "band": h.in_band})
                     for h in res.hits]
-        return self._result(query, lang, res.terms, res.total, res.total_exact, res.verdict,
+        return self._result(query, langs, res.terms, res.total, res.total_exact, res.verdict,
                             res.total, limit, offset, raw_hits, res.corrections, ["lexical"],
                             notices)
 
-    def _scoped_fused_result(self, query, lang, scope, terms, fr, lanes, limit, offset,
+    def _scoped_fused_result(self, query, langs, scope, terms, fr, lanes, limit, offset,
                              keep_cap, notices) -> SearchResult:
         """Verdict of a scoped fused result (C4). One-word query: the rows are
         the lexical lane's and its scoped verdict holds. Otherwise the vector
@@ -442,7 +452,7 @@ class Library:
                 {"lexical": {"rank": h["lexical_rank"], "score": h["lexical_score"]},
                  **h["lanes"], "band": h["in_band"]})
             raw_hits.append((h["rank"], h["asset_id"], h["rrf"], h["bonus"], explain))
-        return self._result(query, lang, terms, total, verdict == "complete", verdict, total,
+        return self._result(query, langs, terms, total, verdict == "complete", verdict, total,
                             limit, offset, raw_hits, {}, ["lexical"] + [ln.name for ln in lanes],
                             notices)
 
@@ -450,7 +460,7 @@ class Library:
         """Resolve collection names (one or several: their union)."""
         return resolve_scope(self.conn, self.tenant_id, scope, see_all=self.viewer.see_all)
 
-    def _fused_result(self, query: str, lang: str, terms: list[str], fr: FusedResult,
+    def _fused_result(self, query: str, langs: list[str], terms: list[str], fr: FusedResult,
                       lanes: list[VectorLane], corrections: dict[str, str], limit: int,
                       offset: int, keep_cap: int, notices: list[str]) -> SearchResult:
         """Verdict of a fused result: when the rows are exactly the lexical lane's
@@ -476,11 +486,12 @@ class Library:
             if h.in_band:
                 explain["title_band"] = True
             raw_hits.append((h.rank, h.asset_id, h.rrf, h.bonus, explain))
-        return self._result(query, lang, terms, total, exact, verdict, fr.total, limit, offset,
+        return self._result(query, langs, terms, total, exact, verdict, fr.total, limit, offset,
                             raw_hits, corrections, ["lexical"] + [ln.name for ln in lanes], notices)
 
-    def _result(self, query, lang, terms, total, exact, verdict, reachable, limit, offset,
+    def _result(self, query, langs, terms, total, exact, verdict, reachable, limit, offset,
                 raw_hits, corrections, lanes, notices) -> SearchResult:
+        lang = langs[0]  # titles are shown in the first searched language
         info = {}
         if raw_hits:
             for row in self.conn.execute(q.HIT_DETAILS, {
@@ -491,7 +502,7 @@ class Library:
         return SearchResult(query=query, lang=lang, terms=terms, total=total, total_exact=exact,
                             verdict=verdict, reachable=reachable, limit=limit, offset=offset,
                             hits=hits, corrections=corrections, lanes=lanes or ["lexical"],
-                            notices=notices)
+                            notices=notices, langs=list(langs))
 
     # -- models and vector lanes -------------------------------------------------
 
@@ -977,7 +988,8 @@ class Library:
                 or a path naming several.
         """
         self._manage()
-        lang = self._lang(lang)
+        # the assets the same search shows: without a language, every language's
+        lang = self._lang(lang) if lang else None
         label = None
         if scope:
             resolved = self._scope(scope)

@@ -28,6 +28,7 @@ import psycopg
 
 from ..access.viewer import Viewer
 from ..document.compile import rebuild_documents
+from ..lexical.search import query_terms_in
 from . import queries as q
 
 
@@ -112,6 +113,15 @@ MATCH_RULES = {
 }
 
 
+def _terms_by_language(conn: psycopg.Connection, query: str, res: Any) -> dict[str, Any]:
+    """The query's terms in each language the search looked in (``langs``,
+    ``qlangs``, ``qterms``), as the search read them: each language's analysis,
+    with the typo fallback's corrections applied where it made some."""
+    langs = list(res.langs or [res.lang])
+    pairs = [(lg, res.corrections.get(t, t)) for lg, t in query_terms_in(conn, query, langs).pairs]
+    return {"langs": langs, "qlangs": [lg for lg, _ in pairs], "qterms": [t for _, t in pairs]}
+
+
 def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, languages: list[str],
                  action: str, value: Any, *, run_search: Callable[[], Any], query: str,
                  scope: str | None, confirm: bool, match: str = "all",
@@ -145,7 +155,7 @@ def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, langu
         res = run_search()
         reached = sorted({h.asset_id for h in res.hits})
         every = [r[0] for r in conn.execute(q.ALL_TERMS, {
-            "tenant_id": tenant_id, "lang": res.lang, "ids": reached, "terms": res.terms})]
+            "tenant_id": tenant_id, "ids": reached, **_terms_by_language(conn, query, res)})]
         counts = {"match": match, "matched_all_terms": len(every), "matched_any": len(reached)}
         if dry_run:
             shown = checked.isoformat() if isinstance(checked, datetime) else checked
@@ -179,7 +189,7 @@ def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, langu
         audit_id = conn.execute(q.AUDIT, {
             "tenant_id": tenant_id, "principal_id": viewer.user_id, "actor": viewer.name,
             "action": action, "value": json.dumps(shown), "query": query, "scope": scope,
-            "lang": res.lang, "verdict": res.verdict, "total": res.total,
+            "lang": ",".join(res.langs) or res.lang, "verdict": res.verdict, "total": res.total,
             "total_exact": res.total_exact, "confirmed": confirm, "count": len(touched),
             "asset_ids": touched, "match": match}).fetchone()[0]
     return {"action": action, "value": shown, **counts, "count": len(touched),

@@ -14,15 +14,19 @@ _READABLE = """
 READABLE_IDS = "SELECT a.id FROM asset a WHERE" + _READABLE + "ORDER BY a.id"
 
 # The "every term" match rule: of the given assets (a search's rows), those
-# whose search document in the query's language holds every query term,
-# among its own words or its vocabulary's labels (the two parts of the
-# document the lexical lane reads). No terms: no asset.
+# with a search document, in one of the searched languages, that holds every
+# query term *of that language* (the query as that language's analyzer reads
+# it: parallel arrays qlangs / qterms), among its own words or its
+# vocabulary's labels (the two parts of the document the lexical lane
+# reads). No terms: no asset.
 ALL_TERMS = """
-SELECT d.asset_id FROM search_document d
-WHERE d.tenant_id = %(tenant_id)s AND d.lang = %(lang)s
+SELECT DISTINCT d.asset_id FROM search_document d
+WHERE d.tenant_id = %(tenant_id)s AND d.lang = ANY (%(langs)s::text[])
   AND d.asset_id = ANY (%(ids)s::bigint[])
-  AND cardinality(%(terms)s::text[]) > 0
-  AND (tsvector_to_array(d.tsv) || tsvector_to_array(d.vocab_tsv)) @> %(terms)s::text[]
+  AND EXISTS (SELECT 1 FROM unnest(%(qlangs)s::text[]) AS x(lang) WHERE x.lang = d.lang)
+  AND (tsvector_to_array(d.tsv) || tsvector_to_array(d.vocab_tsv)) @> ARRAY(
+        SELECT x.term FROM unnest(%(qlangs)s::text[], %(qterms)s::text[]) AS x(lang, term)
+        WHERE x.lang = d.lang)
 ORDER BY d.asset_id
 """
 

@@ -77,6 +77,26 @@ def pick_lang(alt: dict[str, str] | None, lang: str) -> str:
     return next(iter(alt.values()))
 
 
+def lang_alt_values(alt: dict[str, str] | None, lang: str, languages: list[str]) -> list[str]:
+    """The values of a lang-alt field that the ``lang`` document holds.
+
+    First :func:`pick_lang` (the document's own language, else x-default,
+    else the first value), then every other value whose language is not one
+    of the library ``languages`` (x-default included): text in a language
+    the library does not list stays searchable in each library language's
+    document (issue 12), while a value in another library language stays in
+    that language's document only. Empty values are left out.
+    """
+    if not alt:
+        return []
+    out = [pick_lang(alt, lang)]
+    own = {normalize_lang(code) for code in languages}
+    for key, value in alt.items():
+        if normalize_lang(key) not in own:
+            out.append(value)
+    return [v for v in out if v and v.strip()]
+
+
 def _join_unique(values: list[str], sep: str) -> str:
     seen: list[str] = []
     for v in values:
@@ -105,7 +125,9 @@ def compile_documents(files: list[FileInput], languages: list[str], *,
 
     ``files`` must be in a stable order (primary file first: Loupe uses the
     sorted relative paths). Lang-alt fields (title, description, copyright)
-    take the value for the document's language, falling back to x-default.
+    take the value for the document's language, falling back to x-default,
+    followed by the values in languages the library does not list
+    (:func:`lang_alt_values`).
     ``keywords`` and ``collections`` are words people added in Loupe (bulk
     "add keyword", hand-made collections), after the files' own.
     """
@@ -114,9 +136,10 @@ def compile_documents(files: list[FileInput], languages: list[str], *,
         per_field: dict[str, list[str]] = {name: [] for name in FIELDS}
         for f in files:
             md = f.metadata
-            per_field["title"].append(pick_lang(md.get("title"), lang))
-            per_field["description"].append(pick_lang(md.get("description"), lang))
-            per_field["copyright"].append(pick_lang(md.get("copyright"), lang))
+            per_field["title"].extend(lang_alt_values(md.get("title"), lang, languages))
+            per_field["description"].extend(
+                lang_alt_values(md.get("description"), lang, languages))
+            per_field["copyright"].extend(lang_alt_values(md.get("copyright"), lang, languages))
             per_field["creator"].extend(md.get("creator", []))
             per_field["keywords"].extend(md.get("keywords", []))
             per_field["location"].extend(md.get("location", []))

@@ -30,7 +30,7 @@ import psycopg
 from psycopg import sql
 
 from ..access.viewer import OWNER
-from ..lexical.queries import LEXICAL_CTES, TITLE_BAND_CAP, title_band_cte
+from ..lexical.queries import LEXICAL_CTES, TITLE_BAND_CAP, best_bonus, title_band_cte
 from ..vector.queries import vector_cte
 
 #: RRF's rank constant (Cormack et al. 2009).
@@ -196,12 +196,9 @@ fused AS (
     FROM lex l{joins}
 ),
 fkept AS (
-    SELECT f.*,
-           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+    SELECT f.*, """ + best_bonus("f") + """ AS bonus
     FROM fused f
     CROSS JOIN phrase ph
-    LEFT JOIN search_document d ON d.asset_id = f.asset_id AND d.lang = %(lang)s
-                               AND d.tenant_id = %(tenant_id)s
     WHERE NOT %(one_word)s OR f.lex_rank IS NOT NULL
        OR (NOT EXISTS (SELECT 1 FROM cand){word_lanes})
 )""").format(key=key, lane_cols=lane_cols, rrf=sql.SQL(" + ").join(rrf), joins=joins,
@@ -263,7 +260,8 @@ class FusedResult:
 def fused_search(conn: psycopg.Connection, params: dict[str, Any],
                  lanes: list[VectorLane]) -> FusedResult:
     """Run the fused statement. ``params`` holds the lexical lane's parameters
-    (tenant_id, lang, terms, query, raw_cap, keep_cap, limit, offset, fallback),
+    (tenant_id, lang, langs, qlangs, qterms, terms, query, raw_cap, keep_cap, limit, offset,
+    fallback: see :class:`loupe.lexical.search.QueryTerms`),
     ``one_word`` and the viewer's ``see_all`` / ``principals`` (default: the
     owner, who sees everything); the lanes add their query vectors and thresholds."""
     p = {**OWNER.params(), "title_band": False, "title_band_cap": TITLE_BAND_CAP, **params}

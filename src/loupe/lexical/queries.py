@@ -41,21 +41,31 @@ WHERE length(q.term) BETWEEN 3 AND 64
 
 # The lexical lane (L1, L3, F3, C4), as common table expressions that the
 # lexical-only statement below and the fused statement (loupe.fusion) share.
-#   st:      corpus statistics and the tenant's BM25F settings.
-#   q:       the query terms present in the lexicon, with df and idf.
+# It searches the documents of the languages %(langs)s (one, or every
+# library language for a search without a language), each language with its
+# own query terms (%(qlangs)s / %(qterms)s: parallel arrays of (language,
+# term) pairs, the query analysed by each language's analyzer) and its own
+# corpus statistics.
+#   st:      corpus statistics and the tenant's BM25F settings, per language.
+#   q:       the query terms present in the lexicon, with language, df and idf.
 #   raw:     for each term, at most raw_cap postings in impact order (best
 #            first, loupe_term_postings_for walks lexical_posting_impact_idx)
 #            that the viewer may read (P1: see_all, principals), scored
 #            exactly. Unreadable postings are skipped inside the walk, so
 #            they take no slot of the cap; the walk reads at most 10 x raw_cap
 #            postings (a member who can read little of a long list).
-#   cand:    every asset reached, with the sum of its known contributions.
+#   cand_l:  every (asset, language) document reached, with the sum of its
+#            known contributions;
+#   cand:    one row per asset: its best document (highest score, then the
+#            language's code), so a result counts and ranks assets, not
+#            documents.
 #   kept:    the best keep_cap of them.
 #   missing: for a term whose postings were not all read, the contribution
-#            of that term to a kept asset its raw list did not reach (index
-#            probe on the primary key), so kept scores are exact.
-#   final:   exact score + phrase bonus (2: the title holds the literal query,
-#            1: the document does), ordered bonus ▸ score ▸ asset id.
+#            of that term to a kept asset's document its raw list did not
+#            reach (index probe on the primary key), so kept scores are exact.
+#   final:   exact score + phrase bonus of that best document (2: its title
+#            holds the literal query, 1: the document does), ordered bonus ▸
+#            score ▸ asset id.
 # The counts are the completeness inputs (C4): a term was read to its end
 # when its df is within the raw cap, or within the read budget and its walk
 # stopped short of the cap;
@@ -64,39 +74,48 @@ WHERE length(q.term) BETWEEN 3 AND 64
 # see everything: for the others a hidden asset must not move a total.
 LEXICAL_CTES = """
 st AS (
-    SELECT s.n_docs,
+    SELECT s.lang, s.n_docs,
            ARRAY[s.group_len[1] / s.n_docs, s.group_len[2] / s.n_docs,
                  s.group_len[3] / s.n_docs, s.group_len[4] / s.n_docs] AS avglen,
            ls.k1, ls.weights, ls.b
     FROM corpus_stat s JOIN lexical_setting ls ON ls.tenant_id = s.tenant_id
-    WHERE s.tenant_id = %(tenant_id)s AND s.lang = %(lang)s AND s.n_docs > 0
+    WHERE s.tenant_id = %(tenant_id)s AND s.lang = ANY (%(langs)s::text[]) AND s.n_docs > 0
 ),
 q AS MATERIALIZED (
-    SELECT t.id AS term_id, t.df, loupe_bm25_idf(st.n_docs, t.df) AS idf
-    FROM lexicon_term t CROSS JOIN st
-    WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = ANY (%(terms)s::text[])
+    SELECT t.id AS term_id, t.lang, t.df, loupe_bm25_idf(st.n_docs, t.df) AS idf
+    FROM unnest(%(qlangs)s::text[], %(qterms)s::text[]) AS x(lang, term)
+    JOIN st ON st.lang = x.lang
+    JOIN lexicon_term t ON t.tenant_id = %(tenant_id)s AND t.lang = x.lang AND t.term = x.term
 ),
 raw AS MATERIALIZED (
-    SELECT q.term_id, p.asset_id,
+    SELECT q.term_id, q.lang, p.asset_id,
            loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
     FROM q
-    CROSS JOIN st
+    JOIN st ON st.lang = q.lang
     CROSS JOIN LATERAL loupe_term_postings_for(q.term_id, %(raw_cap)s, %(raw_cap)s * 10,
                                                %(see_all)s, %(principals)s::bigint[]) AS p
 ),
+cand_l AS MATERIALIZED (
+    SELECT asset_id, lang, sum(part) AS score FROM raw GROUP BY asset_id, lang
+),
 cand AS MATERIALIZED (
-    SELECT asset_id, sum(part) AS score FROM raw GROUP BY asset_id
+    -- one language: its rows as they are (no sort); several: the best per asset
+    SELECT asset_id, score, lang FROM cand_l WHERE cardinality(%(langs)s::text[]) = 1
+    UNION ALL
+    (SELECT DISTINCT ON (asset_id) asset_id, score, lang
+     FROM cand_l WHERE cardinality(%(langs)s::text[]) > 1
+     ORDER BY asset_id, score DESC, lang)
 ),
 kept AS MATERIALIZED (
-    SELECT asset_id, score FROM cand ORDER BY score DESC, asset_id LIMIT %(keep_cap)s
+    SELECT asset_id, score, lang FROM cand ORDER BY score DESC, asset_id LIMIT %(keep_cap)s
 ),
 missing AS (
     SELECT k.asset_id,
            sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
                                 st.k1)) AS extra
     FROM kept k
-    CROSS JOIN q
-    CROSS JOIN st
+    JOIN q ON q.lang = k.lang
+    JOIN st ON st.lang = k.lang
     -- one primary-key probe per (kept asset, truncated term); written as a
     -- LATERAL ... LIMIT 1 so the planner cannot turn it into a scan of all
     -- the term's postings (N4: a common term has tens of thousands)
@@ -113,13 +132,17 @@ phrase AS (
     SELECT loupe_phrase_norm(%(query)s) AS qn
 ),
 final AS (
+    -- (the bonus is a scalar subquery, one primary-key probe per kept row: as
+    -- a join on k.lang, the generic plan of a prepared statement re-ran the
+    -- ``missing`` aggregate once per kept row, 2 s for a common-term query)
     SELECT k.asset_id,
            k.score + coalesce(m.extra, 0) AS score,
-           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+           (SELECT loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text)
+            FROM search_document d
+            WHERE d.asset_id = k.asset_id AND d.lang = k.lang
+              AND d.tenant_id = %(tenant_id)s) AS bonus
     FROM kept k
     LEFT JOIN missing m ON m.asset_id = k.asset_id
-    JOIN search_document d ON d.asset_id = k.asset_id AND d.lang = %(lang)s
-                          AND d.tenant_id = %(tenant_id)s
     CROSS JOIN phrase ph
 ),
 counts AS (
@@ -136,36 +159,52 @@ counts AS (
 )
 """
 
+
+def best_bonus(row: str) -> str:
+    """The phrase bonus (SPEC L3) of the asset of ``row`` (a CTE alias from a
+    fixed set), the best over its documents in the searched languages
+    (``%(langs)s``), 0 when it has none: a scalar subquery for a statement
+    that has the ``phrase`` CTE joined as ``ph``."""
+    assert row in ("k", "f", "b", "d0")
+    return ("(SELECT coalesce(max(loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text)), 0)"
+            " FROM search_document d WHERE d.asset_id = " + row + ".asset_id"
+            " AND d.tenant_id = %(tenant_id)s AND d.lang = ANY (%(langs)s::text[]))")
+
+
+
 #: Most rows the title band adds (C2); a band that reaches it says so.
 TITLE_BAND_CAP = 5000
 
 
 def title_band_cte(shown: str) -> str:
-    """The title band (C2, optional): documents whose title holds every query
-    term (tsvector weight A, the title group; tested on every document of
-    the tenant and language: no index serves it since migration 0002 dropped
-    the GIN index on ``tsv``) that are not among the ``shown`` rows (a CTE name from a
-    fixed set: ``final`` or ``fkept``), readable by the viewer, at most
+    """The title band (C2, optional): assets with a document whose title holds
+    every query term of its language (tsvector weight A, the title group;
+    tested on every document of the tenant and languages: no index serves it
+    since migration 0002 dropped the GIN index on ``tsv``) that are not among
+    the ``shown`` rows (a CTE name from a fixed set: ``final`` or ``fkept``),
+    readable by the viewer, at most
     ``title_band_cap`` of them by asset id. Empty unless ``%(title_band)s``."""
     assert shown in ("final", "fkept")
     return """
 tq AS (
-    SELECT (SELECT string_agg(quote_literal(t) || ':A', ' & ')
-            FROM unnest(%(terms)s::text[]) AS t)::tsquery AS tq
+    SELECT x.lang, string_agg(quote_literal(x.term) || ':A', ' & ')::tsquery AS tq
+    FROM unnest(%(qlangs)s::text[], %(qterms)s::text[]) AS x(lang, term)
+    GROUP BY x.lang
 ),
 tband AS MATERIALIZED (
-    SELECT d.asset_id, loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+    SELECT DISTINCT ON (d.asset_id) d.asset_id,
+           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
     FROM search_document d
-    CROSS JOIN tq
+    JOIN tq ON tq.lang = d.lang
     CROSS JOIN phrase ph
-    WHERE %(title_band)s AND d.tenant_id = %(tenant_id)s AND d.lang = %(lang)s
+    WHERE %(title_band)s AND d.tenant_id = %(tenant_id)s AND d.lang = ANY (%(langs)s::text[])
       AND d.tsv @@ tq.tq
       AND NOT EXISTS (SELECT 1 FROM """ + shown + """ s WHERE s.asset_id = d.asset_id)
       AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
                                                  a.rights_expire_at, false,
                                                  %(principals)s::bigint[])
                            FROM asset a WHERE a.id = d.asset_id))
-    ORDER BY d.asset_id
+    ORDER BY d.asset_id, bonus DESC
     LIMIT %(title_band_cap)s
 ),
 tcounts AS (

@@ -3,6 +3,7 @@ BM25F statement, report what it saw against its caps."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import psycopg
@@ -99,6 +100,74 @@ def query_terms(conn: psycopg.Connection, query: str, lang: str) -> list[str]:
     return terms
 
 
+@dataclass(frozen=True)
+class QueryTerms:
+    """A query's terms in each searched language: ``pairs`` of (language,
+    term), the query analysed by each language's analyzer (issue 12: a
+    search without a language looks in every library language's document).
+
+    :meth:`params` gives the statement parameters of the lexical lane:
+    ``lang`` (the first language: titles shown), ``langs``, the parallel
+    arrays ``qlangs`` / ``qterms``, and ``terms`` (the distinct terms of all
+    languages, sorted: what the result reports).
+    """
+
+    langs: tuple[str, ...]
+    pairs: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def single(cls, lang: str, terms: list[str]) -> "QueryTerms":
+        """Already analysed ``terms`` of one language (for statements built by hand)."""
+        return cls((lang,), tuple((lang, t) for t in terms))
+
+    @property
+    def terms(self) -> list[str]:
+        """The distinct terms of every language, sorted."""
+        return sorted({t for _, t in self.pairs})
+
+    def of(self, lang: str) -> list[str]:
+        """The terms of one language, sorted."""
+        return sorted(t for lg, t in self.pairs if lg == lang)
+
+    def params(self) -> dict:
+        """The lane's parameters ``lang``, ``langs``, ``qlangs``, ``qterms``, ``terms``."""
+        return {"lang": self.langs[0], "langs": list(self.langs),
+                "qlangs": [lg for lg, _ in self.pairs], "qterms": [t for _, t in self.pairs],
+                "terms": self.terms}
+
+    def corrected(self, conn: psycopg.Connection, tenant_id: int,
+                  viewer: Viewer = OWNER) -> tuple["QueryTerms", dict[str, str]]:
+        """The typo fallback (L2) in each language (:func:`suggest_corrections`):
+        the terms with each absent term replaced by its correction, and the
+        corrections made (typed term -> indexed term; the first language's
+        when two languages correct a term differently)."""
+        pairs: list[tuple[str, str]] = []
+        made: dict[str, str] = {}
+        for lang in self.langs:
+            fix = suggest_corrections(conn, tenant_id, lang, self.of(lang), viewer)
+            for term in sorted({fix.get(t, t) for t in self.of(lang)}):
+                pairs.append((lang, term))
+            for typed, indexed in fix.items():
+                made.setdefault(typed, indexed)
+        return QueryTerms(self.langs, tuple(pairs)), made
+
+
+def query_terms_in(conn: psycopg.Connection, query: str, langs: str | Sequence[str]) -> QueryTerms:
+    """The query's terms in each of ``langs`` (one code or several), after the
+    query-size checks (N3) in each language.
+
+    Raises:
+        QueryTooLong: over :data:`MAX_QUERY_CHARS` characters or
+            :data:`MAX_QUERY_TERMS` terms in a language.
+        ValueError: ``langs`` is empty.
+    """
+    codes = [normalize_lang(langs)] if isinstance(langs, str) else [normalize_lang(x) for x in langs]
+    if not codes:
+        raise ValueError("a search needs at least one language")
+    pairs = tuple((lang, t) for lang in codes for t in query_terms(conn, query, lang))
+    return QueryTerms(tuple(codes), pairs)
+
+
 def suggest_corrections(conn: psycopg.Connection, tenant_id: int, lang: str,
                         terms: list[str], viewer: Viewer = OWNER) -> dict[str, str]:
     """For each term absent from the lexicon, the closest indexed term (trigram
@@ -111,12 +180,18 @@ def suggest_corrections(conn: psycopg.Connection, tenant_id: int, lang: str,
     return {r[0]: r[1] for r in rows if r[1]}
 
 
-def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: str, *,
+def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str,
+                   lang: str | Sequence[str], *,
                    limit: int = 20, offset: int = 0, raw_cap: int = RAW_CAP,
                    keep_cap: int = KEEP_CAP, correct_typos: bool = True,
                    viewer: Viewer = OWNER, title_band: bool = False) -> LexicalResult:
     """Run the lexical lane for ``query`` over the tenant's ``lang`` documents
     that ``viewer`` may read (P1: hidden assets take no cap slot and move no count).
+
+    ``lang`` is one language code or several: with several, each language's
+    documents are searched with the query analysed for that language and
+    that language's statistics, and each asset is ranked by its best
+    document (one row per asset; the total counts distinct assets).
 
     With ``correct_typos``, when no query term is in any document, each term
     is replaced by its closest indexed term if one is close enough (see
@@ -132,12 +207,12 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: s
     """
     if limit < 1 or offset < 0 or raw_cap < 1 or keep_cap < 1:
         raise ValueError("limit, raw_cap and keep_cap must be >= 1 and offset >= 0")
-    lang = normalize_lang(lang)
-    terms = query_terms(conn, query, lang)
+    qt = query_terms_in(conn, query, lang)
+    terms = qt.terms
     if not terms:
         return LexicalResult(terms=[], total=0, total_exact=True, verdict="complete",
                              raw_cap=raw_cap, keep_cap=keep_cap)
-    params = {"tenant_id": tenant_id, "lang": lang, "terms": terms, "query": query,
+    params = {"tenant_id": tenant_id, "query": query, **qt.params(),
               "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
               "fallback": False, "title_band": title_band,
               "title_band_cap": q.TITLE_BAND_CAP, **viewer.params()}
@@ -145,10 +220,10 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: s
     corrections: dict[str, str] = {}
     if correct_typos and rows[0][0] == 0:
         # nothing matched as typed: the typo fallback, marked as such
-        corrections = suggest_corrections(conn, tenant_id, lang, terms, viewer)
+        fixed, corrections = qt.corrected(conn, tenant_id, viewer)
         if corrections:
-            terms = sorted({corrections.get(t, t) for t in terms})
-            rows = conn.execute(q.LEXICAL_LANE, {**params, "terms": terms,
+            terms = fixed.terms
+            rows = conn.execute(q.LEXICAL_LANE, {**params, **fixed.params(),
                                                  "fallback": True}).fetchall()
     first = rows[0]
     hits = [LexicalHit(rank=r[8], asset_id=r[9], score=None if r[10] is None else float(r[10]),

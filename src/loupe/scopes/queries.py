@@ -17,7 +17,7 @@ row (C2). How the band is found depends on the scope's size (C3):
 
 from psycopg import sql
 
-from ..lexical.queries import LEXICAL_CTES
+from ..lexical.queries import LEXICAL_CTES, best_bonus
 
 #: Members scored directly at most (lexical probes are exact and cheap up to here).
 DIRECT_MAX = 2000
@@ -118,25 +118,30 @@ regime AS MATERIALIZED (
 #           member's other terms beyond the depth add nothing).
 LEXICAL_BAND_CTES = """
 band_direct AS (
-    SELECT s.asset_id, sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
-                                st.k1)) AS score
-    FROM scope s
-    CROSS JOIN q
-    CROSS JOIN st
-    CROSS JOIN LATERAL (
-        SELECT p.tf, p.group_len FROM lexical_posting p
-        WHERE p.term_id = q.term_id AND p.asset_id = s.asset_id
-        LIMIT 1
-    ) AS p
-    WHERE (SELECT r FROM regime) = 'direct'
-      AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)
-    GROUP BY s.asset_id
+    SELECT DISTINCT ON (x.asset_id) x.asset_id, x.score
+    FROM (
+        SELECT s.asset_id, q.lang,
+               sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
+                                    st.k1)) AS score
+        FROM scope s
+        CROSS JOIN q
+        JOIN st ON st.lang = q.lang
+        CROSS JOIN LATERAL (
+            SELECT p.tf, p.group_len FROM lexical_posting p
+            WHERE p.term_id = q.term_id AND p.asset_id = s.asset_id
+            LIMIT 1
+        ) AS p
+        WHERE (SELECT r FROM regime) = 'direct'
+          AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)
+        GROUP BY s.asset_id, q.lang
+    ) x
+    ORDER BY x.asset_id, x.score DESC
 ),
 -- (materialized: the members are picked out of the ids before any posting
 -- is fetched; unmaterialized, the planner fetched all ~125,000 postings of a
 -- three-common-term query and joined the scope afterwards)
 deep AS MATERIALIZED (
-    SELECT q.term_id, q.idf, w.asset_id
+    SELECT q.term_id, q.lang, q.idf, w.asset_id
     FROM q
     CROSS JOIN LATERAL loupe_term_asset_ids(q.term_id, %(deep_cap)s) AS w
     JOIN scope s ON s.asset_id = w.asset_id
@@ -144,17 +149,21 @@ deep AS MATERIALIZED (
       AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = w.asset_id)
 ),
 band_deep AS (
-    SELECT d.asset_id,
-           sum(loupe_bm25f_part(d.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
-                                st.k1)) AS score
-    FROM deep d
-    CROSS JOIN st
-    CROSS JOIN LATERAL (
-        SELECT p.tf, p.group_len FROM lexical_posting p
-        WHERE p.term_id = d.term_id AND p.asset_id = d.asset_id
-        LIMIT 1
-    ) AS p
-    GROUP BY d.asset_id
+    SELECT DISTINCT ON (x.asset_id) x.asset_id, x.score
+    FROM (
+        SELECT d.asset_id, d.lang,
+               sum(loupe_bm25f_part(d.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
+                                    st.k1)) AS score
+        FROM deep d
+        JOIN st ON st.lang = d.lang
+        CROSS JOIN LATERAL (
+            SELECT p.tf, p.group_len FROM lexical_posting p
+            WHERE p.term_id = d.term_id AND p.asset_id = d.asset_id
+            LIMIT 1
+        ) AS p
+        GROUP BY d.asset_id, d.lang
+    ) x
+    ORDER BY x.asset_id, x.score DESC
 ),
 lband AS (
     SELECT * FROM band_direct UNION ALL SELECT * FROM band_deep
@@ -179,15 +188,15 @@ SCOPED_LANE = "WITH " + LEXICAL_CTES + "," + SCOPE_CTE + """,
 -- (the same set-wise anti-join as the lane's ``missing``: written as a
 -- correlated subquery, it scanned ``raw`` once per member)
 kept_in AS MATERIALIZED (
-    SELECT k.asset_id, k.score FROM kept k WHERE """ + IN_SCOPE + """
+    SELECT k.asset_id, k.score, k.lang FROM kept k WHERE """ + IN_SCOPE + """
 ),
 missing_in AS (
     SELECT k.asset_id,
            sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
                                 st.k1)) AS extra
     FROM kept_in k
-    CROSS JOIN q
-    CROSS JOIN st
+    JOIN q ON q.lang = k.lang
+    JOIN st ON st.lang = k.lang
     CROSS JOIN LATERAL (
         SELECT p.tf, p.group_len FROM lexical_posting p
         WHERE p.term_id = q.term_id AND p.asset_id = k.asset_id
@@ -199,20 +208,15 @@ missing_in AS (
 ),
 ranked AS MATERIALIZED (
     SELECT k.asset_id, k.score + coalesce(m.extra, 0) AS score,
-           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+           """ + best_bonus("k") + """ AS bonus
     FROM kept_in k
     LEFT JOIN missing_in m ON m.asset_id = k.asset_id
     CROSS JOIN phrase ph
-    JOIN search_document d ON d.asset_id = k.asset_id AND d.lang = %(lang)s
-                          AND d.tenant_id = %(tenant_id)s
 ),""" + LEXICAL_BAND_CTES + """,
 band AS (
-    SELECT b.asset_id, b.score,
-           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+    SELECT b.asset_id, b.score, """ + best_bonus("b") + """ AS bonus
     FROM lband b
     CROSS JOIN phrase ph
-    JOIN search_document d ON d.asset_id = b.asset_id AND d.lang = %(lang)s
-                          AND d.tenant_id = %(tenant_id)s
 ),
 rows AS (
     SELECT asset_id, score, bonus, false AS in_band FROM ranked
@@ -302,11 +306,9 @@ band_rows AS (
           FROM lband) lb{joins}
 ),
 band AS (
-    SELECT b.*, loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+    SELECT b.*, """ + best_bonus("b") + """ AS bonus
     FROM band_rows b
     CROSS JOIN phrase ph
-    LEFT JOIN search_document d ON d.asset_id = b.asset_id AND d.lang = %(lang)s
-                               AND d.tenant_id = %(tenant_id)s
     WHERE NOT %(one_word)s OR b.lex_rank IS NOT NULL
 ),
 rows AS (

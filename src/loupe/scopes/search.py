@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import psycopg
 
 from ..access.viewer import OWNER, Viewer
-from ..lexical.search import query_terms, suggest_corrections
+from ..lexical.search import query_terms_in
 from . import queries as q
 
 
@@ -177,8 +177,9 @@ def scope_size(conn: psycopg.Connection, tenant_id: int, collections: list[int],
                                        "deep_max": q.DEEP_MAX, **viewer.params()}).fetchone()[0]
 
 
-def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: str,
-                  coll_id: int | Sequence[int], *, limit: int = 20, offset: int = 0, raw_cap: int = 3000,
+def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: str | list[str],
+                  coll_id: int | Sequence[int], *, limit: int = 20, offset: int = 0,
+                  raw_cap: int = 3000,
                   keep_cap: int = 1000, viewer: Viewer = OWNER) -> ScopedResult:
     """Search inside a collection (and its sub-collections), or the union of
     several (``coll_id`` a list of ids): the lane's ranked
@@ -189,12 +190,13 @@ def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: st
     when the lane itself was complete), ``truncated`` otherwise, ``unknown``
     for the typo fallback.
     """
-    terms = query_terms(conn, query, lang)
+    qt = query_terms_in(conn, query, lang)
+    terms = qt.terms
     colls = scope_collections(conn, tenant_id, coll_id)
     if not terms:
         size = scope_size(conn, tenant_id, colls, viewer)
         return ScopedResult([], size, regime_for(size), 0, 0, 0, True, "complete")
-    params = {"tenant_id": tenant_id, "lang": lang, "terms": terms, "query": query,
+    params = {"tenant_id": tenant_id, **qt.params(), "query": query,
               "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
               "fallback": False, "collections": colls, "direct_max": q.DIRECT_MAX,
               "deep_max": q.DEEP_MAX,
@@ -202,10 +204,10 @@ def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: st
     rows = conn.execute(q.SCOPED_LANE, params).fetchall()
     corrections: dict[str, str] = {}
     if rows[0][0] == 0:
-        corrections = suggest_corrections(conn, tenant_id, lang, terms, viewer)
+        fixed, corrections = qt.corrected(conn, tenant_id, viewer)
         if corrections:
-            terms = sorted({corrections.get(t, t) for t in terms})
-            rows = conn.execute(q.SCOPED_LANE, {**params, "terms": terms,
+            terms = fixed.terms
+            rows = conn.execute(q.SCOPED_LANE, {**params, **fixed.params(),
                                                 "fallback": True}).fetchall()
     (candidates, kept, _read, _max_df, all_read, members, ranked, band, deep_all_read) = rows[0][:9]
     regime = rows[0][14]
