@@ -85,15 +85,23 @@ def lang_alt_values(alt: dict[str, str] | None, lang: str, languages: list[str])
     of the library ``languages`` (x-default included): text in a language
     the library does not list stays searchable in each library language's
     document (issue 12), while a value in another library language stays in
-    that language's document only. Empty values are left out.
+    that language's document only; a value some library language's document
+    already holds as its own (an x-default repeating a language's value, or
+    the x-default a language without its own value falls back to) is not
+    added to the others.
+    Empty values are left out.
     """
     if not alt:
         return []
     out = [pick_lang(alt, lang)]
     own = {normalize_lang(code) for code in languages}
+    # the values some library language's document holds as its own (its
+    # language's value, or the x-default / first value it falls back to)
+    claimed = {pick_lang(alt, code).strip() for code in own}
     for key, value in alt.items():
-        if normalize_lang(key) not in own:
-            out.append(value)
+        if normalize_lang(key) in own or not value or value.strip() in claimed:
+            continue
+        out.append(value)
     return [v for v in out if v and v.strip()]
 
 

@@ -349,7 +349,7 @@ def find_similar(lib, asset_id: int | None = None, *, file: str | None = None,
         notices.append("no image model serves the image lane: hash neighbours only "
                        "(install one with 'loupe models install' and 'loupe models use')")
     else:
-        _, model_id, name, _kind, dims, n_vec, n_assets = lane
+        _, model_id, name, _kind, dims, n_vec, n_assets, *_ = lane
         try:
             if asset_id is not None:
                 vrow = conn.execute(q.ASSET_IMAGE_VECTOR, {"asset_id": asset_id,
