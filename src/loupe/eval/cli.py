@@ -104,12 +104,17 @@ def build_variants(obj, model: str, as_json: bool) -> None:
 @click.option("--name", help="Run name (default: SYSTEM-QUERY_SET).")
 @click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True,
               help="Results kept per query.")
-@click.option("--model", help="Model of a variant system (default: the image lane's).")
+@click.option("--model", help="Model of a variant system (default: the image lane's); "
+                             "for 'peer', its dense encoder (default: the text lane's).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def run(obj, query_set: str, system: str, name: str | None, k: int, model: str | None,
         as_json: bool) -> None:
-    """Run a system over a query set, read-only, and store the run."""
+    """Run a system over a query set, read-only, and store the run.
+
+    SYSTEM: hybrid (the production search), image / caption / both (index
+    variants of an image-text model), peer (reference: Tantivy BM25 over the
+    plain English fields + brute-force dense, plain RRF k=60)."""
     with _instrument(obj) as ev:
         info = ev.run(query_set, system, name=name, k=k, model=model)
     if as_json:

@@ -39,6 +39,7 @@ from ..models.embedders import ModelError
 from ..vector import queries as vq
 from . import metrics as mx
 from . import queries as q
+from .peer import Peer, document_text
 from .queryset import (
     Query,
     parse_query,
@@ -48,9 +49,10 @@ from .queryset import (
     write_run,
 )
 
-#: Systems a run can use: the production hybrid search, and the index
-#: variants of an image-text model (V7, E4).
-SYSTEMS = ("hybrid", "image", "caption", "both")
+#: Systems a run can use: the production hybrid search, the index variants
+#: of an image-text model (V7, E4), and the reference peer (BM25 + dense
+#: RRF, :mod:`loupe.eval.peer`).
+SYSTEMS = ("hybrid", "image", "caption", "both", "peer")
 VARIANTS = ("image", "caption", "both")
 #: Default margin of the leak check (E5): recall@10 points by which
 #: caption-derived queries may beat blind ones on the image variant.
@@ -221,7 +223,11 @@ class Evaluation:
         (``image``, ``caption``, ``both``) is the vector lane over that
         variant's vectors of ``model`` (default: the tenant's image-lane
         model), the query encoded by the model's text encoder, keeping
-        neighbours within ``max_distance`` (cosine; default 2.0 keeps all).
+        neighbours within ``max_distance`` (cosine; default 2.0 keeps all);
+        ``peer`` is the reference peer of :mod:`loupe.eval.peer` (Tantivy
+        BM25 + brute-force dense over the plain English fields, plain RRF),
+        its dense encoder ``model`` (default: the text lane's model, else the
+        image lane's).
 
         Raises:
             EvalError: unknown system or set, no model, or no vectors of the variant.
@@ -243,6 +249,14 @@ class Evaluation:
                     res = rlib.search(qu.text, limit=k)
                     hits[qu.id] = [(h.asset_id, 1.0 / h.rank, None) for h in res.hits]
                 model_name = None
+            elif system == "peer":
+                model_name = model or self._peer_model()
+                peer = self._peer(reader, model_name)
+                vecs = self.lib._embedder(model_name).encode_texts(
+                    [qu.text for qu in queries], task="query")
+                for qu, vec in zip(queries, vecs):
+                    hits[qu.id] = [(a, 1.0 / r, None)
+                                   for r, (a, _s) in enumerate(peer.search(qu.text, vec, k), 1)]
             else:
                 model_name = model or self._image_model()
                 model_id, dims = self._variant(reader, model_name, system)
@@ -320,6 +334,29 @@ class Evaluation:
             if lane == "image":
                 return name
         raise EvalError("no model given and the image lane has none: pass --model NAME")
+
+    def _peer_model(self) -> str:
+        lanes = {lane: name for lane, _mid, name, *_ in self.conn.execute(
+            vq.LANE_MODELS, {"tenant_id": self.tenant_id})}
+        if "text" in lanes:
+            return lanes["text"]
+        if "image" in lanes:
+            return lanes["image"]
+        raise EvalError("the peer needs a text encoder and no lane has a model: pass --model NAME")
+
+    def _peer(self, conn: psycopg.Connection, model: str) -> Peer:
+        """The peer over the documents the viewer may read, in the library's
+        first language, encoded by ``model``'s text encoder (32 at a time)."""
+        rows = conn.execute(q.PEER_DOCUMENTS, {
+            **self.lib.viewer.params(), "tenant_id": self.tenant_id,
+            "lang": self.lib.languages()[0]}).fetchall()
+        ids = [r[0] for r in rows]
+        texts = [document_text(*r[1:]) for r in rows]
+        emb = self.lib._embedder(model)
+        parts = [emb.encode_texts(texts[i:i + 32], task="document")
+                 for i in range(0, len(texts), 32)]
+        dims = parts[0].shape[1] if parts else 1
+        return Peer(ids, texts, np.vstack(parts) if parts else np.zeros((0, dims), np.float32))
 
     def _variant(self, conn: psycopg.Connection, model: str, lane: str) -> tuple[int, int]:
         row = conn.execute(q.MODEL_BY_NAME, {"name": model}).fetchone()
