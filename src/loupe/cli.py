@@ -226,6 +226,9 @@ def describe_total(result) -> str:
     if result.verdict == "unknown" and result.corrections:
         return (f"{result.total:,} {noun} for the corrected query (completeness unknown: "
                 f"a fallback path produced them){shown}")
+    if result.verdict == "unknown" and getattr(result, "meaning_only", False):
+        return (f"at least {result.total:,} {noun} for “{result.query}” (approximate: no word "
+                f"matched, every row is a meaning-based neighbour; completeness unknown){shown}")
     if result.verdict == "unknown":
         return (f"at least {result.total:,} {noun} for “{result.query}” (completeness unknown: "
                 f"meaning-based matches are approximate){shown}")

@@ -102,6 +102,9 @@ class SearchResult:
     ``truncated`` — a cap cut matches off (``reachable`` are reachable);
     ``unknown`` — a fallback path (typo correction) produced the result.
     ``corrections`` maps a typed term to the indexed term searched instead.
+    ``meaning_only``: every row comes from meaning-based (vector) lanes — no
+    word of the query matched — so the rows are approximate neighbours
+    (issue 14, item 4).
     """
 
     query: str
@@ -117,6 +120,7 @@ class SearchResult:
     corrections: dict[str, str] = field(default_factory=dict)
     lanes: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    meaning_only: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -371,9 +375,11 @@ class Library:
             explain = {"lexical": {"rank": h["lexical_rank"], "score": h["lexical_score"]},
                        **h["lanes"], "band": h["in_band"]}
             raw_hits.append((h["rank"], h["asset_id"], h["rrf"], h["bonus"], explain))
-        return self._result(query, lang, terms, total, verdict == "complete", verdict, total,
-                            limit, offset, raw_hits, {}, ["lexical"] + [ln.name for ln in lanes],
-                            notices)
+        res = self._result(query, lang, terms, total, verdict == "complete", verdict, total,
+                           limit, offset, raw_hits, {}, ["lexical"] + [ln.name for ln in lanes],
+                           notices)
+        res.meaning_only = lex["candidates"] == 0 and total > 0
+        return res
 
     def _fused_result(self, query: str, lang: str, terms: list[str], fr: FusedResult,
                       lanes: list[VectorLane], corrections: dict[str, str], limit: int,
@@ -400,8 +406,13 @@ class Library:
             if h.in_band:
                 explain["title_band"] = True
             raw_hits.append((h.rank, h.asset_id, h.rrf, h.bonus, explain))
-        return self._result(query, lang, terms, total, exact, verdict, fr.total, limit, offset,
-                            raw_hits, corrections, ["lexical"] + [ln.name for ln in lanes], notices)
+        res = self._result(query, lang, terms, total, exact, verdict, fr.total, limit, offset,
+                           raw_hits, corrections, ["lexical"] + [ln.name for ln in lanes],
+                           notices)
+        # no word matched and no typo fallback: the rows are vector neighbours only
+        res.meaning_only = (not corrections and lex["candidates"] == 0
+                            and lex["title_band"] == 0 and fr.total > 0)
+        return res
 
     def _result(self, query, lang, terms, total, exact, verdict, reachable, limit, offset,
                 raw_hits, corrections, lanes, notices) -> SearchResult:

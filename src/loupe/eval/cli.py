@@ -334,6 +334,26 @@ def calibrate(obj, runs: tuple[str, ...], as_json: bool) -> None:
                    "no proposal: judge more results (each band needs relevant and non-relevant ones)")
 
 
+@eval_group.command("absent")
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def absent(obj, runs: tuple[str, ...], as_json: bool) -> None:
+    """Rows returned and verdicts of runs, truth or not: for a set of absent
+    subjects (things the library does not hold) every row is a false alarm."""
+    with _instrument(obj) as ev:
+        rows = ev.absent(list(runs))
+    if as_json:
+        return _emit_json(rows)
+    click.echo("run\tqueries\twith rows\tmean rows\tmedian\tmeaning only\tverdicts")
+    for r in rows:
+        mean = "-" if r["mean_rows"] is None else f"{r['mean_rows']:.1f}"
+        med = "-" if r["median_rows"] is None else f"{r['median_rows']:.0f}"
+        verdicts = ", ".join(f"{k} {v}" for k, v in r["verdicts"].items()) or "-"
+        click.echo(f"{r['run']}\t{r['queries']}\t{r['with_rows']}\t{mean}\t{med}\t"
+                   f"{r['meaning_only']}\t{verdicts}")
+
+
 @eval_group.command("report")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
@@ -342,11 +362,21 @@ def calibrate(obj, runs: tuple[str, ...], as_json: bool) -> None:
               help="Query set for the leak-check table (repeat: blind and caption-derived).")
 @click.option("--model", help="Model of the leak check (default: the image lane's).")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--tradeoff", "tradeoff", multiple=True, metavar="BLIND_RUN:ABSENT_RUN",
+              help="A configuration's run over blind queries and its run over absent "
+                   "subjects, for the trade-off table (repeat per configuration).")
 @click.pass_obj
 def report(obj, runs: tuple[str, ...], out: str, leak_sets: tuple[str, ...],
-           model: str | None, seed: int) -> None:
+           model: str | None, seed: int, tradeoff: tuple[str, ...]) -> None:
     """Write a self-contained HTML report and its JSON."""
+    pairs = []
+    for item in tradeoff:
+        blind, sep, absent = item.partition(":")
+        if not sep or not blind or not absent:
+            raise click.BadParameter(f"{item!r}: expected BLIND_RUN:ABSENT_RUN",
+                                     param_hint="--tradeoff")
+        pairs.append((blind, absent))
     with _instrument(obj) as ev:
         info = ev.report(list(runs), out, leak_sets=list(leak_sets) or None, model=model,
-                         seed=seed)
+                         seed=seed, tradeoff=pairs or None)
     click.echo(f"wrote {info['html']} and {info['json']}")

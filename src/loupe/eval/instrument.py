@@ -24,7 +24,7 @@ import json
 import random
 import secrets
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -107,7 +107,8 @@ def readonly_connection(conn: psycopg.Connection) -> psycopg.Connection:
 class RunResult:
     """A run in memory: ``hits`` maps qid → [(asset_id, score, distance)]
     best first (score = 1/rank, so any tool re-sorting by score keeps the
-    system's order)."""
+    system's order); ``answers`` maps qid → (rows returned in all, verdict,
+    meaning_only), None where the system has no such figure."""
 
     name: str
     query_set: str
@@ -115,6 +116,7 @@ class RunResult:
     model: str | None
     k: int
     hits: dict[str, list[tuple[int, float, float | None]]]
+    answers: dict[str, tuple[int | None, str | None, bool | None]] = field(default_factory=dict)
 
     def ranx_run(self) -> dict[str, dict[str, float]]:
         return {qid: {str(a): s for a, s, _ in hs} for qid, hs in self.hits.items()}
@@ -239,6 +241,7 @@ class Evaluation:
             raise EvalError("k must be at least 1")
         queries = self.queries(query_set)
         hits: dict[str, list[tuple[int, float, float | None]]] = {}
+        answers: dict[str, tuple[int | None, str | None, bool | None]] = {}
         reader = readonly_connection(self.conn)
         try:
             if system == "hybrid":
@@ -248,6 +251,7 @@ class Evaluation:
                 for qu in queries:
                     res = rlib.search(qu.text, limit=k)
                     hits[qu.id] = [(h.asset_id, 1.0 / h.rank, None) for h in res.hits]
+                    answers[qu.id] = (res.total, res.verdict, res.meaning_only)
                 model_name = None
             elif system == "peer":
                 model_name = model or self._peer_model()
@@ -257,6 +261,8 @@ class Evaluation:
                 for qu, vec in zip(queries, vecs):
                     hits[qu.id] = [(a, 1.0 / r, None)
                                    for r, (a, _s) in enumerate(peer.search(qu.text, vec, k), 1)]
+                    # brute force with no cut-off: every document is a row
+                    answers[qu.id] = (len(peer.ids), None, not peer.bm25(qu.text))
             else:
                 model_name = model or self._image_model()
                 model_id, dims = self._variant(reader, model_name, system)
@@ -271,7 +277,8 @@ class Evaluation:
                     hits[qu.id] = [(a, 1.0 / r, float(d)) for a, d, r in rows]
         finally:
             reader.close()
-        return RunResult(name or f"{system}-{query_set}", query_set, system, model_name, k, hits)
+        return RunResult(name or f"{system}-{query_set}", query_set, system, model_name, k, hits,
+                         answers)
 
     def run(self, query_set: str, system: str, *, name: str | None = None, k: int = 10,
             model: str | None = None, max_distance: float = 2.0) -> dict[str, Any]:
@@ -293,6 +300,9 @@ class Evaluation:
                     {"run_id": run_id, "query_id": ids[qid], "rank": i, "asset_id": a,
                      "score": s, "distance": d}
                     for qid, hs in rr.hits.items() for i, (a, s, d) in enumerate(hs, 1)])
+                cur.executemany(q.INSERT_RUN_QUERY, [
+                    {"run_id": run_id, "query_id": ids[qid], "rows": n, "verdict": v,
+                     "meaning_only": mo} for qid, (n, v, mo) in rr.answers.items()])
         return {"run": rr.name, "query_set": query_set, "system": system, "model": rr.model,
                 "k": k, "queries": len(rr.hits), "hits": sum(len(h) for h in rr.hits.values())}
 
@@ -312,7 +322,55 @@ class Evaluation:
         hits: dict[str, list] = {qu.id: [] for qu in self.queries(set_name)}
         for qid, _rank, a, s, d in self.conn.execute(q.RUN_HITS, {"run_id": run_id}):
             hits[qid].append((a, s, d))
-        return RunResult(name, set_name, system, model, k, hits)
+        answers = {r[0]: (r[1], r[2], r[3])
+                   for r in self.conn.execute(q.RUN_QUERIES, {"run_id": run_id})}
+        return RunResult(name, set_name, system, model, k, hits, answers)
+
+    def absent(self, runs: list[str]) -> list[dict[str, Any]]:
+        """What each run returned for its queries, truth or not — for a set
+        of absent subjects (things the library does not hold; issue 14,
+        item 4) every row is a false alarm. Per run: ``{"run", "query_set",
+        "system", "queries", "with_rows"`` (queries that got any row),
+        ``"mean_rows"``, ``"median_rows"`` (rows returned in all, the search's
+        total; None when the system records none), ``"mean_top_k"`` (rows in
+        the top k), ``"meaning_only"`` (queries whose rows all came from
+        vector lanes), ``"verdicts"`` ({verdict: queries})}.
+
+        Raises:
+            EvalError: an unknown run.
+        """
+        out = []
+        for name in runs:
+            rr = self.load_run(name)
+            totals = [a[0] for a in rr.answers.values() if a[0] is not None]
+            verdicts: dict[str, int] = defaultdict(int)
+            for _n, v, _mo in rr.answers.values():
+                if v is not None:
+                    verdicts[v] += 1
+            n = len(rr.hits)
+            out.append({
+                "run": name, "query_set": rr.query_set, "system": rr.system, "queries": n,
+                "with_rows": sum(bool(hs) for hs in rr.hits.values()),
+                "mean_rows": float(np.mean(totals)) if totals else None,
+                "median_rows": float(np.median(totals)) if totals else None,
+                "mean_top_k": float(np.mean([len(hs) for hs in rr.hits.values()])) if n else 0.0,
+                "meaning_only": sum(bool(a[2]) for a in rr.answers.values()),
+                "verdicts": dict(sorted(verdicts.items()))})
+        return out
+
+    def tradeoff(self, pairs: list[tuple[str, str]], *, seed: int = 0) -> list[dict[str, Any]]:
+        """The trade-off of looser cut-offs (issue 14, item 4): per
+        configuration, a run over a set with truth (blind queries) and a run
+        of the same configuration over absent subjects. Returns per pair
+        ``{"blind_run", "absent_run", "recall@10", "ndcg@10"`` (figures with
+        95 % intervals, see :meth:`metrics`), ``"absent"`` (:meth:`absent`'s row)}."""
+        out = []
+        for blind_run, absent_run in pairs:
+            fig = self.metrics(blind_run, seed=seed)["rows"][0]["figures"]
+            out.append({"blind_run": blind_run, "absent_run": absent_run,
+                        "recall@10": fig["recall@10"], "ndcg@10": fig["ndcg@10"],
+                        "absent": self.absent([absent_run])[0]})
+        return out
 
     def export_run(self, name: str, path: str | Path) -> int:
         """Write a stored run in TREC format, docno = the asset's content sha256.
@@ -748,10 +806,12 @@ class Evaluation:
 
     def report(self, runs: list[str], path: str | Path, *,
                leak_sets: list[str] | None = None, model: str | None = None,
-               seed: int = 0) -> dict[str, Any]:
+               seed: int = 0, tradeoff: list[tuple[str, str]] | None = None) -> dict[str, Any]:
         """Write ``<path>.html`` (self-contained: tables and inline SVG, no
         scripts or external resources) and ``<path>.json`` with the metrics of
-        ``runs``, the leak check over ``leak_sets`` (when given) and the
+        ``runs``, the leak check over ``leak_sets`` (when given), the
+        absent-subject trade-off of ``tradeoff`` pairs (blind run, absent run;
+        see :meth:`tradeoff`) and the
         threshold calibration of the runs that have distances. Returns the
         report dict (what the JSON holds) with ``html`` and ``json`` paths.
 
@@ -766,6 +826,8 @@ class Evaluation:
                                 "seed": seed, "runs": [self.metrics(r, seed=seed) for r in runs]}
         if leak_sets:
             data["leak_check"] = self.leak_check(leak_sets, model=model, seed=seed)
+        if tradeoff:
+            data["tradeoff"] = self.tradeoff(tradeoff, seed=seed)
         vector_runs = [m["run"] for m in data["runs"] if m["system"] in VARIANTS]
         if vector_runs:
             data["calibration"] = self.calibrate(vector_runs)

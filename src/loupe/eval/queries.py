@@ -243,3 +243,17 @@ WHERE d.tenant_id = %(tenant_id)s AND d.lang = %(lang)s
                                      %(principals)s::bigint[]))
 ORDER BY d.asset_id
 """
+
+# -- rows returned and verdicts per query (migration 0016; absent subjects) ----------
+
+INSERT_RUN_QUERY = """
+INSERT INTO eval_run_query (run_id, query_id, rows_returned, verdict, meaning_only)
+VALUES (%(run_id)s, %(query_id)s, %(rows)s, %(verdict)s, %(meaning_only)s)
+"""
+
+#: Per query of a run: ``(qid, rows_returned, verdict, meaning_only)``.
+RUN_QUERIES = """
+SELECT q.qid, rq.rows_returned, rq.verdict, rq.meaning_only
+FROM eval_run_query rq JOIN eval_query q ON q.id = rq.query_id
+WHERE rq.run_id = %(run_id)s ORDER BY q.qid
+"""

@@ -14,3 +14,17 @@ CREATE TABLE fusion_setting (
     rrf_k      integer NOT NULL DEFAULT 60 CHECK (rrf_k >= 1 AND rrf_k <= 1000),
     CHECK (w_lexical + w_text + w_image > 0)
 );
+
+-- What each query of a run got beyond its top k (issue 14, item 4): the rows
+-- the system returned in all (the search's total; NULL where the system has
+-- none, e.g. an index variant cut at k), its completeness verdict, and
+-- whether every row came from meaning-based (vector) lanes only. This is
+-- what a query set without truth (absent subjects) is measured by.
+CREATE TABLE eval_run_query (
+    run_id        bigint NOT NULL REFERENCES eval_run(id) ON DELETE CASCADE,
+    query_id      bigint NOT NULL REFERENCES eval_query(id) ON DELETE CASCADE,
+    rows_returned bigint CHECK (rows_returned >= 0),
+    verdict       text,
+    meaning_only  boolean,
+    PRIMARY KEY (run_id, query_id)
+);
