@@ -89,3 +89,30 @@ def test_absent_rows_verdicts_and_the_tradeoff_table(tiny: Library, tmp_path: Pa
     bad = runner.invoke(main, base + ["report", "h-known", "--out", str(tmp_path / "r"),
                                       "--tradeoff", "h-known"])
     assert bad.exit_code == 2 and "BLIND_RUN:ABSENT_RUN" in bad.output
+
+
+def test_lexical_and_text_lanes_alone_as_systems(tiny: Library, tmp_path: Path):
+    from loupe.lexical import lexical_search
+    from loupe.models import registry
+
+    tiny.use_model("tiny-clip", "text")
+    tiny.embed()
+    ev = Evaluation(tiny)
+    ev.import_queries(write_set(tmp_path / "q.jsonl", [("q1", "kettle"), ("q2", "red kettle")]))
+    ev.run("q", "lexical", name="lex")
+    lex = ev.load_run("lex")
+    for qid, text in (("q1", "kettle"), ("q2", "red kettle")):
+        want = lexical_search(tiny.conn, tiny.tenant_id, text, "en", limit=10)
+        assert [a for a, _, _ in lex.hits[qid]] == [h.asset_id for h in want.hits]
+        assert lex.answers[qid] == (want.total, want.verdict, False)
+    assert len(lex.hits["q1"]) == 2            # "Crimson kettle", "Kettle"
+    ev.run("q", "text", name="text-none", max_distance=2.0)
+    ev.run("q", "text", name="text-shipped")
+    none, shipped = ev.load_run("text-none"), ev.load_run("text-shipped")
+    cfg = registry.get_model(tiny.home, "tiny-clip").config
+    for qid, n_words in (("q1", 1), ("q2", 2)):
+        dists = [d for _, _, d in none.hits[qid]]
+        assert len(dists) == 3 and dists == sorted(dists)     # every asset, nearest first
+        cut = registry.threshold_for(cfg, n_words)
+        assert shipped.hits[qid] == [h for h in none.hits[qid] if h[2] <= cut]
+        assert shipped.answers[qid][0] == len(shipped.hits[qid])

@@ -106,17 +106,21 @@ def build_variants(obj, model: str, as_json: bool) -> None:
               help="Results kept per query.")
 @click.option("--model", help="Model of a variant system (default: the image lane's); "
                              "for 'peer', its dense encoder (default: the text lane's).")
+@click.option("--max-distance", type=click.FloatRange(0, 2), default=None,
+              help="Cosine distance cut-off of a vector system (default: 'text' uses the "
+                   "model's thresholds in force, variants 2 = none).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def run(obj, query_set: str, system: str, name: str | None, k: int, model: str | None,
-        as_json: bool) -> None:
+        max_distance: float | None, as_json: bool) -> None:
     """Run a system over a query set, read-only, and store the run.
 
-    SYSTEM: hybrid (the production search), image / caption / both (index
+    SYSTEM: hybrid (the production search), lexical / text (one of its lanes
+    alone), image / caption / both (index
     variants of an image-text model), peer (reference: Tantivy BM25 over the
     plain English fields + brute-force dense, plain RRF k=60)."""
     with _instrument(obj) as ev:
-        info = ev.run(query_set, system, name=name, k=k, model=model)
+        info = ev.run(query_set, system, name=name, k=k, model=model, max_distance=max_distance)
     if as_json:
         return _emit_json(info)
     click.echo(f"run {info['run']}: {info['queries']} queries, {info['hits']} results "

@@ -34,6 +34,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from ..library import Library
+from ..queries import LEXICAL_CAPS
 from ..models import registry
 from ..models.embedders import ModelError
 from ..vector import queries as vq
@@ -49,10 +50,11 @@ from .queryset import (
     write_run,
 )
 
-#: Systems a run can use: the production hybrid search, the index variants
-#: of an image-text model (V7, E4), and the reference peer (BM25 + dense
+#: Systems a run can use: the production hybrid search, its lexical lane
+#: alone, its text lane alone, the index variants of an image-text model
+#: (V7, E4), and the reference peer (BM25 + dense
 #: RRF, :mod:`loupe.eval.peer`).
-SYSTEMS = ("hybrid", "image", "caption", "both", "peer")
+SYSTEMS = ("hybrid", "lexical", "text", "image", "caption", "both", "peer")
 VARIANTS = ("image", "caption", "both")
 #: Default margin of the leak check (E5): recall@10 points by which
 #: caption-derived queries may beat blind ones on the image variant.
@@ -218,7 +220,7 @@ class Evaluation:
     # -- runs ---------------------------------------------------------------------
 
     def search_run(self, query_set: str, system: str, *, k: int = 10, model: str | None = None,
-                   max_distance: float = 2.0, name: str | None = None) -> RunResult:
+                   max_distance: float | None = None, name: str | None = None) -> RunResult:
         """Run ``system`` over a query set, read-only, without storing the run.
 
         ``hybrid`` is :meth:`Library.search` (limit ``k``); a variant
@@ -226,7 +228,11 @@ class Evaluation:
         variant's vectors of ``model`` (default: the tenant's image-lane
         model), the query encoded by the model's text encoder, keeping
         neighbours within ``max_distance`` (cosine; default 2.0 keeps all);
-        ``peer`` is the reference peer of :mod:`loupe.eval.peer` (Tantivy
+        ``lexical`` is the production lexical lane alone (its caps, typo
+        fallback and verdict); ``text`` is the production text lane alone
+        (the text lane's model, or ``model``), keeping neighbours within the
+        model's threshold for the query's word count (V4) or, when given,
+        within ``max_distance`` (2.0: no cut-off), at most ``k``; ``peer`` is the reference peer of :mod:`loupe.eval.peer` (Tantivy
         BM25 + brute-force dense over the plain English fields, plain RRF),
         its dense encoder ``model`` (default: the text lane's model, else the
         image lane's).
@@ -253,6 +259,36 @@ class Evaluation:
                     hits[qu.id] = [(h.asset_id, 1.0 / h.rank, None) for h in res.hits]
                     answers[qu.id] = (res.total, res.verdict, res.meaning_only)
                 model_name = None
+            elif system == "lexical":
+                from ..lexical import lexical_search
+
+                lang = self.lib.languages()[0]
+                raw_cap, keep_cap = reader.execute(
+                    LEXICAL_CAPS, {"tenant_id": self.tenant_id}).fetchone()
+                for qu in queries:
+                    res = lexical_search(reader, self.tenant_id, qu.text, lang, limit=k,
+                                         raw_cap=raw_cap, keep_cap=keep_cap,
+                                         viewer=self.lib.viewer)
+                    hits[qu.id] = [(h.asset_id, 1.0 / h.rank, None) for h in res.hits]
+                    answers[qu.id] = (res.total, res.verdict, False)
+                model_name = None
+            elif system == "text":
+                model_name = model or self._lane_model("text")
+                model_id, dims = self._variant(reader, model_name, "text")
+                cfg = registry.get_model(self.lib.home, model_name).config
+                vecs = self.lib._embedder(model_name).encode_texts(
+                    [qu.text for qu in queries], task="query")
+                stmt = q.variant_search(model_id, "text", dims)
+                for qu, vec in zip(queries, vecs):
+                    maxd = (registry.threshold_for(cfg, len(qu.text.split()))
+                            if max_distance is None else max_distance)
+                    rows = reader.execute(stmt, {
+                        **self.lib.viewer.params(), "tenant_id": self.tenant_id, "vec_cap": k,
+                        "qv_variant": np.asarray(vec, np.float32),
+                        "maxd_variant": float(maxd)}).fetchall()
+                    hits[qu.id] = [(a, 1.0 / r, float(d)) for a, d, r in rows]
+                    # rows within the cut-off, at most k (the lane's own cap is VEC_CAP)
+                    answers[qu.id] = (len(rows), None, bool(rows))
             elif system == "peer":
                 model_name = model or self._peer_model()
                 peer = self._peer(reader, model_name)
@@ -273,7 +309,8 @@ class Evaluation:
                     rows = reader.execute(stmt, {
                         **self.lib.viewer.params(), "tenant_id": self.tenant_id, "vec_cap": k,
                         "qv_variant": np.asarray(vec, np.float32),
-                        "maxd_variant": float(max_distance)}).fetchall()
+                        "maxd_variant": 2.0 if max_distance is None else float(max_distance)
+                    }).fetchall()
                     hits[qu.id] = [(a, 1.0 / r, float(d)) for a, d, r in rows]
         finally:
             reader.close()
@@ -281,7 +318,7 @@ class Evaluation:
                          answers)
 
     def run(self, query_set: str, system: str, *, name: str | None = None, k: int = 10,
-            model: str | None = None, max_distance: float = 2.0) -> dict[str, Any]:
+            model: str | None = None, max_distance: float | None = None) -> dict[str, Any]:
         """Produce a run (see :meth:`search_run`) and store it under ``name``
         (default ``<system>-<query_set>``; an existing run of that name is
         replaced). Returns ``{"run", "query_set", "system", "model", "k",
@@ -392,6 +429,12 @@ class Evaluation:
             if lane == "image":
                 return name
         raise EvalError("no model given and the image lane has none: pass --model NAME")
+
+    def _lane_model(self, lane: str) -> str:
+        for ln, _mid, name, *_ in self.conn.execute(vq.LANE_MODELS, {"tenant_id": self.tenant_id}):
+            if ln == lane:
+                return name
+        raise EvalError(f"no model given and the {lane} lane has none: pass --model NAME")
 
     def _peer_model(self) -> str:
         lanes = {lane: name for lane, _mid, name, *_ in self.conn.execute(
