@@ -116,3 +116,25 @@ def test_lexical_and_text_lanes_alone_as_systems(tiny: Library, tmp_path: Path):
         cut = registry.threshold_for(cfg, n_words)
         assert shipped.hits[qid] == [h for h in none.hits[qid] if h[2] <= cut]
         assert shipped.answers[qid][0] == len(shipped.hits[qid])
+
+
+def test_calibrate_from_text_runs_with_known_items_only(tiny: Library, tmp_path: Path):
+    tiny.use_model("tiny-clip", "text")
+    tiny.embed()
+    ev = Evaluation(tiny)
+    truth = tmp_path / "known.jsonl"
+    truth.write_text(json.dumps({"id": "k1", "text": "kettle", "provenance": "blind",
+                                 "register": "objects",
+                                 "truth": [{"path": "b.png", "grade": 2}]}) + "\n")
+    ev.import_queries(truth)
+    ev.run("known", "text", name="t", max_distance=2.0)
+    hits = ev.load_run("t").hits["k1"]
+    b_id = next(iter(ev.qrels("known")["k1"]))
+    plain = ev.calibrate(["t"])
+    one = next(b for b in plain["models"]["tiny-clip"]["bands"] if b["band"] == "1")
+    assert (one["relevant"], one["non_relevant"], one["proposed"]) == (1, 0, None)
+    pess = ev.calibrate(["t"], unjudged_nonrelevant=True)
+    one = next(b for b in pess["models"]["tiny-clip"]["bands"] if b["band"] == "1")
+    assert (one["relevant"], one["non_relevant"]) == (1, len(hits) - 1)
+    assert pess["unjudged_nonrelevant"] and not plain["unjudged_nonrelevant"]
+    assert any(str(a) == b_id for a, _, _ in hits)

@@ -316,12 +316,15 @@ def judge(obj, pool_name: str, host: str, port: int) -> None:
 
 @eval_group.command("calibrate")
 @click.argument("runs", nargs=-1, required=True)
+@click.option("--unjudged-nonrelevant", is_flag=True,
+              help="Count results without a grade as non-relevant (known-item truth "
+                   "without pooled judgements: a pessimistic assumption).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def calibrate(obj, runs: tuple[str, ...], as_json: bool) -> None:
+def calibrate(obj, runs: tuple[str, ...], unjudged_nonrelevant: bool, as_json: bool) -> None:
     """Propose distance thresholds per query-length band from judged vector runs."""
     with _instrument(obj) as ev:
-        info = ev.calibrate(list(runs))
+        info = ev.calibrate(list(runs), unjudged_nonrelevant=unjudged_nonrelevant)
     if as_json:
         return _emit_json(info)
     for model, m in info["models"].items():

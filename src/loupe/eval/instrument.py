@@ -784,7 +784,7 @@ class Evaluation:
 
     # -- threshold calibration (V4) --------------------------------------------------
 
-    def calibrate(self, runs: list[str]) -> dict[str, Any]:
+    def calibrate(self, runs: list[str], *, unjudged_nonrelevant: bool = False) -> dict[str, Any]:
         """Propose per-model distance thresholds by query-length band (V4)
         from judged results of vector runs (systems ``image``, ``caption``,
         ``both``: they record each result's cosine distance).
@@ -796,7 +796,11 @@ class Evaluation:
         Youden's J = share of relevant kept − share of non-relevant kept
         (Youden, "Index for rating diagnostic tests", Cancer 1950), the
         largest such ``t`` on ties. A band without both a relevant and a
-        non-relevant graded result gets no proposal. Nothing is changed:
+        non-relevant graded result gets no proposal. With
+        ``unjudged_nonrelevant`` (for known-item truth without pooled
+        judgements), a result without a grade counts as non-relevant — a
+        pessimistic assumption the result reports (``unjudged_nonrelevant``).
+        Runs of the ``text`` system count too. Nothing is changed:
         the result says what each proposal would keep and cut next to the
         threshold in force, and the command that applies it.
 
@@ -807,15 +811,18 @@ class Evaluation:
             lambda: defaultdict(list))
         for name in runs:
             rr = self.load_run(name)
-            if rr.system not in VARIANTS:
+            if rr.system not in VARIANTS + ("text",):
                 raise EvalError(f"run {name!r} ({rr.system}) has no distances: calibrate "
-                                "from runs of the image, caption or both variants")
+                                "from runs of the text system or the image, caption or "
+                                "both variants")
             qrels = self.qrels(rr.query_set)
             texts = {qu.id: qu.text for qu in self.queries(rr.query_set)}
             for qid, hs in rr.hits.items():
                 band = _band(len(texts[qid].split()))
                 for a, _s, d in hs:
                     g = qrels.get(qid, {}).get(str(a))
+                    if g is None and unjudged_nonrelevant:
+                        g = 0
                     if g is not None and d is not None:
                         evidence[rr.model][band].append((d, g >= 1))
         out: dict[str, Any] = {}
@@ -842,7 +849,7 @@ class Evaluation:
             proposals = " ".join(f"{r['band']}={r['proposed']}" for r in rows if r["proposed"])
             out[model] = {"bands": rows,
                           "apply": f"loupe models thresholds {model} {proposals}" if proposals else None}
-        return {"runs": runs, "models": out}
+        return {"runs": runs, "models": out, "unjudged_nonrelevant": unjudged_nonrelevant}
 
 
     # -- report ---------------------------------------------------------------------
