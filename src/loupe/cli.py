@@ -242,6 +242,9 @@ def describe_total(result) -> str:
     if result.verdict == "unknown" and result.corrections:
         return (f"{result.total:,} {noun} for the corrected query (completeness unknown: "
                 f"a fallback path produced them){shown}")
+    if result.verdict == "unknown" and getattr(result, "meaning_only", False):
+        return (f"at least {result.total:,} {noun} for “{result.query}” (approximate: no word "
+                f"matched, every row is a meaning-based neighbour; completeness unknown){shown}")
     if result.verdict == "unknown":
         return (f"at least {result.total:,} {noun} for “{result.query}” (completeness unknown: "
                 f"meaning-based matches are approximate){shown}")
@@ -314,10 +317,20 @@ def analyze(obj: _Ctx, text: str, lang: str | None, as_query: bool, as_json: boo
 @click.option("--vocab-decay", type=float, help="Weight factor per step up the vocabulary (0.5).")
 @click.option("--raw-cap", type=int, help="Postings read per query term at most (3000).")
 @click.option("--keep-cap", type=int, help="Assets kept by the lexical lane at most (1000).")
+@click.option("--lexical-weight", "w_lexical", type=float,
+              help="Weight of the lexical lane in RRF fusion, 0-10 (1).")
+@click.option("--text-weight", "w_text", type=float,
+              help="Weight of the text (metadata meaning) lane in RRF fusion, 0-10 (1).")
+@click.option("--image-weight", "w_image", type=float,
+              help="Weight of the image (pixels) lane in RRF fusion, 0-10 (1).")
+@click.option("--rrf-k", "rrf_k", type=int, help="RRF's rank constant k, 1-1000 (60).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def settings(obj: _Ctx, k1, weights, b_values, vocab_decay, raw_cap, keep_cap, as_json) -> None:
-    """Show or change the lexical lane's settings (changes re-index the lexicon)."""
+def settings(obj: _Ctx, k1, weights, b_values, vocab_decay, raw_cap, keep_cap, w_lexical,
+             w_text, w_image, rrf_k, as_json) -> None:
+    """Show or change the lexical lane's settings (changes re-index the lexicon)
+    and the fusion settings: each lane's weight and RRF's k,
+    rrf(d) = sum over lanes of weight / (k + rank)."""
     def floats(text: str | None, opt: str) -> list[float] | None:
         if text is None:
             return None
@@ -329,9 +342,15 @@ def settings(obj: _Ctx, k1, weights, b_values, vocab_decay, raw_cap, keep_cap, a
     changes = {"k1": k1, "weights": floats(weights, "--weights"), "b": floats(b_values, "--b"),
                "vocab_decay": vocab_decay, "raw_cap": raw_cap, "keep_cap": keep_cap}
     changes = {k: v for k, v in changes.items() if v is not None}
+    fusion = {k: v for k, v in {"w_lexical": w_lexical, "w_text": w_text, "w_image": w_image,
+                                "rrf_k": rrf_k}.items() if v is not None}
     with obj.open() as lib:
         try:
-            info = lib.set_lexical_settings(**changes) if changes else lib.lexical_settings()
+            with lib.conn.transaction():   # a bad value changes nothing
+                if fusion:
+                    lib.set_fusion_settings(**fusion)
+                info = lib.set_lexical_settings(**changes) if changes else lib.lexical_settings()
+            info = {**info, **lib.fusion_settings()}
         except ValueError as exc:
             raise click.ClickException(str(exc)) from exc
     if as_json:

@@ -114,6 +114,9 @@ class SearchResult:
     ``langs``: the languages whose documents were searched (every library
     language when the search named none); ``lang`` is the first of them,
     the language the hits' titles are shown in.
+    ``meaning_only``: every row comes from meaning-based (vector) lanes — no
+    word of the query matched — so the rows are approximate neighbours
+    (issue 14, item 4).
     """
 
     query: str
@@ -130,6 +133,7 @@ class SearchResult:
     lanes: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     langs: list[str] = field(default_factory=list)
+    meaning_only: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -349,7 +353,7 @@ class Library:
         terms = qt.terms
         params = {"tenant_id": self.tenant_id, **qt.params(), "query": query,
                   "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
-                  "fallback": False, "one_word": len(query.split()) <= 1,
+                  **self.fusion_settings(), "fallback": False, "one_word": len(query.split()) <= 1,
                   "title_band": title_band, **self.viewer.params()}
         fr = fused_search(self.conn, params, lanes)
         corrections: dict[str, str] = {}
@@ -398,7 +402,8 @@ class Library:
         if lanes and terms:
             params = {"tenant_id": self.tenant_id, **qt.params(), "query": query,
                       "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit,
-                      "offset": offset, "fallback": False, "one_word": one_word}
+                      "offset": offset, "fallback": False, "one_word": one_word,
+                      **self.fusion_settings()}
             fr = scoped_fused_search(self.conn, params, lanes, coll, self.viewer)
             typo = fr.lexical["candidates"] == 0 and qt.corrected(
                 self.conn, self.tenant_id, self.viewer)[1]
@@ -452,9 +457,11 @@ class Library:
                 {"lexical": {"rank": h["lexical_rank"], "score": h["lexical_score"]},
                  **h["lanes"], "band": h["in_band"]})
             raw_hits.append((h["rank"], h["asset_id"], h["rrf"], h["bonus"], explain))
-        return self._result(query, langs, terms, total, verdict == "complete", verdict, total,
-                            limit, offset, raw_hits, {}, ["lexical"] + [ln.name for ln in lanes],
-                            notices)
+        res = self._result(query, langs, terms, total, verdict == "complete", verdict, total,
+                           limit, offset, raw_hits, {}, ["lexical"] + [ln.name for ln in lanes],
+                           notices)
+        res.meaning_only = lex["candidates"] == 0 and total > 0
+        return res
 
     def _scope(self, scope: str | list[str]) -> Scope:
         """Resolve collection names (one or several: their union)."""
@@ -486,8 +493,13 @@ class Library:
             if h.in_band:
                 explain["title_band"] = True
             raw_hits.append((h.rank, h.asset_id, h.rrf, h.bonus, explain))
-        return self._result(query, langs, terms, total, exact, verdict, fr.total, limit, offset,
-                            raw_hits, corrections, ["lexical"] + [ln.name for ln in lanes], notices)
+        res = self._result(query, langs, terms, total, exact, verdict, fr.total, limit, offset,
+                           raw_hits, corrections, ["lexical"] + [ln.name for ln in lanes],
+                           notices)
+        # no word matched and no typo fallback: the rows are vector neighbours only
+        res.meaning_only = (not corrections and lex["candidates"] == 0
+                            and lex["title_band"] == 0 and fr.total > 0)
+        return res
 
     def _result(self, query, langs, terms, total, exact, verdict, reachable, limit, offset,
                 raw_hits, corrections, lanes, notices) -> SearchResult:
@@ -1063,6 +1075,49 @@ class Library:
                 for lang in self.languages():
                     self.conn.execute(q.REINDEX_LEXICAL, {"tenant_id": self.tenant_id, "lang": lang})
         return self.lexical_settings()
+
+    #: Bounds of the fusion settings (migration 0016): a weight above 10 or a
+    #: k above 1000 is a typo rather than a choice (RRF's k ranges over
+    #: tens; Cormack et al. 2009 chose 60).
+    FUSION_BOUNDS = {"w_lexical": (0.0, 10.0), "w_text": (0.0, 10.0), "w_image": (0.0, 10.0),
+                     "rrf_k": (1, 1000)}
+
+    def fusion_settings(self) -> dict[str, Any]:
+        """The fusion settings (SPEC F1, migration 0016): ``w_lexical``,
+        ``w_text``, ``w_image`` (each lane's weight in reciprocal rank fusion)
+        and ``rrf_k`` (RRF's rank constant); rrf(d) = Σ w_lane / (k + rank).
+        Defaults: weights 1, k 60 (plain RRF, Cormack et al. 2009)."""
+        row = self.conn.execute(q.FUSION_SETTINGS, {"tenant_id": self.tenant_id}).fetchone()
+        return {"w_lexical": float(row[0]), "w_text": float(row[1]), "w_image": float(row[2]),
+                "rrf_k": int(row[3])}
+
+    def set_fusion_settings(self, **changes: Any) -> dict[str, Any]:
+        """Change fusion settings (keys as returned by :meth:`fusion_settings`);
+        takes effect on the next search. Returns the settings.
+
+        Raises:
+            ValueError: an unknown key, a value that is not a finite number
+                (k: an integer), a value outside :data:`FUSION_BOUNDS`, or
+                every weight zero.
+        """
+        import math
+
+        current = self.fusion_settings()
+        unknown = set(changes) - set(current)
+        if unknown:
+            raise ValueError(f"unknown fusion setting(s): {', '.join(sorted(unknown))}")
+        new = {**current, **changes}
+        for key, (lo, hi) in self.FUSION_BOUNDS.items():
+            value = new[key]
+            if key == "rrf_k" and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ValueError(f"rrf_k must be an integer, not {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value) or not lo <= value <= hi:
+                raise ValueError(f"{key} must be a number within [{lo}, {hi}], not {value!r}")
+        if new["w_lexical"] + new["w_text"] + new["w_image"] <= 0:
+            raise ValueError("at least one of w_lexical, w_text, w_image must be above 0")
+        self.conn.execute(q.SET_FUSION_SETTINGS, {**new, "tenant_id": self.tenant_id})
+        return self.fusion_settings()
 
     def vocabularies(self) -> list[dict[str, Any]]:
         """The tenant's vocabularies with their term and tagged-asset counts."""

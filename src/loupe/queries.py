@@ -137,3 +137,20 @@ WHERE tenant_id = %(tenant_id)s
 
 # Rebuild lexicon, statistics and postings of one language (migration 0002).
 REINDEX_LEXICAL = "SELECT loupe_reindex_lexical(%(tenant_id)s, %(lang)s)"
+
+# Fusion settings (migration 0016): the tenant's lane weights and RRF k, the
+# defaults (1, 1, 1, 60) when the tenant has no row.
+FUSION_SETTINGS = """
+SELECT coalesce(f.w_lexical, 1), coalesce(f.w_text, 1), coalesce(f.w_image, 1),
+       coalesce(f.rrf_k, 60)
+FROM tenant t LEFT JOIN fusion_setting f ON f.tenant_id = t.id
+WHERE t.id = %(tenant_id)s
+"""
+
+SET_FUSION_SETTINGS = """
+INSERT INTO fusion_setting (tenant_id, w_lexical, w_text, w_image, rrf_k)
+VALUES (%(tenant_id)s, %(w_lexical)s, %(w_text)s, %(w_image)s, %(rrf_k)s)
+ON CONFLICT (tenant_id) DO UPDATE
+SET w_lexical = EXCLUDED.w_lexical, w_text = EXCLUDED.w_text, w_image = EXCLUDED.w_image,
+    rrf_k = EXCLUDED.rrf_k
+"""

@@ -104,14 +104,23 @@ def build_variants(obj, model: str, as_json: bool) -> None:
 @click.option("--name", help="Run name (default: SYSTEM-QUERY_SET).")
 @click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True,
               help="Results kept per query.")
-@click.option("--model", help="Model of a variant system (default: the image lane's).")
+@click.option("--model", help="Model of a variant system (default: the image lane's); "
+                             "for 'peer', its dense encoder (default: the text lane's).")
+@click.option("--max-distance", type=click.FloatRange(0, 2), default=None,
+              help="Cosine distance cut-off of a vector system (default: 'text' uses the "
+                   "model's thresholds in force, variants 2 = none).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def run(obj, query_set: str, system: str, name: str | None, k: int, model: str | None,
-        as_json: bool) -> None:
-    """Run a system over a query set, read-only, and store the run."""
+        max_distance: float | None, as_json: bool) -> None:
+    """Run a system over a query set, read-only, and store the run.
+
+    SYSTEM: hybrid (the production search), lexical / text (one of its lanes
+    alone), image / caption / both (index
+    variants of an image-text model), peer (reference: Tantivy BM25 over the
+    plain English fields + brute-force dense, plain RRF k=60)."""
     with _instrument(obj) as ev:
-        info = ev.run(query_set, system, name=name, k=k, model=model)
+        info = ev.run(query_set, system, name=name, k=k, model=model, max_distance=max_distance)
     if as_json:
         return _emit_json(info)
     click.echo(f"run {info['run']}: {info['queries']} queries, {info['hits']} results "
@@ -307,12 +316,15 @@ def judge(obj, pool_name: str, host: str, port: int) -> None:
 
 @eval_group.command("calibrate")
 @click.argument("runs", nargs=-1, required=True)
+@click.option("--unjudged-nonrelevant", is_flag=True,
+              help="Count results without a grade as non-relevant (known-item truth "
+                   "without pooled judgements: a pessimistic assumption).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def calibrate(obj, runs: tuple[str, ...], as_json: bool) -> None:
+def calibrate(obj, runs: tuple[str, ...], unjudged_nonrelevant: bool, as_json: bool) -> None:
     """Propose distance thresholds per query-length band from judged vector runs."""
     with _instrument(obj) as ev:
-        info = ev.calibrate(list(runs))
+        info = ev.calibrate(list(runs), unjudged_nonrelevant=unjudged_nonrelevant)
     if as_json:
         return _emit_json(info)
     for model, m in info["models"].items():
@@ -329,6 +341,26 @@ def calibrate(obj, runs: tuple[str, ...], as_json: bool) -> None:
                    "no proposal: judge more results (each band needs relevant and non-relevant ones)")
 
 
+@eval_group.command("absent")
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def absent(obj, runs: tuple[str, ...], as_json: bool) -> None:
+    """Rows returned and verdicts of runs, truth or not: for a set of absent
+    subjects (things the library does not hold) every row is a false alarm."""
+    with _instrument(obj) as ev:
+        rows = ev.absent(list(runs))
+    if as_json:
+        return _emit_json(rows)
+    click.echo("run\tqueries\twith rows\tmean rows\tmedian\tmeaning only\tverdicts")
+    for r in rows:
+        mean = "-" if r["mean_rows"] is None else f"{r['mean_rows']:.1f}"
+        med = "-" if r["median_rows"] is None else f"{r['median_rows']:.0f}"
+        verdicts = ", ".join(f"{k} {v}" for k, v in r["verdicts"].items()) or "-"
+        click.echo(f"{r['run']}\t{r['queries']}\t{r['with_rows']}\t{mean}\t{med}\t"
+                   f"{r['meaning_only']}\t{verdicts}")
+
+
 @eval_group.command("report")
 @click.argument("runs", nargs=-1, required=True)
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
@@ -337,11 +369,21 @@ def calibrate(obj, runs: tuple[str, ...], as_json: bool) -> None:
               help="Query set for the leak-check table (repeat: blind and caption-derived).")
 @click.option("--model", help="Model of the leak check (default: the image lane's).")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--tradeoff", "tradeoff", multiple=True, metavar="BLIND_RUN:ABSENT_RUN",
+              help="A configuration's run over blind queries and its run over absent "
+                   "subjects, for the trade-off table (repeat per configuration).")
 @click.pass_obj
 def report(obj, runs: tuple[str, ...], out: str, leak_sets: tuple[str, ...],
-           model: str | None, seed: int) -> None:
+           model: str | None, seed: int, tradeoff: tuple[str, ...]) -> None:
     """Write a self-contained HTML report and its JSON."""
+    pairs = []
+    for item in tradeoff:
+        blind, sep, absent = item.partition(":")
+        if not sep or not blind or not absent:
+            raise click.BadParameter(f"{item!r}: expected BLIND_RUN:ABSENT_RUN",
+                                     param_hint="--tradeoff")
+        pairs.append((blind, absent))
     with _instrument(obj) as ev:
         info = ev.report(list(runs), out, leak_sets=list(leak_sets) or None, model=model,
-                         seed=seed)
+                         seed=seed, tradeoff=pairs or None)
     click.echo(f"wrote {info['html']} and {info['json']}")

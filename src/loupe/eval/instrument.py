@@ -24,7 +24,7 @@ import json
 import random
 import secrets
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -34,11 +34,13 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from ..library import Library
+from ..queries import LEXICAL_CAPS
 from ..models import registry
 from ..models.embedders import ModelError
 from ..vector import queries as vq
 from . import metrics as mx
 from . import queries as q
+from .peer import Peer, document_text
 from .queryset import (
     Query,
     parse_query,
@@ -48,9 +50,11 @@ from .queryset import (
     write_run,
 )
 
-#: Systems a run can use: the production hybrid search, and the index
-#: variants of an image-text model (V7, E4).
-SYSTEMS = ("hybrid", "image", "caption", "both")
+#: Systems a run can use: the production hybrid search, its lexical lane
+#: alone, its text lane alone, the index variants of an image-text model
+#: (V7, E4), and the reference peer (BM25 + dense
+#: RRF, :mod:`loupe.eval.peer`).
+SYSTEMS = ("hybrid", "lexical", "text", "image", "caption", "both", "peer")
 VARIANTS = ("image", "caption", "both")
 #: Default margin of the leak check (E5): recall@10 points by which
 #: caption-derived queries may beat blind ones on the image variant.
@@ -105,7 +109,8 @@ def readonly_connection(conn: psycopg.Connection) -> psycopg.Connection:
 class RunResult:
     """A run in memory: ``hits`` maps qid → [(asset_id, score, distance)]
     best first (score = 1/rank, so any tool re-sorting by score keeps the
-    system's order)."""
+    system's order); ``answers`` maps qid → (rows returned in all, verdict,
+    meaning_only), None where the system has no such figure."""
 
     name: str
     query_set: str
@@ -113,6 +118,7 @@ class RunResult:
     model: str | None
     k: int
     hits: dict[str, list[tuple[int, float, float | None]]]
+    answers: dict[str, tuple[int | None, str | None, bool | None]] = field(default_factory=dict)
 
     def ranx_run(self) -> dict[str, dict[str, float]]:
         return {qid: {str(a): s for a, s, _ in hs} for qid, hs in self.hits.items()}
@@ -214,14 +220,22 @@ class Evaluation:
     # -- runs ---------------------------------------------------------------------
 
     def search_run(self, query_set: str, system: str, *, k: int = 10, model: str | None = None,
-                   max_distance: float = 2.0, name: str | None = None) -> RunResult:
+                   max_distance: float | None = None, name: str | None = None) -> RunResult:
         """Run ``system`` over a query set, read-only, without storing the run.
 
         ``hybrid`` is :meth:`Library.search` (limit ``k``); a variant
         (``image``, ``caption``, ``both``) is the vector lane over that
         variant's vectors of ``model`` (default: the tenant's image-lane
         model), the query encoded by the model's text encoder, keeping
-        neighbours within ``max_distance`` (cosine; default 2.0 keeps all).
+        neighbours within ``max_distance`` (cosine; default 2.0 keeps all);
+        ``lexical`` is the production lexical lane alone (its caps, typo
+        fallback and verdict); ``text`` is the production text lane alone
+        (the text lane's model, or ``model``), keeping neighbours within the
+        model's threshold for the query's word count (V4) or, when given,
+        within ``max_distance`` (2.0: no cut-off), at most ``k``; ``peer`` is the reference peer of :mod:`loupe.eval.peer` (Tantivy
+        BM25 + brute-force dense over the plain English fields, plain RRF),
+        its dense encoder ``model`` (default: the text lane's model, else the
+        image lane's).
 
         Raises:
             EvalError: unknown system or set, no model, or no vectors of the variant.
@@ -233,6 +247,7 @@ class Evaluation:
             raise EvalError("k must be at least 1")
         queries = self.queries(query_set)
         hits: dict[str, list[tuple[int, float, float | None]]] = {}
+        answers: dict[str, tuple[int | None, str | None, bool | None]] = {}
         reader = readonly_connection(self.conn)
         try:
             if system == "hybrid":
@@ -241,7 +256,48 @@ class Evaluation:
                 for qu in queries:
                     res = rlib.search(qu.text, limit=k)
                     hits[qu.id] = [(h.asset_id, 1.0 / h.rank, None) for h in res.hits]
+                    answers[qu.id] = (res.total, res.verdict, res.meaning_only)
                 model_name = None
+            elif system == "lexical":
+                from ..lexical import lexical_search
+
+                lang = self.lib.languages()[0]
+                raw_cap, keep_cap = reader.execute(
+                    LEXICAL_CAPS, {"tenant_id": self.tenant_id}).fetchone()
+                for qu in queries:
+                    res = lexical_search(reader, self.tenant_id, qu.text, lang, limit=k,
+                                         raw_cap=raw_cap, keep_cap=keep_cap,
+                                         viewer=self.lib.viewer)
+                    hits[qu.id] = [(h.asset_id, 1.0 / h.rank, None) for h in res.hits]
+                    answers[qu.id] = (res.total, res.verdict, False)
+                model_name = None
+            elif system == "text":
+                model_name = model or self._lane_model("text")
+                model_id, dims = self._variant(reader, model_name, "text")
+                cfg = registry.get_model(self.lib.home, model_name).config
+                vecs = self.lib._embedder(model_name).encode_texts(
+                    [qu.text for qu in queries], task="query")
+                stmt = q.variant_search(model_id, "text", dims)
+                for qu, vec in zip(queries, vecs):
+                    maxd = (registry.threshold_for(cfg, len(qu.text.split()))
+                            if max_distance is None else max_distance)
+                    rows = reader.execute(stmt, {
+                        **self.lib.viewer.params(), "tenant_id": self.tenant_id, "vec_cap": k,
+                        "qv_variant": np.asarray(vec, np.float32),
+                        "maxd_variant": float(maxd)}).fetchall()
+                    hits[qu.id] = [(a, 1.0 / r, float(d)) for a, d, r in rows]
+                    # rows within the cut-off, at most k (the lane's own cap is VEC_CAP)
+                    answers[qu.id] = (len(rows), None, bool(rows))
+            elif system == "peer":
+                model_name = model or self._peer_model()
+                peer = self._peer(reader, model_name)
+                vecs = self.lib._embedder(model_name).encode_texts(
+                    [qu.text for qu in queries], task="query")
+                for qu, vec in zip(queries, vecs):
+                    hits[qu.id] = [(a, 1.0 / r, None)
+                                   for r, (a, _s) in enumerate(peer.search(qu.text, vec, k), 1)]
+                    # brute force with no cut-off: every document is a row
+                    answers[qu.id] = (len(peer.ids), None, not peer.bm25(qu.text))
             else:
                 model_name = model or self._image_model()
                 model_id, dims = self._variant(reader, model_name, system)
@@ -252,14 +308,16 @@ class Evaluation:
                     rows = reader.execute(stmt, {
                         **self.lib.viewer.params(), "tenant_id": self.tenant_id, "vec_cap": k,
                         "qv_variant": np.asarray(vec, np.float32),
-                        "maxd_variant": float(max_distance)}).fetchall()
+                        "maxd_variant": 2.0 if max_distance is None else float(max_distance)
+                    }).fetchall()
                     hits[qu.id] = [(a, 1.0 / r, float(d)) for a, d, r in rows]
         finally:
             reader.close()
-        return RunResult(name or f"{system}-{query_set}", query_set, system, model_name, k, hits)
+        return RunResult(name or f"{system}-{query_set}", query_set, system, model_name, k, hits,
+                         answers)
 
     def run(self, query_set: str, system: str, *, name: str | None = None, k: int = 10,
-            model: str | None = None, max_distance: float = 2.0) -> dict[str, Any]:
+            model: str | None = None, max_distance: float | None = None) -> dict[str, Any]:
         """Produce a run (see :meth:`search_run`) and store it under ``name``
         (default ``<system>-<query_set>``; an existing run of that name is
         replaced). Returns ``{"run", "query_set", "system", "model", "k",
@@ -278,6 +336,9 @@ class Evaluation:
                     {"run_id": run_id, "query_id": ids[qid], "rank": i, "asset_id": a,
                      "score": s, "distance": d}
                     for qid, hs in rr.hits.items() for i, (a, s, d) in enumerate(hs, 1)])
+                cur.executemany(q.INSERT_RUN_QUERY, [
+                    {"run_id": run_id, "query_id": ids[qid], "rows": n, "verdict": v,
+                     "meaning_only": mo} for qid, (n, v, mo) in rr.answers.items()])
         return {"run": rr.name, "query_set": query_set, "system": system, "model": rr.model,
                 "k": k, "queries": len(rr.hits), "hits": sum(len(h) for h in rr.hits.values())}
 
@@ -297,7 +358,55 @@ class Evaluation:
         hits: dict[str, list] = {qu.id: [] for qu in self.queries(set_name)}
         for qid, _rank, a, s, d in self.conn.execute(q.RUN_HITS, {"run_id": run_id}):
             hits[qid].append((a, s, d))
-        return RunResult(name, set_name, system, model, k, hits)
+        answers = {r[0]: (r[1], r[2], r[3])
+                   for r in self.conn.execute(q.RUN_QUERIES, {"run_id": run_id})}
+        return RunResult(name, set_name, system, model, k, hits, answers)
+
+    def absent(self, runs: list[str]) -> list[dict[str, Any]]:
+        """What each run returned for its queries, truth or not — for a set
+        of absent subjects (things the library does not hold; issue 14,
+        item 4) every row is a false alarm. Per run: ``{"run", "query_set",
+        "system", "queries", "with_rows"`` (queries that got any row),
+        ``"mean_rows"``, ``"median_rows"`` (rows returned in all, the search's
+        total; None when the system records none), ``"mean_top_k"`` (rows in
+        the top k), ``"meaning_only"`` (queries whose rows all came from
+        vector lanes), ``"verdicts"`` ({verdict: queries})}.
+
+        Raises:
+            EvalError: an unknown run.
+        """
+        out = []
+        for name in runs:
+            rr = self.load_run(name)
+            totals = [a[0] for a in rr.answers.values() if a[0] is not None]
+            verdicts: dict[str, int] = defaultdict(int)
+            for _n, v, _mo in rr.answers.values():
+                if v is not None:
+                    verdicts[v] += 1
+            n = len(rr.hits)
+            out.append({
+                "run": name, "query_set": rr.query_set, "system": rr.system, "queries": n,
+                "with_rows": sum(bool(hs) for hs in rr.hits.values()),
+                "mean_rows": float(np.mean(totals)) if totals else None,
+                "median_rows": float(np.median(totals)) if totals else None,
+                "mean_top_k": float(np.mean([len(hs) for hs in rr.hits.values()])) if n else 0.0,
+                "meaning_only": sum(bool(a[2]) for a in rr.answers.values()),
+                "verdicts": dict(sorted(verdicts.items()))})
+        return out
+
+    def tradeoff(self, pairs: list[tuple[str, str]], *, seed: int = 0) -> list[dict[str, Any]]:
+        """The trade-off of looser cut-offs (issue 14, item 4): per
+        configuration, a run over a set with truth (blind queries) and a run
+        of the same configuration over absent subjects. Returns per pair
+        ``{"blind_run", "absent_run", "recall@10", "ndcg@10"`` (figures with
+        95 % intervals, see :meth:`metrics`), ``"absent"`` (:meth:`absent`'s row)}."""
+        out = []
+        for blind_run, absent_run in pairs:
+            fig = self.metrics(blind_run, seed=seed)["rows"][0]["figures"]
+            out.append({"blind_run": blind_run, "absent_run": absent_run,
+                        "recall@10": fig["recall@10"], "ndcg@10": fig["ndcg@10"],
+                        "absent": self.absent([absent_run])[0]})
+        return out
 
     def export_run(self, name: str, path: str | Path) -> int:
         """Write a stored run in TREC format, docno = the asset's content sha256.
@@ -319,6 +428,35 @@ class Evaluation:
             if lane == "image":
                 return name
         raise EvalError("no model given and the image lane has none: pass --model NAME")
+
+    def _lane_model(self, lane: str) -> str:
+        for ln, _mid, name, *_ in self.conn.execute(vq.LANE_MODELS, {"tenant_id": self.tenant_id}):
+            if ln == lane:
+                return name
+        raise EvalError(f"no model given and the {lane} lane has none: pass --model NAME")
+
+    def _peer_model(self) -> str:
+        lanes = {lane: name for lane, _mid, name, *_ in self.conn.execute(
+            vq.LANE_MODELS, {"tenant_id": self.tenant_id})}
+        if "text" in lanes:
+            return lanes["text"]
+        if "image" in lanes:
+            return lanes["image"]
+        raise EvalError("the peer needs a text encoder and no lane has a model: pass --model NAME")
+
+    def _peer(self, conn: psycopg.Connection, model: str) -> Peer:
+        """The peer over the documents the viewer may read, in the library's
+        first language, encoded by ``model``'s text encoder (32 at a time)."""
+        rows = conn.execute(q.PEER_DOCUMENTS, {
+            **self.lib.viewer.params(), "tenant_id": self.tenant_id,
+            "lang": self.lib.languages()[0]}).fetchall()
+        ids = [r[0] for r in rows]
+        texts = [document_text(*r[1:]) for r in rows]
+        emb = self.lib._embedder(model)
+        parts = [emb.encode_texts(texts[i:i + 32], task="document")
+                 for i in range(0, len(texts), 32)]
+        dims = parts[0].shape[1] if parts else 1
+        return Peer(ids, texts, np.vstack(parts) if parts else np.zeros((0, dims), np.float32))
 
     def _variant(self, conn: psycopg.Connection, model: str, lane: str) -> tuple[int, int]:
         row = conn.execute(q.MODEL_BY_NAME, {"name": model}).fetchone()
@@ -650,7 +788,7 @@ class Evaluation:
 
     # -- threshold calibration (V4) --------------------------------------------------
 
-    def calibrate(self, runs: list[str]) -> dict[str, Any]:
+    def calibrate(self, runs: list[str], *, unjudged_nonrelevant: bool = False) -> dict[str, Any]:
         """Propose per-model distance thresholds by query-length band (V4)
         from judged results of vector runs (systems ``image``, ``caption``,
         ``both``: they record each result's cosine distance).
@@ -662,7 +800,11 @@ class Evaluation:
         Youden's J = share of relevant kept − share of non-relevant kept
         (Youden, "Index for rating diagnostic tests", Cancer 1950), the
         largest such ``t`` on ties. A band without both a relevant and a
-        non-relevant graded result gets no proposal. Nothing is changed:
+        non-relevant graded result gets no proposal. With
+        ``unjudged_nonrelevant`` (for known-item truth without pooled
+        judgements), a result without a grade counts as non-relevant — a
+        pessimistic assumption the result reports (``unjudged_nonrelevant``).
+        Runs of the ``text`` system count too. Nothing is changed:
         the result says what each proposal would keep and cut next to the
         threshold in force, and the command that applies it.
 
@@ -673,15 +815,18 @@ class Evaluation:
             lambda: defaultdict(list))
         for name in runs:
             rr = self.load_run(name)
-            if rr.system not in VARIANTS:
+            if rr.system not in VARIANTS + ("text",):
                 raise EvalError(f"run {name!r} ({rr.system}) has no distances: calibrate "
-                                "from runs of the image, caption or both variants")
+                                "from runs of the text system or the image, caption or "
+                                "both variants")
             qrels = self.qrels(rr.query_set)
             texts = {qu.id: qu.text for qu in self.queries(rr.query_set)}
             for qid, hs in rr.hits.items():
                 band = _band(len(texts[qid].split()))
                 for a, _s, d in hs:
                     g = qrels.get(qid, {}).get(str(a))
+                    if g is None and unjudged_nonrelevant:
+                        g = 0
                     if g is not None and d is not None:
                         evidence[rr.model][band].append((d, g >= 1))
         out: dict[str, Any] = {}
@@ -708,17 +853,19 @@ class Evaluation:
             proposals = " ".join(f"{r['band']}={r['proposed']}" for r in rows if r["proposed"])
             out[model] = {"bands": rows,
                           "apply": f"loupe models thresholds {model} {proposals}" if proposals else None}
-        return {"runs": runs, "models": out}
+        return {"runs": runs, "models": out, "unjudged_nonrelevant": unjudged_nonrelevant}
 
 
     # -- report ---------------------------------------------------------------------
 
     def report(self, runs: list[str], path: str | Path, *,
                leak_sets: list[str] | None = None, model: str | None = None,
-               seed: int = 0) -> dict[str, Any]:
+               seed: int = 0, tradeoff: list[tuple[str, str]] | None = None) -> dict[str, Any]:
         """Write ``<path>.html`` (self-contained: tables and inline SVG, no
         scripts or external resources) and ``<path>.json`` with the metrics of
-        ``runs``, the leak check over ``leak_sets`` (when given) and the
+        ``runs``, the leak check over ``leak_sets`` (when given), the
+        absent-subject trade-off of ``tradeoff`` pairs (blind run, absent run;
+        see :meth:`tradeoff`) and the
         threshold calibration of the runs that have distances. Returns the
         report dict (what the JSON holds) with ``html`` and ``json`` paths.
 
@@ -733,6 +880,8 @@ class Evaluation:
                                 "seed": seed, "runs": [self.metrics(r, seed=seed) for r in runs]}
         if leak_sets:
             data["leak_check"] = self.leak_check(leak_sets, model=model, seed=seed)
+        if tradeoff:
+            data["tradeoff"] = self.tradeoff(tradeoff, seed=seed)
         vector_runs = [m["run"] for m in data["runs"] if m["system"] in VARIANTS]
         if vector_runs:
             data["calibration"] = self.calibrate(vector_runs)

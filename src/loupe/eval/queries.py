@@ -251,3 +251,34 @@ SELECT q.qid, i.asset_id, i.token, i.position, i.round
 FROM eval_pool_item i JOIN eval_query q ON q.id = i.query_id
 WHERE i.pool_id = %(pool_id)s ORDER BY i.position
 """
+
+# -- the reference peer (loupe.eval.peer) ---------------------------------------------
+
+#: The plain English fields a user would index in a general-purpose engine,
+#: per asset the viewer may read, from its search document in ``%(lang)s``:
+#: title, description, keywords, creator, folder (collection) words and
+#: file-name words. Rows: ``(asset_id, title, description, keywords,
+#: creator, collections, filename)``, by asset id.
+PEER_DOCUMENTS = """
+SELECT d.asset_id, d.title, d.description, d.keywords, d.creator, d.collections, d.filename
+FROM search_document d
+JOIN asset a ON a.id = d.asset_id
+WHERE d.tenant_id = %(tenant_id)s AND d.lang = %(lang)s
+  AND (%(see_all)s OR loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at, false,
+                                     %(principals)s::bigint[]))
+ORDER BY d.asset_id
+"""
+
+# -- rows returned and verdicts per query (migration 0016; absent subjects) ----------
+
+INSERT_RUN_QUERY = """
+INSERT INTO eval_run_query (run_id, query_id, rows_returned, verdict, meaning_only)
+VALUES (%(run_id)s, %(query_id)s, %(rows)s, %(verdict)s, %(meaning_only)s)
+"""
+
+#: Per query of a run: ``(qid, rows_returned, verdict, meaning_only)``.
+RUN_QUERIES = """
+SELECT q.qid, rq.rows_returned, rq.verdict, rq.meaning_only
+FROM eval_run_query rq JOIN eval_query q ON q.id = rq.query_id
+WHERE rq.run_id = %(run_id)s ORDER BY q.qid
+"""

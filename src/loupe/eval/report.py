@@ -65,6 +65,24 @@ def render(data: dict[str, Any]) -> str:
                    f"(margin {leak['margin']:.3f}, model {_e(leak['model'])})</p>")
         out.append(interval_chart([(f"{v} / {p}", f) for v, row in leak["table"].items()
                                    for p, f in row.items()], "recall@10 by variant × query set"))
+    trade = data.get("tradeoff")
+    if trade:
+        out.append("<h2>Absent subjects: recall on blind queries vs rows returned for things "
+                   "the library does not hold</h2>")
+        out.append("<table><tr><th>blind run</th><th>recall@10</th><th>nDCG@10</th>"
+                   "<th>absent run</th><th>absent queries with rows</th>"
+                   "<th>mean rows returned</th><th>median</th><th>verdicts</th></tr>")
+        for t in trade:
+            a = t["absent"]
+            mean = "-" if a["mean_rows"] is None else f"{a['mean_rows']:.1f}"
+            med = "-" if a["median_rows"] is None else f"{a['median_rows']:.0f}"
+            verdicts = ", ".join(f"{k} {v}" for k, v in a["verdicts"].items()) or "-"
+            out.append(f"<tr><td class='l'>{_e(t['blind_run'])}</td><td>{_fig(t['recall@10'])}</td>"
+                       f"<td>{_fig(t['ndcg@10'])}</td><td class='l'>{_e(t['absent_run'])}</td>"
+                       f"<td>{a['with_rows']} of {a['queries']}</td><td>{mean}</td><td>{med}</td>"
+                       f"<td class='l'>{_e(verdicts)}</td></tr>")
+        out.append("</table><p>Every row returned for an absent subject is a false alarm; "
+                   "rows that only meaning-based lanes found are approximate.</p>")
     for m in data["runs"]:
         judged = m["judged@10"]
         out.append(f"<h2>Run {_e(m['run'])}</h2><p>system {_e(m['system'])}"

@@ -1,11 +1,13 @@
 """Fusion (SPEC F1–F3, V4–V6): the lexical lane and the vector lanes in one
 SQL statement, combined by reciprocal rank fusion.
 
-    rrf(d) = Σ_lanes 1 / (60 + rank_lane(d))      (absent from a lane: 0)
+    rrf(d) = Σ_lanes w_lane / (k + rank_lane(d))      (absent from a lane: 0)
 
 (Cormack, Clarke and Büttcher, "Reciprocal Rank Fusion outperforms
-Condorcet and individual Rank Learning Methods", SIGIR 2009; k = 60 is
-theirs.) Ordered by phrase bonus ▸ RRF ▸ asset id. A vector lane keeps at
+Condorcet and individual Rank Learning Methods", SIGIR 2009: every w = 1
+and k = 60, the defaults.) The weights (``w_lexical``, ``w_text``,
+``w_image``) and k (``rrf_k``) are the library's fusion settings
+(``loupe settings``, migration 0016), passed as statement parameters. Ordered by phrase bonus ▸ RRF ▸ asset id. A vector lane keeps at
 most ``vec_cap`` neighbours within the model's distance threshold for the
 query's word count (V4).
 
@@ -33,8 +35,20 @@ from ..access.viewer import OWNER
 from ..lexical.queries import LEXICAL_CTES, TITLE_BAND_CAP, best_bonus, title_band_cte
 from ..vector.queries import vector_cte
 
-#: RRF's rank constant (Cormack et al. 2009).
+#: RRF's rank constant (Cormack et al. 2009): the default of the ``rrf_k`` setting.
 RRF_K = 60
+#: The fusion settings' defaults (weights 1, k 60: plain RRF), used when a
+#: caller passes none (see :func:`rrf_term`).
+FUSION_DEFAULTS = {"w_lexical": 1.0, "w_text": 1.0, "w_image": 1.0, "rrf_k": RRF_K}
+
+
+def rrf_term(lane: str, rank: sql.Composable) -> sql.Composed:
+    """One lane's RRF contribution, ``w_<lane> · 1 / (k + rank)``, 0 when the
+    row is absent from the lane; weight and k are the parameters
+    ``%(w_<lane>)s`` and ``%(rrf_k)s``. In numeric, as the plain sum was, so a
+    weight of 1 gives exactly the plain RRF value."""
+    return sql.SQL("coalesce({w}::numeric * (1.0 / ({k} + {rank})), 0)").format(
+        w=sql.Placeholder(f"w_{lane}"), k=sql.Placeholder("rrf_k"), rank=rank)
 #: Vector neighbours per lane (F3).
 VEC_CAP = 200
 #: Seconds a failed query encoder is left alone (V6).
@@ -178,7 +192,7 @@ lex AS (
     joins = sql.SQL("")
     key = sql.SQL("l.asset_id")
     cols = []
-    rrf = [sql.SQL("coalesce(1.0 / ({k} + l.rank), 0)").format(k=sql.Literal(RRF_K))]
+    rrf = [rrf_term("lexical", sql.SQL("l.rank"))]
     for lane in lanes:
         alias = sql.Identifier(f"v_{lane.name}")
         cte = sql.Identifier(f"vec_{lane.name}")
@@ -187,7 +201,7 @@ lex AS (
         key = sql.SQL("coalesce({key}, {a}.asset_id)").format(key=key, a=alias)
         cols.append(sql.SQL("{a}.rank AS {r}, {a}.dist AS {d}").format(
             a=alias, r=sql.Identifier(f"{lane.name}_rank"), d=sql.Identifier(f"{lane.name}_dist")))
-        rrf.append(sql.SQL("coalesce(1.0 / ({k} + {a}.rank), 0)").format(k=sql.Literal(RRF_K), a=alias))
+        rrf.append(rrf_term(lane.lane, sql.SQL("{a}.rank").format(a=alias)))
     lane_cols = sql.SQL("").join(sql.SQL(", ") + c for c in cols)
     fused = sql.SQL("""
 fused AS (
@@ -262,9 +276,11 @@ def fused_search(conn: psycopg.Connection, params: dict[str, Any],
     """Run the fused statement. ``params`` holds the lexical lane's parameters
     (tenant_id, lang, langs, qlangs, qterms, terms, query, raw_cap, keep_cap, limit, offset,
     fallback: see :class:`loupe.lexical.search.QueryTerms`),
-    ``one_word`` and the viewer's ``see_all`` / ``principals`` (default: the
+    ``one_word``, the fusion settings (``w_lexical``, ``w_text``, ``w_image``,
+    ``rrf_k``; default :data:`FUSION_DEFAULTS`) and the viewer's ``see_all`` / ``principals`` (default: the
     owner, who sees everything); the lanes add their query vectors and thresholds."""
-    p = {**OWNER.params(), "title_band": False, "title_band_cap": TITLE_BAND_CAP, **params}
+    p = {**OWNER.params(), "title_band": False, "title_band_cap": TITLE_BAND_CAP,
+         **FUSION_DEFAULTS, **params}
     p["vec_cap"] = p.get("vec_cap", VEC_CAP)
     for lane in lanes:
         p[f"qv_{lane.name}"] = np.asarray(lane.vector, dtype=np.float32)

@@ -258,11 +258,11 @@ def scoped_fused_statement(lanes: list) -> sql.Composed:
     ``lanes`` are :class:`loupe.fusion.search.VectorLane`; their names, model
     ids and widths are registry literals.
     """
-    from ..fusion.search import BANDED_PAGE, RRF_K, fused_ctes, lane_columns
+    from ..fusion.search import BANDED_PAGE, fused_ctes, lane_columns, rrf_term
 
     vbands, joins, band_cols, band_out, rrf, waiting = [], [], [], [], [], []
     key = sql.SQL("lb.asset_id")
-    rrf.append(sql.SQL("coalesce(1.0 / ({k} + lb.rank), 0)").format(k=sql.Literal(RRF_K)))
+    rrf.append(rrf_term("lexical", sql.SQL("lb.rank")))
     for ln in lanes:
         cte = sql.Identifier(f"vband_{ln.name}")
         alias = sql.Identifier(f"vb_{ln.name}")
@@ -286,8 +286,7 @@ def scoped_fused_statement(lanes: list) -> sql.Composed:
         key = sql.SQL("coalesce({key}, {a}.asset_id)").format(key=key, a=alias)
         band_cols.append(sql.SQL(", {a}.rank AS {r}, {a}.dist AS {d}").format(
             a=alias, r=sql.Identifier(f"{ln.name}_rank"), d=sql.Identifier(f"{ln.name}_dist")))
-        rrf.append(sql.SQL("coalesce(1.0 / ({k} + {a}.rank), 0)").format(
-            k=sql.Literal(RRF_K), a=alias))
+        rrf.append(rrf_term(ln.lane, sql.SQL("{a}.rank").format(a=alias)))
         waiting.append(sql.SQL("""
            + (SELECT count(*) FROM scope s
               WHERE (SELECT r FROM regime) = 'direct'

@@ -262,10 +262,10 @@ def scoped_fused_search(conn: psycopg.Connection, params: dict, lanes: list,
     """
     import numpy as np
 
-    from ..fusion.search import VEC_CAP
+    from ..fusion.search import FUSION_DEFAULTS, VEC_CAP
 
     colls = scope_collections(conn, params["tenant_id"], coll_id)
-    p = {**params, **viewer.params(), "collections": colls, "direct_max": q.DIRECT_MAX,
+    p = {**FUSION_DEFAULTS, **params, **viewer.params(), "collections": colls, "direct_max": q.DIRECT_MAX,
          "deep_max": q.DEEP_MAX,
          "deep_cap": q.DEEP_CAP, "vec_cap": params.get("vec_cap", VEC_CAP)}
     for ln in lanes:

@@ -54,6 +54,8 @@ class SearchOut(BaseModel):
     total_exact: bool
     verdict: Literal["complete", "truncated", "unknown"]
     verdict_text: str = Field(description="the total and verdict in plain words")
+    meaning_only: bool = Field(default=False, description="every row is a meaning-based "
+                               "(vector) neighbour: no word matched; the rows are approximate")
     reachable: int
     limit: int
     offset: int

@@ -73,7 +73,7 @@ def search_payload(res: SearchResult, scope: str | list[str] | None,
             h["path"] = rel[h["path"]]
     out["scope"] = scope
     out["verdict_text"] = verdict_sentence(res.query, res.total, res.total_exact, res.verdict,
-                                           res.reachable, res.corrections)
+                                           res.reachable, res.corrections, res.meaning_only)
     for h in out["hits"]:
         h["thumbnail_url"] = f"/api/assets/{h['asset_id']}/thumbnail"
         h["why"] = explain_code(h["rank"], h["bonus"], h["explain"])

@@ -13,13 +13,16 @@ ACTION_LABELS = {
 
 def verdict_sentence(query: str, total: int, total_exact: bool, verdict: str,
                      reachable: int | None = None,
-                     corrections: dict[str, str] | None = None) -> str:
+                     corrections: dict[str, str] | None = None,
+                     meaning_only: bool = False) -> str:
     """The total and verdict of a result as a sentence.
 
     ``complete`` → "All 1,240 results" (or "No results for “q”."),
     ``truncated`` → "At least 1,000 results — narrow the search to act on all
     of them" (or the exact total when known), ``unknown`` → "About N results,
-    not proven complete — …", naming any typo correction.
+    not proven complete — …", naming any typo correction; with
+    ``meaning_only`` (no word matched: every row is a vector neighbour) it
+    says the rows are approximate matches by meaning.
     """
     fixed = ""
     if corrections:
@@ -38,6 +41,10 @@ def verdict_sentence(query: str, total: int, total_exact: bool, verdict: str,
         return f"At least {total:,} results — narrow the search to act on all of them."
     if total == 0:
         return f"No results for “{query}”{fixed} — not proven: this search path may miss matches."
+    if meaning_only:
+        return (f"About {total:,} approximate results by meaning only — no word of "
+                f"“{query}” matched; not proven complete — acting on all of them needs a "
+                f"confirmation.")
     return (f"About {total:,} results{fixed}, not proven complete — "
             f"acting on all of them needs a confirmation.")
 
