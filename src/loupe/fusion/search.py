@@ -30,7 +30,7 @@ import psycopg
 from psycopg import sql
 
 from ..access.viewer import OWNER
-from ..lexical.queries import LEXICAL_CTES, TITLE_BAND_CAP, title_band_cte
+from ..lexical.queries import LEXICAL_CTES, TITLE_BAND_CAP, bonus_expr, title_band_cte
 from ..vector.queries import vector_cte
 
 #: RRF's rank constant (Cormack et al. 2009).
@@ -197,7 +197,7 @@ fused AS (
 ),
 fkept AS (
     SELECT f.*,
-           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+           """ + bonus_expr("f.asset_id") + """ AS bonus
     FROM fused f
     CROSS JOIN phrase ph
     LEFT JOIN search_document d ON d.asset_id = f.asset_id AND d.lang = %(lang)s

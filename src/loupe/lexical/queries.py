@@ -39,6 +39,41 @@ WHERE length(q.term) BETWEEN 3 AND 64
                              t.id, 1, 10000, false, %(principals)s::bigint[]))))
 """
 
+
+def posting_probe(term: str, asset: str) -> str:
+    """A LATERAL subquery giving ``tf, group_len`` of term ``term`` in asset
+    ``asset`` (column references from a fixed set) as the viewer may read it
+    (migration 0011): for a viewer who sees everything, the one primary-key
+    probe of ``lexical_posting``; for a member, the whole document's posting
+    when it may read every file of the asset, else the best posting of the
+    file documents it may read (``loupe_member_posting``), else none. The
+    branch not taken is removed at plan time (``see_all`` is a parameter)."""
+    assert term in ("q.term_id", "d.term_id") and asset in ("k.asset_id", "s.asset_id",
+                                                            "d.asset_id")
+    return f"""(
+        (SELECT p.tf, p.group_len FROM lexical_posting p
+         WHERE %(see_all)s AND p.term_id = {term} AND p.asset_id = {asset}
+         LIMIT 1)
+        UNION ALL
+        (SELECT mp.tf, mp.group_len
+         FROM loupe_member_posting({term}, {asset}, %(principals)s::bigint[]) AS mp
+         WHERE NOT %(see_all)s)
+    )"""
+
+
+def bonus_expr(asset: str, doc: str = "d") -> str:
+    """The phrase bonus of asset ``asset`` as the viewer may see it (0011): from
+    its whole document ``doc`` (a joined ``search_document``) for a viewer who
+    sees everything, else ``loupe_member_bonus`` (the whole document when the
+    member may read every file, else the best of its readable file documents).
+    Needs the ``phrase`` CTE joined as ``ph``."""
+    assert asset in ("k.asset_id", "b.asset_id", "f.asset_id", "d.asset_id") and doc == "d"
+    return f"""CASE WHEN %(see_all)s
+                THEN loupe_phrase_bonus(ph.qn, {doc}.phrase_title, {doc}.phrase_text)
+                ELSE loupe_member_bonus({asset}, %(lang)s, ph.qn, %(principals)s::bigint[])
+           END"""
+
+
 # The lexical lane (L1, L3, F3, C4), as common table expressions that the
 # lexical-only statement below and the fused statement (loupe.fusion) share.
 #   st:      corpus statistics and the tenant's BM25F settings.
@@ -100,11 +135,7 @@ missing AS (
     -- one primary-key probe per (kept asset, truncated term); written as a
     -- LATERAL ... LIMIT 1 so the planner cannot turn it into a scan of all
     -- the term's postings (N4: a common term has tens of thousands)
-    CROSS JOIN LATERAL (
-        SELECT p.tf, p.group_len FROM lexical_posting p
-        WHERE p.term_id = q.term_id AND p.asset_id = k.asset_id
-        LIMIT 1
-    ) AS p
+    CROSS JOIN LATERAL """ + posting_probe("q.term_id", "k.asset_id") + """ AS p
     WHERE q.df > %(raw_cap)s
       AND NOT EXISTS (SELECT 1 FROM raw r WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)
     GROUP BY k.asset_id
@@ -115,7 +146,7 @@ phrase AS (
 final AS (
     SELECT k.asset_id,
            k.score + coalesce(m.extra, 0) AS score,
-           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+           """ + bonus_expr("k.asset_id") + """ AS bonus
     FROM kept k
     LEFT JOIN missing m ON m.asset_id = k.asset_id
     JOIN search_document d ON d.asset_id = k.asset_id AND d.lang = %(lang)s
@@ -153,18 +184,38 @@ tq AS (
             FROM unnest(%(terms)s::text[]) AS t)::tsquery AS tq
 ),
 tband AS MATERIALIZED (
-    SELECT d.asset_id, loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
-    FROM search_document d
-    CROSS JOIN tq
-    CROSS JOIN phrase ph
-    WHERE %(title_band)s AND d.tenant_id = %(tenant_id)s AND d.lang = %(lang)s
-      AND d.tsv @@ tq.tq
-      AND NOT EXISTS (SELECT 1 FROM """ + shown + """ s WHERE s.asset_id = d.asset_id)
-      AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
-                                                 a.rights_expire_at, false,
-                                                 %(principals)s::bigint[])
-                           FROM asset a WHERE a.id = d.asset_id))
-    ORDER BY d.asset_id
+    SELECT t.asset_id, max(t.bonus) AS bonus
+    FROM (
+        SELECT d.asset_id, """ + bonus_expr("d.asset_id") + """ AS bonus
+        FROM search_document d
+        CROSS JOIN tq
+        CROSS JOIN phrase ph
+        WHERE %(title_band)s AND d.tenant_id = %(tenant_id)s AND d.lang = %(lang)s
+          AND d.tsv @@ tq.tq
+          AND NOT EXISTS (SELECT 1 FROM """ + shown + """ s WHERE s.asset_id = d.asset_id)
+          AND (%(see_all)s OR (SELECT loupe_can_read_doc(a.readers, a.doc_readers,
+                                                         a.embargo_until, a.rights_expire_at,
+                                                         %(principals)s::bigint[])
+                               FROM asset a WHERE a.id = d.asset_id))
+        UNION ALL
+        -- a member's readable file documents (0011)
+        SELECT fd.asset_id, loupe_member_bonus(fd.asset_id, %(lang)s, ph.qn,
+                                               %(principals)s::bigint[])
+        FROM file_document fd
+        CROSS JOIN tq
+        CROSS JOIN phrase ph
+        JOIN asset_file f ON f.id = fd.file_id
+        JOIN asset a ON a.id = fd.asset_id
+        WHERE NOT %(see_all)s AND %(title_band)s AND fd.tenant_id = %(tenant_id)s
+          AND fd.lang = %(lang)s AND fd.tsv @@ tq.tq
+          AND NOT EXISTS (SELECT 1 FROM """ + shown + """ s WHERE s.asset_id = fd.asset_id)
+          AND loupe_can_read(f.readers, a.embargo_until, a.rights_expire_at, false,
+                             %(principals)s::bigint[])
+          AND NOT loupe_can_read_doc(a.readers, a.doc_readers, a.embargo_until,
+                                     a.rights_expire_at, %(principals)s::bigint[])
+    ) t
+    GROUP BY t.asset_id
+    ORDER BY t.asset_id
     LIMIT %(title_band_cap)s
 ),
 tcounts AS (

@@ -17,7 +17,7 @@ row (C2). How the band is found depends on the scope's size (C3):
 
 from psycopg import sql
 
-from ..lexical.queries import LEXICAL_CTES
+from ..lexical.queries import LEXICAL_CTES, bonus_expr, posting_probe
 
 #: Members scored directly at most (lexical probes are exact and cheap up to here).
 DIRECT_MAX = 2000
@@ -48,6 +48,8 @@ READABLE_MEMBERS = """
     SELECT m.asset_id
     FROM (SELECT f.asset_id FROM asset_file f
           WHERE f.tenant_id = %(tenant_id)s AND f.collection_id = ANY (%(collections)s::bigint[])
+            -- a member's file in the scope must be one it may read (0011)
+            AND (%(see_all)s OR f.readers && %(principals)s::bigint[])
           UNION
           SELECT cm.asset_id FROM collection_member cm
           WHERE cm.collection_id = ANY (%(collections)s::bigint[])) m
@@ -64,10 +66,19 @@ SCOPE_SIZE = "SELECT count(*) FROM (" + READABLE_MEMBERS + ") x"
 # probe of each membership index.
 IN_SCOPE = """(
     EXISTS (SELECT 1 FROM asset_file f
-            WHERE f.asset_id = k.asset_id AND f.collection_id = ANY (%(collections)s::bigint[]))
+            WHERE f.asset_id = k.asset_id AND f.collection_id = ANY (%(collections)s::bigint[])
+              AND (%(see_all)s OR f.readers && %(principals)s::bigint[]))
     OR EXISTS (SELECT 1 FROM collection_member cm
                WHERE cm.asset_id = k.asset_id
                  AND cm.collection_id = ANY (%(collections)s::bigint[])))"""
+
+# For a vector lane of written words (every lane but ``image``): a member
+# matches an asset's text vector only when it may read every file of the
+# asset (0011: the vector embeds the whole document's words).
+WORDS_READABLE = """AND (%(see_all)s OR (SELECT loupe_can_read_doc(a.readers, a.doc_readers,
+                                                         a.embargo_until, a.rights_expire_at,
+                                                         %(principals)s::bigint[])
+                                       FROM asset a WHERE a.id = {asset}))"""
 
 # A collection by its path (as shown by loupe show / the folder tree).
 COLLECTION_BY_PATH = """
@@ -101,11 +112,7 @@ band_direct AS (
     FROM scope s
     CROSS JOIN q
     CROSS JOIN st
-    CROSS JOIN LATERAL (
-        SELECT p.tf, p.group_len FROM lexical_posting p
-        WHERE p.term_id = q.term_id AND p.asset_id = s.asset_id
-        LIMIT 1
-    ) AS p
+    CROSS JOIN LATERAL """ + posting_probe("q.term_id", "s.asset_id") + """ AS p
     WHERE (SELECT r FROM regime) = 'direct'
       AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)
     GROUP BY s.asset_id
@@ -127,11 +134,7 @@ band_deep AS (
                                 st.k1)) AS score
     FROM deep d
     CROSS JOIN st
-    CROSS JOIN LATERAL (
-        SELECT p.tf, p.group_len FROM lexical_posting p
-        WHERE p.term_id = d.term_id AND p.asset_id = d.asset_id
-        LIMIT 1
-    ) AS p
+    CROSS JOIN LATERAL """ + posting_probe("d.term_id", "d.asset_id") + """ AS p
     GROUP BY d.asset_id
 ),
 lband AS (
@@ -166,18 +169,14 @@ missing_in AS (
     FROM kept_in k
     CROSS JOIN q
     CROSS JOIN st
-    CROSS JOIN LATERAL (
-        SELECT p.tf, p.group_len FROM lexical_posting p
-        WHERE p.term_id = q.term_id AND p.asset_id = k.asset_id
-        LIMIT 1
-    ) AS p
+    CROSS JOIN LATERAL """ + posting_probe("q.term_id", "k.asset_id") + """ AS p
     WHERE q.df > %(raw_cap)s
       AND NOT EXISTS (SELECT 1 FROM raw r WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)
     GROUP BY k.asset_id
 ),
 ranked AS MATERIALIZED (
     SELECT k.asset_id, k.score + coalesce(m.extra, 0) AS score,
-           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+           """ + bonus_expr("k.asset_id") + """ AS bonus
     FROM kept_in k
     LEFT JOIN missing_in m ON m.asset_id = k.asset_id
     CROSS JOIN phrase ph
@@ -186,7 +185,7 @@ ranked AS MATERIALIZED (
 ),""" + LEXICAL_BAND_CTES + """,
 band AS (
     SELECT b.asset_id, b.score,
-           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+           """ + bonus_expr("b.asset_id") + """ AS bonus
     FROM lband b
     CROSS JOIN phrase ph
     JOIN search_document d ON d.asset_id = b.asset_id AND d.lang = %(lang)s
@@ -251,10 +250,13 @@ def scoped_fused_statement(lanes: list) -> sql.Composed:
           JOIN asset_vector v ON v.asset_id = s.asset_id AND v.model_id = {model}
                              AND v.lane = {lane}
           WHERE (SELECT r FROM regime) = 'direct'
-            AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)) x
+            AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)
+            {words_test}) x
     WHERE x.dist <= {maxd}
 )""").format(cte=cte, vec=vec, qv=qv, model=sql.Literal(ln.model_id), lane=sql.Literal(ln.lane),
-             maxd=sql.Placeholder(f"maxd_{ln.name}")))
+             maxd=sql.Placeholder(f"maxd_{ln.name}"),
+             words_test=sql.SQL(WORDS_READABLE.format(asset="s.asset_id")
+                                if ln.lane != "image" else "")))
         joins.append(sql.SQL(" FULL OUTER JOIN {cte} {a} ON {a}.asset_id = {key}").format(
             cte=cte, a=alias, key=key))
         key = sql.SQL("coalesce({key}, {a}.asset_id)").format(key=key, a=alias)
@@ -280,7 +282,7 @@ band_rows AS (
           FROM lband) lb{joins}
 ),
 band AS (
-    SELECT b.*, loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+    SELECT b.*, """ + bonus_expr("b.asset_id") + """ AS bonus
     FROM band_rows b
     CROSS JOIN phrase ph
     LEFT JOIN search_document d ON d.asset_id = b.asset_id AND d.lang = %(lang)s

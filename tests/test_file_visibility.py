@@ -1,0 +1,138 @@
+"""Visibility per file (issue 11; SPEC P4, P5): the same bytes in a shared and
+a private folder are one asset with two files, and a member who may read
+only the shared file finds the asset only by the shared file's words and
+sees only the shared file's path, folder and metadata."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from imaging import make_image, write_sidecar
+
+from loupe import Library
+
+
+@pytest.fixture
+def falcon(lib: Library, photos: Path) -> Library:
+    """shared/nice_view.jpg and private/plan.jpg hold the same bytes; the
+    private copy's sidecar names Project Falcon. alice may read shared/,
+    carol both folders, bob nothing. Plus two single-file assets in shared/
+    and one in private/, so that counts have something to miss."""
+    view = make_image(photos / "shared" / "nice_view.jpg", size=(32, 24), color=(10, 120, 200))
+    write_sidecar(view, "-XMP-dc:Title=Nice view over the harbour",
+                  "-XMP-dc:Subject=harbour")
+    (photos / "private").mkdir()
+    plan = photos / "private" / "plan.jpg"
+    shutil.copyfile(view, plan)
+    write_sidecar(plan, "-XMP-dc:Title=Project Falcon acquisition board",
+                  "-XMP-dc:Subject=confidential")
+    for rel, colour, title in [("shared/boat.jpg", (200, 10, 10), "Boat in the harbour"),
+                               ("shared/quay.jpg", (10, 200, 10), "Harbour quay at dawn"),
+                               ("private/memo.jpg", (90, 90, 90), "Falcon memo harbour")]:
+        write_sidecar(make_image(photos / rel, size=(32, 24), color=colour),
+                      f"-XMP-dc:Title={title}")
+    lib.ingest(photos)
+    for user in ("alice", "bob", "carol"):
+        lib.create_user(user, f"{user}-password")
+    lib.grant("alice", collection="shared")
+    lib.grant("carol", collection="shared")
+    lib.grant("carol", collection="private")
+    return lib
+
+
+def the_copy(lib: Library) -> int:
+    return lib.conn.execute(
+        "SELECT asset_id FROM asset_file WHERE rel_path = 'private/plan.jpg'").fetchone()[0]
+
+
+def test_a_member_does_not_find_a_copy_by_the_private_files_words(falcon: Library):
+    alice = falcon.as_user("alice")
+    for query in ("falcon", "acquisition board", "confidential", "plan", "private"):
+        res = alice.search(query)
+        assert (res.total, res.hits) == (0, []), query
+    # the owner still finds it by the private words, and sees both files
+    owner = falcon.search("falcon acquisition")
+    assert [h.asset_id for h in owner.hits][:1] == [the_copy(falcon)]
+    assert falcon.search("falcon").total == 2
+
+
+def test_a_member_finds_the_copy_by_the_shared_files_words_with_exact_counts(falcon: Library):
+    alice = falcon.as_user("alice")
+    res = alice.search("harbour")
+    assert sorted(h.title for h in res.hits) == ["Boat in the harbour", "Harbour quay at dawn",
+                                                 "Nice view over the harbour"]
+    assert (res.total, res.total_exact, res.verdict) == (3, True, "complete")
+    hit = next(h for h in res.hits if h.asset_id == the_copy(falcon))
+    assert hit.path.endswith("shared/nice_view.jpg")
+    assert "Falcon" not in hit.title
+    # a query mixing a shared and a private word: only the shared word counts
+    mixed = alice.search("view falcon")
+    assert [h.asset_id for h in mixed.hits] == [the_copy(falcon)]
+    assert mixed.hits[0].bonus == 0
+    assert falcon.search("nice view").hits[0].bonus == 2
+    # the owner's title of the asset holds both files' titles
+    owner = {h.asset_id: h for h in falcon.search("harbour").hits}
+    assert "Project Falcon acquisition board" in owner[the_copy(falcon)].title
+    assert falcon.search("harbour").total == 4
+
+
+def test_show_lists_only_the_readable_files(falcon: Library):
+    aid = the_copy(falcon)
+    shown = falcon.as_user("alice").show(aid)
+    assert [(Path(f["path"]).name, f["collection"]) for f in shown["files"]] == [
+        ("nice_view.jpg", "shared")]
+    text = repr(shown)
+    for secret in ("Falcon", "plan", "private", "confidential"):
+        assert secret not in text, secret
+    assert shown["documents"][0]["title"] == "Nice view over the harbour"
+    assert falcon.as_user("alice").original(aid).parent.name == "shared"
+    owner = falcon.show(aid)
+    assert sorted((Path(f["path"]).name, f["collection"]) for f in owner["files"]) == [
+        ("nice_view.jpg", "shared"), ("plan.jpg", "private")]
+    assert "Project Falcon acquisition board" in owner["documents"][0]["title"]
+
+
+def test_a_member_granted_both_folders_sees_both_files(falcon: Library):
+    carol = falcon.as_user("carol")
+    res = carol.search("falcon")
+    assert res.total == 2 and the_copy(falcon) in [h.asset_id for h in res.hits]
+    shown = carol.show(the_copy(falcon))
+    assert sorted(f["collection"] for f in shown["files"]) == ["private", "shared"]
+    assert "Project Falcon acquisition board" in shown["documents"][0]["title"]
+    # what carol sees of the asset is what the owner sees
+    assert ([h.asset_id for h in carol.search("harbour").hits]
+            == [h.asset_id for h in falcon.search("harbour").hits])
+
+
+def test_typo_suggestions_offer_no_word_only_the_private_file_holds(falcon: Library):
+    assert falcon.search("falcom").corrections == {"falcom": "falcon"}
+    res = falcon.as_user("alice").search("falcom")
+    assert (res.corrections, res.total, res.hits) == ({}, 0, [])
+    res = falcon.as_user("alice").search("harbor")
+    assert res.corrections == {"harbor": "harbour"} and res.total == 3
+
+
+def test_scopes_and_collections_do_not_leak_the_private_folder(falcon: Library):
+    alice = falcon.as_user("alice")
+    res = alice.search("harbour", scope="shared")
+    assert res.total == 3 and the_copy(falcon) in [h.asset_id for h in res.hits]
+    res = alice.search("harbour", scope="private")
+    assert (res.total, res.hits) == (0, [])
+    res = alice.search("falcon", scope="shared")
+    assert (res.total, res.hits) == (0, [])
+    assert [(c["path"], c["assets"]) for c in alice.collections()] == [("shared", 3)]
+    assert falcon.search("harbour", scope="private").total == 2
+
+
+def test_a_grant_on_the_private_folder_later_opens_the_private_words(falcon: Library):
+    alice = falcon.as_user("alice")
+    assert alice.search("falcon").total == 0
+    falcon.grant("alice", collection="private")
+    assert alice.search("falcon").total == 2
+    falcon.grant("alice", collection="private", revoke=True)
+    assert alice.search("falcon").total == 0
+    # the private copy deleted from disk: the asset is single-file again
+    (Path(falcon.show(the_copy(falcon))["files"][0]["path"]).parent.parent
+     / "private" / "plan.jpg").unlink()
