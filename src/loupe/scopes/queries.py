@@ -17,7 +17,7 @@ row (C2). How the band is found depends on the scope's size (C3):
 
 from psycopg import sql
 
-from ..lexical.queries import LEXICAL_CTES, bonus_expr, posting_probe
+from ..lexical.queries import bonus_expr, lexical_ctes, posting_probe
 
 #: Members scored directly at most (lexical probes are exact and cheap up to here).
 DIRECT_MAX = 2000
@@ -105,14 +105,17 @@ regime AS MATERIALIZED (
 #           the impact index alone, intersected with the scope's readable
 #           members; only those members' postings are fetched and scored (a
 #           member's other terms beyond the depth add nothing).
-LEXICAL_BAND_CTES = """
+def lexical_band_ctes(member: bool = False) -> str:
+    """The lexical band's CTEs (see above); ``member``: probes read only the
+    documents a member may read (migration 0011)."""
+    return """
 band_direct AS (
     SELECT s.asset_id, sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
                                 st.k1)) AS score
     FROM scope s
     CROSS JOIN q
     CROSS JOIN st
-    CROSS JOIN LATERAL """ + posting_probe("q.term_id", "s.asset_id") + """ AS p
+    CROSS JOIN LATERAL """ + posting_probe("q.term_id", "s.asset_id", member) + """ AS p
     WHERE (SELECT r FROM regime) = 'direct'
       AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)
     GROUP BY s.asset_id
@@ -121,7 +124,7 @@ band_direct AS (
 -- is fetched; unmaterialized, the planner fetched all ~125,000 postings of a
 -- three-common-term query and joined the scope afterwards)
 deep AS MATERIALIZED (
-    SELECT q.term_id, q.idf, w.asset_id
+    SELECT q.term_id, q.idf, w.asset_id""" + (", q.files" if member else "") + """
     FROM q
     CROSS JOIN LATERAL loupe_term_asset_ids(q.term_id, %(deep_cap)s) AS w
     JOIN scope s ON s.asset_id = w.asset_id
@@ -134,12 +137,15 @@ band_deep AS (
                                 st.k1)) AS score
     FROM deep d
     CROSS JOIN st
-    CROSS JOIN LATERAL """ + posting_probe("d.term_id", "d.asset_id") + """ AS p
+    CROSS JOIN LATERAL """ + posting_probe("d.term_id", "d.asset_id", member, "d.files") + """ AS p
     GROUP BY d.asset_id
 ),
 lband AS (
     SELECT * FROM band_direct UNION ALL SELECT * FROM band_deep
 )"""
+
+
+LEXICAL_BAND_CTES = lexical_band_ctes(False)
 
 # The counts a scoped verdict needs: readable members (up to DEEP_MAX + 1),
 # ranked rows, band rows,
@@ -153,7 +159,10 @@ SCOPE_COUNTS = """
 
 # The lexical lane inside a scope: the lane's kept rows that are members, in
 # the unscoped order, then the band.
-SCOPED_LANE = "WITH " + LEXICAL_CTES + "," + SCOPE_CTE + """,
+def scoped_lane(member: bool = False) -> str:
+    """The lexical lane inside a scope (see above); ``member``: for a viewer
+    who does not see everything (migration 0011)."""
+    return "WITH " + lexical_ctes(member) + "," + SCOPE_CTE + """,
 -- the lane's kept rows that are members, with their exact scores and phrase
 -- bonus: the lane's ``final`` restricted to the scope, so the missing-term
 -- probes and the bonus run for members only, not for all the kept rows
@@ -169,23 +178,23 @@ missing_in AS (
     FROM kept_in k
     CROSS JOIN q
     CROSS JOIN st
-    CROSS JOIN LATERAL """ + posting_probe("q.term_id", "k.asset_id") + """ AS p
+    CROSS JOIN LATERAL """ + posting_probe("q.term_id", "k.asset_id", member) + """ AS p
     WHERE q.df > %(raw_cap)s
       AND NOT EXISTS (SELECT 1 FROM raw r WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)
     GROUP BY k.asset_id
 ),
 ranked AS MATERIALIZED (
     SELECT k.asset_id, k.score + coalesce(m.extra, 0) AS score,
-           """ + bonus_expr("k.asset_id") + """ AS bonus
+           """ + bonus_expr("k.asset_id", member) + """ AS bonus
     FROM kept_in k
     LEFT JOIN missing_in m ON m.asset_id = k.asset_id
     CROSS JOIN phrase ph
     JOIN search_document d ON d.asset_id = k.asset_id AND d.lang = %(lang)s
                           AND d.tenant_id = %(tenant_id)s
-),""" + LEXICAL_BAND_CTES + """,
+),""" + lexical_band_ctes(member) + """,
 band AS (
     SELECT b.asset_id, b.score,
-           """ + bonus_expr("b.asset_id") + """ AS bonus
+           """ + bonus_expr("b.asset_id", member) + """ AS bonus
     FROM lband b
     CROSS JOIN phrase ph
     JOIN search_document d ON d.asset_id = b.asset_id AND d.lang = %(lang)s
@@ -215,7 +224,11 @@ ORDER BY p.rank
 """
 
 
-def scoped_fused_statement(lanes: list) -> sql.Composed:
+SCOPED_LANE = scoped_lane(False)
+SCOPED_LANE_MEMBER = scoped_lane(True)
+
+
+def scoped_fused_statement(lanes: list, member: bool = False) -> sql.Composed:
     """The fused statement inside a scope (C1–C4 with the vector lanes).
 
     Ranked rows: the unscoped fused rows (``fkept``, see
@@ -274,7 +287,7 @@ def scoped_fused_statement(lanes: list) -> sql.Composed:
     tail = sql.SQL("," + SCOPE_CTE + """,
 ranked AS MATERIALIZED (
     SELECT k.* FROM fkept k WHERE """ + IN_SCOPE + """
-),""" + LEXICAL_BAND_CTES + """{vbands},
+),""" + lexical_band_ctes(member) + """{vbands},
 band_rows AS (
     SELECT {key} AS asset_id, lb.rank AS lex_rank, lb.score AS lex_score{band_cols},
            {rrf} AS rrf
@@ -282,7 +295,7 @@ band_rows AS (
           FROM lband) lb{joins}
 ),
 band AS (
-    SELECT b.*, """ + bonus_expr("b.asset_id") + """ AS bonus
+    SELECT b.*, """ + bonus_expr("b.asset_id", member) + """ AS bonus
     FROM band_rows b
     CROSS JOIN phrase ph
     LEFT JOIN search_document d ON d.asset_id = b.asset_id AND d.lang = %(lang)s
@@ -309,4 +322,4 @@ ORDER BY p.rank
 """).format(vbands=sql.SQL("").join(vbands), key=key, band_cols=sql.SQL("").join(band_cols),
             rrf=sql.SQL(" + ").join(rrf), joins=sql.SQL("").join(joins), lanes_out=lanes_out,
             waiting=sql.SQL("").join(waiting), page_out=lane_columns(lanes))
-    return fused_ctes(lanes) + tail
+    return fused_ctes(lanes, member) + tail

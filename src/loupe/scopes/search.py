@@ -103,13 +103,14 @@ def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: st
               "fallback": False, "collections": colls, "direct_max": q.DIRECT_MAX,
               "deep_max": q.DEEP_MAX,
               "deep_cap": q.DEEP_CAP, **viewer.params()}
-    rows = conn.execute(q.SCOPED_LANE, params).fetchall()
+    stmt = q.SCOPED_LANE if viewer.see_all else q.SCOPED_LANE_MEMBER
+    rows = conn.execute(stmt, params).fetchall()
     corrections: dict[str, str] = {}
     if rows[0][0] == 0:
         corrections = suggest_corrections(conn, tenant_id, lang, terms, viewer)
         if corrections:
             terms = sorted({corrections.get(t, t) for t in terms})
-            rows = conn.execute(q.SCOPED_LANE, {**params, "terms": terms,
+            rows = conn.execute(stmt, {**params, "terms": terms,
                                                 "fallback": True}).fetchall()
     (candidates, kept, _read, _max_df, all_read, members, ranked, band, deep_all_read) = rows[0][:9]
     regime = rows[0][14]
@@ -171,7 +172,7 @@ def scoped_fused_search(conn: psycopg.Connection, params: dict, lanes: list, col
     for ln in lanes:
         p[f"qv_{ln.name}"] = np.asarray(ln.vector, dtype=np.float32)
         p[f"maxd_{ln.name}"] = float(ln.max_dist)
-    rows = conn.execute(q.scoped_fused_statement(lanes), p).fetchall()
+    rows = conn.execute(q.scoped_fused_statement(lanes, not viewer.see_all), p).fetchall()
     first = rows[0]
     hits = []
     for r in rows:

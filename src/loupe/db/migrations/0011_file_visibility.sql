@@ -209,72 +209,83 @@ RETURN loupe_can_read(coalesce(p_doc_readers, p_readers), p_embargo, p_expiry, f
                       p_principals);
 
 -- A term's postings in impact order, the first p_cap that the viewer may
--- read (0005's walk, per document). For a viewer that sees everything, and
--- for a member when no file document holds the term (the common case), it
--- is 0005's walk with the whole-document test (doc_readers). Otherwise the
--- member's readable whole-document postings (the first p_cap) and readable
--- file-document postings (among the first p_budget) are merged: the best
--- posting per asset, the first p_cap assets in impact order.
+-- read among the first p_budget: 0005's walk, its read test now on the
+-- whole document (doc_readers: a member who may not read every file of an
+-- asset does not read its whole document's postings). Used as it is for a
+-- viewer who sees everything, and for a member when no file document holds
+-- the term (the common case: the statements check, see q.files in
+-- loupe.lexical.queries); otherwise loupe_term_postings_merged.
 CREATE OR REPLACE FUNCTION loupe_term_postings_for(p_term bigint, p_cap integer, p_budget integer,
                                                    p_see_all boolean, p_principals bigint[])
 RETURNS TABLE (asset_id bigint, tf real[], group_len real[])
 LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET enable_bitmapscan = off SET enable_sort = off SET enable_seqscan = off
 AS $$
-    (SELECT w.asset_id, w.tf, w.group_len
-     FROM (SELECT p.asset_id, p.tf, p.group_len, p.impact
-           FROM lexical_posting p
-           WHERE p.term_id = p_term
-           ORDER BY p.impact DESC, p.asset_id
-           LIMIT greatest(p_budget, p_cap)) AS w
-     WHERE (p_see_all OR NOT EXISTS (SELECT 1 FROM lexicon_term t JOIN file_posting fp
-                                         ON fp.tenant_id = t.tenant_id AND fp.lang = t.lang
-                                        AND fp.term = t.term
-                                     WHERE t.id = p_term))
-       AND (p_see_all OR (SELECT loupe_can_read_doc(a.readers, a.doc_readers, a.embargo_until,
-                                                    a.rights_expire_at, p_principals)
-                          FROM asset a WHERE a.id = w.asset_id))
-     ORDER BY w.impact DESC, w.asset_id
-     LIMIT p_cap)
-    UNION ALL
-    (SELECT m.asset_id, m.tf, m.group_len
-     FROM (SELECT DISTINCT ON (u.asset_id) u.asset_id, u.tf, u.group_len, u.impact
-           FROM ((SELECT w.asset_id, w.tf, w.group_len, w.impact
-                  FROM (SELECT p.asset_id, p.tf, p.group_len, p.impact
-                        FROM lexical_posting p
-                        WHERE p.term_id = p_term
-                        ORDER BY p.impact DESC, p.asset_id
-                        LIMIT greatest(p_budget, p_cap)) AS w
-                  WHERE (SELECT loupe_can_read_doc(a.readers, a.doc_readers, a.embargo_until,
-                                                   a.rights_expire_at, p_principals)
-                         FROM asset a WHERE a.id = w.asset_id)
-                  ORDER BY w.impact DESC, w.asset_id
-                  LIMIT p_cap)
-                 UNION ALL
-                 (SELECT fw.asset_id, fw.tf, fw.group_len, fw.impact
-                  FROM (SELECT fp.asset_id, fp.file_id, fp.tf, fp.group_len, fp.impact
-                        FROM lexicon_term t
-                        JOIN file_posting fp ON fp.tenant_id = t.tenant_id AND fp.lang = t.lang
-                                            AND fp.term = t.term
-                        WHERE t.id = p_term
-                        ORDER BY fp.impact DESC, fp.asset_id
-                        LIMIT greatest(p_budget, p_cap)) AS fw
-                  -- file documents only where the whole one is not readable
-                  WHERE (SELECT loupe_can_read(f.readers, a.embargo_until, a.rights_expire_at,
-                                               false, p_principals)
-                                AND NOT loupe_can_read_doc(a.readers, a.doc_readers,
-                                                           a.embargo_until, a.rights_expire_at,
-                                                           p_principals)
-                         FROM asset_file f JOIN asset a ON a.id = f.asset_id
-                         WHERE f.id = fw.file_id))) AS u
-           ORDER BY u.asset_id, u.impact DESC) AS m
-     WHERE NOT p_see_all
-       AND EXISTS (SELECT 1 FROM lexicon_term t JOIN file_posting fp
-                       ON fp.tenant_id = t.tenant_id AND fp.lang = t.lang AND fp.term = t.term
-                   WHERE t.id = p_term)
-     ORDER BY m.impact DESC, m.asset_id
-     LIMIT p_cap)
+    SELECT w.asset_id, w.tf, w.group_len
+    FROM (SELECT p.asset_id, p.tf, p.group_len, p.impact
+          FROM lexical_posting p
+          WHERE p.term_id = p_term
+          ORDER BY p.impact DESC, p.asset_id
+          LIMIT greatest(p_budget, p_cap)) AS w
+    WHERE p_see_all OR (SELECT loupe_can_read_doc(a.readers, a.doc_readers, a.embargo_until,
+                                                  a.rights_expire_at, p_principals)
+                        FROM asset a WHERE a.id = w.asset_id)
+    ORDER BY w.impact DESC, w.asset_id
+    LIMIT p_cap
 $$;
+
+-- A member's postings of a term when file documents hold it: the readable
+-- whole-document postings (loupe_term_postings_for's first p_cap) and the
+-- file-document postings among the first p_budget whose file it may read
+-- (only for assets whose whole document it may not read), merged: the best
+-- posting per asset, the first p_cap assets in impact order. Every asset
+-- appears once, so the counts over the walk are of distinct assets.
+CREATE FUNCTION loupe_term_postings_merged(p_term bigint, p_cap integer, p_budget integer,
+                                           p_principals bigint[])
+RETURNS TABLE (asset_id bigint, tf real[], group_len real[])
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET enable_bitmapscan = off SET enable_seqscan = off
+AS $$
+    SELECT m.asset_id, m.tf, m.group_len
+    FROM (SELECT DISTINCT ON (u.asset_id) u.asset_id, u.tf, u.group_len, u.impact
+          FROM ((SELECT w.asset_id, w.tf, w.group_len, w.impact
+                 FROM (SELECT p.asset_id, p.tf, p.group_len, p.impact
+                       FROM lexical_posting p
+                       WHERE p.term_id = p_term
+                       ORDER BY p.impact DESC, p.asset_id
+                       LIMIT greatest(p_budget, p_cap)) AS w
+                 WHERE (SELECT loupe_can_read_doc(a.readers, a.doc_readers, a.embargo_until,
+                                                  a.rights_expire_at, p_principals)
+                        FROM asset a WHERE a.id = w.asset_id)
+                 ORDER BY w.impact DESC, w.asset_id
+                 LIMIT p_cap)
+                UNION ALL
+                (SELECT fw.asset_id, fw.tf, fw.group_len, fw.impact
+                 FROM (SELECT fp.asset_id, fp.file_id, fp.tf, fp.group_len, fp.impact
+                       FROM lexicon_term t
+                       JOIN file_posting fp ON fp.tenant_id = t.tenant_id AND fp.lang = t.lang
+                                           AND fp.term = t.term
+                       WHERE t.id = p_term
+                       ORDER BY fp.impact DESC, fp.asset_id
+                       LIMIT greatest(p_budget, p_cap)) AS fw
+                 -- file documents only where the whole one is not readable
+                 WHERE (SELECT loupe_can_read(f.readers, a.embargo_until, a.rights_expire_at,
+                                              false, p_principals)
+                               AND NOT loupe_can_read_doc(a.readers, a.doc_readers,
+                                                          a.embargo_until, a.rights_expire_at,
+                                                          p_principals)
+                        FROM asset_file f JOIN asset a ON a.id = f.asset_id
+                        WHERE f.id = fw.file_id))) AS u
+          ORDER BY u.asset_id, u.impact DESC) AS m
+    ORDER BY m.impact DESC, m.asset_id
+    LIMIT p_cap
+$$;
+
+-- Whether file documents of a tenant and language hold a term (one probe).
+CREATE FUNCTION loupe_term_in_files(p_tenant bigint, p_lang text, p_term text) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN EXISTS (SELECT 1 FROM file_posting fp
+               WHERE fp.tenant_id = p_tenant AND fp.lang = p_lang AND fp.term = p_term);
 
 -- The posting of one term in one asset that a member may read: the whole
 -- document's when it may read every file, else the best of the file
