@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from imaging import make_image, write_sidecar
+from tinymodels import build_clip
 
 from loupe import Library
 
@@ -126,13 +127,60 @@ def test_scopes_and_collections_do_not_leak_the_private_folder(falcon: Library):
     assert falcon.search("harbour", scope="private").total == 2
 
 
-def test_a_grant_on_the_private_folder_later_opens_the_private_words(falcon: Library):
+def test_the_title_band_reads_only_readable_titles(falcon: Library):
     alice = falcon.as_user("alice")
-    assert alice.search("falcon").total == 0
+    res = alice.search("acquisition board", title_band=True)
+    assert (res.total, res.hits) == (0, [])
+    res = alice.search("nice view", title_band=True)
+    assert [h.asset_id for h in res.hits] == [the_copy(falcon)]
+    assert the_copy(falcon) in [h.asset_id for h in
+                                falcon.search("acquisition board", title_band=True).hits]
+
+
+def test_grants_and_edits_follow_the_files(falcon: Library, photos: Path):
+    alice = falcon.as_user("alice")
     falcon.grant("alice", collection="private")
     assert alice.search("falcon").total == 2
     falcon.grant("alice", collection="private", revoke=True)
     assert alice.search("falcon").total == 0
-    # the private copy deleted from disk: the asset is single-file again
-    (Path(falcon.show(the_copy(falcon))["files"][0]["path"]).parent.parent
-     / "private" / "plan.jpg").unlink()
+    # the private copy leaves the library: the asset has one file again and
+    # no file documents; alice's view of it is the owner's
+    (photos / "private" / "plan.jpg").unlink()
+    falcon.ingest(photos)
+    aid = the_copy_gone = falcon.conn.execute(
+        "SELECT asset_id FROM asset_file WHERE rel_path = 'shared/nice_view.jpg'").fetchone()[0]
+    assert falcon.conn.execute("SELECT count(*) FROM file_document WHERE asset_id = %s",
+                               (aid,)).fetchone()[0] == 0
+    assert falcon.conn.execute("SELECT doc_readers FROM asset WHERE id = %s",
+                               (the_copy_gone,)).fetchone()[0] is None
+    assert falcon.search("falcon").total == 1
+    assert [h.asset_id for h in alice.search("view").hits] == [aid]
+
+
+def test_the_text_vector_lane_does_not_match_private_words(lib: Library, photos: Path,
+                                                           tmp_path: Path):
+    view = make_image(photos / "shared" / "view.png", size=(16, 16), color=(0, 0, 255),
+                      fmt="PNG")
+    write_sidecar(view, "-XMP-dc:Title=blue")
+    (photos / "private").mkdir()
+    shutil.copyfile(view, photos / "private" / "plan.png")
+    write_sidecar(photos / "private" / "plan.png", "-XMP-dc:Title=red kettle")
+    lib.ingest(photos)
+    lib.create_user("alice", "alice-password")
+    lib.grant("alice", collection="shared")
+    lib.install_model(build_clip(tmp_path / "models" / "tiny-clip"))
+    lib.use_model("tiny-clip", "text")
+    lib.embed()
+    owner = lib.search("red kettle")
+    assert len(owner.hits) == 1 and owner.hits[0].explain["text"]["rank"] == 1
+    alice = lib.as_user("alice")
+    res = alice.search("red kettle")
+    assert (res.total, res.hits) == (0, [])
+    res = alice.search("kettle red")
+    assert res.hits == []
+    assert [h.title for h in alice.search("blue").hits] == ["blue"]
+    # found by its shared word, the copy is not matched by the text vector,
+    # which embeds the private title too
+    assert lib.search("blue kettle").hits[0].explain["text"]["rank"] == 1
+    [hit] = alice.search("blue kettle").hits
+    assert hit.explain["text"]["rank"] is None and hit.explain["lexical"]["rank"] == 1

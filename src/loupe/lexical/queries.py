@@ -278,21 +278,15 @@ tband AS MATERIALIZED (
                                                          %(principals)s::bigint[])
                                FROM asset a WHERE a.id = d.asset_id))
         UNION ALL
-        -- a member's readable file documents (0011)
-        SELECT fd.asset_id, loupe_member_bonus(fd.asset_id, %(lang)s, ph.qn,
-                                               %(principals)s::bigint[])
-        FROM file_document fd
-        CROSS JOIN tq
+        -- the file documents it may read (0011)
+        SELECT x.asset_id, loupe_member_bonus(x.asset_id, %(lang)s, ph.qn,
+                                              %(principals)s::bigint[])
+        FROM tq
         CROSS JOIN phrase ph
-        JOIN asset_file f ON f.id = fd.file_id
-        JOIN asset a ON a.id = fd.asset_id
-        WHERE NOT %(see_all)s AND %(title_band)s AND fd.tenant_id = %(tenant_id)s
-          AND fd.lang = %(lang)s AND fd.tsv @@ tq.tq
-          AND NOT EXISTS (SELECT 1 FROM """ + shown + """ s WHERE s.asset_id = fd.asset_id)
-          AND loupe_can_read(f.readers, a.embargo_until, a.rights_expire_at, false,
-                             %(principals)s::bigint[])
-          AND NOT loupe_can_read_doc(a.readers, a.doc_readers, a.embargo_until,
-                                     a.rights_expire_at, %(principals)s::bigint[])
+        CROSS JOIN LATERAL loupe_member_title_files(%(tenant_id)s, %(lang)s, tq.tq,
+                                                    %(principals)s::bigint[]) AS x
+        WHERE %(title_band)s
+          AND NOT EXISTS (SELECT 1 FROM """ + shown + """ s WHERE s.asset_id = x.asset_id)
     ) t
     GROUP BY t.asset_id
     ORDER BY t.asset_id

@@ -291,9 +291,14 @@ RETURN EXISTS (SELECT 1 FROM file_posting fp
 -- document's when it may read every file, else the best of the file
 -- documents it may read; none otherwise. Used where the statements probe a
 -- known asset (missing terms of kept rows, scope bands).
+-- (Not inlined, on purpose: the SET clause keeps its joins out of the
+-- caller's planning, which a member pays on every query; it runs only for
+-- terms that file documents hold.)
 CREATE FUNCTION loupe_member_posting(p_term bigint, p_asset bigint, p_principals bigint[])
 RETURNS TABLE (tf real[], group_len real[])
-LANGUAGE sql STABLE PARALLEL SAFE AS $$
+LANGUAGE sql STABLE PARALLEL SAFE
+SET enable_seqscan = off
+AS $$
     SELECT x.tf, x.group_len
     FROM (SELECT p.tf, p.group_len, p.impact
           FROM lexical_posting p JOIN asset a ON a.id = p.asset_id
@@ -337,6 +342,26 @@ RETURNS integer LANGUAGE sql STABLE PARALLEL SAFE AS $$
                                p_principals)
             AND NOT loupe_can_read_doc(a.readers, a.doc_readers, a.embargo_until,
                                        a.rights_expire_at, p_principals)) x
+$$;
+
+-- The assets whose file documents match a title-band query (tsquery on the
+-- title group) among the files a member may read, for assets whose whole
+-- document it may not read (those come from search_document). Not inlined
+-- (SET clause): its joins stay out of the member statement's planning.
+CREATE FUNCTION loupe_member_title_files(p_tenant bigint, p_lang text, p_tq tsquery,
+                                         p_principals bigint[])
+RETURNS TABLE (asset_id bigint)
+LANGUAGE sql STABLE PARALLEL SAFE
+SET enable_bitmapscan = off
+AS $$
+    SELECT DISTINCT fd.asset_id
+    FROM file_document fd
+    JOIN asset_file f ON f.id = fd.file_id
+    JOIN asset a ON a.id = fd.asset_id
+    WHERE fd.tenant_id = p_tenant AND fd.lang = p_lang AND fd.tsv @@ p_tq
+      AND loupe_can_read(f.readers, a.embargo_until, a.rights_expire_at, false, p_principals)
+      AND NOT loupe_can_read_doc(a.readers, a.doc_readers, a.embargo_until,
+                                 a.rights_expire_at, p_principals)
 $$;
 
 -- Existing libraries: every file's readers and every asset's doc_readers
