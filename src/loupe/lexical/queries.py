@@ -106,6 +106,10 @@ def bonus_expr(asset: str, member: bool = False) -> str:
 #            exactly. Unreadable postings are skipped inside the walk, so
 #            they take no slot of the cap; the walk reads at most 10 x raw_cap
 #            postings (a member who can read little of a long list).
+#            For a member (lexical_ctes(member=True), migration 0011) the
+#            test is per document: the whole document only when it may read
+#            every file of the asset, else the file documents it may read,
+#            merged per asset for the terms file documents hold (q.files).
 #   cand:    every asset reached, with the sum of its known contributions.
 #   kept:    the best keep_cap of them.
 #   missing: for a term whose postings were not all read, the contribution
