@@ -191,7 +191,7 @@ BEGIN
 END
 $$;
 CREATE TRIGGER file_document_index
-AFTER INSERT OR DELETE OR UPDATE OF tsv, vocab_tsv, group_len ON file_document
+AFTER INSERT OR DELETE OR UPDATE OF tsv, vocab_tsv, group_len, asset_id ON file_document
 FOR EACH ROW EXECUTE FUNCTION loupe_file_document_index();
 
 -------------------------------------------------------------------------------
