@@ -84,14 +84,18 @@ def bonus_expr(asset: str, member: bool = False) -> str:
     whole document joined as ``d`` and the ``phrase`` CTE joined as ``ph``.
     For a viewer who sees everything: the whole document's. For a member
     (migration 0011): 0 when the whole document earns none (a file
-    document's phrase forms are parts of the whole document's), else
-    ``loupe_member_bonus`` (the whole document's when the member may read
-    every file, else the best of the file documents it may read)."""
+    document's phrase forms are parts of the whole document's); the whole
+    document's when the asset's files all have the same readers (every row
+    reaching here is of an asset the member may read, so it may read them
+    all); else ``loupe_member_bonus`` (the whole document's when the member
+    may read every file, else the best of the file documents it may read)."""
     assert asset in ("k.asset_id", "b.asset_id", "f.asset_id", "d.asset_id")
     whole = "loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text)"
     if not member:
         return whole
     return f"""CASE WHEN {whole} = 0 THEN 0
+                WHEN (SELECT a.doc_readers IS NULL FROM asset a WHERE a.id = {asset})
+                THEN {whole}
                 ELSE loupe_member_bonus({asset}, %(lang)s, ph.qn, %(principals)s::bigint[])
            END"""
 
