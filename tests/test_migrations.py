@@ -213,7 +213,8 @@ def test_an_edited_migration_is_refused(pg_admin_url: str, tmp_path):
 
 def _edited_is_refused(url: str, edited: Path) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
-        assert len(migrate(conn, source=edited)) == _head()
+        # every shipped file (numbers have gaps: each branch has its own)
+        assert len(migrate(conn, source=edited)) == len(available())
         assert migrate(conn, source=edited) == []  # unchanged files: nothing to do
         path = edited / "0005_permissions.sql"
         path.write_text(path.read_text() + "\n-- a late fix\n", encoding="utf-8")
