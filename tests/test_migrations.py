@@ -213,6 +213,7 @@ def test_an_edited_migration_is_refused(pg_admin_url: str, tmp_path):
 
 def _edited_is_refused(url: str, edited: Path) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
+        # every shipped file (numbers have gaps: each branch had its own)
         assert len(migrate(conn, source=edited)) == len(available())
         assert migrate(conn, source=edited) == []  # unchanged files: nothing to do
         path = edited / "0005_permissions.sql"

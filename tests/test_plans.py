@@ -118,7 +118,8 @@ def explain(lib: Library, terms: list[str], raw_cap: int = 3000, keep_cap: int =
               "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": 20, "offset": 0,
               "fallback": False, "title_band": False, "title_band_cap": 5000,
               **viewer.params()}
-    row = lib.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + q.LEXICAL_LANE, params).fetchone()
+    stmt = q.LEXICAL_LANE if viewer.see_all else q.LEXICAL_LANE_MEMBER
+    row = lib.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + stmt, params).fetchone()
     doc = row[0] if isinstance(row[0], list) else json.loads(row[0])
     return doc[0]["Plan"]
 
@@ -252,7 +253,7 @@ def test_fused_scoped_permissioned_statement_keeps_its_row_bounds(big: Library, 
               "deep_cap": sq.DEEP_CAP, "vec_cap": VEC_CAP, **viewer.params(),
               "qv_image": np.asarray(lanes[0].vector, dtype=np.float32),
               "maxd_image": lanes[0].max_dist}
-    stmt = sq.scoped_fused_statement(lanes)
+    stmt = sq.scoped_fused_statement(lanes, member)
     from psycopg import sql
 
     doc = big.conn.execute(sql.SQL("EXPLAIN (ANALYZE, FORMAT JSON) ") + stmt, params).fetchone()[0]

@@ -27,7 +27,7 @@ from .bulk.actions import apply_action, audit_log as read_audit_log
 from .db import DATABASE_URL_ENV, migrate, resolve_database_url
 from .db.migrate import applied
 from .db.server import stop_embedded
-from .document.compile import rebuild_documents
+from .document.compile import rebuild_all_file_documents, rebuild_documents
 from .document.languages import normalize_lang, validate_languages
 from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
 from .ingest.image import displayed_size
@@ -199,7 +199,10 @@ class Library:
             if not create and not applied(conn):
                 raise LibraryNotInitialized(
                     "the database holds no Loupe library: create one with 'loupe init'")
-            migrate(conn)
+            if any(n.startswith(("0011_", "0017_")) for n in migrate(conn)):
+                # file documents of existing multi-file assets (migration 0011),
+                # compiled again by the current analyzer (0017: 0013's)
+                rebuild_all_file_documents(conn)
             from pgvector.psycopg import register_vector
 
             register_vector(conn)
@@ -507,7 +510,8 @@ class Library:
         info = {}
         if raw_hits:
             for row in self.conn.execute(q.HIT_DETAILS, {
-                    "tenant_id": self.tenant_id, "lang": lang, "ids": [h[1] for h in raw_hits]}):
+                    "tenant_id": self.tenant_id, "lang": lang, "ids": [h[1] for h in raw_hits],
+                    **self.viewer.params()}):
                 info[row[0]] = (row[1], row[2])
         hits = [Hit(rank=r, asset_id=a, score=sc, bonus=b, title=info.get(a, ("", ""))[0],
                     path=info.get(a, ("", ""))[1], explain=ex) for r, a, sc, b, ex in raw_hits]
@@ -754,7 +758,7 @@ class Library:
                 may not read (the two are not told apart).
         """
         row = self._asset_row(asset_id)
-        params = {"tenant_id": self.tenant_id, "asset_id": asset_id}
+        params = {"tenant_id": self.tenant_id, "asset_id": asset_id, **self.viewer.params()}
         cols = ["id", "sha256", "byte_size", "media_type", "width", "height", "orientation",
                 "thumbnail", "created_at", "updated_at", "embargo_until", "rights_expire_at"]
         asset = dict(zip(cols, row))
@@ -798,7 +802,8 @@ class Library:
         """
         self._asset_row(asset_id)
         for f in self.conn.execute(q.ASSET_FILES, {"tenant_id": self.tenant_id,
-                                                   "asset_id": asset_id}):
+                                                   "asset_id": asset_id,
+                                                   **self.viewer.params()}):
             if Path(f[0]).is_file():
                 return Path(f[0])
         raise AssetNotFound(f"asset {asset_id}: no file of it is on disk any more")

@@ -11,17 +11,27 @@ SET_LANGUAGES = "UPDATE tenant SET languages = %(langs)s WHERE id = %(tenant_id)
 
 ASSET_IDS = "SELECT id FROM asset WHERE tenant_id = %(tenant_id)s ORDER BY id"
 
-# Title (in the query language, else the file name) and primary path of hits.
+# Title (in the query language, else the file name) and primary path of
+# hits, as the viewer may read them (0011): the primary file is the first by
+# path among the files the viewer may read; the title is the whole
+# document's when the viewer may read every file, else that file's own
+# document's (an asset with several files has one per file).
 HIT_DETAILS = """
 SELECT a.id,
-       coalesce(nullif(d.title, ''), regexp_replace(f.rel_path, '^.*/', '')),
+       coalesce(nullif(CASE WHEN %(see_all)s
+                                 OR loupe_can_read_doc(a.readers, a.doc_readers, a.embargo_until,
+                                                       a.rights_expire_at, %(principals)s::bigint[])
+                            THEN d.title ELSE fd.title END, ''),
+                regexp_replace(f.rel_path, '^.*/', '')),
        f.path
 FROM asset a
 LEFT JOIN search_document d ON d.asset_id = a.id AND d.lang = %(lang)s
 CROSS JOIN LATERAL (
-    SELECT path, rel_path FROM asset_file
-    WHERE asset_id = a.id ORDER BY rel_path, path LIMIT 1
+    SELECT id, path, rel_path FROM asset_file
+    WHERE asset_id = a.id AND (%(see_all)s OR readers && %(principals)s::bigint[])
+    ORDER BY rel_path, path LIMIT 1
 ) f
+LEFT JOIN file_document fd ON fd.file_id = f.id AND fd.lang = %(lang)s AND NOT %(see_all)s
 WHERE a.tenant_id = %(tenant_id)s AND a.id = ANY (%(ids)s)
 """
 
@@ -37,13 +47,17 @@ WHERE tenant_id = %(tenant_id)s AND id = %(asset_id)s
 
 # Collections with the number of their assets (sub-collections included)
 # that the viewer may read; a member is not shown collections where it can
-# read nothing (their names are not its business). Hand-made collections
-# have no source.
+# read nothing (their names are not its business), and counts only assets
+# with a file it may read in the collection (0011: a copy of a readable
+# asset in a folder it may not read does not reveal that folder). Hand-made
+# collections have no source.
 COLLECTIONS = """
 SELECT * FROM (
     SELECT c.id, c.path, c.parent_id, c.source_id IS NULL AS hand_made,
            (SELECT count(*) FROM asset a
-            WHERE a.id = ANY (loupe_collection_assets(c.id))
+            WHERE a.id = ANY (CASE WHEN %(see_all)s THEN loupe_collection_assets(c.id)
+                                   ELSE loupe_collection_assets_for(c.id, %(principals)s::bigint[])
+                              END)
               AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
                                  %(see_all)s, %(principals)s::bigint[])) AS assets,
            -- the full path: the source's root folder, then the path
@@ -57,18 +71,38 @@ ORDER BY x.path, x.id
 """
 
 
+# An asset's files the viewer may read (0011: a member sees only those: not
+# the paths, folders, sidecars or metadata of the others).
 ASSET_FILES = """
 SELECT f.path, c.path, f.sidecar_path, f.metadata
 FROM asset_file f LEFT JOIN collection c ON c.id = f.collection_id
 WHERE f.tenant_id = %(tenant_id)s AND f.asset_id = %(asset_id)s
+  AND (%(see_all)s OR f.readers && %(principals)s::bigint[])
 ORDER BY f.rel_path, f.path
 """
 
+# An asset's search documents as the viewer may read them (0011): the whole
+# documents for a viewer who may read every file; else the documents of the
+# files it may read (file documents), per language in file order.
 ASSET_DOCUMENTS = """
-SELECT lang, title, description, keywords, collections, filename, creator, copyright,
-       location, doc_len, vocabulary
-FROM search_document WHERE tenant_id = %(tenant_id)s AND asset_id = %(asset_id)s
-ORDER BY lang
+SELECT d.lang, d.title, d.description, d.keywords, d.collections, d.filename, d.creator,
+       d.copyright, d.location, d.doc_len, d.vocabulary
+FROM search_document d JOIN asset a ON a.id = d.asset_id
+WHERE d.tenant_id = %(tenant_id)s AND d.asset_id = %(asset_id)s
+  AND (%(see_all)s OR loupe_can_read_doc(a.readers, a.doc_readers, a.embargo_until,
+                                         a.rights_expire_at, %(principals)s::bigint[]))
+UNION ALL
+SELECT x.lang, x.title, x.description, x.keywords, x.collections, x.filename, x.creator,
+       x.copyright, x.location, x.doc_len, x.vocabulary
+FROM (SELECT fd.*, f.rel_path, f.path
+      FROM file_document fd
+      JOIN asset_file f ON f.id = fd.file_id
+      JOIN asset a ON a.id = fd.asset_id
+      WHERE fd.tenant_id = %(tenant_id)s AND fd.asset_id = %(asset_id)s AND NOT %(see_all)s
+        AND NOT loupe_can_read_doc(a.readers, a.doc_readers, a.embargo_until,
+                                   a.rights_expire_at, %(principals)s::bigint[])
+        AND f.readers && %(principals)s::bigint[]
+      ORDER BY fd.lang, f.rel_path, f.path) x
 """
 
 # Failures of one run, or of the tenant's latest run when run_id is null.

@@ -230,7 +230,7 @@ ON CONFLICT DO NOTHING
 
 # The inputs of an asset's documents: its files, primary (first by path) first.
 ASSET_FILES = """
-SELECT f.rel_path, f.metadata, coalesce(c.path, '') AS collection_path
+SELECT f.rel_path, f.metadata, coalesce(c.path, '') AS collection_path, f.id
 FROM asset_file f
 LEFT JOIN collection c ON c.id = f.collection_id
 WHERE f.asset_id = %(asset_id)s AND f.tenant_id = %(tenant_id)s
@@ -258,6 +258,8 @@ def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
     files = [FileInput(rel_path=r[0], metadata=r[1], collection_path=r[2]) for r in rows]
     added_keywords, added_collections = conn.execute(
         ASSET_ADDED_WORDS, {"asset_id": asset_id, "tenant_id": tenant_id}).fetchone()
+    rebuild_file_documents(conn, tenant_id, asset_id, languages, files, [r[3] for r in rows],
+                           added_keywords)
     labels = sorted({k for f in files for k in f.metadata.get("keywords", [])}
                     | {c for f in files for c in collection_words(f.collection_path)}
                     | set(added_keywords) | set(added_collections))
@@ -275,3 +277,133 @@ def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
         (asset_id, languages),
     )
     return written
+
+
+# A file document (migration 0011): the document of one file of an asset
+# with several files, analysed as UPSERT_DOCUMENT does, with the vocabulary
+# terms that this file's own keywords and folder names carry (and their
+# ancestors), never the asset's: a member who may read only this file must
+# not match a term another file brought.
+UPSERT_FILE_DOCUMENT = """
+WITH RECURSIVE own AS (
+    SELECT DISTINCT m.term_id
+    FROM vocabulary_match m
+    WHERE m.tenant_id = %(tenant_id)s
+      AND m.label = ANY (SELECT loupe_label_norm(k) FROM unnest(%(labels)s::text[]) AS k)
+),
+up AS (
+    SELECT t.id, t.parent_id, t.labels, 0 AS dist
+    FROM vocabulary_term t JOIN own ON own.term_id = t.id
+    UNION ALL
+    SELECT p.id, p.parent_id, p.labels, up.dist + 1
+    FROM vocabulary_term p JOIN up ON p.id = up.parent_id
+    WHERE up.dist < 32
+),
+terms AS (
+    SELECT id AS term_id, labels, min(dist) AS dist FROM up GROUP BY id, labels
+),
+analysed AS (
+    SELECT loupe_document_tsv(%(cfg)s::regconfig, %(title)s, %(filename)s, %(keywords)s,
+                              %(description)s, %(collections)s, %(location)s, %(people)s,
+                              %(creator)s, %(copyright)s, %(machine_tags)s, %(ocr)s) AS tsv,
+           (SELECT coalesce(loupe_tsv_agg(setweight(
+                        loupe_analyze(%(cfg)s::regconfig, loupe_label(t.labels, %(lang)s)),
+                        (ARRAY['A', 'B', 'C', 'D'])[least(t.dist, 3) + 1]::"char")
+                        ORDER BY t.dist, t.term_id), ''::tsvector)
+            FROM terms t) AS vocab_tsv,
+           (SELECT coalesce(string_agg(loupe_label(t.labels, %(lang)s), ' < '
+                                       ORDER BY t.dist, t.term_id), '')
+            FROM terms t) AS vocabulary,
+           (SELECT vocab_decay FROM lexical_setting WHERE tenant_id = %(tenant_id)s) AS decay
+)
+INSERT INTO file_document AS d (
+    file_id, asset_id, tenant_id, lang, title, filename, description, creator, copyright,
+    location, keywords, collections, vocabulary, tsv, vocab_tsv, doc_len, group_len,
+    phrase_title, phrase_text)
+SELECT %(file_id)s, %(asset_id)s, %(tenant_id)s, %(lang)s, %(title)s, %(filename)s,
+       %(description)s, %(creator)s, %(copyright)s, %(location)s, %(keywords)s,
+       %(collections)s, a.vocabulary, a.tsv, a.vocab_tsv, loupe_tsv_len(a.tsv),
+       loupe_group_len(a.tsv, a.vocab_tsv, a.decay),
+       loupe_phrase_norm(%(title)s),
+       loupe_phrase_text(%(title)s, %(filename)s, %(keywords)s, %(description)s, %(collections)s,
+                         %(location)s, %(people)s, %(creator)s, %(copyright)s,
+                         %(machine_tags)s, %(ocr)s, a.vocabulary)
+FROM analysed a
+ON CONFLICT (file_id, lang) DO UPDATE SET
+    asset_id = EXCLUDED.asset_id, title = EXCLUDED.title, filename = EXCLUDED.filename,
+    description = EXCLUDED.description, creator = EXCLUDED.creator,
+    copyright = EXCLUDED.copyright, location = EXCLUDED.location,
+    keywords = EXCLUDED.keywords, collections = EXCLUDED.collections,
+    vocabulary = EXCLUDED.vocabulary, tsv = EXCLUDED.tsv, vocab_tsv = EXCLUDED.vocab_tsv,
+    doc_len = EXCLUDED.doc_len, group_len = EXCLUDED.group_len,
+    phrase_title = EXCLUDED.phrase_title, phrase_text = EXCLUDED.phrase_text
+WHERE d.tsv IS DISTINCT FROM EXCLUDED.tsv
+   OR d.vocab_tsv IS DISTINCT FROM EXCLUDED.vocab_tsv
+   OR d.asset_id IS DISTINCT FROM EXCLUDED.asset_id
+   OR (d.title, d.filename, d.description, d.creator, d.copyright, d.location, d.keywords,
+       d.collections, d.vocabulary) IS DISTINCT FROM
+      (EXCLUDED.title, EXCLUDED.filename, EXCLUDED.description, EXCLUDED.creator,
+       EXCLUDED.copyright, EXCLUDED.location, EXCLUDED.keywords, EXCLUDED.collections,
+       EXCLUDED.vocabulary)
+"""
+
+# File documents of the asset other than the given files' in the given
+# languages (files gone, languages dropped, or the asset is down to one file).
+DELETE_OTHER_FILE_DOCUMENTS = """
+DELETE FROM file_document
+WHERE asset_id = %(asset_id)s AND (file_id <> ALL (%(file_ids)s::bigint[])
+                                   OR lang <> ALL (%(langs)s::text[]))
+"""
+
+# Assets with more than one file (all tenants): their file documents are
+# compiled when a library is first opened after migration 0011.
+MULTI_FILE_ASSETS = """
+SELECT f.tenant_id, f.asset_id, t.languages
+FROM asset_file f JOIN tenant t ON t.id = f.tenant_id
+GROUP BY f.tenant_id, f.asset_id, t.languages
+HAVING count(*) > 1
+ORDER BY f.tenant_id, f.asset_id
+"""
+
+
+def rebuild_file_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
+                           languages: list[str], files: list[FileInput], file_ids: list[int],
+                           added_keywords: list[str]) -> int:
+    """Store the file documents of one asset (migration 0011), inside the
+    caller's transaction: for an asset with two files or more, one document
+    per file and language, compiled by :func:`compile_documents` from that
+    file alone plus the keywords people added to the asset (``added_keywords``;
+    hand-made collection names are left out: they are not any file's words).
+    An asset with one file has none (its whole document is that file's).
+    ``files`` and ``file_ids`` are parallel. Returns the number of documents
+    written (0 when none changed)."""
+    keep = file_ids if len(files) > 1 else []
+    conn.execute(DELETE_OTHER_FILE_DOCUMENTS, {"asset_id": asset_id, "file_ids": keep,
+                                               "langs": languages})
+    written = 0
+    for f, file_id in zip(files, keep):
+        labels = sorted(set(f.metadata.get("keywords", [])) | set(collection_words(f.collection_path))
+                        | set(added_keywords))
+        for doc in compile_documents([f], languages, keywords=added_keywords):
+            written += conn.execute(UPSERT_FILE_DOCUMENT, {
+                "file_id": file_id, "asset_id": asset_id, "tenant_id": tenant_id,
+                "lang": doc.lang, "cfg": doc.ts_config, "labels": labels,
+                **doc.fields}).rowcount
+    return written
+
+
+def rebuild_all_file_documents(conn: psycopg.Connection) -> int:
+    """Compile the file documents of every asset with several files, in every
+    tenant (run once after migration 0011, which cannot compile documents
+    itself). One transaction per asset. Returns the number of assets."""
+    assets = conn.execute(MULTI_FILE_ASSETS).fetchall()
+    for tenant_id, asset_id, languages in assets:
+        with conn.transaction():
+            rows = conn.execute(ASSET_FILES, {"asset_id": asset_id,
+                                              "tenant_id": tenant_id}).fetchall()
+            files = [FileInput(rel_path=r[0], metadata=r[1], collection_path=r[2]) for r in rows]
+            added = conn.execute(ASSET_ADDED_WORDS, {"asset_id": asset_id,
+                                                     "tenant_id": tenant_id}).fetchone()[0]
+            rebuild_file_documents(conn, tenant_id, asset_id, list(languages), files,
+                                   [r[3] for r in rows], added)
+    return len(assets)

@@ -32,7 +32,7 @@ import psycopg
 from psycopg import sql
 
 from ..access.viewer import OWNER
-from ..lexical.queries import LEXICAL_CTES, TITLE_BAND_CAP, best_bonus, title_band_cte
+from ..lexical.queries import TITLE_BAND_CAP, best_bonus, lexical_ctes, title_band_cte
 from ..vector.queries import vector_cte
 
 #: RRF's rank constant (Cormack et al. 2009): the default of the ``rrf_k`` setting.
@@ -171,7 +171,7 @@ class QueryVectorCache:
                 del self._items[key]
 
 
-def fused_ctes(lanes: list[VectorLane]) -> sql.Composed:
+def fused_ctes(lanes: list[VectorLane], member: bool = False) -> sql.Composed:
     """``WITH`` the lexical lane's CTEs, one CTE per vector lane, and:
 
     * ``lex``: the lexical lane's kept rows ranked by score;
@@ -180,8 +180,9 @@ def fused_ctes(lanes: list[VectorLane]) -> sql.Composed:
     * ``fkept``: the fused rows the one-word rule keeps, with the phrase bonus.
 
     Composed from fixed parts (lane names, model ids and widths are literals
-    of the registry, never user input)."""
-    ctes = [sql.SQL("WITH ") + sql.SQL(LEXICAL_CTES)]
+    of the registry, never user input). ``member``: for a viewer who does not
+    see everything (:func:`loupe.lexical.queries.lexical_ctes`)."""
+    ctes = [sql.SQL("WITH ") + sql.SQL(lexical_ctes(member))]
     for lane in lanes:
         ctes.append(sql.SQL(",") + vector_cte(lane.name, lane.model_id, lane.lane, lane.dims))
     lex = sql.SQL("""
@@ -210,7 +211,7 @@ fused AS (
     FROM lex l{joins}
 ),
 fkept AS (
-    SELECT f.*, """ + best_bonus("f") + """ AS bonus
+    SELECT f.*, """ + best_bonus("f", member) + """ AS bonus
     FROM fused f
     CROSS JOIN phrase ph
     WHERE NOT %(one_word)s OR f.lex_rank IS NOT NULL
@@ -230,14 +231,14 @@ def lane_columns(lanes: list[VectorLane], prefix: str = "p.") -> sql.Composable:
                                            d=sql.Identifier(f"{ln.name}_dist")) for ln in lanes)
 
 
-def fused_statement(lanes: list[VectorLane]) -> sql.Composed:
+def fused_statement(lanes: list[VectorLane], member: bool = False) -> sql.Composed:
     """The fused statement for these vector lanes: :func:`fused_ctes`, then a
     page ordered by phrase bonus ▸ RRF ▸ asset id, with the lexical lane's
     counts and each vector lane's count of neighbours kept."""
     lane_counts = sql.SQL("").join(
         sql.SQL(", (SELECT count(*) FROM {cte})").format(cte=sql.Identifier(f"vec_{ln.name}"))
         for ln in lanes)
-    tail = sql.SQL(",") + sql.SQL(title_band_cte("fkept")) + sql.SQL(""",
+    tail = sql.SQL(",") + sql.SQL(title_band_cte("fkept", member)) + sql.SQL(""",
 rows AS (
     SELECT k.asset_id, k.rrf, k.bonus, false AS in_band, k.lex_rank, k.lex_score{lane_cols}
     FROM fkept k
@@ -257,7 +258,7 @@ ORDER BY p.rank
 """).format(lane_counts=lane_counts, lane_out=lane_columns(lanes),
             lane_cols=lane_columns(lanes, "k."),
             lane_nulls=sql.SQL("").join(sql.SQL(", NULL, NULL") for _ in lanes))
-    return fused_ctes(lanes) + tail
+    return fused_ctes(lanes, member) + tail
 
 
 @dataclass
@@ -285,7 +286,7 @@ def fused_search(conn: psycopg.Connection, params: dict[str, Any],
     for lane in lanes:
         p[f"qv_{lane.name}"] = np.asarray(lane.vector, dtype=np.float32)
         p[f"maxd_{lane.name}"] = float(lane.max_dist)
-    rows = conn.execute(fused_statement(lanes), p).fetchall()
+    rows = conn.execute(fused_statement(lanes, not p["see_all"]), p).fetchall()
     first = rows[0]
     n = len(lanes)
     lane_counts = {ln.name: int(first[6 + i]) for i, ln in enumerate(lanes)}

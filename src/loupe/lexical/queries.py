@@ -20,7 +20,9 @@ ORDER BY pos, u.lexeme
 # 3-4 characters; terms over 64 characters are not corrected. Ties: similarity, then document frequency, then the term.
 # The % operator (threshold 0.3) lets the trigram index find candidates.
 # Only terms the viewer can reach count (P1): a term that only hidden assets
-# hold (among its first 10,000 postings) is neither suggested nor treated as known.
+# hold (among its first 10,000 postings) is neither suggested nor treated as known;
+# for a member, only the documents it may read (0011: the whole document of
+# an asset whose every file it may read, else the file documents it may read).
 SUGGEST_CORRECTIONS = """
 SELECT q.term,
        (SELECT t.term FROM lexicon_term t
@@ -28,7 +30,10 @@ SELECT q.term,
           AND similarity(t.term, q.term) >= 0.5
           AND levenshtein(t.term, q.term) <= CASE WHEN length(q.term) <= 4 THEN 1 ELSE 2 END
           AND (%(see_all)s OR EXISTS (SELECT 1 FROM loupe_term_postings_for(
-                   t.id, 1, 10000, false, %(principals)s::bigint[])))
+                   t.id, 1, 10000, false, %(principals)s::bigint[]))
+               OR (loupe_term_in_files(t.tenant_id, t.lang, t.term)
+                   AND EXISTS (SELECT 1 FROM loupe_term_postings_merged(
+                       t.id, 1, 10000, %(principals)s::bigint[]))))
         ORDER BY similarity(t.term, q.term) DESC, t.df DESC, t.term
         LIMIT 1)
 FROM unnest(%(terms)s::text[]) AS q(term)
@@ -36,8 +41,66 @@ WHERE length(q.term) BETWEEN 3 AND 64
   AND NOT EXISTS (SELECT 1 FROM lexicon_term t
                   WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = q.term
                     AND (%(see_all)s OR EXISTS (SELECT 1 FROM loupe_term_postings_for(
-                             t.id, 1, 10000, false, %(principals)s::bigint[]))))
+                             t.id, 1, 10000, false, %(principals)s::bigint[]))
+                         OR (loupe_term_in_files(t.tenant_id, t.lang, t.term)
+                             AND EXISTS (SELECT 1 FROM loupe_term_postings_merged(
+                                 t.id, 1, 10000, %(principals)s::bigint[])))))
 """
+
+
+def posting_probe(term: str, asset: str, member: bool = False, files: str = "q.files") -> str:
+    """A LATERAL subquery giving ``tf, group_len`` of term ``term`` in asset
+    ``asset`` (column references from a fixed set) as the viewer may read it.
+    For a viewer who sees everything (``member`` false): the one primary-key
+    probe of ``lexical_posting``, as before migration 0011. For a member: the
+    same probe with the whole-document test (doc_readers) when no file
+    document holds the term (``files``, a boolean column of the term's row),
+    else ``loupe_member_posting`` (the whole document's posting when it may
+    read every file, else the best of the file documents it may read)."""
+    assert term in ("q.term_id", "d.term_id") and asset in ("k.asset_id", "s.asset_id",
+                                                            "d.asset_id")
+    assert files in ("q.files", "d.files")
+    if not member:
+        return f"""(
+        SELECT p.tf, p.group_len FROM lexical_posting p
+        WHERE p.term_id = {term} AND p.asset_id = {asset}
+        LIMIT 1
+    )"""
+    return f"""(
+        (SELECT p.tf, p.group_len FROM lexical_posting p JOIN asset a ON a.id = p.asset_id
+         WHERE NOT {files} AND p.term_id = {term} AND p.asset_id = {asset}
+           AND loupe_can_read_doc(a.readers, a.doc_readers, a.embargo_until,
+                                  a.rights_expire_at, %(principals)s::bigint[])
+         LIMIT 1)
+        UNION ALL
+        (SELECT mp.tf, mp.group_len
+         FROM loupe_member_posting({term}, {asset}, %(principals)s::bigint[]) AS mp
+         WHERE {files})
+    )"""
+
+
+def bonus_expr(asset: str, member: bool = False, lang: str = "d.lang") -> str:
+    """The phrase bonus of asset ``asset`` as the viewer may see it, from its
+    whole document of language ``lang`` (a column reference from a fixed
+    set) joined or selected as ``d`` and the ``phrase`` CTE joined as ``ph``.
+    For a viewer who sees everything: the whole document's. For a member
+    (migration 0011): 0 when the whole document earns none (a file
+    document's phrase forms are parts of the whole document's); the whole
+    document's when the asset's files all have the same readers (every row
+    reaching here is of an asset the member may read, so it may read them
+    all); else ``loupe_member_bonus`` (the whole document's when the member
+    may read every file, else the best of the file documents it may read)."""
+    assert asset in ("k.asset_id", "b.asset_id", "f.asset_id", "d.asset_id", "d0.asset_id")
+    assert lang in ("d.lang", "k.lang")
+    whole = "loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text)"
+    if not member:
+        return whole
+    return f"""CASE WHEN {whole} = 0 THEN 0
+                WHEN (SELECT a.doc_readers IS NULL FROM asset a WHERE a.id = {asset})
+                THEN {whole}
+                ELSE loupe_member_bonus({asset}, {lang}, ph.qn, %(principals)s::bigint[])
+           END"""
+
 
 # The lexical lane (L1, L3, F3, C4), as common table expressions that the
 # lexical-only statement below and the fused statement (loupe.fusion) share.
@@ -54,6 +117,12 @@ WHERE length(q.term) BETWEEN 3 AND 64
 #            exactly. Unreadable postings are skipped inside the walk, so
 #            they take no slot of the cap; the walk reads at most 10 x raw_cap
 #            postings (a member who can read little of a long list).
+#            For a member (lexical_ctes(member=True), migration 0011) the
+#            test is per document: the whole document only when it may read
+#            every file of the asset, else the file documents it may read
+#            (file documents exist per language like whole documents),
+#            merged per asset for the terms file documents hold (q.files,
+#            per term and language).
 #   cand_l:  every (asset, language) document reached, with the sum of its
 #            known contributions;
 #   cand:    one row per asset: its best document (highest score, then the
@@ -72,7 +141,34 @@ WHERE length(q.term) BETWEEN 3 AND 64
 # assets reached against the keep cap. max_df (a lower bound of the total)
 # counts every posting, readable or not, so it is only used for viewers who
 # see everything: for the others a hidden asset must not move a total.
-LEXICAL_CTES = """
+RAW_OWNER = """
+    SELECT q.term_id, q.lang, p.asset_id,
+           loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
+    FROM q
+    JOIN st ON st.lang = q.lang
+    CROSS JOIN LATERAL loupe_term_postings_for(q.term_id, %(raw_cap)s, %(raw_cap)s * 10,
+                                               %(see_all)s, %(principals)s::bigint[]) AS p"""
+# A member's walk: 0005's walk (whole documents it may read) for terms no
+# file document holds, the merged walk (whole and file documents) for the
+# others (migration 0011).
+RAW_MEMBER = RAW_OWNER + """
+    WHERE NOT q.files
+    UNION ALL
+    SELECT q.term_id, q.lang, p.asset_id,
+           loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
+    FROM q
+    JOIN st ON st.lang = q.lang
+    CROSS JOIN LATERAL loupe_term_postings_merged(q.term_id, %(raw_cap)s, %(raw_cap)s * 10,
+                                                  %(principals)s::bigint[]) AS p
+    WHERE q.files"""
+
+
+def lexical_ctes(member: bool = False) -> str:
+    """The lexical lane's CTEs (see above) for a viewer who sees everything,
+    or with ``member`` for one who does not (migration 0011: the walk merges
+    the file documents it may read for terms they hold, probes and the phrase
+    bonus read only documents it may read)."""
+    return """
 st AS (
     SELECT s.lang, s.n_docs,
            ARRAY[s.group_len[1] / s.n_docs, s.group_len[2] / s.n_docs,
@@ -82,18 +178,13 @@ st AS (
     WHERE s.tenant_id = %(tenant_id)s AND s.lang = ANY (%(langs)s::text[]) AND s.n_docs > 0
 ),
 q AS MATERIALIZED (
-    SELECT t.id AS term_id, t.lang, t.df, loupe_bm25_idf(st.n_docs, t.df) AS idf
+    SELECT t.id AS term_id, t.lang, t.df, loupe_bm25_idf(st.n_docs, t.df) AS idf""" + (""",
+           loupe_term_in_files(t.tenant_id, t.lang, t.term) AS files""" if member else "") + """
     FROM unnest(%(qlangs)s::text[], %(qterms)s::text[]) AS x(lang, term)
     JOIN st ON st.lang = x.lang
     JOIN lexicon_term t ON t.tenant_id = %(tenant_id)s AND t.lang = x.lang AND t.term = x.term
 ),
-raw AS MATERIALIZED (
-    SELECT q.term_id, q.lang, p.asset_id,
-           loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
-    FROM q
-    JOIN st ON st.lang = q.lang
-    CROSS JOIN LATERAL loupe_term_postings_for(q.term_id, %(raw_cap)s, %(raw_cap)s * 10,
-                                               %(see_all)s, %(principals)s::bigint[]) AS p
+raw AS MATERIALIZED (""" + (RAW_MEMBER if member else RAW_OWNER) + """
 ),
 cand_l AS MATERIALIZED (
     SELECT asset_id, lang, sum(part) AS score FROM raw GROUP BY asset_id, lang
@@ -119,11 +210,7 @@ missing AS (
     -- one primary-key probe per (kept asset, truncated term); written as a
     -- LATERAL ... LIMIT 1 so the planner cannot turn it into a scan of all
     -- the term's postings (N4: a common term has tens of thousands)
-    CROSS JOIN LATERAL (
-        SELECT p.tf, p.group_len FROM lexical_posting p
-        WHERE p.term_id = q.term_id AND p.asset_id = k.asset_id
-        LIMIT 1
-    ) AS p
+    CROSS JOIN LATERAL """ + posting_probe("q.term_id", "k.asset_id", member) + """ AS p
     WHERE q.df > %(raw_cap)s
       AND NOT EXISTS (SELECT 1 FROM raw r WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)
     GROUP BY k.asset_id
@@ -137,7 +224,7 @@ final AS (
     -- ``missing`` aggregate once per kept row, 2 s for a common-term query)
     SELECT k.asset_id,
            k.score + coalesce(m.extra, 0) AS score,
-           (SELECT loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text)
+           (SELECT """ + bonus_expr("k.asset_id", member, "k.lang") + """
             FROM search_document d
             WHERE d.asset_id = k.asset_id AND d.lang = k.lang
               AND d.tenant_id = %(tenant_id)s) AS bonus
@@ -160,32 +247,48 @@ counts AS (
 """
 
 
-def best_bonus(row: str) -> str:
+def best_bonus(row: str, member: bool = False) -> str:
     """The phrase bonus (SPEC L3) of the asset of ``row`` (a CTE alias from a
     fixed set), the best over its documents in the searched languages
     (``%(langs)s``), 0 when it has none: a scalar subquery for a statement
-    that has the ``phrase`` CTE joined as ``ph``."""
+    that has the ``phrase`` CTE joined as ``ph``. ``member``: each
+    language's bonus as a member may see it (:func:`bonus_expr`, 0011)."""
     assert row in ("k", "f", "b", "d0")
-    return ("(SELECT coalesce(max(loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text)), 0)"
+    return ("(SELECT coalesce(max(" + bonus_expr(row + ".asset_id", member, "d.lang") + "), 0)"
             " FROM search_document d WHERE d.asset_id = " + row + ".asset_id"
             " AND d.tenant_id = %(tenant_id)s AND d.lang = ANY (%(langs)s::text[]))")
 
+
+LEXICAL_CTES = lexical_ctes(False)
+LEXICAL_CTES_MEMBER = lexical_ctes(True)
 
 
 #: Most rows the title band adds (C2); a band that reaches it says so.
 TITLE_BAND_CAP = 5000
 
 
-def title_band_cte(shown: str) -> str:
+TBAND_COUNTS = """
+tcounts AS (
+    SELECT (SELECT count(*) FROM tband) AS band,
+           (SELECT count(*) FROM tband t
+            WHERE NOT EXISTS (SELECT 1 FROM cand c WHERE c.asset_id = t.asset_id)) AS unreached
+)"""
+
+
+def title_band_cte(shown: str, member: bool = False) -> str:
     """The title band (C2, optional): assets with a document whose title holds
     every query term of its language (tsvector weight A, the title group;
     tested on every document of the tenant and languages: no index serves it
     since migration 0002 dropped the GIN index on ``tsv``) that are not among
     the ``shown`` rows (a CTE name from a fixed set: ``final`` or ``fkept``),
     readable by the viewer, at most
-    ``title_band_cap`` of them by asset id. Empty unless ``%(title_band)s``."""
+    ``title_band_cap`` of them by asset id. Empty unless ``%(title_band)s``.
+    With ``member`` (migration 0011): a whole document only when the member
+    may read every file of its asset, and the file documents (of each
+    searched language) it may read."""
     assert shown in ("final", "fkept")
-    return """
+    if not member:
+        return """
 tq AS (
     SELECT x.lang, string_agg(quote_literal(x.term) || ':A', ' & ')::tsquery AS tq
     FROM unnest(%(qlangs)s::text[], %(qterms)s::text[]) AS x(lang, term)
@@ -206,18 +309,54 @@ tband AS MATERIALIZED (
                            FROM asset a WHERE a.id = d.asset_id))
     ORDER BY d.asset_id, bonus DESC
     LIMIT %(title_band_cap)s
+),""" + TBAND_COUNTS
+    return """
+tq AS (
+    SELECT x.lang, string_agg(quote_literal(x.term) || ':A', ' & ')::tsquery AS tq
+    FROM unnest(%(qlangs)s::text[], %(qterms)s::text[]) AS x(lang, term)
+    GROUP BY x.lang
 ),
-tcounts AS (
-    SELECT (SELECT count(*) FROM tband) AS band,
-           (SELECT count(*) FROM tband t
-            WHERE NOT EXISTS (SELECT 1 FROM cand c WHERE c.asset_id = t.asset_id)) AS unreached
-)"""
+tband AS MATERIALIZED (
+    SELECT t.asset_id, max(t.bonus) AS bonus
+    FROM (
+        SELECT d.asset_id, """ + bonus_expr("d.asset_id", True, "d.lang") + """ AS bonus
+        FROM search_document d
+        JOIN tq ON tq.lang = d.lang
+        CROSS JOIN phrase ph
+        WHERE %(title_band)s AND d.tenant_id = %(tenant_id)s AND d.lang = ANY (%(langs)s::text[])
+          AND d.tsv @@ tq.tq
+          AND NOT EXISTS (SELECT 1 FROM """ + shown + """ s WHERE s.asset_id = d.asset_id)
+          AND (%(see_all)s OR (SELECT loupe_can_read_doc(a.readers, a.doc_readers,
+                                                         a.embargo_until, a.rights_expire_at,
+                                                         %(principals)s::bigint[])
+                               FROM asset a WHERE a.id = d.asset_id))
+        UNION ALL
+        -- the file documents it may read (0011)
+        SELECT x.asset_id, loupe_member_bonus(x.asset_id, tq.lang, ph.qn,
+                                              %(principals)s::bigint[])
+        FROM tq
+        CROSS JOIN phrase ph
+        CROSS JOIN LATERAL loupe_member_title_files(%(tenant_id)s, tq.lang, tq.tq,
+                                                    %(principals)s::bigint[]) AS x
+        WHERE %(title_band)s
+          AND NOT EXISTS (SELECT 1 FROM """ + shown + """ s WHERE s.asset_id = x.asset_id)
+    ) t
+    GROUP BY t.asset_id
+    ORDER BY t.asset_id
+    LIMIT %(title_band_cap)s
+),""" + TBAND_COUNTS
 
 
 # The lexical lane alone: a page of the kept list, then the title band when
 # asked for (after every ranked row: page 1 is unchanged), and the verdict.
 # The total counts the band's assets the walk had not reached.
-LEXICAL_LANE = "WITH " + LEXICAL_CTES + "," + title_band_cte("final") + """,
+def lexical_lane(member: bool = False) -> str:
+    """The lexical-only statement (see above); ``member``: for a viewer who
+    does not see everything (see :func:`lexical_ctes`)."""
+    return "WITH " + lexical_ctes(member) + "," + title_band_cte("final", member) + LANE_TAIL
+
+
+LANE_TAIL = """,
 rows AS (
     SELECT asset_id, score, bonus, false AS in_band FROM final
     UNION ALL
@@ -242,3 +381,7 @@ CROSS JOIN tcounts tc
 LEFT JOIN page p ON true
 ORDER BY p.rank
 """
+
+
+LEXICAL_LANE = lexical_lane(False)
+LEXICAL_LANE_MEMBER = lexical_lane(True)

@@ -216,15 +216,16 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str,
               "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
               "fallback": False, "title_band": title_band,
               "title_band_cap": q.TITLE_BAND_CAP, **viewer.params()}
-    rows = conn.execute(q.LEXICAL_LANE, params).fetchall()
+    stmt = q.LEXICAL_LANE if viewer.see_all else q.LEXICAL_LANE_MEMBER
+    rows = conn.execute(stmt, params).fetchall()
     corrections: dict[str, str] = {}
     if correct_typos and rows[0][0] == 0:
         # nothing matched as typed: the typo fallback, marked as such
         fixed, corrections = qt.corrected(conn, tenant_id, viewer)
         if corrections:
             terms = fixed.terms
-            rows = conn.execute(q.LEXICAL_LANE, {**params, **fixed.params(),
-                                                 "fallback": True}).fetchall()
+            rows = conn.execute(stmt, {**params, **fixed.params(),
+                                       "fallback": True}).fetchall()
     first = rows[0]
     hits = [LexicalHit(rank=r[8], asset_id=r[9], score=None if r[10] is None else float(r[10]),
                        bonus=r[11], in_band=r[13])

@@ -17,7 +17,7 @@ row (C2). How the band is found depends on the scope's size (C3):
 
 from psycopg import sql
 
-from ..lexical.queries import LEXICAL_CTES, best_bonus
+from ..lexical.queries import best_bonus, lexical_ctes, posting_probe
 
 #: Members scored directly at most (lexical probes are exact and cheap up to here).
 DIRECT_MAX = 2000
@@ -48,6 +48,8 @@ READABLE_MEMBERS = """
     SELECT m.asset_id
     FROM (SELECT f.asset_id FROM asset_file f
           WHERE f.tenant_id = %(tenant_id)s AND f.collection_id = ANY (%(collections)s::bigint[])
+            -- a member's file in the scope must be one it may read (0011)
+            AND (%(see_all)s OR f.readers && %(principals)s::bigint[])
           UNION
           SELECT cm.asset_id FROM collection_member cm
           WHERE cm.collection_id = ANY (%(collections)s::bigint[])) m
@@ -64,10 +66,19 @@ SCOPE_SIZE = "SELECT count(*) FROM (" + READABLE_MEMBERS + ") x"
 # probe of each membership index.
 IN_SCOPE = """(
     EXISTS (SELECT 1 FROM asset_file f
-            WHERE f.asset_id = k.asset_id AND f.collection_id = ANY (%(collections)s::bigint[]))
+            WHERE f.asset_id = k.asset_id AND f.collection_id = ANY (%(collections)s::bigint[])
+              AND (%(see_all)s OR f.readers && %(principals)s::bigint[]))
     OR EXISTS (SELECT 1 FROM collection_member cm
                WHERE cm.asset_id = k.asset_id
                  AND cm.collection_id = ANY (%(collections)s::bigint[])))"""
+
+# For a vector lane of written words (every lane but ``image``): a member
+# matches an asset's text vector only when it may read every file of the
+# asset (0011: the vector embeds the whole document's words).
+WORDS_READABLE = """AND (%(see_all)s OR (SELECT loupe_can_read_doc(a.readers, a.doc_readers,
+                                                         a.embargo_until, a.rights_expire_at,
+                                                         %(principals)s::bigint[])
+                                       FROM asset a WHERE a.id = {asset}))"""
 
 # Collections by their path relative to their source (as shown by loupe
 # show / the folder tree): several when ingested roots share a folder name.
@@ -116,7 +127,10 @@ regime AS MATERIALIZED (
 #           the impact index alone, intersected with the scope's readable
 #           members; only those members' postings are fetched and scored (a
 #           member's other terms beyond the depth add nothing).
-LEXICAL_BAND_CTES = """
+def lexical_band_ctes(member: bool = False) -> str:
+    """The lexical band's CTEs (see above); ``member``: probes read only the
+    documents a member may read (migration 0011)."""
+    return """
 band_direct AS (
     SELECT DISTINCT ON (x.asset_id) x.asset_id, x.score
     FROM (
@@ -126,11 +140,7 @@ band_direct AS (
         FROM scope s
         CROSS JOIN q
         JOIN st ON st.lang = q.lang
-        CROSS JOIN LATERAL (
-            SELECT p.tf, p.group_len FROM lexical_posting p
-            WHERE p.term_id = q.term_id AND p.asset_id = s.asset_id
-            LIMIT 1
-        ) AS p
+        CROSS JOIN LATERAL """ + posting_probe("q.term_id", "s.asset_id", member) + """ AS p
         WHERE (SELECT r FROM regime) = 'direct'
           AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)
         GROUP BY s.asset_id, q.lang
@@ -141,7 +151,7 @@ band_direct AS (
 -- is fetched; unmaterialized, the planner fetched all ~125,000 postings of a
 -- three-common-term query and joined the scope afterwards)
 deep AS MATERIALIZED (
-    SELECT q.term_id, q.lang, q.idf, w.asset_id
+    SELECT q.term_id, q.lang, q.idf, w.asset_id""" + (", q.files" if member else "") + """
     FROM q
     CROSS JOIN LATERAL loupe_term_asset_ids(q.term_id, %(deep_cap)s) AS w
     JOIN scope s ON s.asset_id = w.asset_id
@@ -156,11 +166,7 @@ band_deep AS (
                                     st.k1)) AS score
         FROM deep d
         JOIN st ON st.lang = d.lang
-        CROSS JOIN LATERAL (
-            SELECT p.tf, p.group_len FROM lexical_posting p
-            WHERE p.term_id = d.term_id AND p.asset_id = d.asset_id
-            LIMIT 1
-        ) AS p
+        CROSS JOIN LATERAL """ + posting_probe("d.term_id", "d.asset_id", member, "d.files") + """ AS p
         GROUP BY d.asset_id, d.lang
     ) x
     ORDER BY x.asset_id, x.score DESC
@@ -168,6 +174,9 @@ band_deep AS (
 lband AS (
     SELECT * FROM band_direct UNION ALL SELECT * FROM band_deep
 )"""
+
+
+LEXICAL_BAND_CTES = lexical_band_ctes(False)
 
 # The counts a scoped verdict needs: readable members (up to DEEP_MAX + 1),
 # ranked rows, band rows,
@@ -181,7 +190,10 @@ SCOPE_COUNTS = """
 
 # The lexical lane inside a scope: the lane's kept rows that are members, in
 # the unscoped order, then the band.
-SCOPED_LANE = "WITH " + LEXICAL_CTES + "," + SCOPE_CTE + """,
+def scoped_lane(member: bool = False) -> str:
+    """The lexical lane inside a scope (see above); ``member``: for a viewer
+    who does not see everything (migration 0011)."""
+    return "WITH " + lexical_ctes(member) + "," + SCOPE_CTE + """,
 -- the lane's kept rows that are members, with their exact scores and phrase
 -- bonus: the lane's ``final`` restricted to the scope, so the missing-term
 -- probes and the bonus run for members only, not for all the kept rows
@@ -197,24 +209,20 @@ missing_in AS (
     FROM kept_in k
     JOIN q ON q.lang = k.lang
     JOIN st ON st.lang = k.lang
-    CROSS JOIN LATERAL (
-        SELECT p.tf, p.group_len FROM lexical_posting p
-        WHERE p.term_id = q.term_id AND p.asset_id = k.asset_id
-        LIMIT 1
-    ) AS p
+    CROSS JOIN LATERAL """ + posting_probe("q.term_id", "k.asset_id", member) + """ AS p
     WHERE q.df > %(raw_cap)s
       AND NOT EXISTS (SELECT 1 FROM raw r WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)
     GROUP BY k.asset_id
 ),
 ranked AS MATERIALIZED (
     SELECT k.asset_id, k.score + coalesce(m.extra, 0) AS score,
-           """ + best_bonus("k") + """ AS bonus
+           """ + best_bonus("k", member) + """ AS bonus
     FROM kept_in k
     LEFT JOIN missing_in m ON m.asset_id = k.asset_id
     CROSS JOIN phrase ph
-),""" + LEXICAL_BAND_CTES + """,
+),""" + lexical_band_ctes(member) + """,
 band AS (
-    SELECT b.asset_id, b.score, """ + best_bonus("b") + """ AS bonus
+    SELECT b.asset_id, b.score, """ + best_bonus("b", member) + """ AS bonus
     FROM lband b
     CROSS JOIN phrase ph
 ),
@@ -242,7 +250,11 @@ ORDER BY p.rank
 """
 
 
-def scoped_fused_statement(lanes: list) -> sql.Composed:
+SCOPED_LANE = scoped_lane(False)
+SCOPED_LANE_MEMBER = scoped_lane(True)
+
+
+def scoped_fused_statement(lanes: list, member: bool = False) -> sql.Composed:
     """The fused statement inside a scope (C1–C4 with the vector lanes).
 
     Ranked rows: the unscoped fused rows (``fkept``, see
@@ -277,10 +289,13 @@ def scoped_fused_statement(lanes: list) -> sql.Composed:
           JOIN asset_vector v ON v.asset_id = s.asset_id AND v.model_id = {model}
                              AND v.lane = {lane}
           WHERE (SELECT r FROM regime) = 'direct'
-            AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)) x
+            AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)
+            {words_test}) x
     WHERE x.dist <= {maxd}
 )""").format(cte=cte, vec=vec, qv=qv, model=sql.Literal(ln.model_id), lane=sql.Literal(ln.lane),
-             maxd=sql.Placeholder(f"maxd_{ln.name}")))
+             maxd=sql.Placeholder(f"maxd_{ln.name}"),
+             words_test=sql.SQL(WORDS_READABLE.format(asset="s.asset_id")
+                                if ln.lane != "image" else "")))
         joins.append(sql.SQL(" FULL OUTER JOIN {cte} {a} ON {a}.asset_id = {key}").format(
             cte=cte, a=alias, key=key))
         key = sql.SQL("coalesce({key}, {a}.asset_id)").format(key=key, a=alias)
@@ -297,7 +312,7 @@ def scoped_fused_statement(lanes: list) -> sql.Composed:
     tail = sql.SQL("," + SCOPE_CTE + """,
 ranked AS MATERIALIZED (
     SELECT k.* FROM fkept k WHERE """ + IN_SCOPE + """
-),""" + LEXICAL_BAND_CTES + """{vbands},
+),""" + lexical_band_ctes(member) + """{vbands},
 band_rows AS (
     SELECT {key} AS asset_id, lb.rank AS lex_rank, lb.score AS lex_score{band_cols},
            {rrf} AS rrf
@@ -305,7 +320,7 @@ band_rows AS (
           FROM lband) lb{joins}
 ),
 band AS (
-    SELECT b.*, """ + best_bonus("b") + """ AS bonus
+    SELECT b.*, """ + best_bonus("b", member) + """ AS bonus
     FROM band_rows b
     CROSS JOIN phrase ph
     WHERE NOT %(one_word)s OR b.lex_rank IS NOT NULL
@@ -330,4 +345,4 @@ ORDER BY p.rank
 """).format(vbands=sql.SQL("").join(vbands), key=key, band_cols=sql.SQL("").join(band_cols),
             rrf=sql.SQL(" + ").join(rrf), joins=sql.SQL("").join(joins), lanes_out=lanes_out,
             waiting=sql.SQL("").join(waiting), page_out=lane_columns(lanes))
-    return fused_ctes(lanes) + tail
+    return fused_ctes(lanes, member) + tail

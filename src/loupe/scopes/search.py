@@ -201,14 +201,15 @@ def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: st
               "fallback": False, "collections": colls, "direct_max": q.DIRECT_MAX,
               "deep_max": q.DEEP_MAX,
               "deep_cap": q.DEEP_CAP, **viewer.params()}
-    rows = conn.execute(q.SCOPED_LANE, params).fetchall()
+    stmt = q.SCOPED_LANE if viewer.see_all else q.SCOPED_LANE_MEMBER
+    rows = conn.execute(stmt, params).fetchall()
     corrections: dict[str, str] = {}
     if rows[0][0] == 0:
         fixed, corrections = qt.corrected(conn, tenant_id, viewer)
         if corrections:
             terms = fixed.terms
-            rows = conn.execute(q.SCOPED_LANE, {**params, **fixed.params(),
-                                                "fallback": True}).fetchall()
+            rows = conn.execute(stmt, {**params, **fixed.params(),
+                                       "fallback": True}).fetchall()
     (candidates, kept, _read, _max_df, all_read, members, ranked, band, deep_all_read) = rows[0][:9]
     regime = rows[0][14]
     if corrections:
@@ -271,7 +272,7 @@ def scoped_fused_search(conn: psycopg.Connection, params: dict, lanes: list,
     for ln in lanes:
         p[f"qv_{ln.name}"] = np.asarray(ln.vector, dtype=np.float32)
         p[f"maxd_{ln.name}"] = float(ln.max_dist)
-    rows = conn.execute(q.scoped_fused_statement(lanes), p).fetchall()
+    rows = conn.execute(q.scoped_fused_statement(lanes, not viewer.see_all), p).fetchall()
     first = rows[0]
     hits = []
     for r in rows:

@@ -152,7 +152,7 @@ def vector_cte(name: str, model_id: int, lane: str, dims: int) -> sql.Composed:
         SELECT v.asset_id, v.embedding::vector({dims}) <=> {qv}::vector({dims}) AS dist
         FROM asset_vector v
         WHERE v.model_id = {model} AND v.lane = {lane} AND v.tenant_id = %(tenant_id)s
-          AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
+          AND (%(see_all)s OR (SELECT loupe_can_read({readers}, a.embargo_until,
                                                      a.rights_expire_at, false,
                                                      %(principals)s::bigint[])
                                FROM asset a WHERE a.id = v.asset_id))
@@ -162,4 +162,8 @@ def vector_cte(name: str, model_id: int, lane: str, dims: int) -> sql.Composed:
     WHERE x.dist <= {maxd}
 )""").format(cte=sql.Identifier(f"vec_{name}"), dims=sql.Literal(dims),
              model=sql.Literal(model_id), lane=sql.Literal(lane),
-             qv=sql.Placeholder(f"qv_{name}"), maxd=sql.Placeholder(f"maxd_{name}"))
+             qv=sql.Placeholder(f"qv_{name}"), maxd=sql.Placeholder(f"maxd_{name}"),
+             # a lane of written words embeds the whole document: a member
+             # matches it only when it may read every file (0011)
+             readers=sql.SQL("a.readers" if lane == "image"
+                             else "coalesce(a.doc_readers, a.readers)"))

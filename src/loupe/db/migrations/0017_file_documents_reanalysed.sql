@@ -1,0 +1,28 @@
+-- 0017: file documents follow the analyzer of 0013 (issues 11 and 12 merged).
+--
+-- 0011 (visibility per file) and 0013 (the analyzer at its edges) were
+-- written on separate branches. 0013 re-analyses every search document and
+-- rebuilds the lexical index, but knows nothing of file documents; 0011's
+-- file documents are compiled by Loupe (loupe.document.compile), with
+-- whatever analyzer the database has at that moment. So:
+--
+-- * a library that applied 0011 before 0013 kept file documents (tsv,
+--   phrase forms, file postings) analysed the old way: no CJK bigrams, no
+--   joined forms, stop-word-only values dropped, the old phrase form. A
+--   member who may read only some files of an asset would then miss words
+--   (or phrase bonuses) the owner finds in the whole document, or match
+--   terms the current query analyzer no longer emits;
+-- * a library that applied 0013 first and 0011 now is right already (its
+--   file documents are compiled after this run, by the current analyzer).
+--
+-- A file document cannot be re-analysed here: it keeps only the fields it
+-- shows (not people, machine tags, OCR text or its text search
+-- configuration), so only the compiler can rebuild it. This migration drops
+-- every file document (their postings go with them, by 0011's trigger), and
+-- Loupe recompiles them all when it opens the library right after applying
+-- it (loupe.library.Library, rebuild_all_file_documents, as after 0011).
+-- Until then a member who may read only some files of a split asset does
+-- not find it by words: hidden, never leaked. Right for every order: with
+-- 0011 applied in the same run there are none to drop.
+
+DELETE FROM file_document;
