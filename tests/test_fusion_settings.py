@@ -97,5 +97,5 @@ def test_settings_cli_shows_and_sets_fusion(lib: Library, db_url: str, home: Pat
     assert lib.lexical_settings()["keep_cap"] == 1000
     # a good fusion value with a bad lexical one: refused together
     bad2 = runner.invoke(main, base + ["--text-weight", "0.7", "--keep-cap", "0"])
-    assert bad2.exit_code == 1 and "caps >= 1" in bad2.output
+    assert bad2.exit_code == 1 and "keep_cap = 0 is out of range: it must be within 1 and 1,000,000" in bad2.output
     assert lib.fusion_settings()["w_text"] == 0.5
