@@ -1146,7 +1146,8 @@ class Library:
     # -- search by image (X1) ---------------------------------------------------
 
     def similar(self, asset_id: int | None = None, *, file: str | Path | None = None,
-                radius: int | None = None, limit: int = 20, offset: int = 0):
+                radius: int | None = None, limit: int = 20, offset: int = 0,
+                max_pixels: int | None = None):
         """Assets that look like asset ``asset_id`` or like the image ``file``
         (not ingested): every readable asset whose 64-bit pHash is within
         ``radius`` bits (default :data:`loupe.similar.search.DEFAULT_RADIUS`),
@@ -1157,13 +1158,14 @@ class Library:
         Raises:
             AssetNotFound: no such asset, or one the viewer may not read.
             loupe.similar.search.SimilarError: ``file`` is not an image Loupe
-                can read, radius outside 0..15, bad limit/offset.
+                can read (or over ``max_pixels``, default the ingest's ceiling),
+                radius outside 0..15, bad limit/offset.
         """
         from .similar.search import DEFAULT_RADIUS, find_similar
 
         return find_similar(self, asset_id, file=str(file) if file is not None else None,
                             radius=DEFAULT_RADIUS if radius is None else radius,
-                            limit=limit, offset=offset)
+                            limit=limit, offset=offset, max_pixels=max_pixels)
 
     def duplicates(self, *, radius: int | None = None) -> list[dict[str, Any]]:
         """Near-duplicate groups (readable assets whose pHashes are within

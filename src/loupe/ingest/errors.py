@@ -10,12 +10,14 @@ class BadFile(Exception):
         path: the file's path as walked.
         kind: one of ``empty``, ``not_image``, ``unsupported``, ``corrupt``,
             ``truncated``, ``too_large``, ``metadata``, ``io``, ``name`` (a
-            file name Loupe cannot store: not valid UTF-8).
+            file name Loupe cannot store: not valid UTF-8), ``not_regular``
+            (a symbolic link, FIFO, socket or device under an image name: never
+            followed or read).
         reason: a sentence for a person, naming what is wrong.
     """
 
     KINDS = ("empty", "not_image", "unsupported", "corrupt", "truncated", "too_large",
-             "metadata", "io", "name")
+             "metadata", "io", "name", "not_regular")
 
     def __init__(self, path: str, kind: str, reason: str):
         assert kind in self.KINDS, kind

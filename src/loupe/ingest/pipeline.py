@@ -234,7 +234,8 @@ class Ingester:
 
     def _prepare_batch(self, batch: list[FoundFile], reader: ExifToolReader,
                        pool: ThreadPoolExecutor) -> list[_Prepared | BadFile]:
-        paths = [f.path for f in batch] + [f.sidecar_path for f in batch if f.sidecar_path]
+        paths = ([f.path for f in batch if f.regular]
+                 + [f.sidecar_path for f in batch if f.regular and f.sidecar_path])
         raw_by_path = reader.read(paths)
         return list(pool.map(lambda f: self._prepare(f, raw_by_path), batch))
 
@@ -243,6 +244,10 @@ class Ingester:
         if shown != f.path:  # bytes that are not UTF-8: PostgreSQL text cannot hold the path
             return BadFile(shown, "name", "the path is not valid UTF-8 (the bytes shown as "
                                           "\\xNN): rename the file or folder to ingest it")
+        if not f.regular:
+            return BadFile(f.path, "not_regular",
+                           "a symbolic link, FIFO, socket or device, not a file: Loupe never "
+                           "follows or opens one (put the image itself in the folder)")
         try:
             sha = sha256_file(f.path)
             thumb = self._thumbnail_path(sha)

@@ -4,11 +4,19 @@ Two sidecar conventions are in use and both are read: ``photo.jpg.xmp``
 (darktable, digiKam, ExifTool's own examples) and ``photo.xmp`` (Adobe
 Lightroom/Bridge). When both exist the first, more specific one is used.
 Hidden files and folders (names starting with ``.``) are skipped.
+
+Nothing is followed: a symbolic link is never resolved (a link planted in a
+shared folder must not bring a private file, or one outside the library,
+into it), and neither it nor a FIFO, socket or device under an image name is
+ever opened (a FIFO would block the ingest forever). Such an entry is still
+listed, with ``regular`` false, so that the ingest reports it as a failed
+file with its reason; a sidecar that is not a regular file is not used.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +39,8 @@ class FoundFile:
     sidecar_path: str | None
     sidecar_size: int | None
     sidecar_mtime_ns: int | None
+    #: a regular file (not a symbolic link, FIFO, socket or device)
+    regular: bool = True
 
 
 def walk(root: str | Path, *, exclude: list[Path] | None = None) -> list[FoundFile]:
@@ -61,7 +71,7 @@ def walk(root: str | Path, *, exclude: list[Path] | None = None) -> list[FoundFi
                 continue
             full = os.path.join(dirpath, name)
             try:
-                st = os.stat(full)
+                st = os.lstat(full)   # never follows a link
             except OSError:
                 continue  # vanished between listing and stat
             sidecar = None
@@ -75,8 +85,11 @@ def walk(root: str | Path, *, exclude: list[Path] | None = None) -> list[FoundFi
             if sidecar is not None:
                 sc_path = os.path.join(dirpath, sidecar)
                 try:
-                    sst = os.stat(sc_path)
-                    sc_size, sc_mtime = sst.st_size, sst.st_mtime_ns
+                    sst = os.lstat(sc_path)
+                    if stat.S_ISREG(sst.st_mode):
+                        sc_size, sc_mtime = sst.st_size, sst.st_mtime_ns
+                    else:
+                        sc_path = None   # a link or a special file: not read
                 except OSError:
                     sc_path = None
             rel = Path(full).relative_to(root).as_posix()
@@ -85,6 +98,7 @@ def walk(root: str | Path, *, exclude: list[Path] | None = None) -> list[FoundFi
                 path=full, rel_path=rel, folder="" if folder == "." else folder,
                 size=st.st_size, mtime_ns=st.st_mtime_ns,
                 sidecar_path=sc_path, sidecar_size=sc_size, sidecar_mtime_ns=sc_mtime,
+                regular=stat.S_ISREG(st.st_mode),
             ))
     found.sort(key=lambda f: f.rel_path)
     return found

@@ -120,11 +120,14 @@ WHERE y.asset_id > x.asset_id AND loupe_hamming(x.phash, y.phash) <= %(radius)s
 ORDER BY 1, 2
 """
 
-# Readable assets whose bytes are held by several files (exact duplicates).
+# Readable assets whose bytes are held by several files the viewer may read
+# (exact duplicates; per-file visibility, migration 0011: a copy in a folder
+# the viewer may not read is neither listed nor counted).
 EXACT_GROUPS = """
 SELECT a.id, a.byte_size, array_agg(f.path ORDER BY f.rel_path, f.path) AS paths
 FROM asset a
 JOIN asset_file f ON f.asset_id = a.id
+                 AND (%(see_all)s OR f.readers && %(principals)s::bigint[])
 WHERE a.tenant_id = %(tenant_id)s
   AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
                      %(see_all)s, %(principals)s::bigint[])
@@ -133,13 +136,16 @@ HAVING count(*) > 1
 ORDER BY a.byte_size DESC, a.id
 """
 
-# Facts shown for each asset of a group: size, pixels, number of files,
-# primary file (first by relative path).
+# Facts shown for each asset of a group: size, pixels, number of files the
+# viewer may read, primary file (first by relative path among them).
 ASSET_FACTS = """
 SELECT a.id, a.byte_size, a.width, a.height,
-       (SELECT count(*) FROM asset_file WHERE asset_id = a.id) AS files, f.path
+       (SELECT count(*) FROM asset_file
+        WHERE asset_id = a.id
+          AND (%(see_all)s OR readers && %(principals)s::bigint[])) AS files, f.path
 FROM asset a
 LEFT JOIN LATERAL (SELECT path FROM asset_file WHERE asset_id = a.id
+                     AND (%(see_all)s OR readers && %(principals)s::bigint[])
                    ORDER BY rel_path, path LIMIT 1) f ON true
 WHERE a.tenant_id = %(tenant_id)s AND a.id = ANY (%(ids)s::bigint[])
 """

@@ -147,7 +147,8 @@ def duplicate_groups(conn: psycopg.Connection, tenant_id: int, *, radius: int,
     dist = {(a, b): d for a, b, d in pairs}
     comps = _components(pairs)
     ids = sorted({x for c in comps for x in c})
-    facts = {r[0]: r for r in conn.execute(q.ASSET_FACTS, {"tenant_id": tenant_id, "ids": ids})}
+    facts = {r[0]: r for r in conn.execute(q.ASSET_FACTS, {"tenant_id": tenant_id, "ids": ids,
+                                                             **viewer})}
     out: list[DuplicateGroup] = []
     for comp in comps:
         members = sorted(comp, key=lambda x: (-facts[x][1], x))
@@ -378,7 +379,8 @@ def find_similar(lib, asset_id: int | None = None, *, file: str | None = None,
     page = fused[offset:offset + limit]
     if page:
         info = {r[0]: (r[1], r[2]) for r in conn.execute(HIT_DETAILS, {
-            "tenant_id": tenant_id, "lang": lib._lang(None), "ids": [h.asset_id for h in page]})}
+            "tenant_id": tenant_id, "lang": lib._lang(None), "ids": [h.asset_id for h in page],
+            **viewer})}
         for h in page:
             h.title, h.path = info.get(h.asset_id, ("", ""))
     verdict = "complete"

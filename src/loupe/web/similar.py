@@ -7,6 +7,7 @@ is a 404 like an asset that does not exist."""
 from __future__ import annotations
 
 import os
+import threading
 import tempfile
 from typing import Annotated, Any
 
@@ -17,7 +18,7 @@ from ..library import AssetNotFound, Library
 from ..similar.queries import MAX_RADIUS
 from ..similar.search import DEFAULT_RADIUS, NotAnImage, SimilarError, SimilarResult
 from .auth import user_library
-from .service import MAX_UPLOAD_BYTES, safe_filename
+from .service import MAX_UPLOAD_BYTES, _relative_paths, safe_filename, shows_server_paths
 
 api_router = APIRouter(prefix="/api", tags=["api"])
 page_router = APIRouter(include_in_schema=False)
@@ -27,12 +28,22 @@ Radius = Annotated[int, Query(ge=0, le=MAX_RADIUS,
 Limit = Annotated[int, Query(ge=1, le=200)]
 Offset = Annotated[int, Query(ge=0, le=1_000_000)]
 
+#: One picture decoded at a time by POST /api/similar (memory bound per server).
+_DECODE_SLOT = threading.Lock()
 
-def payload(res: SimilarResult) -> dict[str, Any]:
-    """The API shape: the library's result with each hit's thumbnail URL."""
+
+def payload(res: SimilarResult, lib: Library | None = None) -> dict[str, Any]:
+    """The API shape: the library's result with each hit's thumbnail URL; a
+    member (``lib`` given, not the owner or an admin) sees each path relative
+    to the folder it was ingested from, like everywhere else (issue 11)."""
     out = res.as_dict()
+    rel = None
+    if lib is not None and not shows_server_paths(lib):
+        rel = _relative_paths(lib, [h["path"] for h in out["hits"] if h.get("path")])
     for h in out["hits"]:
         h["thumbnail_url"] = f"/api/assets/{h['asset_id']}/thumbnail"
+        if rel is not None and h.get("path"):
+            h["path"] = rel.get(h["path"], h["path"].rsplit("/", 1)[-1])
     return out
 
 
@@ -58,7 +69,7 @@ def asset_similar(asset_id: int, lib: UserLib, radius: Radius = DEFAULT_RADIUS,
     perceptual hash (exact, so ``verdict`` is ``complete`` when every asset
     is hashed), fused with the image lane's nearest vectors when an image
     model is installed (``lanes``, ``notices`` say which)."""
-    return payload(similar_to_asset(lib, asset_id, radius, limit, offset))
+    return payload(similar_to_asset(lib, asset_id, radius, limit, offset), lib)
 
 
 @api_router.post("/similar",
@@ -81,8 +92,13 @@ def upload_similar(lib: UserLib, request: Request,
                 if written > MAX_UPLOAD_BYTES:
                     raise HTTPException(413, f"{name} is over {MAX_UPLOAD_BYTES:,} bytes")
                 out.write(chunk)
+        # the upload route's pixel ceiling, checked before decoding, and one
+        # decode at a time across requests (a 150-megapixel PNG of 0.4 MB
+        # took ~1 GB to decode; three at once took the server to 4 GB)
         try:
-            res = lib.similar(file=tmp, radius=radius, limit=limit, offset=offset)
+            with _DECODE_SLOT:
+                res = lib.similar(file=tmp, radius=radius, limit=limit, offset=offset,
+                                  max_pixels=request.app.state.limits.upload_max_pixels)
         except NotAnImage as exc:
             raise HTTPException(415, str(exc).replace(tmp, name)) from exc
         except SimilarError as exc:
@@ -90,7 +106,7 @@ def upload_similar(lib: UserLib, request: Request,
     finally:
         os.unlink(tmp)
     res.query = f"upload {name}"
-    return payload(res)
+    return payload(res, lib)
 
 
 @page_router.get("/assets/{asset_id}/similar", response_class=HTMLResponse)
@@ -104,4 +120,4 @@ def similar_page(request: Request, asset_id: int, lib: UserLib,
     except HTTPException:
         return _render(request, "error.html", status=404, title="Not found",
                        message=f"There is no asset {asset_id} you can see.")
-    return _render(request, "similar.html", asset_id=asset_id, result=payload(res))
+    return _render(request, "similar.html", asset_id=asset_id, result=payload(res, lib))
