@@ -47,3 +47,35 @@ def test_links_fifos_and_devices_fail_alone_and_leak_nothing(lib: Library, tmp_p
     assert lib.search("falcon").total == 0
     assert lib.search("outside").total == 0
     assert lib.stats()["assets"] == 1
+
+
+def test_an_original_swapped_for_a_link_after_ingest_is_never_served(lib: Library, tmp_path: Path):
+    """The original of an asset is served only while a file of it still holds
+    its bytes: a file replaced after ingest by a link (to a private or system
+    file) or by other bytes is not followed; the answer is 'not found'."""
+    root = tmp_path / "library"
+    img = make_image(root / "shared" / "a.jpg", color=(1, 2, 3))
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:secret-hash\n")
+    lib.ingest(root)
+    assert lib.original(1) == img
+    with lib.open_original(1)[0] as fh:
+        assert fh.read() == img.read_bytes()
+    kept = img.read_bytes()
+    img.unlink()
+    os.symlink(secret, img)                      # the same path, now a link
+    try:
+        lib.original(1)
+        raise AssertionError("a link was served")
+    except Exception as exc:  # noqa: BLE001
+        assert type(exc).__name__ == "AssetNotFound"
+    img.unlink()
+    img.write_bytes(kept[:-10] + b"0123456789")  # other bytes at the same path
+    try:
+        lib.open_original(1)
+        raise AssertionError("other bytes were served")
+    except Exception as exc:  # noqa: BLE001
+        assert type(exc).__name__ == "AssetNotFound"
+    img.write_bytes(kept)                        # the asset's bytes again
+    with lib.open_original(1)[0] as fh:
+        assert fh.read() == kept

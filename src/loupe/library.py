@@ -794,19 +794,63 @@ class Library:
         return self.home / thumb
 
     def original(self, asset_id: int) -> Path:
-        """The asset's primary file (first by path) as it is on disk.
+        """The asset's primary file (first by path among those the viewer may
+        read) as it is on disk, checked to hold the asset's bytes (see
+        :meth:`open_original`).
 
         Raises:
-            AssetNotFound: no such asset, one the viewer may not read, or its
-                files are gone from disk.
+            AssetNotFound: no such asset, one the viewer may not read, or no
+                file of it holds its bytes any more.
         """
-        self._asset_row(asset_id)
+        fh, path = self.open_original(asset_id)
+        fh.close()
+        return path
+
+    def open_original(self, asset_id: int) -> tuple[Any, Path]:
+        """The asset's original, opened: ``(binary file object at offset 0,
+        path)``. A file is served only if it is still the asset's bytes as
+        ingested: no component of its path is a symbolic link (its stored
+        path is canonical), it is opened without following a link
+        (``O_NOFOLLOW``) nor blocking (``O_NONBLOCK``), it is a regular file,
+        and its size and SHA-256 are the asset's. So a file replaced after
+        ingest by a link (to /etc/shadow, to a private file) or by other
+        bytes is never served: the next file is tried, else not found.
+        Read what is returned, not the path (the check holds for this
+        descriptor only).
+
+        Raises:
+            AssetNotFound: no such asset, one the viewer may not read, or no
+                file of it holds its bytes any more.
+        """
+        import hashlib
+        import stat as stat_
+
+        row = self._asset_row(asset_id)
+        sha, size = bytes(row[1]), row[2]
         for f in self.conn.execute(q.ASSET_FILES, {"tenant_id": self.tenant_id,
                                                    "asset_id": asset_id,
                                                    **self.viewer.params()}):
-            if Path(f[0]).is_file():
-                return Path(f[0])
-        raise AssetNotFound(f"asset {asset_id}: no file of it is on disk any more")
+            path = f[0]
+            if os.path.realpath(path) != path:
+                continue
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue
+            fh = os.fdopen(fd, "rb")
+            st = os.fstat(fd)
+            if not stat_.S_ISREG(st.st_mode) or st.st_size != size:
+                fh.close()
+                continue
+            h = hashlib.sha256()
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+            if h.digest() != sha:
+                fh.close()
+                continue
+            fh.seek(0)
+            return fh, Path(path)
+        raise AssetNotFound(f"asset {asset_id}: no file of it on disk holds its bytes any more")
 
     def collections(self) -> list[dict[str, Any]]:
         """Collections (folders as ingested, and hand-made ones) with the number

@@ -21,6 +21,7 @@ Guarantees:
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -51,6 +52,20 @@ class Failure:
     path: str
     kind: str
     reason: str
+
+
+def _same_regular_file(f: FoundFile) -> tuple[int, int, int, int] | None:
+    """``(device, inode, size, mtime_ns)`` of ``f.path`` when it is still the
+    regular file the walk found (not a link, FIFO or device; same size and
+    modification time), else None. Checked before and after the reads of a
+    file so that an entry swapped during an ingest is not stored (issue 11)."""
+    try:
+        st = os.lstat(f.path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size != f.size or st.st_mtime_ns != f.mtime_ns:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 @dataclass
@@ -248,6 +263,12 @@ class Ingester:
             return BadFile(f.path, "not_regular",
                            "a symbolic link, FIFO, socket or device, not a file: Loupe never "
                            "follows or opens one (put the image itself in the folder)")
+        # the entry may have been swapped (for a link, a FIFO) since the walk:
+        # the same regular file before and after every read, or nothing stored
+        before = _same_regular_file(f)
+        if before is None:
+            return BadFile(f.path, "not_regular", "the file changed into something else (a "
+                                                  "link, FIFO or other file) during the ingest")
         try:
             sha = sha256_file(f.path)
             thumb = self._thumbnail_path(sha)
@@ -265,8 +286,11 @@ class Ingester:
                     sidecar_md = normalize(sraw)
                     raw_all["sidecar"] = sraw
             metadata, truncated = bound_fields(merge(embedded, sidecar_md))
-            return _Prepared(f, sha, facts, metadata, raw_all, warning, truncated,
-                             perceptual.hash_file(f.path))
+            hashes = perceptual.hash_file(f.path)
+            if _same_regular_file(f) != before:
+                return BadFile(f.path, "not_regular", "the file changed into something else "
+                                                      "during the ingest: not stored")
+            return _Prepared(f, sha, facts, metadata, raw_all, warning, truncated, hashes)
         except BadFile as exc:
             return exc
         except Exception as exc:  # an unexpected failure stays confined to its file

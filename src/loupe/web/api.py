@@ -11,8 +11,10 @@ from __future__ import annotations
 import mimetypes
 from typing import Annotated, Any, Literal
 
+from urllib.parse import quote
+
 from fastapi import APIRouter, Depends, File, HTTPException, Path, Query, Request, UploadFile
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from ..library import Library
@@ -201,10 +203,20 @@ def thumbnail(asset_id: int, lib: UserLib) -> FileResponse:
 
 @router.get("/assets/{asset_id}/original", response_class=FileResponse,
             responses={**ERRORS, **NOT_FOUND, 200: {"content": {"application/octet-stream": {}}}})
-def original(asset_id: int, lib: UserLib) -> FileResponse:
-    """The asset's original file (404 when not visible to the user)."""
-    path, media_type = service.original_file(lib, asset_id)
-    return FileResponse(path, media_type=media_type, filename=path.name)
+def original(asset_id: int, lib: UserLib) -> StreamingResponse:
+    """The asset's original file (404 when not visible to the user, or when
+    no file on disk holds its bytes any more), streamed from the descriptor
+    that was checked (never re-opened by path)."""
+    fh, path, media_type = service.open_original_file(lib, asset_id)
+
+    def chunks():
+        with fh:
+            while chunk := fh.read(1 << 16):
+                yield chunk
+
+    disposition = "attachment; filename*=UTF-8''" + quote(path.name, safe="")
+    return StreamingResponse(chunks(), media_type=media_type,
+                             headers={"Content-Disposition": disposition})
 
 
 @router.get("/collections", responses=ERRORS)

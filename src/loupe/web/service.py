@@ -132,12 +132,25 @@ def original_file(lib: Library, asset_id: int) -> tuple[Path, str]:
     if not 0 < asset_id < 2**63:
         raise HTTPException(404, "no such asset")
     try:
-        path = Path(lib.original(asset_id))
+        fh, path = lib.open_original(asset_id)
     except AssetNotFound:
         raise HTTPException(404, "no such asset") from None
-    if not path.is_file():
-        raise HTTPException(404, "the original file is no longer on disk")
+    fh.close()
     return path, mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+
+
+def open_original_file(lib: Library, asset_id: int) -> tuple[Any, Path, str]:
+    """``(open binary file, path, media type)`` of a visible asset's original,
+    checked to hold the asset's bytes (:meth:`loupe.Library.open_original`):
+    serve the returned file object, never the path (issue 11: a file swapped
+    for a symbolic link after ingest must not be followed). 404 otherwise."""
+    if not 0 < asset_id < 2**63:
+        raise HTTPException(404, "no such asset")
+    try:
+        fh, path = lib.open_original(asset_id)
+    except AssetNotFound:
+        raise HTTPException(404, "no such asset") from None
+    return fh, path, mimetypes.guess_type(path.name)[0] or "application/octet-stream"
 
 
 def why_matched(lib: Library, asset: dict[str, Any], q: str, lang: str | None) -> list[dict]:
