@@ -126,19 +126,6 @@ def thumbnail_path(lib: Library, asset_id: int) -> Path:
     return path
 
 
-def original_file(lib: Library, asset_id: int) -> tuple[Path, str]:
-    """``(path, media type)`` of a visible asset's original (404 otherwise,
-    or when the file is gone from disk)."""
-    if not 0 < asset_id < 2**63:
-        raise HTTPException(404, "no such asset")
-    try:
-        fh, path = lib.open_original(asset_id)
-    except AssetNotFound:
-        raise HTTPException(404, "no such asset") from None
-    fh.close()
-    return path, mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-
-
 def open_original_file(lib: Library, asset_id: int) -> tuple[Any, Path, str]:
     """``(open binary file, path, media type)`` of a visible asset's original,
     checked to hold the asset's bytes (:meth:`loupe.Library.open_original`):
