@@ -128,7 +128,8 @@ def collection_words(collection_path: str) -> list[str]:
 
 def compile_documents(files: list[FileInput], languages: list[str], *,
                       keywords: list[str] | None = None,
-                      collections: list[str] | None = None) -> list[SearchDocument]:
+                      collections: list[str] | None = None,
+                      people: list[str] | None = None) -> list[SearchDocument]:
     """Compile one :class:`SearchDocument` per language for an asset.
 
     ``files`` must be in a stable order (primary file first: Loupe uses the
@@ -137,7 +138,9 @@ def compile_documents(files: list[FileInput], languages: list[str], *,
     followed by the values in languages the library does not list
     (:func:`lang_alt_values`).
     ``keywords`` and ``collections`` are words people added in Loupe (bulk
-    "add keyword", hand-made collections), after the files' own.
+    "add keyword", hand-made collections), after the files' own; ``people``
+    the names of the people a person confirmed in its pictures (faces, SPEC
+    X2), after the names the files carry (``metadata["people"]``).
     """
     docs = []
     for lang in languages:
@@ -151,10 +154,12 @@ def compile_documents(files: list[FileInput], languages: list[str], *,
             per_field["creator"].extend(md.get("creator", []))
             per_field["keywords"].extend(md.get("keywords", []))
             per_field["location"].extend(md.get("location", []))
+            per_field["people"].extend(md.get("people", []))
             per_field["filename"].append(filename_words(f.rel_path))
             per_field["collections"].extend(collection_words(f.collection_path))
         per_field["keywords"].extend(keywords or [])
         per_field["collections"].extend(collections or [])
+        per_field["people"].extend(people or [])
         fields = {
             "title": _join_unique(per_field["title"], " / "),
             "description": _join_unique(per_field["description"], "\n"),
@@ -164,7 +169,8 @@ def compile_documents(files: list[FileInput], languages: list[str], *,
             "location": _join_unique(per_field["location"], ", "),
             "filename": _join_unique(per_field["filename"], " / "),
             "collections": _join_unique(per_field["collections"], " / "),
-            "machine_tags": "", "ocr": "", "people": "", "vocabulary": "",
+            "people": _join_unique(per_field["people"], "; "),
+            "machine_tags": "", "ocr": "", "vocabulary": "",
         }
         docs.append(SearchDocument(lang=lang, ts_config=ts_config(lang), fields=fields))
     return docs
@@ -210,10 +216,10 @@ WHERE d.tsv IS DISTINCT FROM EXCLUDED.tsv
    OR d.vocab_tsv IS DISTINCT FROM EXCLUDED.vocab_tsv
    OR d.group_len IS DISTINCT FROM EXCLUDED.group_len
    OR (d.title, d.filename, d.description, d.creator, d.copyright, d.location, d.keywords,
-       d.collections, d.vocabulary) IS DISTINCT FROM
+       d.collections, d.vocabulary, d.people) IS DISTINCT FROM
       (EXCLUDED.title, EXCLUDED.filename, EXCLUDED.description, EXCLUDED.creator,
        EXCLUDED.copyright, EXCLUDED.location, EXCLUDED.keywords, EXCLUDED.collections,
-       EXCLUDED.vocabulary)
+       EXCLUDED.vocabulary, EXCLUDED.people)
 """
 
 # The vocabulary terms an asset carries: those whose label or synonym equals

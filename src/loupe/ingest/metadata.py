@@ -16,7 +16,19 @@ The normalised form of one file's metadata is a plain dict::
       "location":    ["Lisbon", "Portugal"],
       "date_taken":  "2024:05:01 18:30:00",
       "orientation": 6,
+      "people":      ["Jane Doe"],            # names a person wrote (see below)
+      "regions":     [{"name": "Jane Doe", "x": 0.15, "y": 0.3, "w": 0.2, "h": 0.4,
+                       "source": "mwg"}],     # named face regions, top-left, 0..1
     }
+
+``people`` holds the names of the people in the picture as a person wrote
+them (SPEC X2: only names a person gave are searchable): XMP MWG face
+regions (``mwg-rs:Regions`` of ``Type=Face``), IPTC Extension
+``PersonInImage`` (and ``PersonInImageWDetails/PersonName``), Microsoft
+Photo regions (``MP:RegionInfoMP`` ``PersonDisplayName``), digiKam
+``TagsList`` and Lightroom ``HierarchicalSubject`` paths under ``People``.
+``regions`` keeps the named areas of the MWG and Microsoft regions, so that
+a detected face can later be linked to the name written over it.
 
 Absent fields are absent keys. When an XMP sidecar exists its fields take
 precedence, field by field, over the embedded ones (the sidecar is where DAMs
@@ -127,7 +139,10 @@ class ExifToolReader:
         RuntimeError: ExifTool is not installed (message says how to install it).
     """
 
-    COMMON_ARGS = ["-G1", "-a", "-n", "-charset", "filename=utf8", "-api", "LargeFileSupport=1"]
+    # -struct: structures (MWG and Microsoft regions) as JSON objects, so a
+    # region's name, type and area stay together (flattened lists lose the
+    # pairing when one region lacks a field).
+    COMMON_ARGS = ["-G1", "-a", "-n", "-struct", "-charset", "filename=utf8", "-api", "LargeFileSupport=1"]
 
     def __init__(self, executable: str | None = None):
         self._executable = executable
@@ -312,6 +327,127 @@ def _split_keywords(tag: str, values: list[str]) -> list[str]:
     return values
 
 
+#: Root tags under which digiKam (``TagsList``, ``/``) and Lightroom
+#: (``HierarchicalSubject``, ``|``) file the people tagged in a picture.
+PEOPLE_ROOTS = frozenset({"people", "persons", "person"})
+#: digiKam's own face-tag states under ``People`` (not names: "Unknown" and
+#: "Unconfirmed" faces and "Ignored" ones, digiKam 7+ face management).
+DIGIKAM_NOT_NAMES = frozenset({"unknown", "unconfirmed", "ignored"})
+#: Named regions kept of one file (a group photo with more is cut, with a warning).
+MAX_REGIONS = 200
+
+
+def _unit_float(value: Any) -> float | None:
+    """``value`` as a finite float, or None."""
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return f if f == f and f not in (float("inf"), float("-inf")) else None
+
+
+def _box(x: float | None, y: float | None, w: float | None, h: float | None
+         ) -> dict[str, float] | None:
+    """A normalised top-left box clipped to the picture, or None when any part
+    is missing, not a number, or the box is empty or wholly outside 0..1."""
+    if None in (x, y, w, h) or w <= 0 or h <= 0:  # type: ignore[operator]
+        return None
+    x0, y0 = max(0.0, x), max(0.0, y)  # type: ignore[type-var]
+    x1, y1 = min(1.0, x + w), min(1.0, y + h)  # type: ignore[operator]
+    if x1 <= x0 or y1 <= y0:
+        return None
+    return {"x": round(x0, 6), "y": round(y0, 6), "w": round(x1 - x0, 6), "h": round(y1 - y0, 6)}
+
+
+def _as_dicts(value: Any) -> list[dict[str, Any]]:
+    if isinstance(value, dict):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, dict)]
+    return []
+
+
+def _mwg_regions(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """Named face regions of the Metadata Working Group's region schema
+    (MWG Guidelines 2.0, section 5.9: ``Area`` X/Y is the centre, W/H the
+    size, normalised unless ``Unit`` says pixel, then divided by
+    ``AppliedToDimensions``). Only ``Type=Face`` regions name people."""
+    out: list[dict[str, Any]] = []
+    for info in _as_dicts(raw.get("XMP-mwg-rs:RegionInfo")):
+        dims = info.get("AppliedToDimensions") if isinstance(info.get("AppliedToDimensions"),
+                                                              dict) else {}
+        dw, dh = _unit_float(dims.get("W")), _unit_float(dims.get("H"))
+        for region in _as_dicts(info.get("RegionList")):
+            if str(region.get("Type", "")).strip().lower() != "face":
+                continue
+            name = str(region.get("Name") or "").strip()
+            if not name:
+                continue
+            area = region.get("Area") if isinstance(region.get("Area"), dict) else {}
+            cx, cy = _unit_float(area.get("X")), _unit_float(area.get("Y"))
+            w, h = _unit_float(area.get("W")), _unit_float(area.get("H"))
+            if str(area.get("Unit", "normalized")).lower() == "pixel":
+                if dw and dh and dw > 0 and dh > 0 and None not in (cx, cy, w, h):
+                    cx, cy, w, h = cx / dw, cy / dh, w / dw, h / dh  # type: ignore[operator]
+                else:
+                    cx = None
+            box = (_box(cx - w / 2, cy - h / 2, w, h)  # type: ignore[operator]
+                   if None not in (cx, cy, w, h) else None)
+            out.append({"name": name, **(box or {}), "source": "mwg"})
+    return out
+
+
+def _mp_regions(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """Named regions of Microsoft Photo's region schema (``MP:RegionInfoMP``,
+    Windows Photo Gallery): ``Rectangle`` is "x, y, w, h", top-left, normalised."""
+    out: list[dict[str, Any]] = []
+    for info in _as_dicts(raw.get("XMP-MP:RegionInfoMP")):
+        for region in _as_dicts(info.get("Regions")):
+            name = str(region.get("PersonDisplayName") or "").strip()
+            if not name:
+                continue
+            parts = [_unit_float(p) for p in str(region.get("Rectangle") or "").split(",")]
+            box = _box(*parts) if len(parts) == 4 else None
+            out.append({"name": name, **(box or {}), "source": "mp"})
+    # flattened form (a reader without -struct): names only
+    if not out:
+        out = [{"name": n, "source": "mp"}
+               for n in _as_list(raw.get("XMP-MP:RegionPersonDisplayName"))]
+    return out
+
+
+def _people_paths(values: list[str], sep: str) -> list[str]:
+    """The leaf names of tag paths under a :data:`PEOPLE_ROOTS` root
+    (``People/Family/Dora Ek`` -> ``Dora Ek``), without digiKam's face states."""
+    out = []
+    for v in values:
+        parts = [p.strip() for p in v.split(sep) if p.strip()]
+        if len(parts) >= 2 and parts[0].lower() in PEOPLE_ROOTS:
+            if parts[-1].lower() not in DIGIKAM_NOT_NAMES:
+                out.append(parts[-1])
+    return out
+
+
+def people_fields(raw: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    """``(people, regions)`` of one ExifTool JSON object (``-struct``): the
+    names people wrote into the file, first seen first, case-insensitively
+    unique, and the named face regions with their boxes (see module doc)."""
+    regions = _mwg_regions(raw) + _mp_regions(raw)
+    names = [r["name"] for r in regions]
+    names += _as_list(raw.get("XMP-iptcExt:PersonInImage"))
+    for details in _as_dicts(raw.get("XMP-iptcExt:PersonInImageWDetails")):
+        names += _as_list(details.get("PersonName"))
+    names += _people_paths(_as_list(raw.get("XMP-digiKam:TagsList")), "/")
+    names += _people_paths(_as_list(raw.get("XMP-lr:HierarchicalSubject")), "|")
+    people: list[str] = []
+    seen: set[str] = set()
+    for n in names:
+        if n.lower() not in seen:
+            seen.add(n.lower())
+            people.append(n)
+    return people, regions
+
+
 def normalize(raw: dict[str, Any]) -> dict[str, Any]:
     """Map one ExifTool JSON object (``-G1 -a -n``) to Loupe's normalised fields."""
     out: dict[str, Any] = {}
@@ -355,6 +491,11 @@ def normalize(raw: dict[str, Any]) -> dict[str, Any]:
         if isinstance(v, int) and 1 <= v <= 8:
             out["orientation"] = v
             break
+    people, regions = people_fields(raw)
+    if people:
+        out["people"] = people
+    if regions:
+        out["regions"] = regions
     return out
 
 
@@ -459,7 +600,14 @@ def bound_fields(md: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     out = dict(md)
     reasons: list[str] = []
     for field, value in md.items():
-        if isinstance(value, dict):  # lang-alt
+        if field == "regions":
+            kept = [{**r, "name": _cut(str(r.get("name", "")), MAX_ITEM_CHARS)}
+                    for r in value[:MAX_REGIONS]]
+            if len(kept) < len(value):
+                reasons.append(f"regions: {len(kept):,} of {len(value):,} named regions kept "
+                               f"(the bound is {MAX_REGIONS:,} regions)")
+            out[field] = kept
+        elif isinstance(value, dict):  # lang-alt
             alt = {}
             for lang, text in value.items():
                 text = str(text)
