@@ -1234,3 +1234,93 @@ class Library:
         from .similar.search import backfill
 
         return backfill(self.conn, self.tenant_id, progress=progress)
+
+    # -- people (SPEC X2, issue 19; loupe.faces) ------------------------------------
+
+    def _viewer_name(self) -> str:
+        return self.viewer.name or "owner"
+
+    def faces(self, *, progress: ProgressFn | None = None,
+              limit: int | None = None) -> dict[str, Any]:
+        """Find and cluster the faces of assets not scanned yet (resumable):
+        ``{"scanned", "faces", "skipped", "failed", "pending", "people"}``.
+
+        Raises:
+            AccessError: a member (scanning writes people).
+            loupe.faces.detect.FacesUnavailable: dlib or its models are missing.
+        """
+        from .faces import people
+
+        self._manage()
+        return people.scan(self.conn, self.tenant_id, self.languages(), progress=progress,
+                           limit=limit)
+
+    def faces_status(self) -> dict[str, Any]:
+        """Whether face detection is installed (else why not) and the counts."""
+        from .faces import people
+
+        return people.stats(self.conn, self.tenant_id)
+
+    def people(self, *, hidden: bool = False) -> list[dict[str, Any]]:
+        """People with faces on assets the viewer may read, counts of those only
+        (see :func:`loupe.faces.people.people`)."""
+        from .faces import people
+
+        return people.people(self.conn, self.tenant_id, self.viewer.params(),
+                             hidden=hidden and self.viewer.see_all)
+
+    def person(self, person_id: int) -> dict[str, Any]:
+        """One person and its faces on readable assets.
+
+        Raises:
+            loupe.faces.people.PeopleError: unknown, or nothing of it readable.
+        """
+        from .faces import people
+
+        return people.person(self.conn, self.tenant_id, self.viewer.params(), person_id)
+
+    def face_crop(self, face_id: int) -> bytes:
+        """A face's JPEG crop, only if its asset is readable (else PeopleError)."""
+        from .faces import people
+
+        return people.crop(self.conn, self.tenant_id, self.viewer.params(), face_id)
+
+    def name_person(self, person_id: int, name: str | None) -> dict[str, Any]:
+        """Confirm a person's name (None: remove it); documents follow in the
+        same transaction. Owner and admins only (AccessError)."""
+        from .faces import people
+
+        self._manage()
+        return people.name(self.conn, self.tenant_id, self.languages(), person_id, name,
+                           by=self._viewer_name())
+
+    def merge_people(self, source: int, target: int) -> dict[str, Any]:
+        """Merge person ``source`` into ``target`` (owner and admins only)."""
+        from .faces import people
+
+        self._manage()
+        return people.merge(self.conn, self.tenant_id, self.languages(), source, target,
+                            by=self._viewer_name())
+
+    def split_person(self, person_id: int, face_ids: list[int]) -> dict[str, Any]:
+        """Move faces of a person to a new unnamed person (owner and admins only)."""
+        from .faces import people
+
+        self._manage()
+        return people.split(self.conn, self.tenant_id, self.languages(), person_id, face_ids)
+
+    def hide_person(self, person_id: int, hidden: bool = True) -> dict[str, Any]:
+        """Hide (or show again) a person (owner and admins only)."""
+        from .faces import people
+
+        self._manage()
+        return people.hide(self.conn, self.tenant_id, self.languages(), person_id, hidden)
+
+    def reject_face(self, face_id: int) -> dict[str, Any]:
+        """"Not this person": remembered, and the face is clustered anew
+        (owner and admins only)."""
+        from .faces import people
+
+        self._manage()
+        return people.reject(self.conn, self.tenant_id, self.languages(), face_id,
+                             by=self._viewer_name())

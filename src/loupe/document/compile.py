@@ -253,6 +253,16 @@ SELECT (SELECT coalesce(array_agg(keyword ORDER BY added_at, keyword), ARRAY[]::
 """
 
 
+# Names of the people a person confirmed in the asset's pictures (migration
+# 0022): confirmed faces of named, visible (not hidden) people. Unconfirmed
+# faces and unnamed clusters never reach the document (SPEC X2).
+ASSET_CONFIRMED_PEOPLE = """
+SELECT coalesce(array_agg(DISTINCT p.name ORDER BY p.name), ARRAY[]::text[])
+FROM face f JOIN person p ON p.id = f.person_id
+WHERE f.asset_id = %(asset_id)s AND f.confirmed AND p.name IS NOT NULL AND NOT p.hidden
+"""
+
+
 def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
                       languages: list[str]) -> int:
     """Recompile and store the documents of one asset, inside the caller's transaction.
@@ -264,8 +274,9 @@ def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
     files = [FileInput(rel_path=r[0], metadata=r[1], collection_path=r[2]) for r in rows]
     added_keywords, added_collections = conn.execute(
         ASSET_ADDED_WORDS, {"asset_id": asset_id, "tenant_id": tenant_id}).fetchone()
+    people = conn.execute(ASSET_CONFIRMED_PEOPLE, {"asset_id": asset_id}).fetchone()[0]
     rebuild_file_documents(conn, tenant_id, asset_id, languages, files, [r[3] for r in rows],
-                           added_keywords)
+                           added_keywords, people)
     labels = sorted({k for f in files for k in f.metadata.get("keywords", [])}
                     | {c for f in files for c in collection_words(f.collection_path)}
                     | set(added_keywords) | set(added_collections))
@@ -274,7 +285,7 @@ def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
                                            "labels": labels})
     written = 0
     for doc in compile_documents(files, languages, keywords=added_keywords,
-                                 collections=added_collections):
+                                 collections=added_collections, people=people):
         params = {"asset_id": asset_id, "tenant_id": tenant_id, "lang": doc.lang,
                   "cfg": doc.ts_config, **doc.fields}
         written += conn.execute(UPSERT_DOCUMENT, params).rowcount
@@ -374,12 +385,13 @@ ORDER BY f.tenant_id, f.asset_id
 
 def rebuild_file_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
                            languages: list[str], files: list[FileInput], file_ids: list[int],
-                           added_keywords: list[str]) -> int:
+                           added_keywords: list[str], people: list[str] | None = None) -> int:
     """Store the file documents of one asset (migration 0011), inside the
     caller's transaction: for an asset with two files or more, one document
     per file and language, compiled by :func:`compile_documents` from that
     file alone plus the keywords people added to the asset (``added_keywords``;
-    hand-made collection names are left out: they are not any file's words).
+    hand-made collection names are left out: they are not any file's words)
+    and the confirmed ``people`` of its pixels (every file holds those pixels).
     An asset with one file has none (its whole document is that file's).
     ``files`` and ``file_ids`` are parallel. Returns the number of documents
     written (0 when none changed)."""
@@ -390,7 +402,7 @@ def rebuild_file_documents(conn: psycopg.Connection, tenant_id: int, asset_id: i
     for f, file_id in zip(files, keep):
         labels = sorted(set(f.metadata.get("keywords", [])) | set(collection_words(f.collection_path))
                         | set(added_keywords))
-        for doc in compile_documents([f], languages, keywords=added_keywords):
+        for doc in compile_documents([f], languages, keywords=added_keywords, people=people):
             written += conn.execute(UPSERT_FILE_DOCUMENT, {
                 "file_id": file_id, "asset_id": asset_id, "tenant_id": tenant_id,
                 "lang": doc.lang, "cfg": doc.ts_config, "labels": labels,
@@ -410,6 +422,9 @@ def rebuild_all_file_documents(conn: psycopg.Connection) -> int:
             files = [FileInput(rel_path=r[0], metadata=r[1], collection_path=r[2]) for r in rows]
             added = conn.execute(ASSET_ADDED_WORDS, {"asset_id": asset_id,
                                                      "tenant_id": tenant_id}).fetchone()[0]
+            people = (conn.execute(ASSET_CONFIRMED_PEOPLE, {"asset_id": asset_id}).fetchone()[0]
+                      if conn.execute("SELECT to_regclass('face') IS NOT NULL").fetchone()[0]
+                      else [])
             rebuild_file_documents(conn, tenant_id, asset_id, list(languages), files,
-                                   [r[3] for r in rows], added)
+                                   [r[3] for r in rows], added, people)
     return len(assets)

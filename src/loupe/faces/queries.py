@@ -1,0 +1,204 @@
+"""SQL of faces and people (migration 0022). Every statement is bound to one
+tenant; those that show something to a viewer take ``see_all`` and
+``principals`` and test ``loupe_can_read`` on each asset (P1), so a person's
+counts, faces and pictures are only of assets the viewer may read."""
+
+# Assets of the tenant not yet scanned by this detector version, after
+# ``after`` (resumable: a scan row is written per asset), with their primary
+# file's path and stored pixel size.
+PENDING = """
+SELECT a.id, f.path, a.width, a.height
+FROM asset a
+CROSS JOIN LATERAL (SELECT path FROM asset_file WHERE asset_id = a.id
+                    ORDER BY rel_path, path LIMIT 1) f
+WHERE a.tenant_id = %(tenant_id)s AND a.id > %(after)s
+  AND NOT EXISTS (SELECT 1 FROM face_scan s
+                  WHERE s.asset_id = a.id AND s.detector = %(detector)s)
+ORDER BY a.id
+LIMIT %(batch)s
+"""
+
+PENDING_COUNT = """
+SELECT count(*) FROM asset a
+WHERE a.tenant_id = %(tenant_id)s
+  AND NOT EXISTS (SELECT 1 FROM face_scan s
+                  WHERE s.asset_id = a.id AND s.detector = %(detector)s)
+"""
+
+# Named regions people wrote in the asset's files (metadata "regions").
+ASSET_REGIONS = """
+SELECT coalesce(jsonb_agg(r), '[]'::jsonb)
+FROM asset_file f, jsonb_array_elements(coalesce(f.metadata -> 'regions', '[]'::jsonb)) r
+WHERE f.asset_id = %(asset_id)s
+"""
+
+# A rescan by a detector version replaces that asset's faces of other versions.
+DELETE_OLD_FACES = "DELETE FROM face WHERE asset_id = %(asset_id)s AND detector <> %(detector)s"
+
+INSERT_FACE = """
+INSERT INTO face (tenant_id, asset_id, box_x, box_y, box_w, box_h, descriptor, detector,
+                  size_px, blur, crop, region_name)
+VALUES (%(tenant_id)s, %(asset_id)s, %(x)s, %(y)s, %(w)s, %(h)s, %(descriptor)s::vector,
+        %(detector)s, %(size_px)s, %(blur)s, %(crop)s, %(region_name)s)
+"""
+
+STORE_SCAN = """
+INSERT INTO face_scan (asset_id, tenant_id, detector, faces, skipped)
+VALUES (%(asset_id)s, %(tenant_id)s, %(detector)s, %(faces)s, %(skipped)s)
+ON CONFLICT (asset_id, detector) DO UPDATE
+SET faces = EXCLUDED.faces, skipped = EXCLUDED.skipped, scanned_at = now()
+"""
+
+# Faces waiting for a cluster, oldest first.
+UNCLUSTERED = """
+SELECT id, descriptor::text, region_name FROM face
+WHERE tenant_id = %(tenant_id)s AND person_id IS NULL
+ORDER BY region_name IS NULL, id
+"""
+
+PERSON_UNNAMED = "SELECT 1 FROM person WHERE id = %(person_id)s AND name IS NULL AND NOT hidden"
+
+# The visible (not hidden) person a name written in a file names.
+PERSON_BY_NAME = """
+SELECT id FROM person
+WHERE tenant_id = %(tenant_id)s AND lower(name) = lower(%(name)s) AND NOT hidden
+ORDER BY id LIMIT 1
+"""
+
+# The nearest clustered faces (Euclidean distance, dlib's metric) whose
+# person this face was not said to be "not". Exact order: the HNSW index
+# is for large tenants; ``hnsw.ef_search`` bounds its candidates.
+NEAREST_CLUSTERED = """
+SELECT f.person_id, f.descriptor <-> %(descriptor)s::vector AS distance
+FROM face f
+WHERE f.tenant_id = %(tenant_id)s AND f.person_id IS NOT NULL AND f.id <> %(face_id)s
+  AND NOT EXISTS (SELECT 1 FROM face_rejection r
+                  WHERE r.face_id = %(face_id)s AND r.person_id = f.person_id)
+ORDER BY f.descriptor <-> %(descriptor)s::vector
+LIMIT %(k)s
+"""
+
+NEW_PERSON = """
+INSERT INTO person (tenant_id, number, name, named_by, named_at)
+SELECT %(tenant_id)s, coalesce(max(number), 0) + 1, %(name)s, %(named_by)s,
+       CASE WHEN %(name)s::text IS NULL THEN NULL ELSE now() END
+FROM person WHERE tenant_id = %(tenant_id)s
+RETURNING id
+"""
+
+ASSIGN_FACE = """
+UPDATE face SET person_id = %(person_id)s, confirmed = %(confirmed)s WHERE id = %(face_id)s
+"""
+
+# People with the number of assets and faces the viewer may read; a person
+# with none readable is not listed (a member never learns that hidden
+# pictures of someone exist). ``cover``: the viewer's readable face of the
+# person with the largest size.
+PEOPLE = """
+SELECT p.id, p.number, p.name, p.hidden,
+       count(DISTINCT f.asset_id) AS assets, count(*) AS faces,
+       count(*) FILTER (WHERE NOT f.confirmed) AS unconfirmed,
+       (array_agg(f.id ORDER BY f.size_px DESC, f.id))[1] AS cover
+FROM person p
+JOIN face f ON f.person_id = p.id
+JOIN asset a ON a.id = f.asset_id
+WHERE p.tenant_id = %(tenant_id)s
+  AND (%(hidden)s OR NOT p.hidden)
+  AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                     %(see_all)s, %(principals)s::bigint[])
+GROUP BY p.id
+ORDER BY p.name IS NULL, count(DISTINCT f.asset_id) DESC, p.number
+LIMIT %(limit)s
+"""
+
+# One person's faces the viewer may read (same test as PEOPLE).
+PERSON_FACES = """
+SELECT f.id, f.asset_id, f.box_x, f.box_y, f.box_w, f.box_h, f.size_px, f.blur,
+       f.confirmed, f.region_name
+FROM face f JOIN asset a ON a.id = f.asset_id
+WHERE f.person_id = %(person_id)s AND f.tenant_id = %(tenant_id)s
+  AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                     %(see_all)s, %(principals)s::bigint[])
+ORDER BY f.asset_id, f.id
+"""
+
+PERSON = """
+SELECT id, number, name, hidden, named_by, named_at FROM person
+WHERE id = %(person_id)s AND tenant_id = %(tenant_id)s
+"""
+
+# The faces of one asset the viewer may read (the asset test).
+ASSET_FACES = """
+SELECT f.id, f.person_id, p.number, p.name, f.confirmed, f.box_x, f.box_y, f.box_w, f.box_h
+FROM face f JOIN asset a ON a.id = f.asset_id LEFT JOIN person p ON p.id = f.person_id
+WHERE f.asset_id = %(asset_id)s AND f.tenant_id = %(tenant_id)s
+  AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                     %(see_all)s, %(principals)s::bigint[])
+ORDER BY f.id
+"""
+
+# A face's crop, only if the viewer may read its asset.
+FACE_CROP = """
+SELECT f.crop FROM face f JOIN asset a ON a.id = f.asset_id
+WHERE f.id = %(face_id)s AND f.tenant_id = %(tenant_id)s
+  AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                     %(see_all)s, %(principals)s::bigint[])
+"""
+
+# Assets holding a face of the person (all: for recompiling documents).
+PERSON_ASSETS = """
+SELECT DISTINCT asset_id FROM face WHERE person_id = %(person_id)s ORDER BY asset_id
+"""
+
+SET_NAME = """
+UPDATE person SET name = %(name)s, named_by = %(named_by)s,
+       named_at = CASE WHEN %(name)s::text IS NULL THEN NULL ELSE now() END
+WHERE id = %(person_id)s
+"""
+
+# Naming a person confirms every face it holds; unnaming unconfirms them.
+CONFIRM_FACES = "UPDATE face SET confirmed = %(confirmed)s WHERE person_id = %(person_id)s"
+
+SET_HIDDEN = "UPDATE person SET hidden = %(hidden)s WHERE id = %(person_id)s"
+
+# Merge: src's rejections become dst's, its faces move, src goes.
+MOVE_REJECTIONS = """
+INSERT INTO face_rejection (face_id, person_id, rejected_by, rejected_at)
+SELECT face_id, %(dst)s, rejected_by, rejected_at FROM face_rejection WHERE person_id = %(src)s
+ON CONFLICT DO NOTHING
+"""
+MOVE_FACES = """
+UPDATE face SET person_id = %(dst)s, confirmed = %(confirmed)s WHERE person_id = %(src)s
+"""
+DELETE_PERSON = "DELETE FROM person WHERE id = %(person_id)s"
+
+# Split: the given faces of a person (ids checked to be its) move to another.
+MOVE_SOME_FACES = """
+UPDATE face SET person_id = %(dst)s, confirmed = false
+WHERE person_id = %(src)s AND id = ANY(%(face_ids)s::bigint[])
+RETURNING id, asset_id
+"""
+
+FACE = "SELECT id, person_id, asset_id FROM face WHERE id = %(face_id)s AND tenant_id = %(tenant_id)s"
+
+REJECT = """
+INSERT INTO face_rejection (face_id, person_id, rejected_by) VALUES (%(face_id)s, %(person_id)s,
+                                                                     %(by)s)
+ON CONFLICT DO NOTHING
+"""
+UNASSIGN_FACE = "UPDATE face SET person_id = NULL, confirmed = false WHERE id = %(face_id)s"
+
+# People left with no face (after merges, splits, rejections) go.
+DROP_EMPTY_PEOPLE = """
+DELETE FROM person p WHERE p.tenant_id = %(tenant_id)s
+  AND NOT EXISTS (SELECT 1 FROM face f WHERE f.person_id = p.id)
+"""
+
+STATS = """
+SELECT (SELECT count(*) FROM face_scan WHERE tenant_id = %(tenant_id)s
+                                         AND detector = %(detector)s) AS scanned,
+       (SELECT count(*) FROM face_scan WHERE tenant_id = %(tenant_id)s AND detector = %(detector)s
+                                         AND skipped IS NOT NULL) AS skipped,
+       (SELECT count(*) FROM face WHERE tenant_id = %(tenant_id)s) AS faces,
+       (SELECT count(*) FROM person WHERE tenant_id = %(tenant_id)s) AS people
+"""

