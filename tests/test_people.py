@@ -83,7 +83,8 @@ def scanned(pg_admin_url: str, template_db: str, tmp_path_factory):
     url = make_conninfo(pg_admin_url, dbname=name)
     with Library.open(base / "home", database_url=url) as lib:
         lib.ingest(photos)
-        lib.create_user("alice", "correct horse battery")
+        lib.create_user("alice", "alice-password")
+        lib.create_user("olga", "olga-password", admin=True)
         lib.grant("alice", collection="public")
         summary = lib.faces()
     yield pg_admin_url, name, base / "home", photos, summary
@@ -328,3 +329,48 @@ def test_cli_people_commands(plib, scanned):
     status = json.loads(run("faces", "--status", "--json").output)
     assert status["available"] is True and status["faces"] == 35
     assert run("people", "name", str(biden)).exit_code == 2   # neither NAME nor --remove
+
+
+def test_rest_api_and_pages_show_only_readable_people(plib, scanned):
+    from fastapi.testclient import TestClient
+
+    from loupe.web import create_app
+
+    admin, _src, home, _photos, _s = scanned
+    app = create_app(home, database_url=make_conninfo(admin, dbname=plib.conn.info.dbname),
+                     pool_size=1)
+    with TestClient(app) as client:
+        def auth(user: str) -> dict[str, str]:
+            tok = client.post("/api/tokens", json={"name": user, "password": f"{user}-password"})
+            return {"Authorization": f"Bearer {tok.json()['token']}"}
+
+        olga, alice = auth("olga"), auth("alice")
+        rows = client.get("/api/people", headers=olga).json()
+        assert [(r["label"], r["assets"]) for r in rows] == [("Barack Obama", 5),
+                                                             ("unnamed person #2", 2)]
+        obama, biden = rows[0]["id"], rows[1]["id"]
+        crop = client.get(rows[1]["cover_url"], headers=olga)
+        assert crop.status_code == 200 and crop.headers["content-type"] == "image/jpeg"
+        # alice: Obama with her two pictures; Biden's person, faces and crops are 404s
+        mine = client.get("/api/people", headers=alice).json()
+        assert [(r["label"], r["assets"], r["faces"]) for r in mine] == [("Barack Obama", 2, 2)]
+        assert client.get(f"/api/people/{biden}", headers=alice).status_code == 404
+        assert client.get(rows[1]["cover_url"], headers=alice).status_code == 404
+        assert client.get("/api/faces/999999/crop", headers=olga).status_code == 404
+        shown = client.get(f"/api/people/{obama}", headers=alice).json()
+        assert len(shown["faces"]) == 2 and len(shown["assets"]) == 2
+        # changes: admins only; bad names are 400 with the bound
+        assert client.post(f"/api/people/{biden}/name", json={"name": "Joe Biden"},
+                           headers=alice).status_code == 403
+        bad = client.post(f"/api/people/{biden}/name", json={"name": "x" * 300}, headers=olga)
+        assert bad.status_code == 400 and "at most 200" in bad.json()["detail"]
+        ok = client.post(f"/api/people/{biden}/name", json={"name": "Joe Biden"}, headers=olga)
+        assert ok.json() == {"id": biden, "label": "Joe Biden", "assets": 2}
+        found = client.get("/api/search", params={"q": "Joe"}, headers=olga).json()
+        assert found["total"] == 2
+        # the People page: a member's page names no hidden person and shows no hidden crop
+        page = client.get("/people", headers=alice).text
+        assert "Barack Obama" in page and "Joe Biden" not in page
+        assert f"/api/faces/{rows[1]['cover_face']}/crop" not in page
+        assert 'action="/people/' not in page            # no forms for a member
+        assert "Confirm" in client.get("/people", headers=olga).text
