@@ -374,3 +374,71 @@ def test_rest_api_and_pages_show_only_readable_people(plib, scanned):
         assert f"/api/faces/{rows[1]['cover_face']}/crop" not in page
         assert 'action="/people/' not in page            # no forms for a member
         assert "Confirm" in client.get("/people", headers=olga).text
+
+
+@pytest.mark.slow   # real Chromium against a real `loupe serve`
+def test_people_page_confirms_by_keyboard_and_mouse(plib, scanned, tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    import loupe
+
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("Debian chromium not installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    admin, _src, home, _photos, _s = scanned
+    url = make_conninfo(admin, dbname=plib.conn.info.dbname)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    src = str(Path(loupe.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    log = open(tmp_path / "serve.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "loupe.cli", "--home", str(home),
+                             "--database-url", url, "serve", "--port", str(port), "--pool", "1"],
+                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(150):
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+            try:
+                if httpx.get(base + "/openapi.json", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                        args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page()
+            page.goto(base + "/people")
+            page.get_by_label("User name").fill("olga")
+            page.get_by_label("Password").fill("olga-password")
+            page.get_by_label("Password").press("Enter")
+            page.wait_for_url(base + "/people")
+            crops = page.locator("#people img")
+            assert crops.count() == 2
+            assert all(crops.nth(i).evaluate("i => i.naturalWidth > 0") for i in range(2))
+            # keyboard: type the name, press Enter
+            page.get_by_label("Name for unnamed person #2").fill("Joe Biden")
+            page.get_by_label("Name for unnamed person #2").press("Enter")
+            page.wait_for_url(base + "/people")
+            assert "Joe Biden" in page.locator("#people").text_content()
+            # mouse: the person page, a new name, click Confirm
+            page.get_by_role("link", name="Barack Obama").click()
+            page.get_by_label("Name", exact=True).fill("Barack H. Obama")
+            page.get_by_role("button", name="Confirm").click()
+            page.wait_for_load_state()
+            assert page.locator("#person-label").text_content() == "Barack H. Obama"
+            page.screenshot(path=tmp_path / "person.png")
+            browser.close()
+        assert _found(plib, "Joe") == {"private/biden.jpg", "private/crowd.jpg"}
+        assert _found(plib, "Barack") == OBAMA | {"private/crowd.jpg"}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
