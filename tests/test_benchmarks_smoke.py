@@ -78,3 +78,12 @@ def test_cli_search_benchmark_runs():
     out = smoke("cli_search")
     assert "(20 documents, MiniLM text lane)" in out
     assert "loupe search 'autumn', text lane on, 2 runs: wall min" in out
+
+
+def test_faces_benchmark_runs():
+    pytest.importorskip("dlib")
+    out = smoke("faces")
+    assert "pictures: 5 (0 skipped by rule); faces stored: 5; people: 2" in out
+    assert "detection recall: 5/5 = 1.000; false detections: 0" in out
+    assert re.search(r"purity 1\.000, pairwise precision 1\.000, recall 1\.000, F1 1\.000", out)
+    assert re.search(r"throughput: [\d.]+ faces/s", out)

@@ -68,7 +68,8 @@ class Face:
     """One face: ``box`` = (x, y, w, h) normalised 0..1, top-left origin, on
     the picture as displayed (EXIF orientation applied); ``descriptor`` 128
     floats; ``size_px`` the box's shorter side in the scanned picture's
-    pixels; ``blur`` the variance of the Laplacian of its grey crop (Pech-
+    pixels; ``score`` the detector's SVM margin (dlib's ``run``; detections
+    start at 0, higher is surer); ``blur`` the variance of the Laplacian of its grey crop (Pech-
     Pacheco et al., ICPR 2000: low = blurred); ``crop`` a JPEG."""
 
     box: tuple[float, float, float, float]
@@ -76,6 +77,7 @@ class Face:
     size_px: int
     blur: float
     crop: bytes
+    score: float = 0.0
 
 
 def models_dir() -> Path | None:
@@ -116,10 +118,11 @@ class FaceModel:
                            Image.Resampling.LANCZOS)
         pixels = np.asarray(im)
         width, height = im.size
-        rects = sorted(self.detector(pixels, UPSAMPLE), key=lambda r: -r.area())[:MAX_FACES]
+        found, scores, _kinds = self.detector.run(pixels, UPSAMPLE, 0.0)
+        ranked = sorted(zip(found, scores), key=lambda rs: -rs[0].area())[:MAX_FACES]
         grey = np.asarray(im.convert("L"), dtype=np.float32)
         out = []
-        for r in rects:
+        for r, score in ranked:
             x0, y0 = max(0, r.left()), max(0, r.top())
             x1, y1 = min(width, r.right() + 1), min(height, r.bottom() + 1)
             if x1 - x0 < 2 or y1 - y0 < 2:
@@ -131,7 +134,7 @@ class FaceModel:
                             descriptor=[float(v) for v in descriptor],
                             size_px=int(min(x1 - x0, y1 - y0)),
                             blur=laplacian_variance(grey[y0:y1, x0:x1]),
-                            crop=_crop(im, x0, y0, x1, y1)))
+                            crop=_crop(im, x0, y0, x1, y1), score=round(float(score), 3)))
         return out
 
 

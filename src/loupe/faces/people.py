@@ -119,7 +119,8 @@ def scan(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
                         "tenant_id": tenant_id, "asset_id": asset_id, "x": f.box[0],
                         "y": f.box[1], "w": f.box[2], "h": f.box[3],
                         "descriptor": str(f.descriptor), "detector": detector,
-                        "size_px": f.size_px, "blur": f.blur, "crop": f.crop,
+                        "size_px": f.size_px, "blur": f.blur, "score": f.score,
+                        "crop": f.crop,
                         "region_name": _region_name(f.box, regions)})
                 conn.execute(q.STORE_SCAN, {"asset_id": asset_id, "tenant_id": tenant_id,
                                             "detector": detector, "faces": len(faces),
@@ -226,7 +227,7 @@ def person(conn: psycopg.Connection, tenant_id: int, viewer: dict[str, Any],
             "hidden": row[3], "named_by": row[4] if viewer.get("see_all") else None,
             "assets": sorted({f[1] for f in faces}),
             "faces": [{"id": f[0], "asset_id": f[1], "box": [f[2], f[3], f[4], f[5]],
-                       "size_px": f[6], "blur": f[7], "confirmed": f[8],
+                       "size_px": f[6], "blur": f[7], "score": f[10], "confirmed": f[8],
                        "region_name": f[9]} for f in faces]}
 
 

@@ -37,9 +37,9 @@ DELETE_OLD_FACES = "DELETE FROM face WHERE asset_id = %(asset_id)s AND detector 
 
 INSERT_FACE = """
 INSERT INTO face (tenant_id, asset_id, box_x, box_y, box_w, box_h, descriptor, detector,
-                  size_px, blur, crop, region_name)
+                  size_px, blur, score, crop, region_name)
 VALUES (%(tenant_id)s, %(asset_id)s, %(x)s, %(y)s, %(w)s, %(h)s, %(descriptor)s::vector,
-        %(detector)s, %(size_px)s, %(blur)s, %(crop)s, %(region_name)s)
+        %(detector)s, %(size_px)s, %(blur)s, %(score)s, %(crop)s, %(region_name)s)
 """
 
 STORE_SCAN = """
@@ -114,7 +114,7 @@ LIMIT %(limit)s
 # One person's faces the viewer may read (same test as PEOPLE).
 PERSON_FACES = """
 SELECT f.id, f.asset_id, f.box_x, f.box_y, f.box_w, f.box_h, f.size_px, f.blur,
-       f.confirmed, f.region_name
+       f.confirmed, f.region_name, f.score
 FROM face f JOIN asset a ON a.id = f.asset_id
 WHERE f.person_id = %(person_id)s AND f.tenant_id = %(tenant_id)s
   AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,

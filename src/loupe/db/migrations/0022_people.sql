@@ -4,7 +4,8 @@
 --                the picture as displayed), its 128-d descriptor (dlib's
 --                dlib_face_recognition_resnet_model_v1), the detector that found it,
 --                its quality (size in pixels of the box's shorter side, blur as the
---                variance of the Laplacian of the grey crop) and a small JPEG crop.
+--                variance of the Laplacian of the grey crop), the detector's score (the
+--                HOG SVM's margin: higher is surer) and a small JPEG crop.
 --                person_id: the cluster it is in (NULL: not clustered yet, or hidden
 --                by "not this person" until the next clustering). confirmed: a person
 --                said this face is that person (naming the cluster, merging, or
@@ -41,6 +42,7 @@ CREATE TABLE face (
     detector     text NOT NULL,
     size_px      integer NOT NULL,
     blur         real NOT NULL,
+    score        real NOT NULL,
     crop         bytea,
     region_name  text,
     person_id    bigint REFERENCES person(id) ON DELETE SET NULL,
