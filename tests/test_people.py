@@ -442,3 +442,27 @@ def test_people_page_confirms_by_keyboard_and_mouse(plib, scanned, tmp_path):
         proc.terminate()
         proc.wait(timeout=30)
         log.close()
+
+
+def test_ingest_with_faces_and_without_the_models(db_url, home, photos, monkeypatch, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from loupe.cli import main
+
+    (photos / "p").mkdir()
+    (photos / "p" / "biden.jpg").write_bytes((FIXTURES / "biden.jpg").read_bytes())
+    base = ["--home", str(home), "--database-url", db_url]
+    res = CliRunner().invoke(main, base + ["ingest", str(photos), "--faces", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["new_assets"] == 1 and out["faces"]["faces"] == 1 and out["faces"]["people"] == 1
+    # without the models: the ingest works and says so plainly
+    monkeypatch.setattr(detect, "_MODEL", None)
+    monkeypatch.setenv(detect.MODELS_ENV, str(tmp_path / "nowhere"))
+    make_image(photos / "p" / "more.jpg", size=(120, 90))
+    res = CliRunner().invoke(main, base + ["ingest", str(photos), "--faces"])
+    assert res.exit_code == 0, res.output
+    assert "faces: face models missing" in " ".join(res.output.split())
+    assert "pip install dlib-bin face-recognition-models" in " ".join(res.output.split())

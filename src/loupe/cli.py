@@ -96,8 +96,11 @@ def init(obj: _Ctx, languages: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--max-pixels", type=click.IntRange(1, 1_000_000_000),
               help="Refuse images with more pixels than this (default 150,000,000).")
+@click.option("--faces", is_flag=True, help="Then find and cluster faces of new assets "
+                                            "(loupe faces); said plainly when not installed.")
 @click.pass_obj
-def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
+def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None,
+           faces: bool = False) -> None:
     """Ingest every image under PATH (incremental: unchanged files are skipped;
     a second ingest of the same folder waits for the first)."""
     with obj.open() as lib:
@@ -118,8 +121,9 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
             summary = lib.ingest(path, progress=progress, max_pixels=max_pixels,
                                  on_wait=on_wait)
         waiting = lib.vectors_waiting()
+        found = _ingest_faces(lib, as_json) if faces else None
     if as_json:
-        _emit_json(summary.as_dict())
+        _emit_json(summary.as_dict() if found is None else {**summary.as_dict(), "faces": found})
         return
     s = summary
     rate = (s.new_assets + s.duplicates + s.updated + s.moved) / s.seconds if s.seconds else 0.0
@@ -146,6 +150,10 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
     for lane, n in waiting.items():
         console.print(f"{n:,} assets wait for {lane}-lane vectors: run 'loupe embed'",
                       highlight=False)
+    if found is not None:
+        console.print(f"faces: {found['error']}" if "error" in found else
+                      f"faces: {found['faces']:,} found in {found['scanned']:,} assets, "
+                      f"{found['people']:,} new people", highlight=False)
 
 
 @main.command()
@@ -1023,6 +1031,20 @@ def hash_cmd(obj: _Ctx, as_json: bool) -> None:
 
 
 # -- people (SPEC X2, issue 19) -------------------------------------------------------
+
+def _ingest_faces(lib: Library, quiet: bool) -> dict[str, Any]:
+    """``loupe ingest --faces``: Library.faces after the ingest, or the plain
+    reason it cannot run (the ingest itself has succeeded either way)."""
+    from .faces.detect import FacesUnavailable
+
+    try:
+        with Progress(TextColumn("faces"), BarColumn(), MofNCompleteColumn(),
+                      console=err_console, disable=quiet or not err_console.is_terminal,
+                      transient=True) as bar:
+            task = bar.add_task("faces", total=None)
+            return lib.faces(progress=lambda d, t: bar.update(task, completed=d, total=t))
+    except (FacesUnavailable, AccessError) as exc:
+        return {"error": str(exc)}
 
 def _people_call(fn):
     """Run a people call, turning its errors into CLI errors (a missing face
