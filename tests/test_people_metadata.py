@@ -93,3 +93,41 @@ def test_person_in_image_is_found_by_surname(lib, photos: Path):
                            "ON f.asset_id = d.asset_id WHERE f.rel_path = 'team/offsite.jpg'"
                            ).fetchone()
     assert doc == ("Ingrid Vasquez-Oyelaran",)
+
+
+def test_files_ingested_before_names_were_read_are_backfilled(lib, photos: Path):
+    """A library from before migration 0022: metadata without people, raw
+    ExifTool output read without -struct (flattened MWG lists)."""
+    import json
+    import subprocess
+
+    from loupe.document.compile import rebuild_documents
+    from loupe.faces.backfill import backfill_people
+
+    img = make_image(photos / "old.jpg", size=(200, 100))
+    exiftool_write(img, "-XMP-mwg-rs:RegionInfo={RegionList=[{Area={X=0.25,Y=0.5,W=0.2,H=0.4,"
+                        "Unit=normalized},Type=Face,Name=Jane Okonkwo-Doe},{Area={X=0.75,Y=0.5,"
+                        "W=0.2,H=0.4,Unit=normalized},Type=Pet,Name=Rex}]}",
+                   "-XMP-dc:Title=Old picture")
+    # flattened lists that do not line up (an unnamed region) are not paired
+    odd = make_image(photos / "odd.jpg", size=(200, 100), color=(5, 5, 5))
+    exiftool_write(odd, MWG)
+    pin = make_image(photos / "pin.jpg", color=(1, 2, 3))
+    exiftool_write(pin, "-XMP-iptcExt:PersonInImage=Bo Chen")
+    lib.ingest(photos)
+    for path in (img, pin, odd):
+        flat = json.loads(subprocess.run(["exiftool", "-j", "-G1", "-a", "-n", str(path)],
+                                         capture_output=True, check=True).stdout)[0]
+        asset = lib.conn.execute(
+            "UPDATE asset_file SET metadata = metadata - 'people' - 'regions', "
+            "raw_metadata = jsonb_build_object('file', %s::jsonb) WHERE path = %s "
+            "RETURNING asset_id", (json.dumps(flat), str(path))).fetchone()[0]
+        rebuild_documents(lib.conn, lib.tenant_id, asset, lib.languages())
+    assert lib.search("Okonkwo").total == 0 and lib.search("Chen").total == 0
+    assert backfill_people(lib.conn) == 2
+    assert [h.title for h in lib.search("Okonkwo").hits] == ["Old picture"]
+    assert lib.search("Chen").total == 1
+    # the pet region (Type=Pet) is still no person
+    assert lib.search("Rex").total == 0
+    assert lib.search("Lima").total == 0     # odd.jpg: its lists do not line up
+    assert backfill_people(lib.conn) == 0    # done once

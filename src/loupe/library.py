@@ -199,10 +199,16 @@ class Library:
             if not create and not applied(conn):
                 raise LibraryNotInitialized(
                     "the database holds no Loupe library: create one with 'loupe init'")
-            if any(n.startswith(("0011_", "0017_")) for n in migrate(conn)):
+            newly = migrate(conn)
+            if any(n.startswith(("0011_", "0017_")) for n in newly):
                 # file documents of existing multi-file assets (migration 0011),
                 # compiled again by the current analyzer (0017: 0013's)
                 rebuild_all_file_documents(conn)
+            if any(n.startswith("0022_") for n in newly):
+                # names people wrote in files ingested before Loupe read them
+                from .faces.backfill import backfill_people
+
+                backfill_people(conn)
             from pgvector.psycopg import register_vector
 
             register_vector(conn)

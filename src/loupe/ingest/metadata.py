@@ -394,6 +394,15 @@ def _mwg_regions(raw: dict[str, Any]) -> list[dict[str, Any]]:
             box = (_box(cx - w / 2, cy - h / 2, w, h)  # type: ignore[operator]
                    if None not in (cx, cy, w, h) else None)
             out.append({"name": name, **(box or {}), "source": "mwg"})
+    if not out and "XMP-mwg-rs:RegionName" in raw:
+        # flattened form (metadata read before -struct, kept in raw_metadata):
+        # one list per field, paired only when every list has one value per
+        # region (a region lacking a field would shift the others)
+        names, types = _as_list(raw.get("XMP-mwg-rs:RegionName")), \
+            _as_list(raw.get("XMP-mwg-rs:RegionType"))
+        if len(names) == len(types):
+            out = [{"name": n, "source": "mwg"} for n, t in zip(names, types)
+                   if t.lower() == "face"]
     return out
 
 
