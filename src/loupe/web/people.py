@@ -38,8 +38,11 @@ class MergeIn(BaseModel):
     into: int = Field(ge=1, lt=2**63)
 
 
+FaceId = Annotated[int, Field(ge=1, lt=2**63)]
+
+
 class SplitIn(BaseModel):
-    faces: list[int] = Field(min_length=1, max_length=MAX_SPLIT)
+    faces: list[FaceId] = Field(min_length=1, max_length=MAX_SPLIT)
 
 
 class HideIn(BaseModel):
@@ -166,7 +169,7 @@ def person_merge_form(person_id: int, lib: UserLib, into: Annotated[int, Form()]
 def person_split_form(person_id: int, lib: UserLib,
                       face: Annotated[list[int] | None, Form()] = None):
     faces = face or []
-    if not faces or len(faces) > MAX_SPLIT:
+    if not faces or len(faces) > MAX_SPLIT or not all(0 < f < 2**63 for f in faces):
         raise HTTPException(400, f"choose 1 to {MAX_SPLIT} faces to split off")
     out = _call(lambda: lib.split_person(_id(person_id), faces))
     return _back(out["id"])
