@@ -150,7 +150,9 @@ def cluster(conn: psycopg.Connection, tenant_id: int, languages: list[str]) -> i
             near = conn.execute(q.NEAREST_CLUSTERED, {
                 "tenant_id": tenant_id, "descriptor": descriptor,
                 "face_id": face_id, "k": NEIGHBOURS}).fetchall()
-            nearest = near[0][0] if near and near[0][1] < SAME_PERSON_DISTANCE else None
+            # (the session's HNSW iterative scan is relaxed_order: take the minimum)
+            best = min(near, key=lambda r: r[1]) if near else None
+            nearest = best[0] if best and best[1] < SAME_PERSON_DISTANCE else None
             if region_name:
                 row = conn.execute(q.PERSON_BY_NAME, {"tenant_id": tenant_id,
                                                       "name": region_name}).fetchone()

@@ -66,8 +66,9 @@ ORDER BY id LIMIT 1
 """
 
 # The nearest clustered faces (Euclidean distance, dlib's metric) whose
-# person this face was not said to be "not". Exact order: the HNSW index
-# is for large tenants; ``hnsw.ef_search`` bounds its candidates.
+# person this face was not said to be "not". On a large tenant the planner
+# walks the HNSW index (approximate; the session's iterative scan goes on
+# past unclustered faces until LIMIT rows, up to hnsw.max_scan_tuples).
 NEAREST_CLUSTERED = """
 SELECT f.person_id, f.descriptor <-> %(descriptor)s::vector AS distance
 FROM face f
