@@ -329,6 +329,13 @@ def test_cli_people_commands(plib, scanned):
     status = json.loads(run("faces", "--status", "--json").output)
     assert status["available"] is True and status["faces"] == 35
     assert run("people", "name", str(biden)).exit_code == 2   # neither NAME nor --remove
+    # a hostile name is printed as written (no rich markup), never interpreted
+    hostile = "[bold red]Eve[/bold red] <script>x</script>"
+    assert run("people", "name", str(biden), hostile).exit_code == 0
+    listing = run("people", "list").output
+    assert "[bold red]Eve[/bold red]" in listing
+    assert f"is now {hostile!r}" in " ".join(run("people", "name", str(biden), hostile
+                                                 ).output.split())
 
 
 def test_rest_api_and_pages_show_only_readable_people(plib, scanned):
@@ -374,6 +381,10 @@ def test_rest_api_and_pages_show_only_readable_people(plib, scanned):
         assert f"/api/faces/{rows[1]['cover_face']}/crop" not in page
         assert 'action="/people/' not in page            # no forms for a member
         assert "Confirm" in client.get("/people", headers=olga).text
+        client.post(f"/api/people/{biden}/name", json={"name": "<img src=x onerror=alert(1)>"},
+                    headers=olga)
+        page = client.get(f"/people/{biden}", headers=olga).text
+        assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
 
 
 @pytest.mark.slow   # real Chromium against a real `loupe serve`

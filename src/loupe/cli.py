@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn,
                            TextColumn, TimeElapsedColumn, TimeRemainingColumn)
 from rich.table import Table
+from rich.text import Text
 
 from .db import DatabaseUnavailable
 from .db.migrate import MigrationError
@@ -153,7 +154,7 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None,
     if found is not None:
         console.print(f"faces: {found['error']}" if "error" in found else
                       f"faces: {found['faces']:,} found in {found['scanned']:,} assets, "
-                      f"{found['people']:,} new people", highlight=False)
+                      f"{found['people']:,} new people", markup=False, highlight=False)
 
 
 @main.command()
@@ -1087,12 +1088,12 @@ def faces_cmd(obj: _Ctx, limit: int | None, status: bool, as_json: bool) -> None
         console.print(f"face detection: {out['detector'] or 'not installed'}"
                       + (f" ({out['reason']})" if out["reason"] else "")
                       + f"; scanned {out['scanned']:,} assets ({out['skipped']:,} skipped), "
-                        f"{out['faces']:,} faces, {out['people']:,} people", highlight=False)
+                        f"{out['faces']:,} faces, {out['people']:,} people", markup=False, highlight=False)
     else:
         console.print(f"scanned {out['scanned']:,} assets: {out['faces']:,} faces, "
                       f"{out['skipped']:,} skipped by rule, {out['failed']:,} unreadable, "
                       f"{out['people']:,} new people; pending {out['pending']:,}",
-                      highlight=False)
+                      markup=False, highlight=False)
 
 
 @main.group()
@@ -1113,11 +1114,11 @@ def people_list(obj: _Ctx, hidden: bool, as_json: bool) -> None:
         _emit_json(out)
         return
     if not out:
-        console.print("No people yet (run 'loupe faces').", highlight=False)
+        console.print("No people yet (run 'loupe faces').", markup=False, highlight=False)
         return
     table = Table("id", "person", "assets", "faces", "to confirm", "hidden")
     for p in out:
-        table.add_row(str(p["id"]), p["label"], str(p["assets"]), str(p["faces"]),
+        table.add_row(str(p["id"]), Text(p["label"]), str(p["assets"]), str(p["faces"]),
                       str(p["unconfirmed"]), "yes" if p["hidden"] else "")
     console.print(table)
 
@@ -1134,10 +1135,10 @@ def people_show(obj: _Ctx, person_id: int, as_json: bool) -> None:
         _emit_json(out)
         return
     console.print(f"{out['label']} (#{out['number']}): {len(out['assets'])} assets, "
-                  f"{len(out['faces'])} faces", highlight=False)
+                  f"{len(out['faces'])} faces", markup=False, highlight=False)
     for f in out["faces"]:
         console.print(f"  face {f['id']} in asset {f['asset_id']}"
-                      f"{'' if f['confirmed'] else ' (to confirm)'}", highlight=False)
+                      f"{'' if f['confirmed'] else ' (to confirm)'}", markup=False, highlight=False)
 
 
 @people.command("name")
@@ -1159,7 +1160,7 @@ def people_name(obj: _Ctx, person_id: int, name: str | None, remove: bool,
         _emit_json(out)
     else:
         console.print(f"person {out['id']} is now {out['label']!r} on {out['assets']:,} assets",
-                      highlight=False)
+                      markup=False, highlight=False)
 
 
 @people.command("merge")
@@ -1175,7 +1176,7 @@ def people_merge(obj: _Ctx, source: int, target: int, as_json: bool) -> None:
         _emit_json(out)
     else:
         console.print(f"merged into person {out['id']} ({out['label']}): {out['assets']:,} "
-                      f"assets", highlight=False)
+                      f"assets", markup=False, highlight=False)
 
 
 @people.command("split")
@@ -1191,7 +1192,7 @@ def people_split(obj: _Ctx, person_id: int, face_ids: tuple[int, ...], as_json: 
         _emit_json(out)
     else:
         console.print(f"{out['faces']} faces moved to person {out['id']} ({out['label']})",
-                      highlight=False)
+                      markup=False, highlight=False)
 
 
 @people.command("hide")
@@ -1207,7 +1208,7 @@ def people_hide(obj: _Ctx, person_id: int, unhide: bool, as_json: bool) -> None:
         _emit_json(out)
     else:
         console.print(f"person {out['id']} ({out['label']}) "
-                      f"{'hidden' if out['hidden'] else 'shown'}", highlight=False)
+                      f"{'hidden' if out['hidden'] else 'shown'}", markup=False, highlight=False)
 
 
 @people.command("reject")
@@ -1222,7 +1223,7 @@ def people_reject(obj: _Ctx, face_id: int, as_json: bool) -> None:
         _emit_json(out)
     else:
         console.print(f"face {out['face_id']} is now in person {out['person_id']}",
-                      highlight=False)
+                      markup=False, highlight=False)
 
 
 if __name__ == "__main__":  # pragma: no cover
