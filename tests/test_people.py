@@ -154,9 +154,11 @@ def test_descriptor_distances_follow_dlibs_guidance(plib):
     rows = plib.conn.execute(
         "SELECT a.rel_path, f.descriptor::text FROM face f JOIN asset_file a "
         "ON a.asset_id = f.asset_id WHERE a.rel_path NOT LIKE '%crowd%'").fetchall()
+    import json
+
     import numpy as np
 
-    vec = {p: np.array(eval(d)) for p, d in rows}
+    vec = {p: np.array(json.loads(d)) for p, d in rows}
     same = [float(np.linalg.norm(vec[a] - vec[b])) for a in OBAMA for b in OBAMA if a < b]
     other = [float(np.linalg.norm(vec["private/biden.jpg"] - vec[a])) for a in OBAMA]
     assert len(same) == 6 and max(same) < SAME_PERSON_DISTANCE
