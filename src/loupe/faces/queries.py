@@ -32,14 +32,20 @@ FROM asset_file f, jsonb_array_elements(coalesce(f.metadata -> 'regions', '[]'::
 WHERE f.asset_id = %(asset_id)s
 """
 
-# A rescan by a detector version replaces that asset's faces of other versions.
+# The faces of an asset found by other detector versions (a rescan hands
+# their person to the new faces at the same place, then deletes them).
+OLD_FACES = """
+SELECT box_x, box_y, box_w, box_h, person_id, confirmed FROM face
+WHERE asset_id = %(asset_id)s AND detector <> %(detector)s AND person_id IS NOT NULL
+"""
 DELETE_OLD_FACES = "DELETE FROM face WHERE asset_id = %(asset_id)s AND detector <> %(detector)s"
 
 INSERT_FACE = """
 INSERT INTO face (tenant_id, asset_id, box_x, box_y, box_w, box_h, descriptor, detector,
-                  size_px, blur, score, crop, region_name)
+                  size_px, blur, score, crop, region_name, person_id, confirmed)
 VALUES (%(tenant_id)s, %(asset_id)s, %(x)s, %(y)s, %(w)s, %(h)s, %(descriptor)s::vector,
-        %(detector)s, %(size_px)s, %(blur)s, %(score)s, %(crop)s, %(region_name)s)
+        %(detector)s, %(size_px)s, %(blur)s, %(score)s, %(crop)s, %(region_name)s,
+        %(person_id)s, %(confirmed)s)
 """
 
 STORE_SCAN = """
