@@ -494,3 +494,26 @@ def test_a_new_detector_version_rescans_and_keeps_people(plib, monkeypatch):
     assert {p["id"]: (p["label"], p["assets"], p["faces"], p["unconfirmed"])
             for p in plib.people()} == before
     assert _found(plib, "Joe") == {"private/biden.jpg", "private/crowd.jpg"}
+
+
+def test_an_edited_file_is_rescanned_and_keeps_its_name(plib, scanned):
+    """Bytes changed in place (metadata edit): the asset keeps its id and is
+    scanned again; the face found at the same place keeps its confirmed name."""
+    photos = scanned[3]
+    biden = _person_of(plib, "private/biden.jpg")
+    plib.name_person(biden, "Joe Biden")
+    asset = _by_path(plib, "private/biden.jpg")
+    path = photos / "private" / "biden.jpg"
+    original = path.read_bytes()
+    try:
+        exiftool_write(path, "-XMP-dc:Title=Vice president")
+        plib.ingest(photos)
+    finally:
+        path.write_bytes(original)   # the module's files stay as they were
+    assert _by_path(plib, "private/biden.jpg") == asset
+    assert plib.conn.execute("SELECT count(*) FROM face_scan WHERE asset_id = %s",
+                             (asset,)).fetchone()[0] == 0
+    out = plib.faces()
+    assert (out["scanned"], out["faces"], out["people"]) == (1, 1, 0)
+    assert _found(plib, "Joe") == {"private/biden.jpg", "private/crowd.jpg"}
+    assert [p["faces"] for p in plib.people() if p["id"] == biden] == [11]

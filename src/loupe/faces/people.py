@@ -127,12 +127,12 @@ def scan(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
                 failed += 1
             results.append((asset_id, faces, reason))
         with conn.transaction():
+            rescanned = []   # assets that had faces: their confirmed names may change
             for asset_id, faces, reason in results:
                 regions = conn.execute(q.ASSET_REGIONS, {"asset_id": asset_id}).fetchone()[0]
                 old = [({"x": r[0], "y": r[1], "w": r[2], "h": r[3]}, r[4], r[5])
-                       for r in conn.execute(q.OLD_FACES, {"asset_id": asset_id,
-                                                           "detector": detector})]
-                conn.execute(q.DELETE_OLD_FACES, {"asset_id": asset_id, "detector": detector})
+                       for r in conn.execute(q.OLD_FACES, {"asset_id": asset_id})]
+                conn.execute(q.DELETE_OLD_FACES, {"asset_id": asset_id})
                 for f in faces:
                     person_id, confirmed = _inherit(f.box, old)
                     conn.execute(q.INSERT_FACE, {
@@ -143,11 +143,15 @@ def scan(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
                         "size_px": f.size_px, "blur": f.blur, "score": f.score,
                         "crop": f.crop,
                         "region_name": _region_name(f.box, regions)})
+                if old:
+                    rescanned.append(asset_id)
                 conn.execute(q.STORE_SCAN, {"asset_id": asset_id, "tenant_id": tenant_id,
                                             "detector": detector, "faces": len(faces),
                                             "skipped": reason})
                 found += len(faces)
                 skipped += reason is not None
+            for asset_id in rescanned:
+                rebuild_documents(conn, tenant_id, asset_id, languages)
         after = rows[-1][0]
         done += len(rows)
         if progress:

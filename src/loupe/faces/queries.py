@@ -32,13 +32,14 @@ FROM asset_file f, jsonb_array_elements(coalesce(f.metadata -> 'regions', '[]'::
 WHERE f.asset_id = %(asset_id)s
 """
 
-# The faces of an asset found by other detector versions (a rescan hands
-# their person to the new faces at the same place, then deletes them).
+# The faces an asset had before this scan (another detector version, or its
+# bytes changed): a rescan hands their person to the new faces at the same
+# place, then deletes them.
 OLD_FACES = """
 SELECT box_x, box_y, box_w, box_h, person_id, confirmed FROM face
-WHERE asset_id = %(asset_id)s AND detector <> %(detector)s AND person_id IS NOT NULL
+WHERE asset_id = %(asset_id)s AND person_id IS NOT NULL
 """
-DELETE_OLD_FACES = "DELETE FROM face WHERE asset_id = %(asset_id)s AND detector <> %(detector)s"
+DELETE_OLD_FACES = "DELETE FROM face WHERE asset_id = %(asset_id)s"
 
 INSERT_FACE = """
 INSERT INTO face (tenant_id, asset_id, box_x, box_y, box_w, box_h, descriptor, detector,

@@ -73,3 +73,16 @@ CREATE TABLE face_rejection (
     rejected_at  timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (face_id, person_id)
 );
+
+-- An asset whose bytes change in place (an edited file keeps its asset, SPEC S7)
+-- is scanned again: its scan rows go. Its faces stay until then, and a face found
+-- again at the same place keeps its person and confirmation (loupe.faces.people.scan),
+-- so names people gave survive edits that do not move the faces.
+CREATE FUNCTION loupe_faces_rescan() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM face_scan WHERE asset_id = NEW.id;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER asset_faces_rescan AFTER UPDATE OF content_sha256 ON asset
+FOR EACH ROW WHEN (OLD.content_sha256 IS DISTINCT FROM NEW.content_sha256)
+EXECUTE FUNCTION loupe_faces_rescan();
