@@ -366,6 +366,13 @@ def test_rest_api_and_pages_show_only_readable_people(plib, scanned):
         assert client.get(f"/api/people/{biden}", headers=alice).status_code == 404
         assert client.get(rows[1]["cover_url"], headers=alice).status_code == 404
         assert client.get("/api/faces/999999/crop", headers=olga).status_code == 404
+        public = _by_path(plib, "public/obama.jpg")
+        faces = client.get(f"/api/assets/{public}/faces", headers=alice).json()
+        assert [(f["person_id"], f["label"], f["confirmed"]) for f in faces] == [
+            (obama, "Barack Obama", False)]
+        crowd = _by_path(plib, "private/crowd.jpg")
+        assert len(client.get(f"/api/assets/{crowd}/faces", headers=olga).json()) == 30
+        assert client.get(f"/api/assets/{crowd}/faces", headers=alice).status_code == 404
         shown = client.get(f"/api/people/{obama}", headers=alice).json()
         assert len(shown["faces"]) == 2 and len(shown["assets"]) == 2
         # changes: admins only; bad names are 400 with the bound

@@ -1285,6 +1285,17 @@ class Library:
 
         return people.person(self.conn, self.tenant_id, self.viewer.params(), person_id)
 
+    def asset_faces(self, asset_id: int) -> list[dict[str, Any]]:
+        """The faces of one asset with their people's labels.
+
+        Raises:
+            AssetNotFound: no such asset, or one the viewer may not read.
+        """
+        from .faces import people
+
+        self._asset_row(asset_id)
+        return people.asset_faces(self.conn, self.tenant_id, self.viewer.params(), asset_id)
+
     def face_crop(self, face_id: int) -> bytes:
         """A face's JPEG crop, only if its asset is readable (else PeopleError)."""
         from .faces import people

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from ..access.users import AccessError
 from ..faces.people import MAX_NAME, PeopleError
-from ..library import Library
+from ..library import AssetNotFound, Library
 from .auth import user_library
 from .pages import _render
 
@@ -56,6 +56,8 @@ def _call(fn):
         return fn()
     except AccessError as exc:
         raise HTTPException(403, str(exc)) from exc
+    except AssetNotFound:
+        raise HTTPException(404, "no such asset") from None
     except PeopleError as exc:
         raise HTTPException(404 if str(exc).startswith(("no person", "no face", "face "))
                             else 400, str(exc)) from exc
@@ -87,6 +89,15 @@ def people_list(lib: UserLib, hidden: bool = False) -> list[dict]:
 def person_show(person_id: int, lib: UserLib) -> dict:
     """One person: its faces (with crop URLs) and assets this user may read."""
     return _with_urls(_call(lambda: lib.person(_id(person_id))))
+
+
+@api_router.get("/assets/{asset_id}/faces", responses=ERRORS)
+def asset_faces(asset_id: int, lib: UserLib) -> list[dict]:
+    """The faces of one asset: box (normalised x, y, w, h on the picture as
+    displayed), person id and label ("unnamed person #n" until a person names
+    it), confirmed, crop URL. 404 when the asset is not visible to this user."""
+    return [{**f, "crop_url": f"/api/faces/{f['id']}/crop"}
+            for f in _call(lambda: lib.asset_faces(_id(asset_id)))]
 
 
 @api_router.get("/faces/{face_id}/crop", response_class=Response, responses=ERRORS)
