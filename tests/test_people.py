@@ -524,3 +524,32 @@ def test_an_edited_file_is_rescanned_and_keeps_its_name(plib, scanned):
     assert (out["scanned"], out["faces"], out["people"]) == (1, 1, 0)
     assert _found(plib, "Joe") == {"private/biden.jpg", "private/crowd.jpg"}
     assert [p["faces"] for p in plib.people() if p["id"] == biden] == [11]
+
+
+def test_a_name_written_in_one_file_is_not_found_through_another(lib, photos):
+    """Per-file visibility (0011): the same bytes in public/ and private/, a
+    region naming the face only in private/'s sidecar. A member who may read
+    only public/ does not find the asset by that name."""
+    from imaging import write_sidecar
+
+    for folder in ("public", "private"):
+        (photos / folder).mkdir()
+        (photos / folder / "p.jpg").write_bytes((FIXTURES / "obama2.jpg").read_bytes())
+    x, y, w, h = BOXES["obama2.jpg"]
+    write_sidecar(photos / "private" / "p.jpg",
+                  "-XMP-mwg-rs:RegionInfo={RegionList=[{Area={"
+                  f"X={x + w / 2:.3f},Y={y + h / 2:.3f},W={w:.3f},H={h:.3f},"
+                  "Unit=normalized},Type=Face,Name=Quentin Secretname}]}")
+    lib.ingest(photos)
+    lib.create_user("alice", "alice-password")
+    lib.grant("alice", collection="public")
+    lib.faces()
+    assert lib.conn.execute("SELECT confirmed, from_file FROM face").fetchall() == [(True, True)]
+    assert lib.search("Secretname").total == 1
+    alice = lib.as_user("alice")
+    assert alice.search("Secretname").total == 0
+    [person] = alice.people()
+    assert all(f["region_name"] is None for f in alice.person(person["id"])["faces"])
+    # confirmed in Loupe by a person: the name is the pixels' for every reader
+    lib.name_person(person["id"], "Quentin Secretname")
+    assert alice.search("Secretname").total == 1

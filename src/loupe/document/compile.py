@@ -255,9 +255,14 @@ SELECT (SELECT coalesce(array_agg(keyword ORDER BY added_at, keyword), ARRAY[]::
 
 # Names of the people a person confirmed in the asset's pictures (migration
 # 0022): confirmed faces of named, visible (not hidden) people. Unconfirmed
-# faces and unnamed clusters never reach the document (SPEC X2).
+# faces and unnamed clusters never reach the document (SPEC X2). First all
+# of them (the whole document), then those confirmed in Loupe (the file
+# documents: a name confirmed only by a region written in one file is that
+# file's word, and that file's document already holds it).
 ASSET_CONFIRMED_PEOPLE = """
-SELECT coalesce(array_agg(DISTINCT p.name ORDER BY p.name), ARRAY[]::text[])
+SELECT coalesce(array_agg(DISTINCT p.name ORDER BY p.name), ARRAY[]::text[]),
+       coalesce(array_agg(DISTINCT p.name ORDER BY p.name) FILTER (WHERE NOT f.from_file),
+                ARRAY[]::text[])
 FROM face f JOIN person p ON p.id = f.person_id
 WHERE f.asset_id = %(asset_id)s AND f.confirmed AND p.name IS NOT NULL AND NOT p.hidden
 """
@@ -274,9 +279,10 @@ def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
     files = [FileInput(rel_path=r[0], metadata=r[1], collection_path=r[2]) for r in rows]
     added_keywords, added_collections = conn.execute(
         ASSET_ADDED_WORDS, {"asset_id": asset_id, "tenant_id": tenant_id}).fetchone()
-    people = conn.execute(ASSET_CONFIRMED_PEOPLE, {"asset_id": asset_id}).fetchone()[0]
+    people, people_in_loupe = conn.execute(ASSET_CONFIRMED_PEOPLE,
+                                           {"asset_id": asset_id}).fetchone()
     rebuild_file_documents(conn, tenant_id, asset_id, languages, files, [r[3] for r in rows],
-                           added_keywords, people)
+                           added_keywords, people_in_loupe)
     labels = sorted({k for f in files for k in f.metadata.get("keywords", [])}
                     | {c for f in files for c in collection_words(f.collection_path)}
                     | set(added_keywords) | set(added_collections))
@@ -391,7 +397,8 @@ def rebuild_file_documents(conn: psycopg.Connection, tenant_id: int, asset_id: i
     per file and language, compiled by :func:`compile_documents` from that
     file alone plus the keywords people added to the asset (``added_keywords``;
     hand-made collection names are left out: they are not any file's words)
-    and the confirmed ``people`` of its pixels (every file holds those pixels).
+    and the ``people`` confirmed in Loupe in its pixels (every file holds
+    those pixels; names confirmed only by another file's region are left out).
     An asset with one file has none (its whole document is that file's).
     ``files`` and ``file_ids`` are parallel. Returns the number of documents
     written (0 when none changed)."""
@@ -422,7 +429,7 @@ def rebuild_all_file_documents(conn: psycopg.Connection) -> int:
             files = [FileInput(rel_path=r[0], metadata=r[1], collection_path=r[2]) for r in rows]
             added = conn.execute(ASSET_ADDED_WORDS, {"asset_id": asset_id,
                                                      "tenant_id": tenant_id}).fetchone()[0]
-            people = (conn.execute(ASSET_CONFIRMED_PEOPLE, {"asset_id": asset_id}).fetchone()[0]
+            people = (conn.execute(ASSET_CONFIRMED_PEOPLE, {"asset_id": asset_id}).fetchone()[1]
                       if conn.execute("SELECT to_regclass('face') IS NOT NULL").fetchone()[0]
                       else [])
             rebuild_file_documents(conn, tenant_id, asset_id, list(languages), files,

@@ -79,13 +79,15 @@ SAME_FACE_OVERLAP = 0.5
 
 
 def _inherit(box: tuple[float, float, float, float],
-             old: list[tuple[dict[str, float], int, bool]]) -> tuple[int | None, bool]:
-    """The person (and confirmation) of the old face at the same place, if any."""
-    best, out = SAME_FACE_OVERLAP, (None, False)
-    for region, person_id, confirmed in old:
+             old: list[tuple[dict[str, float], int, bool, bool]]
+             ) -> tuple[int | None, bool, bool]:
+    """``(person_id, confirmed, from_file)`` of the old face at the same
+    place, or ``(None, False, False)``."""
+    best, out = SAME_FACE_OVERLAP, (None, False, False)
+    for region, person_id, confirmed, from_file in old:
         o = detect.overlap(box, region)
         if o >= best:
-            best, out = o, (person_id, confirmed)
+            best, out = o, (person_id, confirmed, from_file)
     return out
 
 
@@ -130,13 +132,13 @@ def scan(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
             rescanned = []   # assets that had faces: their confirmed names may change
             for asset_id, faces, reason in results:
                 regions = conn.execute(q.ASSET_REGIONS, {"asset_id": asset_id}).fetchone()[0]
-                old = [({"x": r[0], "y": r[1], "w": r[2], "h": r[3]}, r[4], r[5])
+                old = [({"x": r[0], "y": r[1], "w": r[2], "h": r[3]}, r[4], r[5], r[6])
                        for r in conn.execute(q.OLD_FACES, {"asset_id": asset_id})]
                 conn.execute(q.DELETE_OLD_FACES, {"asset_id": asset_id})
                 for f in faces:
-                    person_id, confirmed = _inherit(f.box, old)
+                    person_id, confirmed, from_file = _inherit(f.box, old)
                     conn.execute(q.INSERT_FACE, {
-                        "person_id": person_id, "confirmed": confirmed,
+                        "person_id": person_id, "confirmed": confirmed, "from_file": from_file,
                         "tenant_id": tenant_id, "asset_id": asset_id, "x": f.box[0],
                         "y": f.box[1], "w": f.box[2], "h": f.box[3],
                         "descriptor": str(f.descriptor), "detector": detector,
@@ -255,7 +257,9 @@ def person(conn: psycopg.Connection, tenant_id: int, viewer: dict[str, Any],
             "assets": sorted({f[1] for f in faces}),
             "faces": [{"id": f[0], "asset_id": f[1], "box": [f[2], f[3], f[4], f[5]],
                        "size_px": f[6], "blur": f[7], "score": f[10], "confirmed": f[8],
-                       "region_name": f[9]} for f in faces]}
+                       # a file's words: shown to those who see every file
+                       "region_name": f[9] if viewer.get("see_all") else None}
+                      for f in faces]}
 
 
 def asset_faces(conn: psycopg.Connection, tenant_id: int, viewer: dict[str, Any],

@@ -36,17 +36,17 @@ WHERE f.asset_id = %(asset_id)s
 # bytes changed): a rescan hands their person to the new faces at the same
 # place, then deletes them.
 OLD_FACES = """
-SELECT box_x, box_y, box_w, box_h, person_id, confirmed FROM face
+SELECT box_x, box_y, box_w, box_h, person_id, confirmed, from_file FROM face
 WHERE asset_id = %(asset_id)s AND person_id IS NOT NULL
 """
 DELETE_OLD_FACES = "DELETE FROM face WHERE asset_id = %(asset_id)s"
 
 INSERT_FACE = """
 INSERT INTO face (tenant_id, asset_id, box_x, box_y, box_w, box_h, descriptor, detector,
-                  size_px, blur, score, crop, region_name, person_id, confirmed)
+                  size_px, blur, score, crop, region_name, person_id, confirmed, from_file)
 VALUES (%(tenant_id)s, %(asset_id)s, %(x)s, %(y)s, %(w)s, %(h)s, %(descriptor)s::vector,
         %(detector)s, %(size_px)s, %(blur)s, %(score)s, %(crop)s, %(region_name)s,
-        %(person_id)s, %(confirmed)s)
+        %(person_id)s, %(confirmed)s, %(from_file)s)
 """
 
 STORE_SCAN = """
@@ -95,7 +95,8 @@ RETURNING id
 """
 
 ASSIGN_FACE = """
-UPDATE face SET person_id = %(person_id)s, confirmed = %(confirmed)s WHERE id = %(face_id)s
+UPDATE face SET person_id = %(person_id)s, confirmed = %(confirmed)s, from_file = %(confirmed)s
+WHERE id = %(face_id)s
 """
 
 # People with the number of assets and faces the viewer may read; a person
@@ -165,7 +166,9 @@ WHERE id = %(person_id)s
 """
 
 # Naming a person confirms every face it holds; unnaming unconfirms them.
-CONFIRM_FACES = "UPDATE face SET confirmed = %(confirmed)s WHERE person_id = %(person_id)s"
+CONFIRM_FACES = """
+UPDATE face SET confirmed = %(confirmed)s, from_file = false WHERE person_id = %(person_id)s
+"""
 
 SET_HIDDEN = "UPDATE person SET hidden = %(hidden)s WHERE id = %(person_id)s"
 
@@ -176,13 +179,14 @@ SELECT face_id, %(dst)s, rejected_by, rejected_at FROM face_rejection WHERE pers
 ON CONFLICT DO NOTHING
 """
 MOVE_FACES = """
-UPDATE face SET person_id = %(dst)s, confirmed = %(confirmed)s WHERE person_id = %(src)s
+UPDATE face SET person_id = %(dst)s, confirmed = %(confirmed)s, from_file = false
+WHERE person_id = %(src)s
 """
 DELETE_PERSON = "DELETE FROM person WHERE id = %(person_id)s"
 
 # Split: the given faces of a person (ids checked to be its) move to another.
 MOVE_SOME_FACES = """
-UPDATE face SET person_id = %(dst)s, confirmed = false
+UPDATE face SET person_id = %(dst)s, confirmed = false, from_file = false
 WHERE person_id = %(src)s AND id = ANY(%(face_ids)s::bigint[])
 RETURNING id, asset_id
 """
@@ -194,7 +198,9 @@ INSERT INTO face_rejection (face_id, person_id, rejected_by) VALUES (%(face_id)s
                                                                      %(by)s)
 ON CONFLICT DO NOTHING
 """
-UNASSIGN_FACE = "UPDATE face SET person_id = NULL, confirmed = false WHERE id = %(face_id)s"
+UNASSIGN_FACE = """
+UPDATE face SET person_id = NULL, confirmed = false, from_file = false WHERE id = %(face_id)s
+"""
 
 # People left with no face (after merges, splits, rejections) go.
 DROP_EMPTY_PEOPLE = """

@@ -10,7 +10,11 @@
 --                by "not this person" until the next clustering). confirmed: a person
 --                said this face is that person (naming the cluster, merging, or
 --                confirming it): only confirmed faces of a named person give their
---                asset's search document that name. region_name: the name a person
+--                asset's search document that name. from_file: confirmed only by a
+--                name written over it in one of the asset's files (that name then
+--                enters the whole document, not the other files' documents: a member
+--                who may read only another file does not find the asset by it).
+--                region_name: the name a person
 --                wrote over this face in the file (MWG / Microsoft regions), when a
 --                named region overlaps the box.
 -- face_scan:     one row per asset scanned by a detector version (resumable `loupe faces`):
@@ -47,6 +51,7 @@ CREATE TABLE face (
     region_name  text,
     person_id    bigint REFERENCES person(id) ON DELETE SET NULL,
     confirmed    boolean NOT NULL DEFAULT false,
+    from_file    boolean NOT NULL DEFAULT false,
     created_at   timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX face_asset_idx ON face (asset_id);
