@@ -23,7 +23,7 @@ from . import shape
 #: ``loupe enrich``. 1: issue 15's first rules.
 VERSION = 1
 #: Longest side of the copy the cues and colours are measured on.
-SIDE = 192
+SIDE = 128
 #: Close-up: a photo whose centre (middle third) is at least this many
 #: times sharper than its border ring (variance of a 4-neighbour Laplacian,
 #: the usual focus measure: Pech-Pacheco et al., "Diatom autofocusing in
@@ -105,10 +105,11 @@ def analyse_image(im) -> MachineFacts:
         pass
     w0, h0 = im.size
     exif_o = 1
-    try:
-        exif_o = int(im.getexif().get(0x0112, 1) or 1)
-    except Exception:
-        exif_o = 1
+    if im.format in ("JPEG", "TIFF", "WEBP", "HEIF", "MPO"):  # PNG's getexif decodes it all
+        try:
+            exif_o = int(im.getexif().get(0x0112, 1) or 1)
+        except Exception:
+            exif_o = 1
     width, height = (h0, w0) if exif_o in (5, 6, 7, 8) else (w0, h0)
     if im.format == "JPEG":
         im.draft("RGB", (SIDE * 2, SIDE * 2))

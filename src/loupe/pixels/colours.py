@@ -16,15 +16,13 @@ Method:
    :data:`CUTOUT_MIN_BG` and :data:`CUTOUT_MAX_BG` of its pixels).
 3. Subject colours: the pixels that are not background (opaque ones; those
    farther than ΔE 12 from a uniform background), clustered by k-means in
-   CIE Lab (Lloyd's algorithm, ``sklearn.cluster.KMeans``, k ≤ 5, fixed
-   seed), each centre named from the palette (:mod:`loupe.pixels.palette`);
+   CIE Lab (Lloyd's algorithm, :func:`kmeans`, k ≤ 5, deterministic), each centre named from the palette (:mod:`loupe.pixels.palette`);
    names holding at least :data:`MIN_SHARE` of the subject's pixels are
    kept, dominant first, at most :data:`MAX_COLOURS`.
 """
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +40,7 @@ MIN_SHARE = 0.12
 MAX_COLOURS = 3
 K = 5
 #: Most pixels given to k-means (a fixed stride sample beyond).
-SAMPLE = 2000
+SAMPLE = 1200
 
 
 @dataclass
@@ -80,6 +78,42 @@ def ring_mask(h: int, w: int) -> np.ndarray:
     return m
 
 
+def kmeans(x: np.ndarray, k: int, iterations: int = 12) -> tuple[np.ndarray, np.ndarray]:
+    """Lloyd's k-means (Lloyd, "Least squares quantization in PCM", IEEE
+    Trans. Inf. Theory 28(2), 1982) on points ``x`` (n, d), deterministic:
+    farthest-point initialisation from the point nearest the mean
+    (Gonzalez 1985), then ``iterations`` assignment/update rounds. Returns
+    ``(centres (m, d), counts (m,))`` with m ≤ k (empty clusters dropped).
+
+    Written here rather than taken from scikit-learn: ``KMeans`` costs
+    about 0.3 s a call on a busy 2-core machine (thread-pool start-up)
+    against about 1 ms here for 2,000 points, and the ingest has 40 ms an
+    asset (issue 15: ≥ 25 assets/s).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    first = int(np.argmin(((x - x.mean(axis=0)) ** 2).sum(axis=1)))
+    centres = [x[first]]
+    d2 = ((x - centres[0]) ** 2).sum(axis=1)
+    for _ in range(1, k):
+        i = int(np.argmax(d2))
+        if d2[i] <= 1e-9:
+            break
+        centres.append(x[i])
+        d2 = np.minimum(d2, ((x - x[i]) ** 2).sum(axis=1))
+    c = np.array(centres)
+    for _ in range(iterations):
+        labels = np.argmin(((x[:, None, :] - c[None, :, :]) ** 2).sum(axis=2), axis=1)
+        new = np.array([x[labels == j].mean(axis=0) if np.any(labels == j) else c[j]
+                        for j in range(len(c))])
+        if np.allclose(new, c):
+            break
+        c = new
+    labels = np.argmin(((x[:, None, :] - c[None, :, :]) ** 2).sum(axis=2), axis=1)
+    counts = np.bincount(labels, minlength=len(c))
+    keep = counts > 0
+    return c[keep], counts[keep]
+
+
 def dominant(lab: np.ndarray) -> tuple[list[str], list[float]]:
     """Palette names of the k-means clusters of Lab pixels (n, 3) with their
     shares, merged by name, dominant first, those ≥ MIN_SHARE (≤ MAX_COLOURS)."""
@@ -87,18 +121,7 @@ def dominant(lab: np.ndarray) -> tuple[list[str], list[float]]:
         return [], []
     if len(lab) > SAMPLE:
         lab = lab[:: max(1, len(lab) // SAMPLE)]
-    uniq = np.unique(np.round(lab, 1), axis=0)
-    k = min(K, len(uniq))
-    if k <= 1:
-        centres, counts = lab.mean(axis=0, keepdims=True), np.array([len(lab)])
-    else:
-        from sklearn.cluster import KMeans
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            km = KMeans(n_clusters=k, n_init=1, max_iter=20, random_state=0).fit(lab)
-        centres = km.cluster_centers_
-        counts = np.bincount(km.labels_, minlength=k)
+    centres, counts = kmeans(lab, K)
     shares: dict[str, float] = {}
     for name, n in zip(name_lab(centres), counts):
         shares[name] = shares.get(name, 0.0) + float(n) / len(lab)

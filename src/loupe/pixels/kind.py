@@ -1,6 +1,6 @@
 """The kind of picture from measurable cues (no learned model).
 
-Cues, measured on a copy of at most 192 px a side taken with nearest-
+Cues, measured on a copy of at most 128 px a side taken with nearest-
 neighbour sampling (so flat areas stay exactly flat and sensor noise stays
 noise), over the opaque pixels:
 
