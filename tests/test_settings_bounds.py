@@ -58,7 +58,7 @@ def test_cli_refuses_a_cap_the_statements_cannot_hold(two_photos: Library, db_ur
     ({"k1": math.inf}, "k1 must be a finite number, not inf"),
     ({"k1": 1e300}, "k1 = 1e+300 is out of range: it must be > 0 and <= 100"),
     ({"weights": [3, 2, math.inf, 0.5]}, "weights[description] must be a finite number"),
-    ({"weights": [0, 0, 0, 0]}, "weights are all 0"),
+    ({"weights": [0, 0, 0, 0, 0]}, "weights are all 0"),
     ({"weights": [1, 2, 3]}, "weights needs 5 values"),
     ({"b": [0.75, math.nan, 0.75, 0.75]}, "b[keywords] must be a finite number, not nan"),
     ({"b": [0.75, 0.75, 0.75, 1.5]}, "b[other] = 1.5 is out of range"),

@@ -1131,7 +1131,7 @@ class Library:
             raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
         for key in ("weights", "b"):  # 4 values: the machine group (0019) keeps its own
             if isinstance(changes.get(key), (list, tuple)) and len(changes[key]) == 4:
-                changes[key] = [*changes[key], current[key][4]]
+                changes[key] = [*changes[key], current[key][4]]  # numbers checked below
         new = {**current, **changes}
         lexical_bounds.validate(new)
         reindex = any(new[k] != current[k] for k in ("k1", "weights", "b", "vocab_decay"))
