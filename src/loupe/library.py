@@ -1130,8 +1130,12 @@ class Library:
         if unknown:
             raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
         for key in ("weights", "b"):  # 4 values: the machine group (0019) keeps its own
-            if isinstance(changes.get(key), (list, tuple)) and len(changes[key]) == 4:
-                changes[key] = [*changes[key], current[key][4]]  # numbers checked below
+            if isinstance(changes.get(key), (list, tuple)):
+                if len(changes[key]) == 4:
+                    changes[key] = [*changes[key], current[key][4]]
+                if all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                       for v in changes[key]):  # float8[]: 3 and 0.5 alike
+                    changes[key] = [float(v) for v in changes[key]]
         new = {**current, **changes}
         lexical_bounds.validate(new)
         reindex = any(new[k] != current[k] for k in ("k1", "weights", "b", "vocab_decay"))

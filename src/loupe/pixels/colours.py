@@ -13,7 +13,11 @@ Method:
    ``scene``.
 2. Cut-out: the subject stands on a transparent or uniform background that
    is neither almost all of the picture nor too little of it (between
-   :data:`CUTOUT_MIN_BG` and :data:`CUTOUT_MAX_BG` of its pixels).
+   :data:`CUTOUT_MIN_BG` and :data:`CUTOUT_MAX_BG` of its pixels), and it
+   stands inside the frame: at most :data:`CUTOUT_MAX_RING` of the border
+   ring is subject and its bounding box leaves a margin (≥ 2 % of the
+   side) on at least two sides (lines or a pattern running off the edges
+   are not a cut-out; a product standing on the bottom edge still is).
 3. Subject colours: the pixels that are not background (opaque ones; those
    farther than ΔE 12 from a uniform background), clustered by k-means in
    CIE Lab (Lloyd's algorithm, :func:`kmeans`, k ≤ 5, deterministic), each centre named from the palette (:mod:`loupe.pixels.palette`);
@@ -36,6 +40,8 @@ UNIFORM_DE = 10.0
 SUBJECT_DE = 12.0
 CUTOUT_MIN_BG = 0.15
 CUTOUT_MAX_BG = 0.97
+CUTOUT_MAX_RING = 0.05
+CUTOUT_MARGIN = 0.02
 MIN_SHARE = 0.12
 MAX_COLOURS = 3
 K = 5
@@ -130,6 +136,18 @@ def dominant(lab: np.ndarray) -> tuple[list[str], list[float]]:
     return [n for n, _ in kept], [round(s, 3) for _, s in kept]
 
 
+def _margins(subject: np.ndarray) -> int:
+    """On how many of the four sides the subject's bounding box leaves a
+    margin of at least :data:`CUTOUT_MARGIN` of the side."""
+    rows, cols = np.flatnonzero(subject.any(axis=1)), np.flatnonzero(subject.any(axis=0))
+    if len(rows) == 0:
+        return 0
+    h, w = subject.shape
+    mh, mw = max(1, round(h * CUTOUT_MARGIN)), max(1, round(w * CUTOUT_MARGIN))
+    return (int(rows[0] >= mh) + int(rows[-1] < h - mh) + int(cols[0] >= mw)
+            + int(cols[-1] < w - mw))
+
+
 def analyse_colours(rgba: np.ndarray, lab: np.ndarray) -> ColourFacts:
     """Background, cut-out and colours of a small RGBA picture.
 
@@ -162,7 +180,9 @@ def analyse_colours(rgba: np.ndarray, lab: np.ndarray) -> ColourFacts:
         else:
             background, bg_mask = "scene", np.zeros((h, w), dtype=bool)
     bg_share = float(bg_mask.mean())
-    cutout = background != "scene" and CUTOUT_MIN_BG <= bg_share <= CUTOUT_MAX_BG
+    ring_subject = float(1.0 - bg_mask[ring].mean())
+    cutout = (background != "scene" and CUTOUT_MIN_BG <= bg_share <= CUTOUT_MAX_BG
+              and ring_subject <= CUTOUT_MAX_RING and _margins(~bg_mask) >= 2)
     subject = lab[~bg_mask & opaque]
     if len(subject) < max(4, 0.01 * h * w):  # no subject apart: the picture's own colours
         subject = lab[opaque] if opaque.any() else lab.reshape(-1, 3)

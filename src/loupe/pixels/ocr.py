@@ -47,10 +47,11 @@ def engine() -> Any:
 
 
 def likely_text(kind: str | None, cues: dict[str, Any]) -> bool:
-    """Whether an image is worth reading: a document or screenshot, or any
+    """Whether an image is worth reading: a document, screenshot or line art
+    (black marks on white: drawings and printed text look alike), or any
     picture with many sharp edges (letters are dense edges:
     edges ≥ :data:`EDGE_GATE`), except icons."""
-    if kind in ("document", "screenshot"):
+    if kind in ("document", "screenshot", "lineart"):
         return True
     if kind == "icon":
         return False
