@@ -26,7 +26,8 @@ import psycopg
 from .languages import normalize_lang, ts_config
 
 #: Fields of the search document and the field group (tsvector weight letter)
-#: each is indexed in: A title, B keywords, C description, D other (incl. OCR).
+#: each is indexed in: A title, B keywords, C description, D other; 5 the
+#: machine words (their own tsvector, migration 0019).
 #: Vocabulary terms are indexed apart (``vocab_tsv``) and count in group B.
 FIELDS: dict[str, str] = {
     "title": "A",
@@ -41,6 +42,10 @@ FIELDS: dict[str, str] = {
     "copyright": "D",
     "machine_tags": "D",
     "ocr": "D",
+    # the machine words from the pixels (migration 0019): the fifth group,
+    # analysed into machine_tsv (not a tsvector weight letter); filled by
+    # rebuild_documents from asset_machine, never from a file
+    "machine": "5",
 }
 
 _SEP = re.compile(r"[_.]+")
@@ -167,7 +172,7 @@ def compile_documents(files: list[FileInput], languages: list[str], *,
             "location": _join_unique(per_field["location"], ", "),
             "filename": _join_unique(per_field["filename"], " / "),
             "collections": _join_unique(per_field["collections"], " / "),
-            "machine_tags": "", "ocr": "", "people": "", "vocabulary": "",
+            "machine_tags": "", "ocr": "", "people": "", "vocabulary": "", "machine": "",
         }
         docs.append(SearchDocument(lang=lang, ts_config=ts_config(lang), fields=fields))
     return docs
