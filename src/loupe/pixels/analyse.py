@@ -10,6 +10,7 @@ facts: a warning, never a failed ingest.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,8 +21,9 @@ from . import kind as kind_mod
 from . import shape
 
 #: Version of the rules: rows of an older version are recomputed by
-#: ``loupe enrich``. 1: issue 15's first rules.
-VERSION = 1
+#: ``loupe enrich`` (the facts and the documents' words). 1: issue 15's
+#: first rules; 2: aspect cue ("wide"), synonyms in the word lists.
+VERSION = 2
 #: Longest side of the copy the cues and colours are measured on.
 SIDE = 128
 #: Close-up: a photo whose centre (middle third) is at least this many
@@ -125,6 +127,7 @@ def analyse_image(im) -> MachineFacts:
                            size_class=size)
     close, ratio = closeup(lab[..., 0])
     c["sharp_ratio"] = ratio
+    c["aspect"] = round(width / max(1, height), 3)
     return MachineFacts(
         kind=kind, orientation=shape.orientation(width, height), size_class=size,
         background=cf.background, cutout=cf.cutout, colours=cf.colours,
@@ -139,7 +142,10 @@ def analyse_file(path: str) -> MachineFacts:
     from PIL import Image
 
     try:
-        with Image.open(path) as im:
+        with warnings.catch_warnings(), Image.open(path) as im:
+            # Pillow's advice to convert palette images with transparency to
+            # RGBA: _to_rgba does; the warning would only clutter the ingest
+            warnings.simplefilter("ignore", UserWarning)
             return analyse_image(im)
     except Exception as exc:  # any decoder failure is a warning, not a failed file
         return MachineFacts(error=f"no machine words: {type(exc).__name__}: {exc}"[:1000])
