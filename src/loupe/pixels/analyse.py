@@ -22,8 +22,9 @@ from . import shape
 
 #: Version of the rules: rows of an older version are recomputed by
 #: ``loupe enrich`` (the facts and the documents' words). 1: issue 15's
-#: first rules; 2: aspect cue ("wide"), synonyms in the word lists.
-VERSION = 2
+#: first rules; 2: aspect cue ("wide"), synonyms in the word lists; 3:
+#: flatness measured on the subject only, tiny photos stay photos.
+VERSION = 3
 #: Longest side of the copy the cues and colours are measured on.
 SIDE = 128
 #: Close-up: a photo whose centre (middle third) is at least this many
@@ -122,7 +123,7 @@ def analyse_image(im) -> MachineFacts:
     lab = colour_mod.to_lab(arr[..., :3])
     cf = colour_mod.analyse_colours(arr, lab)
     size = shape.size_class(width, height)
-    c = kind_mod.cues(arr, lab)
+    c = kind_mod.cues(arr, lab, cf.subject)
     kind = kind_mod.decide(c, width=width, height=height, background=cf.background,
                            size_class=size)
     close, ratio = closeup(lab[..., 0])

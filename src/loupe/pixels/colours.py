@@ -65,6 +65,7 @@ class ColourFacts:
     shares: list[float]
     monochrome: bool
     bg_share: float
+    subject: np.ndarray | None = None  # boolean (h, w): the subject's pixels
 
 
 def to_lab(rgb: np.ndarray) -> np.ndarray:
@@ -187,4 +188,5 @@ def analyse_colours(rgba: np.ndarray, lab: np.ndarray) -> ColourFacts:
     if len(subject) < max(4, 0.01 * h * w):  # no subject apart: the picture's own colours
         subject = lab[opaque] if opaque.any() else lab.reshape(-1, 3)
     colours, shares = dominant(subject.reshape(-1, 3))
-    return ColourFacts(background, cutout, bg_colour, colours, shares, monochrome, bg_share)
+    return ColourFacts(background, cutout, bg_colour, colours, shares, monochrome, bg_share,
+                       ~bg_mask & opaque)

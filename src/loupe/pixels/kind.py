@@ -4,8 +4,9 @@ Cues, measured on a copy of at most 128 px a side taken with nearest-
 neighbour sampling (so flat areas stay exactly flat and sensor noise stays
 noise), over the opaque pixels:
 
-* ``flat``: share of pixels equal (every channel within 2 levels) to their
-  right and lower neighbours. Drawn pictures (clip art, line art,
+* ``flat``: share of the subject's pixels (the background left out, see
+  colours.py) equal (every channel within 2 levels) to their right and
+  lower neighbours. Drawn pictures (clip art, line art,
   screenshots) are made of flat areas; photographs carry sensor noise and
   smooth gradients, so few of their pixels equal their neighbours
   (the "number of colours / smoothness" features of Athitsos, Swain and
@@ -23,7 +24,8 @@ noise), over the opaque pixels:
 Rules, in order (thresholds set by looking at the demo library's cues; its
 confusion table is in docs/machine-words.md):
 
-1. ``icon``: longest side ≤ 128 px (shape.py).
+1. ``icon``: longest side ≤ 128 px (shape.py) and not photo-like
+   (flat ≥ FLAT_PHOTO).
 2. ``lineart``: monochrome, flat ≥ 0.6, mostly white (≥ 0.5) with dark
    strokes (white + dark ≥ 0.85).
 3. ``document``: not lineart, near-white ≥ 0.6, little hue (monochrome or
@@ -55,9 +57,12 @@ SCREENS = {(1920, 1080), (1366, 768), (1536, 864), (1440, 900), (1280, 720), (16
            (1024, 768), (3840, 2160), (2880, 1800), (800, 600)}
 
 
-def cues(rgba: np.ndarray, lab: np.ndarray) -> dict[str, float]:
+def cues(rgba: np.ndarray, lab: np.ndarray, subject: np.ndarray | None = None) -> dict[str, float]:
     """The cues (see the module docstring) of a small RGBA picture (h, w, 4)
-    with its Lab colours (h, w, 3). Values are rounded to 3 decimals."""
+    with its Lab colours (h, w, 3). ``subject``: boolean (h, w) mask of the
+    subject (colours.py); ``flat`` is measured on it when it holds at least
+    5 % of the picture, so that a photo on a plain white background is not
+    taken for a drawing. Values are rounded to 3 decimals."""
     rgb = rgba[..., :3].astype(np.int16)
     opaque = rgba[..., 3] >= 128
     n = max(1, int(opaque.sum()))
@@ -65,8 +70,11 @@ def cues(rgba: np.ndarray, lab: np.ndarray) -> dict[str, float]:
     dy = np.abs(np.diff(rgb, axis=0)).max(axis=-1)[:, :-1]
     both = opaque[:-1, :-1] & opaque[1:, :-1] & opaque[:-1, 1:]
     m = max(1, int(both.sum()))
-    flat = float(((dx <= 2) & (dy <= 2) & both).sum()) / m
     edges = float(((np.maximum(dx, dy) > 48) & both).sum()) / m
+    inner = both
+    if subject is not None and subject.mean() >= 0.05:
+        inner = both & subject[:-1, :-1]
+    flat = float(((dx <= 2) & (dy <= 2) & inner).sum()) / max(1, int(inner.sum()))
     q = (rgb[opaque] >> 4).astype(np.int32)
     codes = q[:, 0] * 256 + q[:, 1] * 16 + q[:, 2]
     counts = np.sort(np.bincount(codes, minlength=4096))[::-1] if len(codes) else np.zeros(1)
@@ -88,8 +96,8 @@ def decide(c: dict[str, float], *, width: int, height: int, background: str,
     """The kind (one of :data:`KINDS`) from cues ``c`` (:func:`cues`), the
     size as displayed and the background (colours.py), by the rules of the
     module docstring."""
-    if size_class == "icon":
-        return "icon"
+    if size_class == "icon" and c["flat"] >= FLAT_PHOTO:
+        return "icon"  # a tiny photo stays a photo (its size class says tiny)
     mono = c["grey"] >= 0.98
     if mono and c["flat"] >= 0.6 and c["white"] >= 0.5 and c["white"] + c["dark"] >= 0.85:
         return "lineart"
