@@ -26,8 +26,9 @@ confusion table is in docs/machine-words.md):
 
 1. ``icon``: longest side ≤ 128 px (shape.py) and not photo-like
    (flat ≥ FLAT_PHOTO).
-2. ``lineart``: monochrome, flat ≥ 0.6, mostly white (≥ 0.5) with dark
-   strokes (white + dark ≥ 0.85).
+2. ``lineart``: monochrome, flat over the whole picture (``flat_all``;
+   thin strokes have few equal neighbours) ≥ 0.6, mostly white (≥ 0.5)
+   with dark strokes (white + dark ≥ 0.85).
 3. ``document``: not lineart, near-white ≥ 0.6, little hue (monochrome or
    C* < 10 on 95 %), page-shaped (long/short 1.25-1.5) and ≥ 800 px tall.
 4. ``screenshot``: opaque, a common screen size (list below), flat ≥ 0.7
@@ -75,13 +76,14 @@ def cues(rgba: np.ndarray, lab: np.ndarray, subject: np.ndarray | None = None) -
     if subject is not None and subject.mean() >= 0.05:
         inner = both & subject[:-1, :-1]
     flat = float(((dx <= 2) & (dy <= 2) & inner).sum()) / max(1, int(inner.sum()))
+    flat_all = float(((dx <= 2) & (dy <= 2) & both).sum()) / m
     q = (rgb[opaque] >> 4).astype(np.int32)
     codes = q[:, 0] * 256 + q[:, 1] * 16 + q[:, 2]
     counts = np.sort(np.bincount(codes, minlength=4096))[::-1] if len(codes) else np.zeros(1)
     L = lab[..., 0][opaque]
     C = np.hypot(lab[..., 1], lab[..., 2])[opaque]
     return {k: round(float(v), 3) for k, v in {
-        "flat": flat, "edges": edges,
+        "flat": flat, "flat_all": flat_all, "edges": edges,
         "colours": 1000.0 * float((counts > 0).sum()) / n,
         "top8": float(counts[:8].sum()) / n,
         "white": float(((L >= 90) & (C < 10)).mean()) if len(L) else 0.0,
@@ -99,7 +101,8 @@ def decide(c: dict[str, float], *, width: int, height: int, background: str,
     if size_class == "icon" and c["flat"] >= FLAT_PHOTO:
         return "icon"  # a tiny photo stays a photo (its size class says tiny)
     mono = c["grey"] >= 0.98
-    if mono and c["flat"] >= 0.6 and c["white"] >= 0.5 and c["white"] + c["dark"] >= 0.85:
+    if mono and c.get("flat_all", c["flat"]) >= 0.6 and c["white"] >= 0.5 \
+            and c["white"] + c["dark"] >= 0.85:
         return "lineart"
     long, short = max(width, height), max(1, min(width, height))
     if (c["white"] >= 0.6 and c["grey"] >= 0.95 and 1.25 <= long / short <= 1.5
