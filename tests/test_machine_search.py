@@ -123,3 +123,22 @@ def test_machine_weight_is_a_lexical_setting(four: Library):
     before = four.search("cut-out").hits[0].score
     four.set_lexical_settings(weights=[3, 2, 1, 0.5, 1.0])
     assert four.search("cut-out").hits[0].score > before
+
+
+def test_the_asset_page_shows_machine_words_apart(four: Library, db_url: str):
+    from fastapi.testclient import TestClient
+
+    from loupe.web import create_app
+
+    four.create_user("admin", "admin-password", admin=True)
+    disc = _ids(four)["disc.jpg"]
+    app = create_app(four.home, database_url=db_url, pool_size=1)
+    with TestClient(app) as client:
+        r = client.post("/login", data={"name": "admin", "password": "admin-password",
+                                        "next": "/"}, follow_redirects=False)
+        assert r.status_code == 303
+        page = client.get(f"/assets/{disc}", params={"q": "red disc"}).text
+        assert "Machine words (from the pixels)" in page
+        assert "never written to the file" in page
+        assert "<strong>red</strong>: in machine: clip art clipart graphic cartoon · red" in page
+        assert client.get(f"/api/assets/{disc}").status_code == 200
