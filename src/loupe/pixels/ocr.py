@@ -30,6 +30,9 @@ import numpy as np
 OCR_LANG = "zh+en"
 #: Longest side the image is given to the detector at (bounds the work).
 MAX_SIDE = 960
+#: Most characters of OCR text kept per picture (the text lane's OCR budget,
+#: loupe.vector.embedtext; a page of text is about 3,000).
+MAX_CHARS = 2000
 #: Text lines recognised per batch (the budget is checked between batches).
 BATCH = 6
 #: Edge share (kind.py cue) from which a photo or picture may hold text.
@@ -101,4 +104,7 @@ def read_text(path: str, *, budget_ms: int = 3000, min_score: float = 0.7) -> tu
                          if float(score) >= min_score and text.strip())
     words = [w for line in lines for w in _WORD.findall(line)
              if len(w) > 1 or not w.isascii()]
-    return " ".join(words), int((time.monotonic() - t0) * 1000), complete
+    text = " ".join(words)
+    if len(text) > MAX_CHARS:  # bounded like the text lane's OCR budget, cut between words
+        text, complete = text[:MAX_CHARS].rsplit(" ", 1)[0], False
+    return text, int((time.monotonic() - t0) * 1000), complete
