@@ -109,7 +109,7 @@ def test_show_and_why_it_matched_keep_machine_words_apart(four: Library):
     disc = _ids(four)["disc.jpg"]
     asset = four.show(disc)
     assert asset["machine"]["colours"] == ["red"]
-    assert asset["machine"]["words"]["fr"].startswith("clipart image graphique · rouge")
+    assert asset["machine"]["words"]["fr"].startswith("clipart image graphique dessin · rouge")
     assert all("machine" not in d for d in asset["documents"])
     why = {w["term"]: w["fields"] for w in why_matched(four, asset, "red disc", "en")}
     assert why["red"] == [f"machine: {asset['machine']['words']['en']}"]
