@@ -208,6 +208,51 @@ def test_search_without_lang_inside_a_scope(lib: Library, photos: Path):
 
 # -- an existing library gains the new terms when migration 0013 runs -----------
 
+# The document statement as it was before migration 0019 (git 37edd96): the
+# test below writes at schema version 12, which has no machine columns.
+UPSERT_DOCUMENT_0017 = """
+WITH analysed AS (
+    SELECT loupe_document_tsv(%(cfg)s::regconfig, %(title)s, %(filename)s, %(keywords)s,
+                              %(description)s, %(collections)s, %(location)s, %(people)s,
+                              %(creator)s, %(copyright)s, %(machine_tags)s, %(ocr)s) AS tsv,
+           loupe_vocab_tsv(%(asset_id)s, %(lang)s, %(cfg)s::regconfig) AS vocab_tsv,
+           loupe_vocab_text(%(asset_id)s, %(lang)s) AS vocabulary,
+           (SELECT vocab_decay FROM lexical_setting WHERE tenant_id = %(tenant_id)s) AS decay
+)
+INSERT INTO search_document AS d (
+    asset_id, tenant_id, lang, ts_config, title, filename, description, creator, copyright,
+    location, keywords, collections, machine_tags, ocr, people, vocabulary, tsv, vocab_tsv,
+    doc_len, group_len, phrase_title, phrase_text)
+SELECT %(asset_id)s, %(tenant_id)s, %(lang)s, %(cfg)s::regconfig, %(title)s, %(filename)s,
+       %(description)s, %(creator)s, %(copyright)s, %(location)s, %(keywords)s,
+       %(collections)s, %(machine_tags)s, %(ocr)s, %(people)s, a.vocabulary,
+       a.tsv, a.vocab_tsv, loupe_tsv_len(a.tsv), loupe_group_len(a.tsv, a.vocab_tsv, a.decay),
+       loupe_phrase_norm(%(title)s),
+       loupe_phrase_text(%(title)s, %(filename)s, %(keywords)s, %(description)s, %(collections)s,
+                         %(location)s, %(people)s, %(creator)s, %(copyright)s,
+                         %(machine_tags)s, %(ocr)s, a.vocabulary)
+FROM analysed a
+ON CONFLICT (asset_id, lang) DO UPDATE SET
+    ts_config = EXCLUDED.ts_config, title = EXCLUDED.title, filename = EXCLUDED.filename,
+    description = EXCLUDED.description, creator = EXCLUDED.creator,
+    copyright = EXCLUDED.copyright, location = EXCLUDED.location,
+    keywords = EXCLUDED.keywords, collections = EXCLUDED.collections,
+    machine_tags = EXCLUDED.machine_tags, ocr = EXCLUDED.ocr, people = EXCLUDED.people,
+    vocabulary = EXCLUDED.vocabulary, tsv = EXCLUDED.tsv, vocab_tsv = EXCLUDED.vocab_tsv,
+    doc_len = EXCLUDED.doc_len, group_len = EXCLUDED.group_len,
+    phrase_title = EXCLUDED.phrase_title, phrase_text = EXCLUDED.phrase_text, updated_at = now()
+WHERE d.tsv IS DISTINCT FROM EXCLUDED.tsv
+   OR d.vocab_tsv IS DISTINCT FROM EXCLUDED.vocab_tsv
+   OR d.group_len IS DISTINCT FROM EXCLUDED.group_len
+   OR (d.title, d.filename, d.description, d.creator, d.copyright, d.location, d.keywords,
+       d.collections, d.vocabulary) IS DISTINCT FROM
+      (EXCLUDED.title, EXCLUDED.filename, EXCLUDED.description, EXCLUDED.creator,
+       EXCLUDED.copyright, EXCLUDED.location, EXCLUDED.keywords, EXCLUDED.collections,
+       EXCLUDED.vocabulary)
+"""
+
+
+
 def test_migration_0013_reanalyses_existing_documents(pg_admin_url: str, tmp_path: Path):
     import uuid
 
@@ -215,7 +260,6 @@ def test_migration_0013_reanalyses_existing_documents(pg_admin_url: str, tmp_pat
     from psycopg.conninfo import make_conninfo
 
     from loupe.db import migrate
-    from loupe.document.compile import UPSERT_DOCUMENT
 
     name = "loupe_mig_" + uuid.uuid4().hex[:8]
     with psycopg.connect(pg_admin_url, autocommit=True) as conn:
@@ -230,7 +274,7 @@ def test_migration_0013_reanalyses_existing_documents(pg_admin_url: str, tmp_pat
                          (tenant,))
             fields = dict.fromkeys(["filename", "description", "collections", "location",
                                     "people", "creator", "copyright", "machine_tags", "ocr"], "")
-            conn.execute(UPSERT_DOCUMENT, {**fields, "asset_id": 1, "tenant_id": tenant,
+            conn.execute(UPSERT_DOCUMENT_0017, {**fields, "asset_id": 1, "tenant_id": tenant,
                                            "lang": "en", "cfg": "loupe_english",
                                            "title": "一只猫在睡觉", "keywords": "Wi-Fi; The Who"})
             # the old analyzer: no term for the stop words, no wifi, one CJK token

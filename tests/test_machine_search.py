@@ -1,0 +1,144 @@
+"""Machine words in the library (issue 15): computed at ingest into
+asset_machine and the search document's own field group (migration 0019),
+searched in every library language, never a phrase bonus, never in the text
+that the text lane and the leak check's caption variant embed, shown apart,
+and recomputed by `loupe enrich` (resumable)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import skimage
+from click.testing import CliRunner
+from PIL import Image, ImageDraw
+
+from loupe import Library
+from loupe.cli import main
+from loupe.vector import queries as vq
+from loupe.vector.embedtext import embedding_text
+
+SKIMAGE_DATA = Path(os.path.dirname(skimage.__file__)) / "data"
+
+
+def _pictures(folder: Path) -> None:
+    """A red disc on white (a cut-out on white), black lines on white (line
+    art), a real photo (scikit-image's chelsea), a transparent stamp."""
+    im = Image.new("RGB", (400, 300), "white")
+    ImageDraw.Draw(im).ellipse((120, 70, 280, 230), fill=(220, 20, 60))
+    im.save(folder / "disc.jpg", quality=95)
+    im = Image.new("RGB", (600, 400), "white")
+    d = ImageDraw.Draw(im)
+    for i in range(0, 600, 60):
+        d.line((i, 0, 600 - i, 400), fill="black", width=4)
+    im.save(folder / "lines.png")
+    shutil.copy(SKIMAGE_DATA / "chelsea.png", folder / "chelsea.png")
+    im = Image.new("RGBA", (400, 300), (0, 0, 0, 0))
+    ImageDraw.Draw(im).rectangle((100, 60, 300, 240), fill=(30, 144, 255, 255))
+    im.save(folder / "stamp.png")
+
+
+@pytest.fixture
+def four(db_url: str, home: Path, photos: Path):
+    _pictures(photos)
+    with Library.open(home, database_url=db_url, create=True) as lib:
+        lib.init(languages=["en", "fr"])
+        summary = lib.ingest(photos)
+        assert summary.failed == 0
+        yield lib
+
+
+def _ids(lib: Library) -> dict[str, int]:
+    return {r[0]: r[1] for r in lib.conn.execute("SELECT rel_path, asset_id FROM asset_file")}
+
+
+def test_machine_words_are_computed_at_ingest_and_searched(four: Library):
+    ids = _ids(four)
+    row = four.conn.execute("SELECT kind, background, cutout, colours, background_colour, version"
+                            " FROM asset_machine WHERE asset_id = %s", (ids["disc.jpg"],)).fetchone()
+    assert row == ("clipart", "white", True, ["red"], "white", 3)
+    res = four.search("cut-out on white")
+    assert res.hits[0].asset_id == ids["disc.jpg"]
+    res = four.search("black and white line drawing")
+    assert res.hits[0].asset_id == ids["lines.png"]
+    res = four.search("détouré fond transparent", lang="fr")
+    assert res.hits[0].asset_id == ids["stamp.png"]
+    # a machine phrase never earns the phrase bonus (neither 2 nor 1)
+    res = four.search("white background")
+    assert res.hits and all(h.bonus == 0 for h in res.hits)
+
+
+def test_machine_words_never_reach_the_caption_variant_or_the_files(four: Library):
+    """The leak check embeds the caption variant from these columns
+    (loupe.vector.embed.embed_texts): the same text with and without
+    machine words, so the check's meaning is unchanged."""
+    def caption_texts() -> dict[int, str]:
+        rows = four.conn.execute(vq.TEXT_DOCUMENTS, {
+            "tenant_id": four.tenant_id, "lang": "en", "model_id": -1, "lane": "caption",
+            "after": 0, "batch": 100}).fetchall()
+        cols = ("title", "description", "keywords", "vocabulary", "collections", "location",
+                "people", "creator", "ocr")
+        return {r[0]: embedding_text(dict(zip(cols, r[1:10]))) for r in rows}
+
+    with_machine = caption_texts()
+    assert four.conn.execute("SELECT count(*) FROM search_document WHERE machine <> ''"
+                             ).fetchone()[0] == 8
+    four.conn.execute("DELETE FROM asset_machine")
+    from loupe.document.compile import rebuild_documents
+    for asset_id in with_machine:
+        rebuild_documents(four.conn, four.tenant_id, asset_id, ["en", "fr"])
+    assert four.conn.execute("SELECT count(*) FROM search_document WHERE machine <> ''"
+                             ).fetchone()[0] == 0
+    assert caption_texts() == with_machine
+    assert not any("background" in t or "clip art" in t for t in with_machine.values())
+
+
+def test_enrich_computes_what_is_missing_and_resumes(four: Library):
+    four.conn.execute("DELETE FROM asset_machine WHERE asset_id IN "
+                      "(SELECT asset_id FROM asset_file WHERE rel_path IN ('disc.jpg', 'lines.png'))")
+    assert four.enrich() == {"computed": 2, "warnings": 0, "ocr_read": 0, "pending": 0}
+    assert four.enrich()["computed"] == 0
+
+
+def test_show_and_why_it_matched_keep_machine_words_apart(four: Library):
+    from loupe.web.service import why_matched
+
+    disc = _ids(four)["disc.jpg"]
+    asset = four.show(disc)
+    assert asset["machine"]["colours"] == ["red"]
+    assert asset["machine"]["words"]["fr"].startswith("clipart image graphique dessin · rouge")
+    assert all("machine" not in d for d in asset["documents"])
+    why = {w["term"]: w["fields"] for w in why_matched(four, asset, "red disc", "en")}
+    assert why["red"] == [f"machine: {asset['machine']['words']['en']}"]
+    assert why["disc"] == ["filename"]
+
+
+def test_machine_weight_is_a_lexical_setting(four: Library):
+    assert four.lexical_settings()["weights"] == [3.0, 2.0, 1.0, 0.5, 0.5]
+    four.set_lexical_settings(weights=[3, 2, 1, 0.5])   # four values keep the machine weight
+    assert four.lexical_settings()["weights"] == [3.0, 2.0, 1.0, 0.5, 0.5]
+    before = four.search("cut-out").hits[0].score
+    four.set_lexical_settings(weights=[3, 2, 1, 0.5, 1.0])
+    assert four.search("cut-out").hits[0].score > before
+
+
+def test_the_asset_page_shows_machine_words_apart(four: Library, db_url: str):
+    from fastapi.testclient import TestClient
+
+    from loupe.web import create_app
+
+    four.create_user("admin", "admin-password", admin=True)
+    disc = _ids(four)["disc.jpg"]
+    app = create_app(four.home, database_url=db_url, pool_size=1)
+    with TestClient(app) as client:
+        r = client.post("/login", data={"name": "admin", "password": "admin-password",
+                                        "next": "/"}, follow_redirects=False)
+        assert r.status_code == 303
+        page = client.get(f"/assets/{disc}", params={"q": "red disc"}).text
+        assert "Machine words (from the pixels)" in page
+        assert "never written to the file" in page
+        assert "<strong>red</strong>: in machine: clip art clipart graphic cartoon · red" in page
+        assert client.get(f"/api/assets/{disc}").status_code == 200
