@@ -170,7 +170,7 @@ def test_task_prefixes_reach_the_encoder(lib: Library, photos: Path, tmp_path: P
         "query": "search_query: ", "document": "search_document: "}
     lib.use_model("tiny-nomic", "text")
     lib.embed()
-    emb = lib._embedder("tiny-nomic")
+    emb = registry.embedder(lib.home, "tiny-nomic")
     assert emb.last_texts == ["search_document: red kettle"]
     lib.search("red kettle")
     assert emb.last_texts == ["search_query: red kettle"]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import psycopg
@@ -34,6 +34,9 @@ from psycopg import sql
 from ..access.viewer import OWNER
 from ..lexical.queries import TITLE_BAND_CAP, best_bonus, lexical_ctes, title_band_cte
 from ..vector.queries import vector_cte
+
+if TYPE_CHECKING:
+    from ..search.clause import AssetClause
 
 #: RRF's rank constant (Cormack et al. 2009): the default of the ``rrf_k`` setting.
 RRF_K = 60
@@ -171,7 +174,8 @@ class QueryVectorCache:
                 del self._items[key]
 
 
-def fused_ctes(lanes: list[VectorLane], member: bool = False) -> sql.Composed:
+def fused_ctes(lanes: list[VectorLane], member: bool = False,
+               clause: "AssetClause | None" = None) -> sql.Composed:
     """``WITH`` the lexical lane's CTEs, one CTE per vector lane, and:
 
     * ``lex``: the lexical lane's kept rows ranked by score;
@@ -181,10 +185,19 @@ def fused_ctes(lanes: list[VectorLane], member: bool = False) -> sql.Composed:
 
     Composed from fixed parts (lane names, model ids and widths are literals
     of the registry, never user input). ``member``: for a viewer who does not
-    see everything (:func:`loupe.lexical.queries.lexical_ctes`)."""
-    ctes = [sql.SQL("WITH ") + sql.SQL(lexical_ctes(member))]
+    see everything (:func:`loupe.lexical.queries.lexical_ctes`); ``clause``:
+    a condition on assets, applied to the lexical candidates and inside each
+    vector lane (:mod:`loupe.search.clause`).
+
+    Contract: needs the parameters of :func:`~loupe.lexical.queries.lexical_ctes`
+    and :func:`~loupe.vector.queries.vector_cte`, ``one_word``, ``w_<lane>``,
+    ``rrf_k``; provides their CTEs and ``lex``, ``fused`` (asset_id, lex_rank,
+    lex_score, <lane>_rank, <lane>_dist, rrf), ``fkept`` (fused + bonus).
+    The RRF join of the lanes is built here and only here."""
+    ctes = [sql.SQL("WITH ") + sql.SQL(lexical_ctes(member, clause))]
     for lane in lanes:
-        ctes.append(sql.SQL(",") + vector_cte(lane.name, lane.model_id, lane.lane, lane.dims))
+        ctes.append(sql.SQL(",") + vector_cte(lane.name, lane.model_id, lane.lane, lane.dims,
+                                              clause))
     lex = sql.SQL("""
 lex AS (
     SELECT asset_id, score, row_number() OVER (ORDER BY score DESC, asset_id) AS rank
@@ -231,14 +244,17 @@ def lane_columns(lanes: list[VectorLane], prefix: str = "p.") -> sql.Composable:
                                            d=sql.Identifier(f"{ln.name}_dist")) for ln in lanes)
 
 
-def fused_statement(lanes: list[VectorLane], member: bool = False) -> sql.Composed:
+def fused_statement(lanes: list[VectorLane], member: bool = False,
+                    clause: "AssetClause | None" = None) -> sql.Composed:
     """The fused statement for these vector lanes: :func:`fused_ctes`, then a
     page ordered by phrase bonus ▸ RRF ▸ asset id, with the lexical lane's
-    counts and each vector lane's count of neighbours kept."""
+    counts and each vector lane's count of neighbours kept (``<lane>_kept``);
+    ``clause``: a condition on assets (:mod:`loupe.search.clause`)."""
     lane_counts = sql.SQL("").join(
-        sql.SQL(", (SELECT count(*) FROM {cte})").format(cte=sql.Identifier(f"vec_{ln.name}"))
+        sql.SQL(", (SELECT count(*) FROM {cte}) AS {name}").format(
+            cte=sql.Identifier(f"vec_{ln.name}"), name=sql.Identifier(f"{ln.name}_kept"))
         for ln in lanes)
-    tail = sql.SQL(",") + sql.SQL(title_band_cte("fkept", member)) + sql.SQL(""",
+    tail = sql.SQL(",") + sql.SQL(title_band_cte("fkept", member, clause)) + sql.SQL(""",
 rows AS (
     SELECT k.asset_id, k.rrf, k.bonus, false AS in_band, k.lex_rank, k.lex_score{lane_cols}
     FROM fkept k
@@ -258,7 +274,7 @@ ORDER BY p.rank
 """).format(lane_counts=lane_counts, lane_out=lane_columns(lanes),
             lane_cols=lane_columns(lanes, "k."),
             lane_nulls=sql.SQL("").join(sql.SQL(", NULL, NULL") for _ in lanes))
-    return fused_ctes(lanes, member) + tail
+    return fused_ctes(lanes, member, clause) + tail
 
 
 @dataclass
@@ -280,31 +296,19 @@ def fused_search(conn: psycopg.Connection, params: dict[str, Any],
     ``one_word``, the fusion settings (``w_lexical``, ``w_text``, ``w_image``,
     ``rrf_k``; default :data:`FUSION_DEFAULTS`) and the viewer's ``see_all`` / ``principals`` (default: the
     owner, who sees everything); the lanes add their query vectors and thresholds."""
+    from ..search import statements as st
+
     p = {**OWNER.params(), "title_band": False, "title_band_cap": TITLE_BAND_CAP,
-         **FUSION_DEFAULTS, **params}
+         **FUSION_DEFAULTS, **params, **st.lane_parameters(lanes)}
     p["vec_cap"] = p.get("vec_cap", VEC_CAP)
-    for lane in lanes:
-        p[f"qv_{lane.name}"] = np.asarray(lane.vector, dtype=np.float32)
-        p[f"maxd_{lane.name}"] = float(lane.max_dist)
-    rows = conn.execute(fused_statement(lanes, not p["see_all"]), p).fetchall()
-    first = rows[0]
-    n = len(lanes)
-    lane_counts = {ln.name: int(first[6 + i]) for i, ln in enumerate(lanes)}
-    base = 6 + n
-    hits = []
-    for r in rows:
-        if r[base + 1] is None:
-            continue
-        lane_vals = {}
-        for i, ln in enumerate(lanes):
-            rank, dist = r[base + 6 + 2 * i], r[base + 7 + 2 * i]
-            lane_vals[ln.name] = {"rank": rank, "distance": None if dist is None else float(dist)}
-        hits.append(FusedHit(rank=r[base], asset_id=r[base + 1], rrf=float(r[base + 2]),
-                             bonus=r[base + 3], lexical_rank=r[base + 4],
-                             lexical_score=None if r[base + 5] is None else float(r[base + 5]),
-                             lanes=lane_vals, in_band=r[base + 8 + 2 * n]))
-    lexical = {"candidates": first[0], "kept": first[1], "postings_read": first[2],
-               "max_df": first[3], "all_read": first[4],
-               "title_band": first[base + 6 + 2 * n],
-               "title_band_unreached": first[base + 7 + 2 * n]}
-    return FusedResult(total=int(first[5]), hits=hits, lexical=lexical, lane_counts=lane_counts)
+    out = st.execute(conn, st.FUSED, lanes, p)
+    c = out.counts
+    hits = [FusedHit(rank=r.rank, asset_id=r.asset_id, rrf=r.score, bonus=r.bonus,
+                     lexical_rank=r.lexical_rank, lexical_score=r.lexical_score, lanes=r.lanes,
+                     in_band=r.in_band) for r in out.rows]
+    lexical = {"candidates": c["candidates"], "kept": c["kept"],
+               "postings_read": c["postings_read"], "max_df": c["max_df"],
+               "all_read": c["all_read"], "title_band": c["band"],
+               "title_band_unreached": c["unreached"]}
+    return FusedResult(total=int(c["fused_total"]), hits=hits, lexical=lexical,
+                       lane_counts={ln.name: int(c[f"{ln.name}_kept"]) for ln in lanes})
