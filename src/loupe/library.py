@@ -32,7 +32,6 @@ from .document.languages import normalize_lang, validate_languages
 from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
 from .ingest.image import displayed_size
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
-from .fusion.search import EncoderHealth, QueryVectorCache
 from .lexical import settings as lexical_bounds
 from .lexical.search import analyze as analyze_text
 from .models import registry, runtime
@@ -85,14 +84,11 @@ class Library:
             in the tenant); see :meth:`as_user`.
     """
 
-    #: Query-encoder failures, shared by the libraries of one process (V6).
-    encoder_health = EncoderHealth()
-    #: The model content (fingerprint) the cached query vectors of each
-    #: (home, model name) were encoded by, shared like the cache.
-    query_contents: dict[tuple[str, str], str] = {}
-    #: Recent query vectors, shared by the libraries of one process.
-    query_vectors = QueryVectorCache(
-        lexical_bounds.env_setting("LOUPE_QUERY_VECTOR_CACHE", strict=False))
+    #: Query-encoder failures (V6) and recent query vectors: the process's
+    #: (:mod:`loupe.models.runtime`), shared by its libraries; an instance
+    #: may be given its own (a test's clock).
+    encoder_health = runtime.ENCODER_HEALTH
+    query_vectors = runtime.QUERY_VECTORS
 
     def __init__(self, conn: psycopg.Connection, home: Path, tenant_id: int, tenant: str,
                  viewer: Viewer = OWNER):
@@ -303,8 +299,7 @@ class Library:
     def install_model(self, source: str | Path, *, name: str | None = None) -> dict[str, Any]:
         """Install a model from a folder or archive (see :func:`loupe.models.registry.install`)."""
         m = registry.install(self.home, source, name=name)
-        runtime.MODELS.forget(m.folder)
-        self.query_vectors.forget(str(self.home), m.name)
+        runtime.forget_model(self.home, m.name, m.folder)
         return {"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder)}
 
     def download_model(self, repo_id: str, *, name: str | None = None) -> dict[str, Any]:

@@ -23,7 +23,6 @@ and its verdict is ``unknown``.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,8 +53,6 @@ def rrf_term(lane: str, rank: sql.Composable) -> sql.Composed:
         w=sql.Placeholder(f"w_{lane}"), k=sql.Placeholder("rrf_k"), rank=rank)
 #: Vector neighbours per lane (F3).
 VEC_CAP = 200
-#: Seconds a failed query encoder is left alone (V6).
-FAILURE_TTL = 30.0
 
 
 @dataclass(frozen=True)
@@ -92,35 +89,6 @@ class FusedHit:
     in_band: bool = False
 
 
-class EncoderHealth:
-    """Remembers failed query encoders for ``ttl`` seconds (V6), so a broken
-    encoder is not called on every keystroke. ``attempts`` counts real calls."""
-
-    def __init__(self, ttl: float = FAILURE_TTL, clock=time.monotonic):
-        self.ttl = ttl
-        self.clock = clock
-        self.failed: dict[str, tuple[float, str]] = {}
-        self.attempts: dict[str, int] = {}
-
-    def encode(self, model: str, fn) -> tuple[np.ndarray | None, str | None]:
-        """Run ``fn()`` unless ``model`` failed less than ``ttl`` seconds ago.
-
-        Returns ``(vector, None)`` or ``(None, reason)``.
-        """
-        since = self.failed.get(model)
-        if since is not None and self.clock() - since[0] < self.ttl:
-            return None, since[1]
-        self.attempts[model] = self.attempts.get(model, 0) + 1
-        try:
-            vec = fn()
-        except Exception as exc:
-            reason = f"query encoder of model {model!r} failed: {exc}"
-            self.failed[model] = (self.clock(), reason)
-            return None, reason
-        self.failed.pop(model, None)
-        return vec, None
-
-
 #: A page of ``rows`` (ranked rows, then band rows: ``in_band``), ordered by
 #: phrase bonus ▸ RRF ▸ asset id within each (C2: page 1 holds ranked rows).
 BANDED_PAGE = """page AS (
@@ -132,46 +100,31 @@ BANDED_PAGE = """page AS (
 )"""
 
 
-class QueryVectorCache:
-    """The last ``size`` query vectors, by (library home, model name, query
-    text): paging, instant search and bulk actions repeat a query, and a
-    text encoder on CPU costs more than the statement (benchmarks/RESULTS.md,
-    HTTP search: 66 % of request time in MiniLM). Entries of a model are
-    dropped when it is installed again (:meth:`forget`). Thread-safe.
-    ``LOUPE_QUERY_VECTOR_CACHE`` sets the size of the process's cache (0: off)."""
+def rrf_join(base: str, lanes: list[VectorLane], cte: str,
+             alias: str) -> tuple[sql.Composable, sql.Composable, sql.Composable, sql.Composable]:
+    """The RRF join, written once (fused rows and a scope's band rows alike).
 
-    def __init__(self, size: int = 2048):
-        import threading
-        from collections import OrderedDict
-
-        self.size = size
-        self._items: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = 0
-
-    def get(self, key: tuple[str, str, str], compute) -> np.ndarray:
-        """The cached vector for ``key``, else ``compute()`` (stored if it
-        returns; its exceptions propagate and nothing is stored). A cache of
-        size 0 always computes."""
-        if self.size <= 0:
-            return compute()
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                self.hits += 1
-                return self._items[key]
-        vec = compute()
-        with self._lock:
-            self._items[key] = vec
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-        return vec
-
-    def forget(self, home: str, model: str) -> None:
-        """Drop every vector of ``model`` in library ``home``."""
-        with self._lock:
-            for key in [k for k in self._items if k[0] == home and k[1] == model]:
-                del self._items[key]
+    ``base`` is the lexical relation's alias (a fixed name, with columns
+    ``asset_id`` and ``rank``); each vector lane's relation is the CTE
+    ``<cte><lane name>`` joined as ``<alias><lane name>`` (columns
+    ``asset_id``, ``rank``, ``dist``). Returns ``(key, joins, cols, rrf)``:
+    the asset id over the FULL OUTER JOIN of all of them, the joins, the
+    columns ``, <a>.rank AS <lane>_rank, <a>.dist AS <lane>_dist`` of each
+    lane, and the RRF sum Σ w_lane / (k + rank_lane) (:func:`rrf_term`)."""
+    assert base in ("l", "lb") and cte in ("vec_", "vband_") and alias in ("v_", "vb_")
+    key: sql.Composable = sql.SQL(f"{base}.asset_id")
+    joins, cols = [], []
+    rrf = [rrf_term("lexical", sql.SQL(f"{base}.rank"))]
+    for lane in lanes:
+        a = sql.Identifier(f"{alias}{lane.name}")
+        joins.append(sql.SQL("\n    FULL OUTER JOIN {cte} {a} ON {a}.asset_id = {key}").format(
+            cte=sql.Identifier(f"{cte}{lane.name}"), a=a, key=key))
+        key = sql.SQL("coalesce({key}, {a}.asset_id)").format(key=key, a=a)
+        cols.append(sql.SQL(",\n           {a}.rank AS {r}, {a}.dist AS {d}").format(
+            a=a, r=sql.Identifier(f"{lane.name}_rank"), d=sql.Identifier(f"{lane.name}_dist")))
+        rrf.append(rrf_term(lane.lane, sql.SQL("{a}.rank").format(a=a)))
+    return key, sql.SQL("").join(joins), sql.SQL("").join(cols), \
+        sql.SQL("\n           + ").join(rrf)
 
 
 def fused_ctes(lanes: list[VectorLane], member: bool = False,
@@ -203,20 +156,7 @@ lex AS (
     SELECT asset_id, score, row_number() OVER (ORDER BY score DESC, asset_id) AS rank
     FROM final
 )""")
-    joins = sql.SQL("")
-    key = sql.SQL("l.asset_id")
-    cols = []
-    rrf = [rrf_term("lexical", sql.SQL("l.rank"))]
-    for lane in lanes:
-        alias = sql.Identifier(f"v_{lane.name}")
-        cte = sql.Identifier(f"vec_{lane.name}")
-        joins += sql.SQL(" FULL OUTER JOIN {cte} {a} ON {a}.asset_id = {key}").format(
-            cte=cte, a=alias, key=key)
-        key = sql.SQL("coalesce({key}, {a}.asset_id)").format(key=key, a=alias)
-        cols.append(sql.SQL("{a}.rank AS {r}, {a}.dist AS {d}").format(
-            a=alias, r=sql.Identifier(f"{lane.name}_rank"), d=sql.Identifier(f"{lane.name}_dist")))
-        rrf.append(rrf_term(lane.lane, sql.SQL("{a}.rank").format(a=alias)))
-    lane_cols = sql.SQL("").join(sql.SQL(", ") + c for c in cols)
+    key, joins, lane_cols, rrf = rrf_join("l", lanes, "vec_", "v_")
     fused = sql.SQL("""
 fused AS (
     SELECT {key} AS asset_id, l.rank AS lex_rank, l.score AS lex_score{lane_cols},
@@ -229,7 +169,7 @@ fkept AS (
     CROSS JOIN phrase ph
     WHERE NOT %(one_word)s OR f.lex_rank IS NOT NULL
        OR (NOT EXISTS (SELECT 1 FROM cand){word_lanes})
-)""").format(key=key, lane_cols=lane_cols, rrf=sql.SQL(" + ").join(rrf), joins=joins,
+)""").format(key=key, lane_cols=lane_cols, rrf=rrf, joins=joins,
              word_lanes=sql.SQL(" AND (false{})").format(sql.SQL("").join(
                  sql.SQL(" OR f.{r} IS NOT NULL").format(r=sql.Identifier(f"{ln.name}_rank"))
                  for ln in lanes if ln.words)))

@@ -298,14 +298,11 @@ def scoped_fused_statement(lanes: list, member: bool = False,
     ids and widths are registry literals. ``clause``: a condition on
     assets (:mod:`loupe.search.clause`).
     """
-    from ..fusion.search import BANDED_PAGE, fused_ctes, lane_columns, rrf_term
+    from ..fusion.search import BANDED_PAGE, fused_ctes, lane_columns, rrf_join
 
-    vbands, joins, band_cols, band_out, rrf, waiting = [], [], [], [], [], []
-    key = sql.SQL("lb.asset_id")
-    rrf.append(rrf_term("lexical", sql.SQL("lb.rank")))
+    vbands, waiting = [], []
     for ln in lanes:
         cte = sql.Identifier(f"vband_{ln.name}")
-        alias = sql.Identifier(f"vb_{ln.name}")
         vec = sql.SQL("v.embedding::vector({d})").format(d=sql.Literal(ln.dims))
         qv = sql.SQL("{q}::vector({d})").format(q=sql.Placeholder(f"qv_{ln.name}"),
                                                  d=sql.Literal(ln.dims))
@@ -324,18 +321,13 @@ def scoped_fused_statement(lanes: list, member: bool = False,
              maxd=sql.Placeholder(f"maxd_{ln.name}"),
              words_test=sql.SQL(WORDS_READABLE.format(asset="s.asset_id")
                                 if ln.lane != "image" else "")))
-        joins.append(sql.SQL(" FULL OUTER JOIN {cte} {a} ON {a}.asset_id = {key}").format(
-            cte=cte, a=alias, key=key))
-        key = sql.SQL("coalesce({key}, {a}.asset_id)").format(key=key, a=alias)
-        band_cols.append(sql.SQL(", {a}.rank AS {r}, {a}.dist AS {d}").format(
-            a=alias, r=sql.Identifier(f"{ln.name}_rank"), d=sql.Identifier(f"{ln.name}_dist")))
-        rrf.append(rrf_term(ln.lane, sql.SQL("{a}.rank").format(a=alias)))
         waiting.append(sql.SQL("""
            + (SELECT count(*) FROM scope s
               WHERE (SELECT r FROM regime) = 'direct'
                 AND NOT EXISTS (SELECT 1 FROM asset_vector v WHERE v.asset_id = s.asset_id
                                 AND v.model_id = {model} AND v.lane = {lane}))""").format(
             model=sql.Literal(ln.model_id), lane=sql.Literal(ln.lane)))
+    key, joins, band_cols, rrf = rrf_join("lb", lanes, "vband_", "vb_")
     lanes_out = lane_columns(lanes, "")
     # (the clause's text is joined, not formatted: braces in it stay as they are)
     tail = sql.SQL("," + scope_cte(clause)) + sql.SQL(""",
@@ -371,7 +363,7 @@ FROM counts c
 CROSS JOIN scounts sc
 LEFT JOIN page p ON true
 ORDER BY p.rank
-""").format(vbands=sql.SQL("").join(vbands), key=key, band_cols=sql.SQL("").join(band_cols),
-            rrf=sql.SQL(" + ").join(rrf), joins=sql.SQL("").join(joins), lanes_out=lanes_out,
+""").format(vbands=sql.SQL("").join(vbands), key=key, band_cols=band_cols,
+            rrf=rrf, joins=joins, lanes_out=lanes_out,
             waiting=sql.SQL("").join(waiting), page_out=lane_columns(lanes))
     return fused_ctes(lanes, member, clause) + tail

@@ -146,14 +146,9 @@ class SearchPipeline:
             except ModelError as exc:
                 notices.append(f"{lane} lane off: {exc}")
                 continue
-            seen = (str(lib.home), name)
-            if lib.query_contents.get(seen) != content:
-                # cached query vectors of another content of this name are stale
-                lib.query_vectors.forget(*seen)
-                lib.query_contents[seen] = content
             vec, reason = lib.encoder_health.encode(
-                name, lambda n=name: lib.query_vectors.get(
-                    (str(lib.home), n, query),
+                name, lambda n=name, c=content: lib.query_vectors.vector(
+                    str(lib.home), n, c, query,
                     lambda: registry.embedder(lib.home, n).encode_texts([query],
                                                                         task="query")[0]))
             if vec is None:
