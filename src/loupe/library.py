@@ -32,6 +32,7 @@ from .document.languages import normalize_lang, validate_languages
 from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
 from .ingest.image import displayed_size
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
+from .fusion import settings as fusion_config
 from .lexical import settings as lexical_bounds
 from .lexical.search import analyze as analyze_text
 from .models import registry, runtime
@@ -786,49 +787,33 @@ class Library:
 
     def lexical_settings(self) -> dict[str, Any]:
         """The lexical lane's settings: k1, field-group weights and b (title,
-        keywords, description, other), vocabulary decay, raw and keep caps."""
-        row = self.conn.execute(q.LEXICAL_SETTINGS, {"tenant_id": self.tenant_id}).fetchone()
-        return dict(zip(("k1", "weights", "b", "vocab_decay", "raw_cap", "keep_cap"), row))
+        keywords, description, other), vocabulary decay, raw and keep caps
+        (:func:`loupe.lexical.settings.read`)."""
+        return lexical_bounds.read(self.conn, self.tenant_id)
 
     def set_lexical_settings(self, **changes: Any) -> dict[str, Any]:
         """Change lexical settings (keys as returned by :meth:`lexical_settings`).
 
         A change of k1, weights, b or vocab_decay rebuilds the tenant's
-        lexical index (statistics, impacts) in the same transaction.
+        lexical index (statistics, impacts) in the same transaction
+        (:func:`loupe.lexical.settings.change`).
 
         Raises:
             ValueError: an unknown key.
             loupe.lexical.settings.SettingError (a ValueError): a value out of
                 its range, named with the bound (see :mod:`loupe.lexical.settings`).
         """
-        current = self.lexical_settings()
-        unknown = set(changes) - set(current)
-        if unknown:
-            raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
-        new = {**current, **changes}
-        lexical_bounds.validate(new)
-        reindex = any(new[k] != current[k] for k in ("k1", "weights", "b", "vocab_decay"))
-        with self.conn.transaction():
-            self.conn.execute(q.SET_LEXICAL_SETTINGS, {**new, "tenant_id": self.tenant_id})
-            if reindex:
-                for lang in self.languages():
-                    self.conn.execute(q.REINDEX_LEXICAL, {"tenant_id": self.tenant_id, "lang": lang})
-        return self.lexical_settings()
+        return lexical_bounds.change(self.conn, self.tenant_id, self.languages(), **changes)
 
-    #: Bounds of the fusion settings (migration 0016): a weight above 10 or a
-    #: k above 1000 is a typo rather than a choice (RRF's k ranges over
-    #: tens; Cormack et al. 2009 chose 60).
-    FUSION_BOUNDS = {"w_lexical": (0.0, 10.0), "w_text": (0.0, 10.0), "w_image": (0.0, 10.0),
-                     "rrf_k": (1, 1000)}
+    #: Bounds of the fusion settings (see :data:`loupe.fusion.settings.FUSION_BOUNDS`).
+    FUSION_BOUNDS = fusion_config.FUSION_BOUNDS
 
     def fusion_settings(self) -> dict[str, Any]:
         """The fusion settings (SPEC F1, migration 0016): ``w_lexical``,
         ``w_text``, ``w_image`` (each lane's weight in reciprocal rank fusion)
         and ``rrf_k`` (RRF's rank constant); rrf(d) = Σ w_lane / (k + rank).
         Defaults: weights 1, k 60 (plain RRF, Cormack et al. 2009)."""
-        row = self.conn.execute(q.FUSION_SETTINGS, {"tenant_id": self.tenant_id}).fetchone()
-        return {"w_lexical": float(row[0]), "w_text": float(row[1]), "w_image": float(row[2]),
-                "rrf_k": int(row[3])}
+        return fusion_config.read(self.conn, self.tenant_id)
 
     def set_fusion_settings(self, **changes: Any) -> dict[str, Any]:
         """Change fusion settings (keys as returned by :meth:`fusion_settings`);
@@ -837,26 +822,9 @@ class Library:
         Raises:
             ValueError: an unknown key, a value that is not a finite number
                 (k: an integer), a value outside :data:`FUSION_BOUNDS`, or
-                every weight zero.
+                every weight zero (:func:`loupe.fusion.settings.change`).
         """
-        import math
-
-        current = self.fusion_settings()
-        unknown = set(changes) - set(current)
-        if unknown:
-            raise ValueError(f"unknown fusion setting(s): {', '.join(sorted(unknown))}")
-        new = {**current, **changes}
-        for key, (lo, hi) in self.FUSION_BOUNDS.items():
-            value = new[key]
-            if key == "rrf_k" and (isinstance(value, bool) or not isinstance(value, int)):
-                raise ValueError(f"rrf_k must be an integer, not {value!r}")
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value) or not lo <= value <= hi:
-                raise ValueError(f"{key} must be a number within [{lo}, {hi}], not {value!r}")
-        if new["w_lexical"] + new["w_text"] + new["w_image"] <= 0:
-            raise ValueError("at least one of w_lexical, w_text, w_image must be above 0")
-        self.conn.execute(q.SET_FUSION_SETTINGS, {**new, "tenant_id": self.tenant_id})
-        return self.fusion_settings()
+        return fusion_config.change(self.conn, self.tenant_id, **changes)
 
     def vocabularies(self) -> list[dict[str, Any]]:
         """The tenant's vocabularies with their term and tagged-asset counts."""
