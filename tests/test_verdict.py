@@ -144,3 +144,15 @@ def test_lexical_complete_compares_with_the_cap_it_ran_under():
     assert lexical_complete(lexical(candidates=50, keep_cap=50))
     assert not lexical_complete(lexical(candidates=51, keep_cap=50))
     assert not lexical_complete(lexical(all_read=False))
+
+
+def test_a_scoped_one_word_bridge_by_the_text_lane_is_not_the_scopes_verdict():
+    # no word matched: the rows are the text lane's neighbours, so the scope's
+    # lexical completeness says nothing about them (before the one pipeline,
+    # the scoped path called this "complete" in a deep scope read to its end)
+    c = lexical(regime="deep", deep_all_read=True, candidates=0, max_df=0, vector_lanes=1,
+                word_lanes=True, one_word=True, rows=4)
+    assert decide(c) == Verdict(UNKNOWN, 4, False)
+    # an exact scan over every member (direct regime, none waiting) is complete
+    assert decide(lexical(regime="direct", candidates=0, max_df=0, vector_lanes=1,
+                          word_lanes=True, one_word=True, rows=4)) == Verdict(COMPLETE, 4, True)
