@@ -25,7 +25,9 @@ R4 (V5) When the rows are exactly the lexical lane's — no vector lane ran,
 R5 (C3, C4) Otherwise vector neighbours are among the rows; a vector lane
    is exact only inside a ``direct`` scope (every member's vector compared)
    when no member waits for a vector: ``complete``; any other source of
-   rows defaults to ``unknown``.
+   rows defaults to ``unknown`` — among them a one-word query bridged by
+   the text lane (V5: a fallback; its band keeps only rows the word
+   matched, so the exact scan does not reach the bridge's rows).
 
 Totals (C5, never the page size):
 
@@ -133,7 +135,7 @@ def decide(c: Counts) -> Verdict:
     elif rows_are_lexical(c):                                        # R4
         done = scope_complete(c) if c.regime else lexical_complete(c)
         verdict = COMPLETE if done else TRUNCATED
-    elif c.regime == "direct" and c.waiting == 0:                    # R5
+    elif c.regime == "direct" and c.waiting == 0 and not c.one_word:  # R5
         verdict = COMPLETE
     else:
         verdict = UNKNOWN
