@@ -132,12 +132,18 @@ class Ingester:
         home: the library home; thumbnails go to ``home/thumbnails``.
         max_pixels: decompression-bomb ceiling, width x height.
         workers: threads decoding images in parallel (Pillow releases the GIL).
+        match_document_ids: recognise a moved-and-edited file by its XMP
+            DocumentID / OriginalDocumentID (only when the new file's folder
+            grants no one who could not read the old file). Off for uploads:
+            an uploader names its file's DocumentID, so an upload never
+            continues another file's asset (issue 11).
     """
 
     def __init__(self, conn: psycopg.Connection, tenant_id: int, home: Path, *,
                  max_pixels: int = DEFAULT_MAX_PIXELS, workers: int | None = None,
-                 exiftool: ExifToolReader | None = None):
+                 exiftool: ExifToolReader | None = None, match_document_ids: bool = True):
         self.conn = conn
+        self.match_document_ids = match_document_ids
         self.tenant_id = tenant_id
         self.home = Path(home)
         self.max_pixels = max_pixels
@@ -327,7 +333,7 @@ class Ingester:
                 coll_id = self._collection_id(source_id, f.folder)
                 row = self.conn.execute(q.LOCK_ASSET_BY_HASH, {**params, "sha": p.sha256}).fetchone()
                 if pred is None:
-                    pred = self._predecessor(p, row[0] if row else None)
+                    pred = self._predecessor(p, row[0] if row else None, coll_id)
                     moved = pred is not None
                 asset_id, outcome = self._resolve_asset(p, row[0] if row else None, pred)
                 if moved:
@@ -414,13 +420,19 @@ class Ingester:
             self._missing_docs.sort()
         return self._missing_docs
 
-    def _predecessor(self, p: _Prepared, same_bytes_asset: int | None) -> tuple[str, int] | None:
+    def _predecessor(self, p: _Prepared, same_bytes_asset: int | None,
+                     collection_id: int | None = None) -> tuple[str, int] | None:
         """The known file (path, asset id) that a file at a new path continues, if any.
 
         * Same bytes as an asset one of whose files in this source is gone: a
           move (the asset's id is kept either way; this only reports it as such).
         * Other bytes: a missing file with the same XMP DocumentID, else the one
-          missing file with the same OriginalDocumentID.
+          missing file with the same OriginalDocumentID — only with
+          ``match_document_ids``, and only a missing file that every reader
+          of the new file's folder (``collection_id``) could read
+          (``DOCUMENT_ID_CONTINUATION_ALLOWED``): a DocumentID is chosen by
+          whoever writes the file, so it must not hand an asset's grants,
+          keywords and collections to readers who had none of it (issue 11).
         Every missing file is continued at most once per run.
         """
         if same_bytes_asset is not None:
@@ -428,17 +440,26 @@ class Ingester:
                 if path not in self._claimed:
                     return path, same_bytes_asset
             return None
+        if not self.match_document_ids:
+            return None
         doc_id, orig_id = document_ids(p.raw)
         if not doc_id and not orig_id:
             return None
         free = [m for m in self._missing_documents() if m[0] not in self._claimed]
+
+        def allowed(path: str) -> bool:
+            row = self.conn.execute(q.DOCUMENT_ID_CONTINUATION_ALLOWED, {
+                "tenant_id": self.tenant_id, "collection_id": collection_id,
+                "path": path}).fetchone()
+            return bool(row and row[0])
+
         if doc_id:
             for path, asset_id, d, _ in free:
-                if d == doc_id:
+                if d == doc_id and allowed(path):
                     return path, asset_id
         if orig_id:
             same = [(path, asset_id) for path, asset_id, _, o in free if o == orig_id]
-            if len(same) == 1:
+            if len(same) == 1 and allowed(same[0][0]):
                 return same[0]
         return None
 

@@ -331,7 +331,8 @@ def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile]
                 images.remove(name)
                 known += 1
     ingester = Ingester(owner.conn, owner.tenant_id, owner.home,
-                        max_pixels=limits.upload_max_pixels, workers=1)
+                        max_pixels=limits.upload_max_pixels, workers=1,
+                        match_document_ids=False)
     summary = ingester.ingest(folder)
     for failure in summary.failures:   # refused by the ingest: not kept
         path = Path(failure.path)
