@@ -468,7 +468,7 @@ class Library:
 
     def _scope(self, scope: str | list[str]) -> Scope:
         """Resolve collection names (one or several: their union)."""
-        return resolve_scope(self.conn, self.tenant_id, scope, see_all=self.viewer.see_all)
+        return resolve_scope(self.conn, self.tenant_id, scope, viewer=self.viewer)
 
     def _fused_result(self, query: str, langs: list[str], terms: list[str], fr: FusedResult,
                       lanes: list[VectorLane], corrections: dict[str, str], limit: int,
@@ -859,9 +859,10 @@ class Library:
         (``full_path``: source root + path, None for hand-made ones; a scope
         or grant names a collection by ``id:<id>`` or its full path when its
         path is ambiguous). A member only sees collections where it can read
-        something."""
+        something, and no server path: its ``full_path`` is None (issue 11)."""
+        see_all = self.viewer.see_all
         return [{"id": r[0], "path": r[1], "parent_id": r[2], "hand_made": r[3],
-                 "assets": r[4], "full_path": r[5]}
+                 "assets": r[4], "full_path": r[5] if see_all else None}
                 for r in self.conn.execute(q.COLLECTIONS, {"tenant_id": self.tenant_id,
                                                            **self.viewer.params()})]
 

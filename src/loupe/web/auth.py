@@ -131,8 +131,10 @@ HASH_SLOTS = threading.BoundedSemaphore(max(1, (os.cpu_count() or 2) // 2))
 
 
 def client_of(request: Request) -> str:
-    """The client's address as the server sees it (behind a reverse proxy,
-    the proxy's: run uvicorn with ``--proxy-headers`` there)."""
+    """The client's address as the server sees it: the connecting address;
+    behind a reverse proxy, the proxy's, unless ``loupe serve
+    --trusted-proxy ADDRESS`` names it (then the address it forwards).
+    ``X-Forwarded-For`` from anyone else is ignored (issue 11)."""
     return request.client.host if request.client else "unknown"
 
 
