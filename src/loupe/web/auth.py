@@ -25,8 +25,7 @@ from ..access import queries as aq
 from ..access.users import UnknownUser, _hasher
 from ..library import Library
 from . import queries as wq
-
-SESSION_COOKIE = "loupe_session"
+from .security import SESSION_COOKIE  # noqa: F401 - the cookie's name, defined with the Guard
 #: Login sessions last 14 days; API tokens until revoked unless given a TTL.
 SESSION_TTL_S = 14 * 24 * 3600
 
