@@ -133,6 +133,13 @@ class WebLimits:
             together [200 MP]; uploads are decoded one at a time, so the
             decoding memory of a request is bounded by the largest image
             (about 3-4 bytes per pixel), not by their sum.
+        similar_max_bytes: largest body of one ``POST /api/similar`` (the
+            picture to search by) [32 MiB].
+        similar_max_pixels: largest width x height of a picture to search by
+            that must be decoded in full (PNG, GIF, WebP, TIFF, HEIC), read
+            from its header before decoding [25 MP: about 100 MB decoded];
+            a JPEG is decoded at 1/8 scale or less (DCT scaling) and may be
+            up to ``upload_max_pixels``.
         login_free_failures: failed logins of one account from one client
             before back-off starts [5].
         client_free_failures: failed logins from one client, over all
@@ -150,6 +157,8 @@ class WebLimits:
     upload_quota_files: int = 10_000
     upload_max_pixels: int = 100_000_000
     upload_pixel_budget: int = 200_000_000
+    similar_max_bytes: int = 32 * MiB
+    similar_max_pixels: int = 25_000_000
     login_free_failures: int = 5
     client_free_failures: int = 20
     backoff_base_s: float = 1.0
@@ -339,8 +348,9 @@ class Guard:
                                             *SECURITY_HEADERS]})
                     await send({"type": "http.response.body", "body": b""})
                 return
-        limit = (self.limits.max_upload_request_bytes if path == "/api/upload"
-                 else self.limits.max_body_bytes)
+        limit = {"/api/upload": self.limits.max_upload_request_bytes,
+                 "/api/similar": self.limits.similar_max_bytes}.get(path,
+                                                                    self.limits.max_body_bytes)
         length = _header(scope, b"content-length")
         if length is not None:
             try:
