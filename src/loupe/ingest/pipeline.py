@@ -68,6 +68,23 @@ def _same_regular_file(f: FoundFile) -> tuple[int, int, int, int] | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+def _identity(st: os.stat_result) -> tuple[int, int, int, int] | None:
+    """``(device, inode, size, mtime_ns)`` of a regular file's stat, else None."""
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _open_no_follow(path: str) -> int | None:
+    """A read-only descriptor of ``path`` opened without following a final
+    symbolic link and without blocking on a FIFO (``O_NOFOLLOW |
+    O_NONBLOCK``), or None when it cannot be opened so."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
 @dataclass
 class IngestSummary:
     """Counts of one ingest run. ``seconds`` is wall time; every count is of files
@@ -255,12 +272,30 @@ class Ingester:
 
     def _prepare_batch(self, batch: list[FoundFile], reader: ExifToolReader,
                        pool: ThreadPoolExecutor) -> list[_Prepared | BadFile]:
-        paths = ([f.path for f in batch if f.regular]
-                 + [f.sidecar_path for f in batch if f.regular and f.sidecar_path])
-        raw_by_path = reader.read(paths)
-        return list(pool.map(lambda f: self._prepare(f, raw_by_path), batch))
+        """Open each file (and sidecar) once, without following a link; hand
+        ExifTool those descriptors (``/proc/PID/fd/N``), then hash, decode and
+        hash the pixels from the same descriptor: every read sees one file,
+        whatever its path names meanwhile (issue 11)."""
+        fds: dict[str, int] = {}
+        try:
+            for f in batch:
+                if not f.regular:
+                    continue
+                for path in (f.path, f.sidecar_path):
+                    if path and (fd := _open_no_follow(path)) is not None:
+                        fds[path] = fd
+            paths = ([f.path for f in batch if f.path in fds]
+                     + [f.sidecar_path for f in batch
+                        if f.path in fds and f.sidecar_path in fds])
+            raw_by_path = reader.read(paths, fds={p: fds[p] for p in paths if p in fds})
+            return list(pool.map(lambda f: self._prepare(f, raw_by_path, fds.get(f.path)),
+                                 batch))
+        finally:
+            for fd in fds.values():
+                os.close(fd)
 
-    def _prepare(self, f: FoundFile, raw_by_path: dict[str, dict[str, Any]]) -> _Prepared | BadFile:
+    def _prepare(self, f: FoundFile, raw_by_path: dict[str, dict[str, Any]],
+                 fd: int | None = None) -> _Prepared | BadFile:
         shown = display_path(f.path)
         if shown != f.path:  # bytes that are not UTF-8: PostgreSQL text cannot hold the path
             return BadFile(shown, "name", "the path is not valid UTF-8 (the bytes shown as "
@@ -272,13 +307,14 @@ class Ingester:
         # the entry may have been swapped (for a link, a FIFO) since the walk:
         # the same regular file before and after every read, or nothing stored
         before = _same_regular_file(f)
-        if before is None:
+        if before is None or fd is None or _identity(os.fstat(fd)) != before:
             return BadFile(f.path, "not_regular", "the file changed into something else (a "
                                                   "link, FIFO or other file) during the ingest")
+        fh = os.fdopen(fd, "rb", closefd=False)
         try:
-            sha = sha256_file(f.path)
+            sha = sha256_file(f.path, fh)
             thumb = self._thumbnail_path(sha)
-            facts = inspect_image(f.path, thumb, max_pixels=self.max_pixels)
+            facts = inspect_image(f.path, thumb, max_pixels=self.max_pixels, fileobj=fh)
             raw = raw_by_path.get(f.path, {})
             check_readable(f.path, raw)
             embedded = normalize(raw)
@@ -292,8 +328,8 @@ class Ingester:
                     sidecar_md = normalize(sraw)
                     raw_all["sidecar"] = sraw
             metadata, truncated = bound_fields(merge(embedded, sidecar_md))
-            hashes = perceptual.hash_file(f.path)
-            if _same_regular_file(f) != before:
+            hashes = perceptual.hash_file(f.path, fh)
+            if _same_regular_file(f) != before or _identity(os.fstat(fd)) != before:
                 return BadFile(f.path, "not_regular", "the file changed into something else "
                                                       "during the ingest: not stored")
             return _Prepared(f, sha, facts, metadata, raw_all, warning, truncated, hashes)
@@ -301,6 +337,8 @@ class Ingester:
             return exc
         except Exception as exc:  # an unexpected failure stays confined to its file
             return BadFile(f.path, "corrupt", f"unexpected error: {type(exc).__name__}: {exc}")
+        finally:
+            fh.close()   # the descriptor stays open (closefd=False) until the batch ends
 
     def _thumbnail_path(self, sha: bytes) -> Path:
         hexd = sha.hex()
