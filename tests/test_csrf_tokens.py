@@ -57,6 +57,16 @@ def test_forms_and_cookie_calls_need_the_sessions_token(db_url, home, tmp_path):
         assert bobs != csrf
         r = client.post("/bulk", data={**form, "csrf_token": bobs})
         assert r.status_code == 403
+        # the upload form without script posts multipart to its action URL, token in it
+        import re
+        action = re.search(r'id="upload"[^>]*action="([^"]+)"', client.get("/upload").text)
+        assert action.group(1) == f"/api/upload?csrf_token={csrf}"
+        png = (tmp_path / "photos" / "animals" / "dogs" / "dog-01.png").read_bytes()
+        r = client.post(action.group(1), files=[("files", ("d.png", png, "image/png"))])
+        assert r.status_code == 200, r.text
+        r = client.post("/api/upload?csrf_token=" + bobs,
+                        files=[("files", ("d.png", png, "image/png"))])
+        assert r.status_code == 403
         # a bearer token is exempt (a browser never adds it by itself)
         r = client.post("/api/bulk", json={**form, "value": "tok"}, headers=admin)
         assert r.status_code == 200 and r.json()["count"] == 3

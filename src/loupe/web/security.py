@@ -18,8 +18,9 @@
   3. requires a CSRF token on every state-changing request that a browser
      could send with credentials of its own: one carrying the session
      cookie must present :func:`csrf_token_for` of that session (header
-     ``X-CSRF-Token``, or the form field ``csrf_token`` of a urlencoded
-     form), and the login form the value of its pre-login cookie
+     ``X-CSRF-Token``, the query parameter ``csrf_token`` — the upload
+     form's action, multipart bodies are not parsed here —, or the form
+     field ``csrf_token`` of a urlencoded form), and the login form the value of its pre-login cookie
      (:data:`LOGIN_CSRF_COOKIE`, double submit). A request with neither
      ``Origin`` nor ``Sec-Fetch-Site`` (step 2 cannot judge it) is thus
      still refused without the token (403). Bearer-token calls are exempt
@@ -386,6 +387,9 @@ class Guard:
         app_receive = counted_receive
         if expected is not None:
             presented = _header(scope, CSRF_HEADER)
+            if presented is None:   # a multipart form without script: in its action URL
+                query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+                presented = (query.get(CSRF_FIELD) or [None])[0]
             ctype = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
             if presented is None and ctype == "application/x-www-form-urlencoded":
                 # a form: read its (size-limited) body for the field, then
