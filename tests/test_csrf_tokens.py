@@ -35,6 +35,12 @@ def test_forms_and_cookie_calls_need_the_sessions_token(db_url, home, tmp_path):
             "CSRF token missing or wrong: reload the page and try again")
         r = client.post("/bulk", data={**form, "csrf_token": "0" * 64})
         assert r.status_code == 403
+        for odd in ("%E2%82%AC", "%FF", "%00"):   # not latin-1, not UTF-8, NUL: 403, not 500
+            r = client.post("/bulk?csrf_token=" + odd, data=form)
+            assert r.status_code == 403, odd
+        r = client.post("/bulk", content=b"csrf_token=%E2%82%AC&q=cat",
+                        headers={"content-type": "application/x-www-form-urlencoded"})
+        assert r.status_code == 403
         r = client.post("/api/upload", files=[("files", ("a.png", b"x", "image/png"))])
         assert r.status_code == 403
         r = client.post("/logout", follow_redirects=False)

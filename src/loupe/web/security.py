@@ -417,8 +417,8 @@ class Guard:
                     return await receive()
 
                 app_receive = replay
-            if presented is None or not hmac.compare_digest(presented.encode("latin-1"),
-                                                            expected.encode("latin-1")):
+            if presented is None or not hmac.compare_digest(
+                    presented.encode("utf-8", "replace"), expected.encode("utf-8", "replace")):
                 await _send_json(send, 403, "CSRF token missing or wrong: reload the page "
                                             "and try again")
                 return
