@@ -210,12 +210,14 @@ class ExifToolReader:
         ``fds``: descriptors the caller holds open, by path. Such a path is
         read through an alias to ``/proc/PID/fd/N``: ExifTool reads the very
         file the caller hashes and decodes, whatever the path names by then
-        (issue 11: a swap and swap back between the reads).
+        (issue 11: a swap and swap back between the reads). Without ``/proc``
+        (not Linux) they are read by path.
         """
         paths = list(paths)
         if not paths:
             return {}
-        fds = fds or {}
+        # without /proc (not Linux) the paths are read by name, as before
+        fds = fds if fds and os.path.isdir(f"/proc/{os.getpid()}/fd") else {}
         out: dict[str, dict[str, Any]] = {}
         args: dict[str, str] = {}           # argument handed to ExifTool -> path as given
         for p in paths:
