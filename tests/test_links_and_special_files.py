@@ -79,3 +79,52 @@ def test_an_original_swapped_for_a_link_after_ingest_is_never_served(lib: Librar
     img.write_bytes(kept)                        # the asset's bytes again
     with lib.open_original(1)[0] as fh:
         assert fh.read() == kept
+
+
+def test_a_swap_and_swap_back_during_the_reads_cannot_mix_two_files(lib: Library,
+                                                                    tmp_path: Path):
+    """The attacker swaps ``a.jpg`` for their own picture exactly while
+    ExifTool reads the batch, and swaps the original back before the pixels
+    are read: the path names the same file (device, inode, size, time) before
+    and after. Before, a.jpg's bytes were stored with the planted file's
+    title and DocumentID (the metadata was read by path); now every read goes
+    through one descriptor opened with O_NOFOLLOW before the batch, so the
+    metadata is a.jpg's own. The real ExifTool reads; only the swap is
+    scripted, at the moment the reads happen."""
+    from imaging import exiftool_write
+
+    from loupe.ingest.metadata import ExifToolReader
+    from loupe.ingest.pipeline import Ingester
+
+    root = tmp_path / "library"
+    a = make_image(root / "a.jpg", color=(10, 120, 30))
+    exiftool_write(a, "-XMP-dc:Title=Harbour at dawn")
+    evil = make_image(tmp_path / "evil.jpg", color=(250, 0, 0))
+    exiftool_write(evil, "-XMP-dc:Title=Falcon takeover", "-XMP-xmpMM:DocumentID=xmp.did:x")
+    held = tmp_path / "held.jpg"
+
+    class SwappingReader(ExifToolReader):
+        swaps = 0
+
+        def read(self, paths, fds=None):
+            if str(a) not in paths:
+                return super().read(paths, fds) if fds else super().read(paths)
+            os.rename(a, held)                       # swap...
+            os.link(evil, a)
+            try:
+                return super().read(paths, fds) if fds else super().read(paths)
+            finally:
+                os.unlink(a)                         # ...and swap back
+                os.rename(held, a)
+                SwappingReader.swaps += 1
+
+    with SwappingReader() as reader:
+        summary = Ingester(lib.conn, lib.tenant_id, lib.home, exiftool=reader).ingest(root)
+    assert SwappingReader.swaps == 1
+    assert (summary.new_assets, summary.failed) == (1, 0)
+    (hit,) = lib.search("harbour").hits
+    assert lib.search("falcon").total == 0
+    shown = lib.show(hit.asset_id)
+    assert shown["files"][0]["metadata"]["title"] == {"x-default": "Harbour at dawn"}
+    raw = lib.conn.execute("SELECT raw_metadata FROM asset_file").fetchone()[0]
+    assert "XMP-xmpMM:DocumentID" not in raw["file"]

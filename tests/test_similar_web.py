@@ -120,3 +120,46 @@ def test_the_asset_page_links_to_more_like_this(site):
     assert sorted(int(x) for x in re.findall(r'href="/assets/(\d+)" data-rank', more.text)) == \
         sorted([ids["cat-q60"], ids["cat-half"]])
     assert 'data-verdict="complete"' in more.text
+
+
+def test_a_decompression_bomb_is_refused_from_its_header(site):
+    """A 9000 x 9000 PNG of 80 KB (81 MP, under the 100 MP upload ceiling):
+    413 naming its pixels and the bound, read from the header — nothing
+    decoded (before: decoded in full three times; the decoding alone grew
+    the peak RSS by 251 MiB, measured with getrusage). A 6000 x 5000 JPEG is
+    decoded at 1/8 scale and searched."""
+    import io
+
+    from test_web_security import _peak_rss
+
+    client, ids, auth = site
+    buf = io.BytesIO()
+    Image.new("L", (9000, 9000), 0).save(buf, "PNG", compress_level=9)
+    assert len(buf.getvalue()) < 200_000
+    r, peak = _peak_rss(lambda: client.post(
+        "/api/similar", files={"file": ("bomb.png", buf.getvalue(), "image/png")},
+        headers=auth["alice"]))
+    assert r.status_code == 413
+    assert r.json()["detail"] == (
+        "bomb.png: 9000x9000 = 81,000,000 pixels is over the limit of 25,000,000 pixels for "
+        "a PNG picture to search by (decoded in full; a JPEG is decoded at reduced scale)")
+    print(f"\nbomb PNG: peak RSS growth {peak / 2**20:.0f} MiB")
+    assert peak < 40 * 2**20
+    # over the upload ceiling (any format): refused from the header too
+    buf = io.BytesIO()
+    Image.new("L", (12000, 9000), 0).save(buf, "PNG", compress_level=9)
+    r = client.post("/api/similar", files={"file": ("huge.png", buf.getvalue(), "image/png")},
+                    headers=auth["alice"])
+    assert r.status_code == 413 and r.json()["detail"] == (
+        "huge.png: 12000x9000 = 108,000,000 pixels is over the limit of 100,000,000 pixels "
+        "for a picture to search by")
+    # a large JPEG: reduced decoding, searched
+    buf = io.BytesIO()
+    Image.open(FIXTURES / "chelsea.jpg").convert("RGB").resize((6000, 5000)).save(
+        buf, "JPEG", quality=70)
+    r, peak = _peak_rss(lambda: client.post(
+        "/api/similar", files={"file": ("big.jpg", buf.getvalue(), "image/jpeg")},
+        headers=auth["alice"]))
+    assert r.status_code == 200, r.text
+    assert ids["cat"] in {h["asset_id"] for h in r.json()["hits"]}
+    print(f"30 MP JPEG: peak RSS growth {peak / 2**20:.0f} MiB")

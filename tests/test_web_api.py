@@ -18,7 +18,7 @@ from psycopg.conninfo import make_conninfo
 from loupe import Library
 from loupe.web import create_app
 from loupe.web.words import bulk_sentence, explain_code, explain_sentences, verdict_sentence
-from weblib import N_SUNSETS, build_photos
+from weblib import N_SUNSETS, build_photos, page_csrf, web_login
 
 
 def _fresh_db(pg_admin_url: str, template_db: str) -> tuple[str, str]:
@@ -364,10 +364,9 @@ def test_pages_login_search_asset_logout(site):
     client.cookies.clear()
     r = client.get("/?q=sunset", follow_redirects=False)
     assert (r.status_code, r.headers["location"]) == (303, "/login?next=%2F%3Fq%3Dsunset")
-    r = client.post("/login", data={"name": "alice", "password": "nope", "next": "/"})
+    r = web_login(client, "alice", "nope", next="/")
     assert r.status_code == 401 and "Wrong user name or password." in r.text
-    r = client.post("/login", data={"name": "alice", "password": "alice-password",
-                                    "next": "/?q=sunset"}, follow_redirects=False)
+    r = web_login(client, "alice", "alice-password", next="/?q=sunset")
     assert (r.status_code, r.headers["location"]) == (303, "/?q=sunset")
     page = client.get("/?q=sunset").text
     assert re.search(r'id="verdict"[^>]*>All 30 results\.<', page)
@@ -382,11 +381,10 @@ def test_pages_login_search_asset_logout(site):
     assert client.get(f"/assets/{ids['cat-01']}").status_code == 404
     for path in ("/status", "/upload"):
         assert client.get(path).status_code == 200
-    client.post("/logout")
+    client.post("/logout", data={"csrf_token": page_csrf(client, "/status")})
     assert client.get("/", follow_redirects=False).status_code == 303
     # the open redirect is refused
-    r = client.post("/login", data={"name": "alice", "password": "alice-password",
-                                    "next": "//evil.example/"}, follow_redirects=False)
+    r = web_login(client, "alice", "alice-password", next="//evil.example/")
     assert r.headers["location"] == "/"
     client.cookies.clear()
 

@@ -20,7 +20,7 @@ from PIL import Image
 from loupe import Library
 from loupe.web import create_app
 from loupe.web.security import WebLimits
-from weblib import build_photos
+from weblib import build_photos, page_csrf
 
 MiB = 1024 * 1024
 
@@ -123,14 +123,16 @@ def test_cross_origin_forms_are_refused_and_headers_are_set(site):
                         headers={"Origin": "http://testserver:8081"}, follow_redirects=False)
         assert r.status_code == 403 and "cookie" not in {k.lower() for k in r.headers}
         assert "loupe_session" not in client.cookies
-        r = client.post("/login", data={"name": "admin", "password": "admin-password"},
+        r = client.post("/login", data={"name": "admin", "password": "admin-password",
+                                        "csrf_token": page_csrf(client, "/login")},
                         headers={"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"},
                         follow_redirects=False)
         assert r.status_code == 303 and "loupe_session" in client.cookies
+        csrf = page_csrf(client)
         form = {"action": "add_keyword", "value": "csrf", "q": "cat"}
         for evil in ({"Origin": "http://testserver:8081"}, {"Origin": "null"},
                      {"Sec-Fetch-Site": "same-site"}, {"Sec-Fetch-Site": "cross-site"}):
-            r = client.post("/bulk", data=form, headers=evil)
+            r = client.post("/bulk", data={**form, "csrf_token": csrf}, headers=evil)
             assert r.status_code == 403, evil
             assert r.json()["detail"].startswith("cross-origin request refused")
             r = client.post("/api/upload", headers=evil,
@@ -138,7 +140,8 @@ def test_cross_origin_forms_are_refused_and_headers_are_set(site):
             assert r.status_code == 403, evil
         admin = token(client, "admin")
         assert client.get("/api/search", params={"q": "csrf"}, headers=admin).json()["total"] == 0
-        r = client.post("/bulk", data=form, headers={"Origin": "http://testserver"})
+        r = client.post("/bulk", data={**form, "csrf_token": csrf},
+                        headers={"Origin": "http://testserver"})
         assert r.status_code == 200 and "3" in r.text
         # a bearer token is not sent by browsers on their own: exempt
         r = client.post("/api/bulk", json={**form, "value": "tok"}, headers={
@@ -187,7 +190,8 @@ def test_login_throttle_per_account_and_client(site):
         assert r.status_code == 429 and 1 <= int(r.headers["retry-after"]) <= 60
         assert r.json()["detail"].startswith("too many failed logins: try again in")
         # the login form says the same
-        r = attacker.post("/login", data={"name": "admin", "password": "guess"})
+        r = attacker.post("/login", data={"name": "admin", "password": "guess",
+                                          "csrf_token": page_csrf(attacker, "/login")})
         assert r.status_code == 429 and "Too many failed logins" in r.text
         # the owner, from elsewhere, logs in
         assert owner.post("/api/tokens", json={"name": "admin", "password": "admin-password"}

@@ -32,3 +32,21 @@ def build_photos(root: Path) -> Path:
                    "-XMP-dc:Subject=bridge", "-XMP-dc:Subject=river",
                    "-XMP-dc:Creator=Ana Costa")
     return root
+
+
+def page_csrf(client, path: str = "/") -> str:
+    """The CSRF token a page of the logged-in client carries in its forms
+    (``<input name="csrf_token">``), read from the real page."""
+    import re
+
+    m = re.search(r'name="csrf_token" value="([^"]+)"', client.get(path).text)
+    assert m, f"no csrf_token field on {path}"
+    return m.group(1)
+
+
+def web_login(client, name: str, password: str, **extra) -> object:
+    """Log in through the login form as a browser does: fetch the page (its
+    pre-login cookie and token), then post the form with that token."""
+    token = page_csrf(client, "/login")
+    return client.post("/login", data={"name": name, "password": password,
+                                       "csrf_token": token, **extra}, follow_redirects=False)

@@ -906,14 +906,16 @@ def bulk(obj: _Ctx, action: str, value: str, query: str, scope: tuple[str, ...],
 @click.pass_obj
 def collections(obj: _Ctx, as_json: bool) -> None:
     """Collections with their ids, full paths and asset counts (name one in
-    --in or grant --collection by id:N when a path is ambiguous)."""
+    --in or grant --collection by id:N when a path is ambiguous). A member
+    (--user) sees only collections it can read something in, without server
+    paths."""
     with obj.open() as lib:
         rows = lib.collections()
     if as_json:
         _emit_json(rows)
         return
     for c in rows:
-        where = c["full_path"] or "hand-made"
+        where = c["full_path"] or ("hand-made" if c["hand_made"] else "-")
         click.echo(f"id:{c['id']}\t{c['path']}\t{where}\t{c['assets']:,} assets")
 
 

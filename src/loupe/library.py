@@ -277,7 +277,7 @@ class Library:
 
     def _scope(self, scope: str | list[str]) -> Scope:
         """Resolve collection names (one or several: their union)."""
-        return resolve_scope(self.conn, self.tenant_id, scope, see_all=self.viewer.see_all)
+        return resolve_scope(self.conn, self.tenant_id, scope, viewer=self.viewer)
 
     # -- models and vector lanes -------------------------------------------------
 
@@ -570,9 +570,10 @@ class Library:
         (``full_path``: source root + path, None for hand-made ones; a scope
         or grant names a collection by ``id:<id>`` or its full path when its
         path is ambiguous). A member only sees collections where it can read
-        something."""
+        something, and no server path: its ``full_path`` is None (issue 11)."""
+        see_all = self.viewer.see_all
         return [{"id": r[0], "path": r[1], "parent_id": r[2], "hand_made": r[3],
-                 "assets": r[4], "full_path": r[5]}
+                 "assets": r[4], "full_path": r[5] if see_all else None}
                 for r in self.conn.execute(q.COLLECTIONS, {"tenant_id": self.tenant_id,
                                                            **self.viewer.params()})]
 
@@ -869,7 +870,7 @@ class Library:
 
     def similar(self, asset_id: int | None = None, *, file: str | Path | None = None,
                 radius: int | None = None, limit: int = 20, offset: int = 0,
-                max_pixels: int | None = None):
+                max_pixels: int | None = None, full_decode_pixels: int | None = None):
         """Assets that look like asset ``asset_id`` or like the image ``file``
         (not ingested): every readable asset whose 64-bit pHash is within
         ``radius`` bits (default :data:`loupe.similar.search.DEFAULT_RADIUS`),
@@ -880,14 +881,18 @@ class Library:
         Raises:
             AssetNotFound: no such asset, or one the viewer may not read.
             loupe.similar.search.SimilarError: ``file`` is not an image Loupe
-                can read (or over ``max_pixels``, default the ingest's ceiling),
-                radius outside 0..15, bad limit/offset.
+                can read (``NotAnImage``), or over ``max_pixels`` (default the
+                ingest's ceiling) or, unless a JPEG, over ``full_decode_pixels``
+                (default ``QUERY_FULL_DECODE_PIXELS``, 25 MP) read from its
+                header before decoding (``PictureTooLarge``); radius outside
+                0..15, bad limit/offset.
         """
-        from .similar.search import DEFAULT_RADIUS, find_similar
+        from .similar.search import DEFAULT_RADIUS, QUERY_FULL_DECODE_PIXELS, find_similar
 
         return find_similar(self, asset_id, file=str(file) if file is not None else None,
                             radius=DEFAULT_RADIUS if radius is None else radius,
-                            limit=limit, offset=offset, max_pixels=max_pixels)
+                            limit=limit, offset=offset, max_pixels=max_pixels,
+                            full_decode_pixels=full_decode_pixels or QUERY_FULL_DECODE_PIXELS)
 
     def duplicates(self, *, radius: int | None = None) -> list[dict[str, Any]]:
         """Near-duplicate groups (readable assets whose pHashes are within

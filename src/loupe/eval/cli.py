@@ -311,7 +311,7 @@ def judge(obj, pool_name: str, host: str, port: int) -> None:
         from ..web.cli import exit_on_sigterm
 
         exit_on_sigterm()
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=False)
 
 
 @eval_group.command("calibrate")

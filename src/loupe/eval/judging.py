@@ -35,10 +35,11 @@ from urllib.parse import quote
 from collections.abc import Callable
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, Field
 
+from ..web.security import SESSION_COOKIE, csrf_token_for
 from .instrument import EvalError, Evaluation
 
 PAGE = """<!doctype html>
@@ -48,7 +49,7 @@ PAGE = """<!doctype html>
 <link rel="stylesheet" href="/judge/judging.css">
 <script src="/judge/judging.js" defer></script>
 </head>
-<body data-base="__BASE__" data-judge="__JUDGE__">
+<body data-base="__BASE__" data-judge="__JUDGE__" data-csrf="__CSRF__">
 <div id="progress" aria-live="polite"></div>
 <div id="query"></div>
 <img id="picture" alt="picture to judge">
@@ -95,7 +96,7 @@ async function grade(g) {
   busy = true;
   try {
     const r = await fetch(base + 'grade', {method: 'POST', credentials: 'same-origin',
-      headers: {'Content-Type': 'application/json'},
+      headers: {'Content-Type': 'application/json', 'X-CSRF-Token': document.body.dataset.csrf},
       body: JSON.stringify({token: current, judge: judge, grade: g})});
     show(await r.json());
   } finally { busy = false; }
@@ -182,11 +183,15 @@ def judging_router(get_evaluation: Callable[[], Evaluation],
         return Response(CSS, media_type="text/css", headers={"Cache-Control": "no-cache"})
 
     @router.get("/{pool}/", response_class=HTMLResponse)
-    def page(pool: str, judge: Judge, ev: Ev) -> HTMLResponse:
+    def page(pool: str, judge: Judge, ev: Ev, request: Request) -> HTMLResponse:
         _pool(ev, pool)
         base = f"/judge/{quote(pool, safe='')}/"
+        # the grade requests' CSRF token (the web app's Guard checks it)
+        session = request.cookies.get(SESSION_COOKIE)
+        csrf = csrf_token_for(session) if session else ""
         body = (PAGE.replace("__BASE__", html.escape(base, quote=True))
-                .replace("__JUDGE__", html.escape(judge, quote=True)))
+                .replace("__JUDGE__", html.escape(judge, quote=True))
+                .replace("__CSRF__", csrf))
         return HTMLResponse(body, headers={"Cache-Control": "no-store"})
 
     @router.get("/{pool}/next")

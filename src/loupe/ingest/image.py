@@ -11,6 +11,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
@@ -66,13 +67,17 @@ def displayed_size(width: int, height: int, orientation: int) -> tuple[int, int]
     return (height, width) if orientation in (5, 6, 7, 8) else (width, height)
 
 
-def sha256_file(path: str) -> bytes:
-    """Return the SHA-256 digest (32 bytes) of a file's bytes, read in chunks.
+def sha256_file(path: str, fileobj: BinaryIO | None = None) -> bytes:
+    """Return the SHA-256 digest (32 bytes) of a file's bytes, read in chunks
+    (from ``fileobj``, from its start, when given; ``path`` names it).
 
     Raises:
         BadFile: kind ``io`` when the file cannot be read.
     """
     try:
+        if fileobj is not None:
+            fileobj.seek(0)
+            return hashlib.file_digest(fileobj, "sha256").digest()
         with open(path, "rb") as fh:
             return hashlib.file_digest(fh, "sha256").digest()
     except OSError as exc:
@@ -81,7 +86,8 @@ def sha256_file(path: str) -> bytes:
 
 def inspect_image(path: str, thumbnail_path: Path | None, *,
                   max_pixels: int = DEFAULT_MAX_PIXELS,
-                  thumbnail_size: int = THUMBNAIL_SIZE) -> ImageFacts:
+                  thumbnail_size: int = THUMBNAIL_SIZE,
+                  fileobj: BinaryIO | None = None) -> ImageFacts:
     """Check that ``path`` is a decodable image and write its thumbnail.
 
     The whole image is decoded (so truncation and corruption are caught here,
@@ -89,21 +95,25 @@ def inspect_image(path: str, thumbnail_path: Path | None, *,
     side is ``thumbnail_size`` pixels, with EXIF orientation applied; it is
     written atomically (temporary file + rename) when ``thumbnail_path`` is given
     and does not exist yet (thumbnails are named by content hash).
+    ``fileobj``: the file, already open (ingest reads every file through one
+    descriptor); ``path`` then only names it in errors.
 
     Raises:
         BadFile: kinds ``empty``, ``not_image``, ``unsupported``, ``too_large``,
             ``truncated``, ``corrupt`` or ``io``.
     """
     try:
-        size = os.path.getsize(path)
+        size = os.fstat(fileobj.fileno()).st_size if fileobj else os.path.getsize(path)
+        if fileobj is not None:
+            fileobj.seek(0)
     except OSError as exc:
         raise BadFile(path, "io", f"cannot read file: {exc.strerror or exc}") from exc
     if size == 0:
         raise BadFile(path, "empty", "empty file (0 bytes)")
     try:
-        im = Image.open(path)
+        im = Image.open(fileobj if fileobj is not None else path)
     except UnidentifiedImageError as exc:
-        magic = _image_signature(path)
+        magic = _image_signature(path, fileobj)
         if magic:
             raise BadFile(path, "corrupt",
                           f"corrupt image: starts like a {magic} file but cannot be decoded") from exc
@@ -159,11 +169,15 @@ _SIGNATURES = [(0, b"\xff\xd8\xff", "JPEG"), (0, b"\x89PNG\r\n\x1a\n", "PNG"),
                (4, b"ftypheix", "HEIC"), (4, b"ftypmif1", "HEIF")]
 
 
-def _image_signature(path: str) -> str | None:
+def _image_signature(path: str, fileobj: BinaryIO | None = None) -> str | None:
     """Name of the image format whose signature the file starts with, if any."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(16)
+        if fileobj is not None:
+            fileobj.seek(0)
+            head = fileobj.read(16)
+        else:
+            with open(path, "rb") as fh:
+                head = fh.read(16)
     except OSError:
         return None
     for offset, sig, name in _SIGNATURES:

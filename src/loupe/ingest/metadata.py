@@ -192,15 +192,17 @@ class ExifToolReader:
                 pass
             self._et = None
 
-    def _alias(self, path: str) -> str:
-        """A plain name for ``path``: a symbolic link in the private alias folder."""
+    def _alias(self, path: str, target: str | None = None) -> str:
+        """A plain name for ``path``: a symbolic link in the private alias
+        folder, to ``path`` itself or to ``target`` (``/proc/PID/fd/N``: the
+        file the caller holds open), keeping a plain extension."""
         if self._alias_dir is None:
             self._alias_dir = tempfile.mkdtemp(prefix="loupe-exiftool-")  # mode 0700
         self._aliases += 1
         ext = os.path.splitext(path)[1]
         name = f"{self._aliases}{ext if _PLAIN_EXTENSION.fullmatch(ext) else ''}"
         alias = os.path.join(self._alias_dir, name)
-        os.symlink(os.fsencode(path), alias)
+        os.symlink(os.fsencode(target or path), alias)
         return alias
 
     @property
@@ -209,7 +211,8 @@ class ExifToolReader:
         assert self._et is not None
         return str(self._et.version)
 
-    def read(self, paths: Iterable[str]) -> dict[str, dict[str, Any]]:
+    def read(self, paths: Iterable[str],
+             fds: dict[str, int] | None = None) -> dict[str, dict[str, Any]]:
         """Read metadata of ``paths`` in one ExifTool call; falls back to one call per
         path if the batch fails, so one hostile file cannot hide the others.
 
@@ -218,14 +221,31 @@ class ExifToolReader:
         not :func:`plain_argument` is read through an alias, and its
         ``SourceFile``, ``System:FileName`` and ``System:Directory`` are
         reported for the real path (:func:`display_path`).
+
+        ``fds``: descriptors the caller holds open, by path. Such a path is
+        read through an alias to ``/proc/PID/fd/N``: ExifTool reads the very
+        file the caller hashes and decodes, whatever the path names by then
+        (issue 11: a swap and swap back between the reads). Without ``/proc``
+        (not Linux) they are read by path.
         """
         paths = list(paths)
         if not paths:
             return {}
+        # without /proc (not Linux) the paths are read by name, as before
+        fds = fds if fds and os.path.isdir(f"/proc/{os.getpid()}/fd") else {}
         out: dict[str, dict[str, Any]] = {}
         args: dict[str, str] = {}           # argument handed to ExifTool -> path as given
         for p in paths:
             full = os.path.abspath(p)
+            if p in fds:
+                try:
+                    if not stat.S_ISREG(os.fstat(fds[p]).st_mode):
+                        out[p] = {"ExifTool:Error": "not a regular file"}
+                        continue
+                    args[self._alias(full, f"/proc/{os.getpid()}/fd/{fds[p]}")] = p
+                except OSError as exc:
+                    out[p] = {"ExifTool:Error": f"cannot read this file safely: {exc.strerror}"}
+                continue
             try:
                 mode = os.stat(full).st_mode
             except OSError as exc:

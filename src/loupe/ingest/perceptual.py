@@ -14,6 +14,7 @@ records a warning and the asset is stored without a hash.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 
@@ -73,13 +74,16 @@ def hash_image(im) -> PerceptualHashes:
     return PerceptualHashes(to_signed(int(str(ph), 16)), to_signed(int(str(dh), 16)))
 
 
-def hash_file(path: str) -> PerceptualHashes | str:
-    """The hashes of the image at ``path``, or a reason (str) why there are
-    none. Never raises for a bad file (ingest goes on with a warning)."""
+def hash_file(path: str, fileobj: Any = None) -> PerceptualHashes | str:
+    """The hashes of the image at ``path`` (read from ``fileobj``, an open
+    binary file, when given), or a reason (str) why there are none. Never
+    raises for a bad file (ingest goes on with a warning)."""
     from PIL import Image
 
     try:
-        with Image.open(path) as im:
+        if fileobj is not None:
+            fileobj.seek(0)
+        with Image.open(fileobj if fileobj is not None else path) as im:
             return hash_image(im)
     except Exception as exc:  # any decoder failure is a warning, not a failed file
         return f"no perceptual hash: {type(exc).__name__}: {exc}"

@@ -71,6 +71,23 @@ def _same_regular_file(f: FoundFile) -> tuple[int, int, int, int] | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+def _identity(st: os.stat_result) -> tuple[int, int, int, int] | None:
+    """``(device, inode, size, mtime_ns)`` of a regular file's stat, else None."""
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _open_no_follow(path: str) -> int | None:
+    """A read-only descriptor of ``path`` opened without following a final
+    symbolic link and without blocking on a FIFO (``O_NOFOLLOW |
+    O_NONBLOCK``), or None when it cannot be opened so."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
 @dataclass
 class IngestSummary:
     """Counts of one ingest run. ``seconds`` is wall time; every count is of files
@@ -137,12 +154,18 @@ class Ingester:
         home: the library home; thumbnails go to ``home/thumbnails``.
         max_pixels: decompression-bomb ceiling, width x height.
         workers: threads decoding images in parallel (Pillow releases the GIL).
+        match_document_ids: recognise a moved-and-edited file by its XMP
+            DocumentID / OriginalDocumentID (only when the new file's folder
+            grants no one who could not read the old file). Off for uploads:
+            an uploader names its file's DocumentID, so an upload never
+            continues another file's asset (issue 11).
     """
 
     def __init__(self, conn: psycopg.Connection, tenant_id: int, home: Path, *,
                  max_pixels: int = DEFAULT_MAX_PIXELS, workers: int | None = None,
-                 exiftool: ExifToolReader | None = None):
+                 exiftool: ExifToolReader | None = None, match_document_ids: bool = True):
         self.conn = conn
+        self.match_document_ids = match_document_ids
         self.tenant_id = tenant_id
         self.home = Path(home)
         self.max_pixels = max_pixels
@@ -256,12 +279,30 @@ class Ingester:
 
     def _prepare_batch(self, batch: list[FoundFile], reader: ExifToolReader,
                        pool: ThreadPoolExecutor) -> list[_Prepared | BadFile]:
-        paths = ([f.path for f in batch if f.regular]
-                 + [f.sidecar_path for f in batch if f.regular and f.sidecar_path])
-        raw_by_path = reader.read(paths)
-        return list(pool.map(lambda f: self._prepare(f, raw_by_path), batch))
+        """Open each file (and sidecar) once, without following a link; hand
+        ExifTool those descriptors (``/proc/PID/fd/N``), then hash, decode and
+        hash the pixels from the same descriptor: every read sees one file,
+        whatever its path names meanwhile (issue 11)."""
+        fds: dict[str, int] = {}
+        try:
+            for f in batch:
+                if not f.regular:
+                    continue
+                for path in (f.path, f.sidecar_path):
+                    if path and (fd := _open_no_follow(path)) is not None:
+                        fds[path] = fd
+            paths = ([f.path for f in batch if f.path in fds]
+                     + [f.sidecar_path for f in batch
+                        if f.path in fds and f.sidecar_path in fds])
+            raw_by_path = reader.read(paths, fds={p: fds[p] for p in paths if p in fds})
+            return list(pool.map(lambda f: self._prepare(f, raw_by_path, fds.get(f.path)),
+                                 batch))
+        finally:
+            for fd in fds.values():
+                os.close(fd)
 
-    def _prepare(self, f: FoundFile, raw_by_path: dict[str, dict[str, Any]]) -> _Prepared | BadFile:
+    def _prepare(self, f: FoundFile, raw_by_path: dict[str, dict[str, Any]],
+                 fd: int | None = None) -> _Prepared | BadFile:
         shown = display_path(f.path)
         if shown != f.path:  # bytes that are not UTF-8: PostgreSQL text cannot hold the path
             return BadFile(shown, "name", "the path is not valid UTF-8 (the bytes shown as "
@@ -273,13 +314,14 @@ class Ingester:
         # the entry may have been swapped (for a link, a FIFO) since the walk:
         # the same regular file before and after every read, or nothing stored
         before = _same_regular_file(f)
-        if before is None:
+        if before is None or fd is None or _identity(os.fstat(fd)) != before:
             return BadFile(f.path, "not_regular", "the file changed into something else (a "
                                                   "link, FIFO or other file) during the ingest")
+        fh = os.fdopen(fd, "rb", closefd=False)
         try:
-            sha = sha256_file(f.path)
+            sha = sha256_file(f.path, fh)
             thumb = self._thumbnail_path(sha)
-            facts = inspect_image(f.path, thumb, max_pixels=self.max_pixels)
+            facts = inspect_image(f.path, thumb, max_pixels=self.max_pixels, fileobj=fh)
             raw = raw_by_path.get(f.path, {})
             check_readable(f.path, raw)
             embedded = normalize(raw)
@@ -293,9 +335,9 @@ class Ingester:
                     sidecar_md = normalize(sraw)
                     raw_all["sidecar"] = sraw
             metadata, truncated = bound_fields(merge(embedded, sidecar_md))
-            hashes = perceptual.hash_file(f.path)
-            machine = machine_enrich.facts_for(f.path, self.machine_opts)
-            if _same_regular_file(f) != before:
+            hashes = perceptual.hash_file(f.path, fh)
+            machine = machine_enrich.facts_for(f.path, self.machine_opts, fh)
+            if _same_regular_file(f) != before or _identity(os.fstat(fd)) != before:
                 return BadFile(f.path, "not_regular", "the file changed into something else "
                                                       "during the ingest: not stored")
             return _Prepared(f, sha, facts, metadata, raw_all, warning, truncated, hashes,
@@ -304,6 +346,8 @@ class Ingester:
             return exc
         except Exception as exc:  # an unexpected failure stays confined to its file
             return BadFile(f.path, "corrupt", f"unexpected error: {type(exc).__name__}: {exc}")
+        finally:
+            fh.close()   # the descriptor stays open (closefd=False) until the batch ends
 
     def _thumbnail_path(self, sha: bytes) -> Path:
         hexd = sha.hex()
@@ -336,7 +380,7 @@ class Ingester:
                 coll_id = self._collection_id(source_id, f.folder)
                 row = self.conn.execute(q.LOCK_ASSET_BY_HASH, {**params, "sha": p.sha256}).fetchone()
                 if pred is None:
-                    pred = self._predecessor(p, row[0] if row else None)
+                    pred = self._predecessor(p, row[0] if row else None, coll_id)
                     moved = pred is not None
                 asset_id, outcome = self._resolve_asset(p, row[0] if row else None, pred)
                 if moved:
@@ -429,13 +473,19 @@ class Ingester:
             self._missing_docs.sort()
         return self._missing_docs
 
-    def _predecessor(self, p: _Prepared, same_bytes_asset: int | None) -> tuple[str, int] | None:
+    def _predecessor(self, p: _Prepared, same_bytes_asset: int | None,
+                     collection_id: int | None = None) -> tuple[str, int] | None:
         """The known file (path, asset id) that a file at a new path continues, if any.
 
         * Same bytes as an asset one of whose files in this source is gone: a
           move (the asset's id is kept either way; this only reports it as such).
         * Other bytes: a missing file with the same XMP DocumentID, else the one
-          missing file with the same OriginalDocumentID.
+          missing file with the same OriginalDocumentID — only with
+          ``match_document_ids``, and only a missing file that every reader
+          of the new file's folder (``collection_id``) could read
+          (``DOCUMENT_ID_CONTINUATION_ALLOWED``): a DocumentID is chosen by
+          whoever writes the file, so it must not hand an asset's grants,
+          keywords and collections to readers who had none of it (issue 11).
         Every missing file is continued at most once per run.
         """
         if same_bytes_asset is not None:
@@ -443,17 +493,26 @@ class Ingester:
                 if path not in self._claimed:
                     return path, same_bytes_asset
             return None
+        if not self.match_document_ids:
+            return None
         doc_id, orig_id = document_ids(p.raw)
         if not doc_id and not orig_id:
             return None
         free = [m for m in self._missing_documents() if m[0] not in self._claimed]
+
+        def allowed(path: str) -> bool:
+            row = self.conn.execute(q.DOCUMENT_ID_CONTINUATION_ALLOWED, {
+                "tenant_id": self.tenant_id, "collection_id": collection_id,
+                "path": path}).fetchone()
+            return bool(row and row[0])
+
         if doc_id:
             for path, asset_id, d, _ in free:
-                if d == doc_id:
+                if d == doc_id and allowed(path):
                     return path, asset_id
         if orig_id:
             same = [(path, asset_id) for path, asset_id, _, o in free if o == orig_id]
-            if len(same) == 1:
+            if len(same) == 1 and allowed(same[0][0]):
                 return same[0]
         return None
 

@@ -190,6 +190,20 @@ SELECT path, asset_id, source_id, doc_id, orig_id FROM (
 WHERE doc_id IS NOT NULL OR orig_id IS NOT NULL
 """
 
+# May a file whose folder is collection %(collection_id)s (NULL: the root
+# folder) continue the missing file at %(path)s by an XMP document id? Only
+# when every principal the new file's folder chain grants to could already
+# read the old file (its asset_file.readers: folder chain plus asset-wide
+# grants). Whoever can write a file names its DocumentID: without this a
+# file planted in a folder granted to a member took over a missing private
+# file's asset, and that member then read its keywords and collections
+# (issue 11; docs/security.md, "Asset identity").
+DOCUMENT_ID_CONTINUATION_ALLOWED = """
+SELECT loupe_file_collection_readers(%(collection_id)s) <@ coalesce(f.readers, '{}')
+FROM asset_file f
+WHERE f.tenant_id = %(tenant_id)s AND f.path = %(path)s
+"""
+
 # -- one ingest of a folder at a time ----------------------------------------
 # A session-level advisory lock per (tenant, root folder): a second ingest of
 # the same folder waits for the first, then finds every file unchanged —

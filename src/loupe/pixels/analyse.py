@@ -137,13 +137,17 @@ def analyse_image(im) -> MachineFacts:
         cues=c | {"bg_share": round(cf.bg_share, 3)})
 
 
-def analyse_file(path: str) -> MachineFacts:
-    """Machine facts of the image at ``path``. Never raises: a picture that
-    cannot be read gives facts with ``error`` set (a warning for the ingest)."""
+def analyse_file(path: str, fileobj=None) -> MachineFacts:
+    """Machine facts of the image at ``path`` (read from ``fileobj``, an open
+    binary file, when given: the ingest's one descriptor). Never raises: a
+    picture that cannot be read gives facts with ``error`` set (a warning for
+    the ingest)."""
     from PIL import Image
 
     try:
-        with warnings.catch_warnings(), Image.open(path) as im:
+        if fileobj is not None:
+            fileobj.seek(0)
+        with warnings.catch_warnings(), Image.open(fileobj if fileobj is not None else path) as im:
             # Pillow's advice to convert palette images with transparency to
             # RGBA: _to_rgba does; the warning would only clutter the ingest
             warnings.simplefilter("ignore", UserWarning)

@@ -26,15 +26,17 @@ def settings(conn: psycopg.Connection, tenant_id: int) -> dict:
     return {"ocr": bool(row[0]), "ocr_budget_ms": int(row[1]), "ocr_min_score": float(row[2])}
 
 
-def facts_for(path: str, opts: dict) -> MachineFacts:
-    """Facts of the image at ``path`` with OCR as ``opts`` (settings) say.
-    Never raises (a failure is the facts' ``error`` or an OCR note in cues)."""
-    facts = analyse_file(path)
+def facts_for(path: str, opts: dict, fileobj=None) -> MachineFacts:
+    """Facts of the image at ``path`` (read from ``fileobj`` when given) with
+    OCR as ``opts`` (settings) say. Never raises (a failure is the facts'
+    ``error`` or an OCR note in cues)."""
+    facts = analyse_file(path, fileobj)
     if opts["ocr"] and facts.error is None:
         if ocr_mod.likely_text(facts.kind, facts.cues):
             try:
                 text, ms, complete = ocr_mod.read_text(path, budget_ms=opts["ocr_budget_ms"],
-                                                       min_score=opts["ocr_min_score"])
+                                                       min_score=opts["ocr_min_score"],
+                                                       fileobj=fileobj)
                 facts.ocr_text, facts.ocr_ms = text, ms
                 facts.ocr_lang = ocr_mod.OCR_LANG
                 if not complete:

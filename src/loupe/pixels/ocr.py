@@ -70,8 +70,10 @@ def likely_text(kind: str | None, cues: dict[str, Any]) -> bool:
 _WORD = re.compile(r"\w[\w'’-]*", re.UNICODE)
 
 
-def read_text(path: str, *, budget_ms: int = 3000, min_score: float = 0.7) -> tuple[str, int, bool]:
-    """Words read in the image at ``path``: ``(text, milliseconds, complete)``.
+def read_text(path: str, *, budget_ms: int = 3000, min_score: float = 0.7,
+              fileobj=None) -> tuple[str, int, bool]:
+    """Words read in the image at ``path`` (from ``fileobj`` when given):
+    ``(text, milliseconds, complete)``.
 
     Lines whose recognition score is below ``min_score`` are dropped, and
     so are one-letter Latin tokens (noise). ``complete`` is False when the
@@ -84,7 +86,9 @@ def read_text(path: str, *, budget_ms: int = 3000, min_score: float = 0.7) -> tu
 
     eng = engine()  # loading the models (once) is not the asset's time
     t0 = time.monotonic()
-    with Image.open(path) as im:
+    if fileobj is not None:
+        fileobj.seek(0)
+    with Image.open(fileobj if fileobj is not None else path) as im:
         im.seek(0)
         im = im.convert("RGB")
         im.thumbnail((MAX_SIDE, MAX_SIDE))

@@ -97,6 +97,19 @@ WORDS_READABLE = """AND (%(see_all)s OR (SELECT loupe_can_read_doc(a.readers, a.
                                                          %(principals)s::bigint[])
                                        FROM asset a WHERE a.id = {asset}))"""
 
+# Whether the viewer may know collection c exists (a condition on alias c):
+# every collection for the owner and admins; for a member, one holding an
+# asset (in it or a sub-collection, by a file it may read or by hand) that it
+# may read now — the rule of loupe.queries.COLLECTIONS. A hidden collection
+# then resolves exactly like one that does not exist (same error, same
+# bytes), so a scope cannot confirm a name (issue 11).
+COLLECTION_VISIBLE = """(%(see_all)s OR EXISTS (
+    SELECT 1 FROM asset a
+    WHERE a.id = ANY (loupe_collection_assets_for(c.id, %(principals)s::bigint[]))
+      AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                         false, %(principals)s::bigint[])))"""
+
+
 # Collections by their path relative to their source (as shown by loupe
 # show / the folder tree): several when ingested roots share a folder name.
 # Each with its full path (source root + path; hand-made ones have no root).
@@ -105,12 +118,14 @@ SELECT c.id, c.path, CASE WHEN s.id IS NULL THEN NULL
                           ELSE rtrim(s.root_path, '/') || '/' || c.path END
 FROM collection c LEFT JOIN source s ON s.id = c.source_id
 WHERE c.tenant_id = %(tenant_id)s AND c.path = %(path)s
+  AND """ + COLLECTION_VISIBLE + """
 ORDER BY c.id LIMIT 10
 """
 
 # A collection by its id, in this tenant.
 COLLECTION_BY_ID = """
-SELECT id FROM collection WHERE tenant_id = %(tenant_id)s AND id = %(id)s
+SELECT c.id FROM collection c WHERE c.tenant_id = %(tenant_id)s AND c.id = %(id)s
+  AND """ + COLLECTION_VISIBLE + """
 """
 
 # A collection by its full path: its source's root folder, then its path

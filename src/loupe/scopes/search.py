@@ -63,7 +63,7 @@ def _candidates(rows: list[tuple]) -> str:
 
 
 def collection_id(conn: psycopg.Connection, tenant_id: int, spec: str, *,
-                  see_all: bool = True) -> int:
+                  viewer: Viewer = OWNER) -> int:
     """The collection ``spec`` names, as written by a user:
 
     * ``id:42`` — the collection with id 42 (``loupe collections`` lists ids);
@@ -73,14 +73,18 @@ def collection_id(conn: psycopg.Connection, tenant_id: int, spec: str, *,
       its source (or a hand-made collection's name);
     * ``42`` — the path "42" if a collection has it, else the id 42.
 
-    ``see_all``: whether the error for an ambiguous path may list the
-    candidates' full paths (only to a viewer who sees every collection).
+    ``viewer``: whose view the name is resolved in. A member resolves only
+    the collections it may see (``q.COLLECTION_VISIBLE``), never by a full
+    server path, and its error for an ambiguous path lists no paths: a
+    hidden collection answers exactly as one that does not exist (issue 11).
 
     Raises:
         UnknownScope: no such collection, or the path names several (in
             different sources): the message says how to name one.
     """
     text = str(spec).strip()
+    see = {"see_all": viewer.see_all, "principals": list(viewer.principals)}
+    see_all = viewer.see_all
     if not text:
         raise UnknownScope("an empty collection name: give a path or id:N")
     if text.lower().startswith("id:"):
@@ -88,11 +92,12 @@ def collection_id(conn: psycopg.Connection, tenant_id: int, spec: str, *,
         if not num.isdigit() or not 0 < int(num) < 2**63:
             raise UnknownScope(f"{text!r} is not a collection id (id:N, N a positive "
                                f"number; see 'loupe collections')")
-        row = conn.execute(q.COLLECTION_BY_ID, {"tenant_id": tenant_id, "id": int(num)}).fetchone()
+        row = conn.execute(q.COLLECTION_BY_ID, {"tenant_id": tenant_id, "id": int(num),
+                                                **see}).fetchone()
         if row is None:
             raise UnknownScope(f"no collection with id {int(num)} in this library")
         return row[0]
-    if text.startswith("/") and len(text) > 1:
+    if see_all and text.startswith("/") and len(text) > 1:
         full = "/" + text.strip("/")
         ids = [r[0] for r in conn.execute(q.COLLECTION_BY_FULL_PATH,
                                           {"tenant_id": tenant_id, "full": full})]
@@ -103,17 +108,20 @@ def collection_id(conn: psycopg.Connection, tenant_id: int, spec: str, *,
                                f"use one of " + ", ".join(f"id:{i}" for i in ids))
         # not a full path: perhaps a relative path written with a leading slash
     rows = conn.execute(q.COLLECTION_BY_PATH, {"tenant_id": tenant_id,
-                                               "path": text.strip("/")}).fetchall()
+                                               "path": text.strip("/"), **see}).fetchall()
     if not rows and text.isdigit() and 0 < int(text) < 2**63:
-        row = conn.execute(q.COLLECTION_BY_ID, {"tenant_id": tenant_id, "id": int(text)}).fetchone()
+        row = conn.execute(q.COLLECTION_BY_ID, {"tenant_id": tenant_id, "id": int(text),
+                                                **see}).fetchone()
         if row is not None:
             return row[0]
     if not rows:
         raise UnknownScope(f"no collection {text!r} in this library")
     if len(rows) > 1:
-        which = (": " + _candidates(rows)) if see_all else " (see 'loupe collections')"
-        raise UnknownScope(f"{text!r} names collections in several sources: name one by "
-                           f"its id (id:N) or its full path{which}")
+        if see_all:
+            raise UnknownScope(f"{text!r} names collections in several sources: name one by "
+                               f"its id (id:N) or its full path: {_candidates(rows)}")
+        raise UnknownScope(f"{text!r} names several collections: name one by its id "
+                           f"(id:N, see 'loupe collections')")
     return rows[0][0]
 
 
@@ -146,9 +154,10 @@ class Scope:
 
 
 def resolve_scope(conn: psycopg.Connection, tenant_id: int, specs: str | Sequence[str],
-                  *, see_all: bool = True) -> Scope:
-    """Resolve one or several collection names (see :func:`collection_id`)
-    into a :class:`Scope`: their **union**, sub-collections included.
+                  *, viewer: Viewer = OWNER) -> Scope:
+    """Resolve one or several collection names (see :func:`collection_id`,
+    in ``viewer``'s view) into a :class:`Scope`: their **union**,
+    sub-collections included.
 
     Raises:
         UnknownScope: a name resolves to no collection or to several, or
@@ -162,7 +171,7 @@ def resolve_scope(conn: psycopg.Connection, tenant_id: int, specs: str | Sequenc
                            f"{MAX_SCOPES} at most")
     roots: list[int] = []
     for name in names:
-        cid = collection_id(conn, tenant_id, name, see_all=see_all)
+        cid = collection_id(conn, tenant_id, name, viewer=viewer)
         if cid not in roots:
             roots.append(cid)
     label = names[0] if len(names) == 1 else " + ".join(names)

@@ -11,6 +11,7 @@ are further apart than the radius.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,21 @@ class SimilarError(ValueError):
 
 class NotAnImage(SimilarError):
     """The file given to search by image is not an image Loupe can read."""
+
+
+class PictureTooLarge(SimilarError):
+    """The picture to search by has more pixels than may be decoded for it
+    (read from its header, before any decoding)."""
+
+
+#: A picture to search by is decoded once. Formats without reduced decoding
+#: (PNG, GIF, WebP, TIFF, HEIC) are decoded in full, so they may have at most
+#: this many pixels (25 MP: about 100 MB as RGBA); a JPEG is decoded by DCT
+#: scaling to about 512 px (Pillow's ``draft``: 1/8 of a 100 MP frame is 1.6 MP)
+#: and is bound only by the caller's ``max_pixels``.
+QUERY_FULL_DECODE_PIXELS = 25_000_000
+#: The decoded picture handed to the image lane is reduced to this side.
+QUERY_IMAGE_SIDE = 1024
 
 
 def mih_bits(radius: int) -> int:
@@ -281,38 +297,73 @@ def fuse(hash_hits: list[HashHit], image_hits: list[tuple[int, float]]) -> list[
 INLINE_BACKFILL = 500
 
 
-def _file_hash(path: str, max_pixels: int) -> tuple[int, Any]:
-    """The pHash of a file that is not ingested, and the decoded image (for
-    the image lane). The same checks as ingest come first (empty, not an
-    image, decompression bomb, truncated...).
+def _file_hash(path: str, max_pixels: int,
+               full_decode_pixels: int = QUERY_FULL_DECODE_PIXELS) -> tuple[int, Any]:
+    """The pHash of a file that is not ingested, and the decoded image (at
+    most :data:`QUERY_IMAGE_SIDE` px, for the image lane).
+
+    Every bound is checked from the header before a pixel is decoded:
+    width x height at most ``max_pixels``, and at most ``full_decode_pixels``
+    unless the format is JPEG (decoded at reduced scale). Then the picture
+    is decoded **once** (before: three full decodes of up to ``max_pixels``).
 
     Raises:
-        NotAnImage: the file is not an image Loupe can read (the reason names
-            the file and, for size, the bound).
+        NotAnImage: empty, not an image, an unsupported format, truncated or
+            corrupt (the reason names the file).
+        PictureTooLarge: over a pixel bound (the reason names the pixel
+            count and the bound).
     """
-    from PIL import Image
+    from PIL import Image, ImageOps, UnidentifiedImageError
 
-    from ..ingest.errors import BadFile
-    from ..ingest.image import inspect_image
+    from ..ingest.image import FORMATS
 
     try:
-        inspect_image(path, None, max_pixels=max_pixels)
-    except BadFile as exc:
-        raise NotAnImage(f"{path}: {exc.reason}") from exc
-    h = perceptual.hash_file(path)
-    if isinstance(h, str):
-        raise NotAnImage(f"{path}: {h}")
-    im = Image.open(path)
-    if im.format == "JPEG":
-        im.draft("RGB", (512, 512))
-    im.load()
-    return h.phash, im
+        if os.path.getsize(path) == 0:
+            raise NotAnImage(f"{path}: empty file (0 bytes)")
+        im = Image.open(path)
+    except Image.DecompressionBombError as exc:
+        raise PictureTooLarge(f"{path}: refused as a decompression bomb: {exc}") from exc
+    except UnidentifiedImageError as exc:
+        raise NotAnImage(f"{path}: not an image: no image format recognised in its bytes") from exc
+    except (OSError, ValueError, SyntaxError) as exc:
+        raise NotAnImage(f"{path}: cannot read the image: {exc}") from exc
+    with im:
+        fmt = im.format or "?"
+        if fmt not in FORMATS:
+            raise NotAnImage(f"{path}: unsupported image format {fmt}")
+        width, height = im.size
+        pixels = width * height
+        if pixels <= 0:
+            raise NotAnImage(f"{path}: invalid dimensions {width}x{height}")
+        if pixels > max_pixels:
+            raise PictureTooLarge(f"{path}: {width}x{height} = {pixels:,} pixels is over the "
+                                  f"limit of {max_pixels:,} pixels for a picture to search by")
+        if fmt != "JPEG" and pixels > full_decode_pixels:
+            raise PictureTooLarge(
+                f"{path}: {width}x{height} = {pixels:,} pixels is over the limit of "
+                f"{full_decode_pixels:,} pixels for a {fmt} picture to search by (decoded in "
+                f"full; a JPEG is decoded at reduced scale)")
+        try:
+            if fmt == "JPEG":
+                im.draft("RGB", (512, 512))
+            im.load()
+            h = perceptual.hash_image(im)
+            frame = ImageOps.exif_transpose(im)
+            if frame.mode not in ("RGB", "L"):
+                frame = frame.convert("RGB")
+            frame.thumbnail((QUERY_IMAGE_SIDE, QUERY_IMAGE_SIDE))
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+            kind = "truncated" if "truncat" in str(exc).lower() else "corrupt"
+            raise NotAnImage(f"{path}: {kind} image: {exc}") from exc
+    return h.phash, frame
 
 
 def find_similar(lib, asset_id: int | None = None, *, file: str | None = None,
                  radius: int = DEFAULT_RADIUS, limit: int = 20, offset: int = 0,
-                 max_pixels: int | None = None) -> SimilarResult:
-    """What :meth:`loupe.Library.similar` does (see there)."""
+                 max_pixels: int | None = None,
+                 full_decode_pixels: int = QUERY_FULL_DECODE_PIXELS) -> SimilarResult:
+    """What :meth:`loupe.Library.similar` does (see there); a file is read by
+    :func:`_file_hash` under ``max_pixels`` and ``full_decode_pixels``."""
     from ..ingest.image import DEFAULT_MAX_PIXELS
     from ..models.embedders import ModelError
     from ..queries import HIT_DETAILS
@@ -344,7 +395,8 @@ def find_similar(lib, asset_id: int | None = None, *, file: str | None = None,
                                + (f" ({row[2]})" if row else ": run 'loupe hash'"))
         phash, label = row[0], f"asset {asset_id}"
     else:
-        phash, image = _file_hash(str(file), max_pixels or DEFAULT_MAX_PIXELS)
+        phash, image = _file_hash(str(file), max_pixels or DEFAULT_MAX_PIXELS,
+                                  full_decode_pixels)
         label = f"file {file}"
     # fused with the image lane, the page is cut after fusion
     hits, total = hash_neighbours(conn, tenant_id, phash, radius=radius, viewer=viewer,

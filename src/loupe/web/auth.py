@@ -25,8 +25,7 @@ from ..access import queries as aq
 from ..access.users import UnknownUser, _hasher
 from ..library import Library
 from . import queries as wq
-
-SESSION_COOKIE = "loupe_session"
+from .security import SESSION_COOKIE  # noqa: F401 - the cookie's name, defined with the Guard
 #: Login sessions last 14 days; API tokens until revoked unless given a TTL.
 SESSION_TTL_S = 14 * 24 * 3600
 
@@ -131,8 +130,10 @@ HASH_SLOTS = threading.BoundedSemaphore(max(1, (os.cpu_count() or 2) // 2))
 
 
 def client_of(request: Request) -> str:
-    """The client's address as the server sees it (behind a reverse proxy,
-    the proxy's: run uvicorn with ``--proxy-headers`` there)."""
+    """The client's address as the server sees it: the connecting address;
+    behind a reverse proxy, the proxy's, unless ``loupe serve
+    --trusted-proxy ADDRESS`` names it (then the address it forwards).
+    ``X-Forwarded-For`` from anyone else is ignored (issue 11)."""
     return request.client.host if request.client else "unknown"
 
 

@@ -20,6 +20,20 @@ def exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
 
+def proxy_options(trusted_proxies: tuple[str, ...] | list[str]) -> dict[str, object]:
+    """uvicorn's proxy settings for ``loupe serve``: ``{"proxy_headers",
+    "forwarded_allow_ips"}``.
+
+    uvicorn by default believes ``X-Forwarded-For`` / ``X-Forwarded-Proto``
+    from 127.0.0.1 and ::1, so any local process (or a same-host reverse
+    proxy that passes the header through) could pick the client address the
+    login throttle counts by (issue 11). Off unless the admin names the
+    proxies it trusts (``--trusted-proxy``); then only those.
+    """
+    trusted = [p.strip() for p in trusted_proxies if p.strip()]
+    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": ",".join(trusted)}
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (0.0.0.0 exposes the library to the network).")
@@ -35,9 +49,14 @@ def exit_on_sigterm() -> None:
               type=click.IntRange(1, 1 << 30), help="Bytes each user may keep uploaded, in MiB.")
 @click.option("--upload-quota-files", default=10_000, show_default=True,
               type=click.IntRange(1, 1 << 30), help="Files each user may keep uploaded.")
+@click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS",
+              help="A reverse proxy (IP address or network) whose X-Forwarded-For and "
+                   "X-Forwarded-Proto headers are believed; repeat for several. Default: none, "
+                   "the headers are ignored (the login throttle counts the connecting address).")
 @click.pass_obj
 def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_mb: int,
-          upload_quota_mb: int, upload_quota_files: int) -> None:
+          upload_quota_mb: int, upload_quota_files: int,
+          trusted_proxies: tuple[str, ...] = ()) -> None:
     """Serve the web app and the REST API (OpenAPI at /openapi.json).
 
     Log in with a user of the tenant ('loupe users add NAME [--admin]').
@@ -57,7 +76,8 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_
                      pool_size=pool_size, limits=limits)
     click.echo(f"Loupe on http://{host}:{port}/ (tenant {obj.tenant}; Ctrl-C stops)", err=True)
     exit_on_sigterm()
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level == "debug")
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level == "debug",
+                **proxy_options(trusted_proxies))
 
 
 @click.command("token")

@@ -5,6 +5,7 @@ loads further pages as one scrolls."""
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlencode
@@ -17,7 +18,7 @@ from ..library import Library
 from . import service
 from .auth import SESSION_COOKIE, SESSION_TTL_S, issue_token, revoke_token, user_library
 from .auth import login as check_login
-from .security import Throttled
+from .security import CSRF_FIELD, LOGIN_CSRF_COOKIE, Throttled, csrf_token_for
 from .words import ACTION_LABELS, explain_sentences
 
 router = APIRouter(include_in_schema=False)
@@ -34,13 +35,29 @@ def _safe_next(target: str | None) -> str:
 
 
 def _render(request: Request, template: str, status: int = 200, **ctx) -> HTMLResponse:
+    """A page; every form on it carries ``csrf`` (the session's CSRF token,
+    ``security.csrf_token_for``) as the field ``csrf_field``, and scripts
+    read it from ``<meta name="csrf-token">``."""
     ctx.setdefault("principal", getattr(request.state, "principal", None))
+    session = request.cookies.get(SESSION_COOKIE)
+    ctx.setdefault("csrf", csrf_token_for(session) if session else "")
+    ctx.setdefault("csrf_field", CSRF_FIELD)
     return templates.TemplateResponse(request, template, ctx, status_code=status)
+
+
+def _login_page(request: Request, status: int = 200, **ctx) -> HTMLResponse:
+    """The login page with its double-submit token: the pre-login cookie's
+    value (a new random one when absent), in the cookie and in the form."""
+    token = request.cookies.get(LOGIN_CSRF_COOKIE) or secrets.token_urlsafe(32)
+    resp = _render(request, "login.html", status=status, csrf=token, **ctx)
+    resp.set_cookie(LOGIN_CSRF_COOKIE, token, httponly=True, samesite="strict", path="/login",
+                    secure=request.url.scheme == "https")
+    return resp
 
 
 @router.get("/login", response_class=HTMLResponse)
 def login_form(request: Request, next: str = "/") -> HTMLResponse:
-    return _render(request, "login.html", next=_safe_next(next), error=None)
+    return _login_page(request, next=_safe_next(next), error=None)
 
 
 @router.post("/login", response_class=HTMLResponse)
@@ -50,13 +67,13 @@ def login(request: Request, name: Annotated[str, Form(max_length=200)],
     try:
         user = check_login(request, name, password)
     except Throttled as exc:
-        resp = _render(request, "login.html", status=429, next=_safe_next(next),
+        resp = _login_page(request, status=429, next=_safe_next(next),
                        error=f"Too many failed logins: try again in {exc.retry_after} s.",
                        name=name)
         resp.headers["Retry-After"] = str(exc.retry_after)
         return resp
     if user is None:
-        return _render(request, "login.html", status=401, next=_safe_next(next),
+        return _login_page(request, status=401, next=_safe_next(next),
                        error="Wrong user name or password.", name=name)
     with request.app.state.pool.lend() as lib:
         session = issue_token(lib, user["id"], "session", ttl_s=SESSION_TTL_S)

@@ -15,7 +15,18 @@
      ``Sec-Fetch-Site`` is neither ``same-origin`` nor ``none``, answers 403
      before the route runs (OWASP CSRF cheat sheet, "Verifying Origin with
      standard headers" and "Fetch Metadata");
-  3. for a request with a body to a route that needs a login, checks the
+  3. requires a CSRF token on every state-changing request that a browser
+     could send with credentials of its own: one carrying the session
+     cookie must present :func:`csrf_token_for` of that session (header
+     ``X-CSRF-Token``, the query parameter ``csrf_token`` — the upload
+     form's action, multipart bodies are not parsed here —, or the form
+     field ``csrf_token`` of a urlencoded form), and the login form the value of its pre-login cookie
+     (:data:`LOGIN_CSRF_COOKIE`, double submit). A request with neither
+     ``Origin`` nor ``Sec-Fetch-Site`` (step 2 cannot judge it) is thus
+     still refused without the token (403). Bearer-token calls are exempt
+     (OWASP CSRF cheat sheet, "Synchronizer token pattern" and "Signed
+     double-submit cookie");
+  4. for a request with a body to a route that needs a login, checks the
      presented session or token against the database *before a byte of the
      body is read* (401 for ``/api/``, a redirect to the login page
      otherwise), then enforces the body-size limit on ``Content-Length``
@@ -29,7 +40,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+from http.cookies import CookieError, SimpleCookie
+from urllib.parse import parse_qs
 import threading
 import time
 from dataclasses import dataclass
@@ -39,6 +54,40 @@ import anyio
 
 #: Methods that change state (CSRF-checked; their bodies are size-limited).
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+#: The login session's cookie (as set by the login page).
+SESSION_COOKIE = "loupe_session"
+#: The pre-login cookie of the login form's double-submit token: random,
+#: HttpOnly, SameSite=Strict, set by ``GET /login``.
+LOGIN_CSRF_COOKIE = "loupe_login_csrf"
+#: Where a CSRF token is presented: a header (scripts), or a form field.
+CSRF_HEADER = b"x-csrf-token"
+CSRF_FIELD = "csrf_token"
+
+
+def csrf_token_for(session: str) -> str:
+    """The CSRF token of a login session: SHA-256 (hex) of a fixed label and
+    the session token. Only someone who holds the session token (an
+    HttpOnly cookie) can compute it, so a page of another site — or another
+    port of the same host, which can set cookies here but not read them —
+    cannot; it stays valid for the session's life and needs no server
+    state."""
+    return hashlib.sha256(b"loupe-csrf\x00" + session.encode("utf-8", "replace")).hexdigest()
+
+
+def cookie(scope: dict, name: str) -> str | None:
+    """The value of cookie ``name`` in the request's ``Cookie`` header."""
+    raw = _header(scope, b"cookie")
+    if not raw:
+        return None
+    jar = SimpleCookie()
+    try:
+        jar.load(raw)
+    except CookieError:
+        return None
+    morsel = jar.get(name)
+    return morsel.value if morsel is not None else None
+
 
 #: Routes that take a body without a login (the login form, the token
 #: exchange). Everything else with a body needs a live session or token
@@ -85,6 +134,13 @@ class WebLimits:
             together [200 MP]; uploads are decoded one at a time, so the
             decoding memory of a request is bounded by the largest image
             (about 3-4 bytes per pixel), not by their sum.
+        similar_max_bytes: largest body of one ``POST /api/similar`` (the
+            picture to search by) [32 MiB].
+        similar_max_pixels: largest width x height of a picture to search by
+            that must be decoded in full (PNG, GIF, WebP, TIFF, HEIC), read
+            from its header before decoding [25 MP: about 100 MB decoded];
+            a JPEG is decoded at 1/8 scale or less (DCT scaling) and may be
+            up to ``upload_max_pixels``.
         login_free_failures: failed logins of one account from one client
             before back-off starts [5].
         client_free_failures: failed logins from one client, over all
@@ -102,6 +158,8 @@ class WebLimits:
     upload_quota_files: int = 10_000
     upload_max_pixels: int = 100_000_000
     upload_pixel_budget: int = 200_000_000
+    similar_max_bytes: int = 32 * MiB
+    similar_max_pixels: int = 25_000_000
     login_free_failures: int = 5
     client_free_failures: int = 20
     backoff_base_s: float = 1.0
@@ -267,6 +325,18 @@ class Guard:
         if not bearer and (why := cross_origin(scope)):
             await _send_json(send, 403, f"cross-origin request refused: {why}")
             return
+        expected: str | None = None
+        if not bearer:
+            if (method, path) == ("POST", "/login"):
+                expected = cookie(scope, LOGIN_CSRF_COOKIE) or ""
+            elif (method, path) in PUBLIC_BODY_ROUTES:
+                pass   # POST /api/tokens: the credentials are in the body, no cookie is set
+            elif (session := cookie(scope, SESSION_COOKIE)) is not None:
+                expected = csrf_token_for(session)
+        if expected == "":
+            await _send_json(send, 403, "CSRF token missing: reload the login page and try "
+                                        "again (cookies must be enabled)")
+            return
         if (method, path) not in PUBLIC_BODY_ROUTES:
             if not await anyio.to_thread.run_sync(self.authenticated, scope):
                 if path.startswith("/api/"):
@@ -279,8 +349,9 @@ class Guard:
                                             *SECURITY_HEADERS]})
                     await send({"type": "http.response.body", "body": b""})
                 return
-        limit = (self.limits.max_upload_request_bytes if path == "/api/upload"
-                 else self.limits.max_body_bytes)
+        limit = {"/api/upload": self.limits.max_upload_request_bytes,
+                 "/api/similar": self.limits.similar_max_bytes}.get(path,
+                                                                    self.limits.max_body_bytes)
         length = _header(scope, b"content-length")
         if length is not None:
             try:
@@ -313,8 +384,47 @@ class Guard:
             if not refused:
                 await send_with_headers(message)
 
+        app_receive = counted_receive
+        if expected is not None:
+            presented = _header(scope, CSRF_HEADER)
+            if presented is None:   # a multipart form without script: in its action URL
+                query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+                presented = (query.get(CSRF_FIELD) or [None])[0]
+            ctype = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
+            if presented is None and ctype == "application/x-www-form-urlencoded":
+                # a form: read its (size-limited) body for the field, then
+                # hand the same bytes to the route
+                chunks: list[bytes] = []
+                while True:
+                    message = await counted_receive()
+                    if message["type"] != "http.request":
+                        if not refused:
+                            await _send_json(send, 400, "the request body ended early")
+                        return
+                    chunks.append(message.get("body", b""))
+                    if not message.get("more_body", False):
+                        break
+                body = b"".join(chunks)
+                fields = parse_qs(body.decode("latin-1"), keep_blank_values=True)
+                presented = (fields.get(CSRF_FIELD) or [None])[0]
+                replayed = False
+
+                async def replay() -> dict[str, Any]:
+                    nonlocal replayed
+                    if not replayed:
+                        replayed = True
+                        return {"type": "http.request", "body": body, "more_body": False}
+                    return await receive()
+
+                app_receive = replay
+            if presented is None or not hmac.compare_digest(
+                    presented.encode("utf-8", "replace"), expected.encode("utf-8", "replace")):
+                await _send_json(send, 403, "CSRF token missing or wrong: reload the page "
+                                            "and try again")
+                return
+
         try:
-            await self.app(scope, counted_receive, send_unless_refused)
+            await self.app(scope, app_receive, send_unless_refused)
         except Exception:
             if not refused:
                 raise

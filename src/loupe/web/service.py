@@ -243,7 +243,8 @@ def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile]
     no ingest counts, nothing that says whether the bytes were known. An
     admin (who may read everything) gets ``{"folder", "ingest",
     "asset_ids", "already_in_library", "refused": [{"file", "reason"}]}``
-    (failure paths as file names only).
+    (failure and warning paths as file names only, ``ingest.root`` relative
+    to the home). No reply names a server folder (issue 11).
 
     Raises:
         HTTPException 400: no files, or a bad file name; 413: too many files,
@@ -296,10 +297,19 @@ def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile]
         shutil.rmtree(folder, ignore_errors=True)
         raise
     refused: list[dict[str, str]] = []
+    prefixes = sorted({str(folder) + "/", str(folder.resolve()) + "/",
+                       str(lib.home) + "/", str(lib.home.resolve()) + "/"}, key=len, reverse=True)
+
+    def unpathed(text: str) -> str:
+        """A reason without the server's folders (a library's message may
+        name the file by its full path)."""
+        for prefix in prefixes:
+            text = text.replace(prefix, "")
+        return text
 
     def refuse(name: str, reason: str) -> None:
         (folder / name).unlink(missing_ok=True)
-        refused.append({"file": name, "reason": reason})
+        refused.append({"file": name, "reason": unpathed(reason)})
 
     # types first (anything else would stay on disk unread), then pixels from
     # the headers, in upload order, before anything is decoded
@@ -335,7 +345,8 @@ def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile]
                 images.remove(name)
                 known += 1
     ingester = Ingester(owner.conn, owner.tenant_id, owner.home,
-                        max_pixels=limits.upload_max_pixels, workers=1)
+                        max_pixels=limits.upload_max_pixels, workers=1,
+                        match_document_ids=False)
     summary = ingester.ingest(folder)
     for failure in summary.failures:   # refused by the ingest: not kept
         path = Path(failure.path)
@@ -354,8 +365,13 @@ def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile]
                 "stored": sum(n not in refused_names for n in seen_images),
                 "failed": sum(n in refused_names for n in seen_images),
                 "failures": refused}
+    # file names only, and the folder relative to the home: no server path
+    # in a reply (issue 11)
     ingest = summary.as_dict()
-    ingest["failures"] = [{**f, "path": Path(f["path"]).name} for f in ingest["failures"]]
+    ingest["root"] = str(folder.relative_to(lib.home))
+    for key in ("failures", "warnings"):
+        ingest[key] = [{**f, "path": Path(f["path"]).name, "reason": unpathed(f["reason"])}
+                       for f in ingest[key]]
     return {"folder": str(folder.relative_to(lib.home)), "ingest": ingest,
             "asset_ids": new_ids + existing_ids, "already_in_library": len(existing_ids),
             "refused": refused}

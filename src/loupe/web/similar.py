@@ -16,9 +16,10 @@ from fastapi.responses import HTMLResponse
 
 from ..library import AssetNotFound, Library
 from ..similar.queries import MAX_RADIUS
-from ..similar.search import DEFAULT_RADIUS, NotAnImage, SimilarError, SimilarResult
+from ..similar.search import (DEFAULT_RADIUS, NotAnImage, PictureTooLarge, SimilarError,
+                              SimilarResult)
 from .auth import user_library
-from .service import MAX_UPLOAD_BYTES, _relative_paths, safe_filename, shows_server_paths
+from .service import _relative_paths, safe_filename, shows_server_paths
 
 api_router = APIRouter(prefix="/api", tags=["api"])
 page_router = APIRouter(include_in_schema=False)
@@ -81,24 +82,35 @@ def upload_similar(lib: UserLib, request: Request,
                    radius: Radius = DEFAULT_RADIUS, limit: Limit = 24,
                    offset: Offset = 0) -> dict:
     """Assets like an uploaded picture. The file is read, hashed and
-    discarded: it is not ingested. Not an image: 415 with the reason."""
+    discarded: it is not ingested. Bounds (``loupe serve`` limits), each
+    checked before the work it guards: the body at most
+    ``similar_max_bytes`` (413, before it is read past the bound); width x
+    height read from the header at most ``upload_max_pixels``, and at most
+    ``similar_max_pixels`` unless a JPEG (decoded at reduced scale): 413
+    naming the pixel count and the bound, nothing decoded. Not an image: 415
+    with the reason."""
     name = safe_filename(file.filename) if file.filename else "upload"
+    limits = request.app.state.limits
     fd, tmp = tempfile.mkstemp(prefix="loupe-similar-")
     try:
         written = 0
         with os.fdopen(fd, "wb") as out:
             while chunk := file.file.read(1 << 20):
                 written += len(chunk)
-                if written > MAX_UPLOAD_BYTES:
-                    raise HTTPException(413, f"{name} is over {MAX_UPLOAD_BYTES:,} bytes")
+                if written > limits.similar_max_bytes:
+                    raise HTTPException(413, f"{name} is over {limits.similar_max_bytes:,} "
+                                             f"bytes, the limit for a picture to search by")
                 out.write(chunk)
-        # the upload route's pixel ceiling, checked before decoding, and one
+        # the pixel bounds come from the header, before decoding; then one
         # decode at a time across requests (a 150-megapixel PNG of 0.4 MB
         # took ~1 GB to decode; three at once took the server to 4 GB)
         try:
             with _DECODE_SLOT:
                 res = lib.similar(file=tmp, radius=radius, limit=limit, offset=offset,
-                                  max_pixels=request.app.state.limits.upload_max_pixels)
+                                  max_pixels=limits.upload_max_pixels,
+                                  full_decode_pixels=limits.similar_max_pixels)
+        except PictureTooLarge as exc:
+            raise HTTPException(413, str(exc).replace(tmp, name)) from exc
         except NotAnImage as exc:
             raise HTTPException(415, str(exc).replace(tmp, name)) from exc
         except SimilarError as exc:

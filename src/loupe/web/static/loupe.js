@@ -72,7 +72,9 @@
       var data = new FormData();
       for (var i = 0; i < files.length; i++) data.append("files", files[i]);
       out.textContent = "Uploading " + files.length + " file(s)…";
-      fetch("/api/upload", { method: "POST", body: data, credentials: "same-origin" })
+      var meta = document.querySelector('meta[name="csrf-token"]');
+      fetch("/api/upload", { method: "POST", body: data, credentials: "same-origin",
+                             headers: { "X-CSRF-Token": meta ? meta.content : "" } })
         .then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); })
         .then(function (res) {
           var j = res[1];
