@@ -32,6 +32,7 @@ from .document.languages import normalize_lang, validate_languages
 from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
 from .ingest.image import displayed_size
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
+from .filters import search as filter_search
 from .fusion.search import (EncoderHealth, FusedResult, QueryVectorCache, VectorLane,
                             fused_search)
 from .lexical import settings as lexical_bounds
@@ -117,6 +118,9 @@ class SearchResult:
     ``meaning_only``: every row comes from meaning-based (vector) lanes — no
     word of the query matched — so the rows are approximate neighbours
     (issue 14, item 4).
+    ``filter``: the filter tree searched within (its JSON, issue 17), or None.
+    ``facets``: when asked for, top values per facet of the whole result
+    (:func:`loupe.filters.facets.facets`), or None.
     """
 
     query: str
@@ -134,6 +138,8 @@ class SearchResult:
     notices: list[str] = field(default_factory=list)
     langs: list[str] = field(default_factory=list)
     meaning_only: bool = False
+    filter: Any = None
+    facets: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -307,7 +313,7 @@ class Library:
 
     def search(self, query: str, *, lang: str | None = None, limit: int = 20,
                offset: int = 0, scope: str | list[str] | None = None,
-               title_band: bool = False) -> SearchResult:
+               title_band: bool = False, filters: Any = None) -> SearchResult:
         """Search the library, or inside collection ``scope`` (its path, e.g.
         ``animals/mammals``, its id ``id:42`` or its full path
         ``/photos/animals/mammals``; see
@@ -320,6 +326,10 @@ class Library:
         to that language's documents. With ``title_band`` (library-wide
         search), every asset whose title holds all the query's terms stays
         reachable after the ranked rows even when a cap left it out (C2).
+        ``filters``: a filter tree (JSON dict or text, or a
+        :class:`loupe.filters.Node`; docs/filters.md): only assets it accepts
+        are searched, ranked, banded and counted; with an empty ``query``
+        the filtered set itself is listed, newest first.
 
         Raises:
             ValueError: ``limit`` outside [1, BULK_MAX] or ``offset`` outside
@@ -327,6 +337,8 @@ class Library:
                 (:class:`loupe.lexical.settings.SettingError`), ``lang`` is not a
                 library language, or the query is too long (see
                 :data:`loupe.lexical.search.MAX_QUERY_CHARS`, ``MAX_QUERY_TERMS``).
+            loupe.filters.FilterError: the filter tree is not valid (the
+                message names the node), or names an unknown collection.
         """
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= BULK_MAX:
             raise ValueError(f"limit = {limit!r} is out of range: it must be within 1 and "
@@ -338,6 +350,16 @@ class Library:
         lang = langs[0]
         raw_cap, keep_cap = self._caps()
         notices: list[str] = []
+        if filters is not None and not query.strip():
+            b, notices, tree = filter_search.browse_filtered(
+                self.conn, self.tenant_id, self.viewer, filters, scope, limit=limit,
+                offset=offset)
+            res = self._result("", langs, [], b.total, b.total_exact,
+                               "complete" if b.total_exact else "truncated", b.total, limit,
+                               offset, [(offset + i + 1, a, None, 0, {"filter": True})
+                                        for i, a in enumerate(b.ids)], {}, ["filter"], notices)
+            res.filter = tree.to_json()
+            return res
         if scope is not None and scope != [] and scope != ():
             return self._scoped(query, langs, scope, limit, offset, raw_cap, keep_cap, notices)
         lanes = self._query_lanes(query, lang, notices)
