@@ -231,3 +231,47 @@ def test_rights_states_only_for_those_who_may_see_them(flib):
     finally:
         flib.set_embargo([a["a1"]], None)
         flib.set_rights_expiry([a["a2"], a["a3"]], None)
+
+
+# ---- inside the search statement (lexical lane, vector lanes, bulk) ---------
+
+@pytest.mark.parametrize("tree, owner, member", PREDICATES)
+def test_a_query_with_a_filter_counts_exactly_what_passes_it(flib, tree, owner, member):
+    # every file's title holds "harbour": the filter alone decides the set
+    res = flib.search("harbour", filters=tree, limit=50)
+    assert stems(res) == owner and res.total == len(owner)
+    assert res.verdict == "complete" and res.total_exact and res.filter == tree
+    mia = flib.as_user("mia").search("harbour", filters=tree, limit=50)
+    assert stems(mia) == member and mia.total == len(member) and mia.verdict == "complete"
+
+
+def test_filters_and_scope_intersect_and_pages_follow_the_ranking(flib):
+    res = flib.search("harbour", filters={"creator": "jane doe"}, scope="shoot")
+    assert stems(res) == {"a1", "a2"}
+    page2 = flib.search("harbour", filters={"country": "portugal"}, limit=1, offset=1)
+    full = flib.search("harbour", filters={"country": "portugal"}, limit=3)
+    assert [h.asset_id for h in page2.hits] == [full.hits[1].asset_id]
+    assert page2.total == 3
+    none = flib.search("boat", filters={"creator": "john roe"})
+    assert none.total == 0 and none.verdict == "complete"
+    assert any("nothing that passes the filter matches the query" in n for n in none.notices)
+
+
+def test_fused_lanes_keep_only_what_passes_the_filter(lib: Library, photos: Path, tmp_path: Path):
+    from tinymodels import build_clip
+
+    for name, colour, creator in [("red1", (255, 0, 0), "Ann"), ("red2", (250, 10, 10), "Bob"),
+                                  ("blue1", (0, 0, 255), "Ann")]:
+        path = make_image(photos / f"{name}.png", size=(16, 16), color=colour, fmt="PNG")
+        exiftool_write(path, "-XMP-dc:Title=kettle", f"-XMP-dc:Creator={creator}")
+    lib.ingest(photos)
+    lib.install_model(build_clip(tmp_path / "models" / "tiny-clip"))
+    lib.use_model("tiny-clip", "image")
+    lib.embed()
+    plain = lib.search("red kettle", limit=10)
+    assert plain.lanes == ["lexical", "image"] and stems(plain) == {"red1", "red2", "blue1"}
+    res = lib.search("red kettle", filters={"creator": "ann"}, limit=10)
+    assert stems(res) == {"red1", "blue1"} and res.total == 2
+    assert res.hits[0].explain["image"]["rank"] is not None
+    assert res.verdict == "complete" and res.lanes == ["lexical", "image"]
+    assert res.filter == {"creator": "ann"}

@@ -360,6 +360,18 @@ class Library:
                                         for i, a in enumerate(b.ids)], {}, ["filter"], notices)
             res.filter = tree.to_json()
             return res
+        if filters is not None:
+            filt = filter_search.prepare(self.conn, self.tenant_id,
+                                         filter_search.with_scope(filters, scope),
+                                         viewer=self.viewer)
+            res = self._scoped(query, langs, None, limit, offset, raw_cap, keep_cap, notices,
+                               filt)
+            res.filter = filter_search.parse(filters).to_json()
+            if res.total == 0:
+                notices.append(filter_search.empty_notice(self.conn, filt, self.tenant_id,
+                                                          self.viewer)
+                               or "nothing that passes the filter matches the query")
+            return res
         if scope is not None and scope != [] and scope != ():
             return self._scoped(query, langs, scope, limit, offset, raw_cap, keep_cap, notices)
         lanes = self._query_lanes(query, lang, notices)
@@ -413,13 +425,18 @@ class Library:
             notices.append(f"{rows:,} assets whose title holds the query follow the ranked "
                            f"results (title band){full}")
 
-    def _scoped(self, query, langs, scope, limit, offset, raw_cap, keep_cap, notices):
+    def _scoped(self, query, langs, scope, limit, offset, raw_cap, keep_cap, notices,
+                filt=None):
         """Search inside collection ``scope`` (one or several: their union; in
-        the documents of ``langs``): the lexical lane with its band, fused
-        with the active vector lanes (exact scan over members in the direct
-        regime) when there are any."""
-        resolved = self._scope(scope)
-        coll, scope = resolved.roots, resolved
+        the documents of ``langs``), or inside the set of a compiled filter
+        tree ``filt`` (issue 17; ``scope`` then None): the lexical lane with
+        its band, fused with the active vector lanes (exact scan over members
+        in the direct regime) when there are any."""
+        if filt is None:
+            resolved = self._scope(scope)
+            coll, scope = resolved.roots, resolved
+        else:
+            coll, scope = [], Scope(label="filter " + filt.tree.dumps(), roots=[])
         lanes = self._query_lanes(query, langs[0], notices)
         qt = query_terms_in(self.conn, query, langs)
         terms = qt.terms
@@ -429,7 +446,7 @@ class Library:
                       "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit,
                       "offset": offset, "fallback": False, "one_word": one_word,
                       **self.fusion_settings()}
-            fr = scoped_fused_search(self.conn, params, lanes, coll, self.viewer)
+            fr = scoped_fused_search(self.conn, params, lanes, coll, self.viewer, filt)
             typo = fr.lexical["candidates"] == 0 and qt.corrected(
                 self.conn, self.tenant_id, self.viewer)[1]
             if not typo:
@@ -437,7 +454,7 @@ class Library:
                                                  offset, keep_cap, notices)
         res = scoped_search(self.conn, self.tenant_id, query, langs, coll, limit=limit,
                             offset=offset, raw_cap=raw_cap, keep_cap=keep_cap,
-                            viewer=self.viewer)
+                            viewer=self.viewer, filt=filt)
         notices.append(f"scope {scope.quoted}: {_members(res.members)}, {res.ranked:,} ranked, "
                        f"{res.band:,} in the band ({res.regime} regime)")
         raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
@@ -1043,7 +1060,7 @@ class Library:
     def bulk(self, action: str, value: Any, *, query: str,
              scope: str | list[str] | None = None, lang: str | None = None,
              confirm: bool = False, any_term: bool = False,
-             dry_run: bool = False) -> dict[str, Any]:
+             dry_run: bool = False, filters: Any = None) -> dict[str, Any]:
         """Apply ``action`` to the assets that ``query`` (in ``scope``: one
         collection or the union of several, as for :meth:`search`) finds for
         this viewer — all of them, not one page — in one transaction, and
@@ -1054,7 +1071,9 @@ class Library:
         Match rule: by default only the assets whose search document holds
         **every** query term; with ``any_term`` every asset the search ranks
         (some of the terms, or close in meaning). Both counts are returned;
-        ``dry_run`` returns them without changing anything.
+        ``dry_run`` returns them without changing anything. ``filters``: a
+        filter tree, as for :meth:`search` (the action reaches only assets it
+        accepts; with an empty ``query``, every asset it accepts).
 
         Returns ``{"action", "value", "match", "matched_all_terms",
         "matched_any", "count", "verdict", "total", "total_exact",
@@ -1077,9 +1096,12 @@ class Library:
         if scope:
             resolved = self._scope(scope)
             scope, label = [f"id:{i}" for i in resolved.roots], resolved.label
+        if filters is not None:   # the audit log records the filter with the scope
+            label = ((label + " ") if label else "") + "filter " + \
+                filter_search.parse(filters).dumps()
 
         def run():
-            return self.search(query, lang=lang, scope=scope, limit=BULK_MAX)
+            return self.search(query, lang=lang, scope=scope, limit=BULK_MAX, filters=filters)
 
         return apply_action(self.conn, self.tenant_id, self.viewer, self.languages(), action,
                             value, run_search=run, query=query, scope=label, confirm=confirm,

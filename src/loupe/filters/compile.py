@@ -29,13 +29,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from ..scopes.queries import DEEP_MAX
 from . import queries as q
 from .dates import utc_bounds
 from .tree import FORMATS, All, Any_, FilterError, Node, Not, Pred, parse
 
 #: Rows of a filtered set enumerated at most (the scopes' DEEP_MAX + 1: enough
 #: to choose a regime; beyond it a count reads "at least").
-FILTER_LIMIT = 50_001
+FILTER_LIMIT = DEEP_MAX + 1
 
 _NEG_INF = datetime(1, 1, 1, tzinfo=timezone.utc)
 _POS_INF = datetime(9999, 12, 31, tzinfo=timezone.utc)
