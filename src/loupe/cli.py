@@ -287,6 +287,20 @@ def show(obj: _Ctx, asset_id: int, as_json: bool) -> None:
                     "creator", "copyright", "location"):
             if d[key]:
                 console.print(f"  {key}: {d[key]}", highlight=False, markup=False)
+    m = asset.get("machine")
+    if m:  # apart from what people wrote: measured in the pixels (issue 15)
+        console.print("[bold]machine words[/] (from the pixels, not from any file)")
+        console.print(f"  kind {m['kind']}, {m['orientation']}, {m['size_class']}; background "
+                      f"{m['background']}{' (' + m['background_colour'] + ')' if m['background_colour'] else ''}"
+                      f"{', cut-out' if m['cutout'] else ''}; colours {', '.join(m['colours']) or '—'}",
+                      highlight=False, markup=False)
+        if m["ocr_text"] is not None:
+            console.print(f"  OCR ({m['ocr_lang']}, {m['ocr_ms']} ms): {m['ocr_text'] or '—'}",
+                          highlight=False, markup=False)
+        if m["error"]:
+            console.print(f"  warning: {m['error']}", highlight=False, markup=False)
+        for lang, words in m["words"].items():
+            console.print(f"  machine ({lang}): {words}", highlight=False, markup=False)
 
 
 @main.command()
@@ -311,9 +325,10 @@ def analyze(obj: _Ctx, text: str, lang: str | None, as_query: bool, as_json: boo
 
 @main.command()
 @click.option("--k1", type=float, help="BM25 term-frequency saturation (default 1.2).")
-@click.option("--weights", help="Field-group weights title,keywords,description,other "
-                                "(default 3,2,1,0.5).")
-@click.option("--b", "b_values", help="Length normalisation per group (default 0.75,0.75,0.75,0.75).")
+@click.option("--weights", help="Field-group weights title,keywords,description,other,machine "
+                                "(default 3,2,1,0.5,0.5; 4 values keep the machine words' weight).")
+@click.option("--b", "b_values", help="Length normalisation per group "
+                                      "(default 0.75,0.75,0.75,0.75,0.75).")
 @click.option("--vocab-decay", type=float, help="Weight factor per step up the vocabulary (0.5).")
 @click.option("--raw-cap", type=int, help="Postings read per query term at most (3000).")
 @click.option("--keep-cap", type=int, help="Assets kept by the lexical lane at most (1000).")
@@ -921,6 +936,44 @@ main.add_command(serve); users.add_command(users_token, "token")  # noqa: E702
 from .eval.cli import eval_group  # noqa: E402  (the evaluation instrument, issue 7)
 main.add_command(eval_group)
 
+
+
+@main.command("enrich")
+@click.option("--ocr", type=click.Choice(["on", "off"]),
+              help="Read the text in images for this library from now on (off by default: "
+                   "about 0.3-2 s an image on a CPU).")
+@click.option("--ocr-budget-ms", type=int, help="Time budget of OCR per image, 100-60000 ms (3000).")
+@click.option("--ocr-min-score", type=float, help="Drop OCR lines scored below this, 0-1 (0.7).")
+@click.option("--settings-only", is_flag=True, help="Change the settings, compute nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def enrich_cmd(obj: _Ctx, ocr, ocr_budget_ms, ocr_min_score, settings_only, as_json) -> None:
+    """Compute the machine words from the pixels (kind, colours, background,
+    cut-out, shape, size; OCR when on) that assets are missing. Resumable."""
+    changes = {k: v for k, v in {"ocr": None if ocr is None else ocr == "on",
+                                 "ocr_budget_ms": ocr_budget_ms,
+                                 "ocr_min_score": ocr_min_score}.items() if v is not None}
+    with obj.open() as lib:
+        try:
+            opts = lib.set_machine_settings(**changes) if changes else lib.machine_settings()
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from exc
+        out: dict[str, Any] = {"settings": opts}
+        if not settings_only:
+            columns = [TextColumn("enrich"), BarColumn(), MofNCompleteColumn(),
+                       TimeElapsedColumn(), TimeRemainingColumn()]
+            with Progress(*columns, console=err_console,
+                          disable=as_json or not err_console.is_terminal, transient=True) as bar:
+                task = bar.add_task("enrich", total=None)
+                out |= lib.enrich(progress=lambda d, t: bar.update(task, completed=d, total=t))
+    if as_json:
+        _emit_json(out)
+        return
+    click.echo(f"OCR {'on' if opts['ocr'] else 'off'} (budget {opts['ocr_budget_ms']} ms, "
+               f"min score {opts['ocr_min_score']:g})")
+    if not settings_only:
+        click.echo(f"computed {out['computed']:,}, warnings {out['warnings']:,}, "
+                   f"OCR read text in {out['ocr_read']:,}, pending {out['pending']:,}")
 
 
 def _hash_backfill(lib: Library, quiet: bool) -> dict[str, int]:

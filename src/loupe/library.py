@@ -819,7 +819,21 @@ class Library:
              "collections": r[4], "filename": r[5], "creator": r[6], "copyright": r[7],
              "location": r[8], "doc_len": r[9], "vocabulary": r[10]}
             for r in self.conn.execute(q.ASSET_DOCUMENTS, params)]
+        asset["machine"] = self._machine_facts(asset_id)
         return asset
+
+    def _machine_facts(self, asset_id: int) -> dict[str, Any] | None:
+        """The machine facts of an asset the viewer may see (its pixels: the
+        same in every file) with their words per library language, or None."""
+        from .pixels.store import load
+        from .pixels.words import machine_text
+
+        facts = load(self.conn, asset_id)
+        if facts is None:
+            return None
+        facts["computed_at"] = facts["computed_at"].isoformat()
+        facts["words"] = {lang: machine_text(facts, lang) for lang in self.languages()}
+        return facts
 
     def thumbnail(self, asset_id: int) -> Path:
         """The asset's thumbnail file (WebP, longest side 384 px).
@@ -1140,7 +1154,7 @@ class Library:
 
     def lexical_settings(self) -> dict[str, Any]:
         """The lexical lane's settings: k1, field-group weights and b (title,
-        keywords, description, other), vocabulary decay, raw and keep caps."""
+        keywords, description, other, machine), vocabulary decay, raw and keep caps."""
         row = self.conn.execute(q.LEXICAL_SETTINGS, {"tenant_id": self.tenant_id}).fetchone()
         return dict(zip(("k1", "weights", "b", "vocab_decay", "raw_cap", "keep_cap"), row))
 
@@ -1159,6 +1173,9 @@ class Library:
         unknown = set(changes) - set(current)
         if unknown:
             raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        for key in ("weights", "b"):  # 4 values: the machine group (0019) keeps its own
+            if isinstance(changes.get(key), (list, tuple)) and len(changes[key]) == 4:
+                changes[key] = [*changes[key], current[key][4]]  # numbers checked below
         new = {**current, **changes}
         lexical_bounds.validate(new)
         reindex = any(new[k] != current[k] for k in ("k1", "weights", "b", "vocab_decay"))
@@ -1271,6 +1288,45 @@ class Library:
         return [asdict(g) for g in duplicate_groups(
             self.conn, self.tenant_id, radius=DEFAULT_RADIUS if radius is None else radius,
             viewer=self.viewer.params())]
+
+    def enrich(self, *, progress: ProgressFn | None = None) -> dict[str, int]:
+        """Compute the machine words (issue 15) the tenant's assets are missing
+        (never computed, older rules, or OCR not yet run while it is on) and
+        rebuild their documents; resumable: ``{"computed", "warnings",
+        "ocr_read", "pending"}``."""
+        from .pixels.enrich import enrich
+
+        return enrich(self.conn, self.tenant_id, self.languages(), progress=progress)
+
+    def machine_settings(self) -> dict[str, Any]:
+        """The machine words' settings: ``{"ocr", "ocr_budget_ms", "ocr_min_score"}``."""
+        from .pixels.enrich import settings
+
+        return settings(self.conn, self.tenant_id)
+
+    def set_machine_settings(self, **changes: Any) -> dict[str, Any]:
+        """Change ``ocr`` (bool), ``ocr_budget_ms`` (100-60,000) or
+        ``ocr_min_score`` (0-1). Turning OCR on makes every asset "missing"
+        its OCR for the next :meth:`enrich` (and ingest reads new files).
+
+        Raises:
+            ValueError: an unknown key or a value out of its bound (named).
+        """
+        from .pixels import queries as pq
+
+        new = {**self.machine_settings(), **changes}
+        if set(new) != {"ocr", "ocr_budget_ms", "ocr_min_score"}:
+            raise ValueError(f"unknown machine setting(s): {sorted(set(changes) - set(new))}")
+        if not isinstance(new["ocr"], bool):
+            raise ValueError(f"ocr must be true or false, not {new['ocr']!r}")
+        if not (isinstance(new["ocr_budget_ms"], int) and 100 <= new["ocr_budget_ms"] <= 60000):
+            raise ValueError(f"ocr_budget_ms = {new['ocr_budget_ms']!r} is out of range: "
+                             f"it must be a whole number within 100 and 60,000")
+        if not 0 <= float(new["ocr_min_score"]) <= 1:
+            raise ValueError(f"ocr_min_score = {new['ocr_min_score']!r} is out of range: "
+                             f"it must be within 0 and 1")
+        self.conn.execute(pq.SET_MACHINE_SETTINGS, {**new, "tenant_id": self.tenant_id})
+        return self.machine_settings()
 
     def hash(self, *, progress: ProgressFn | None = None) -> dict[str, int]:
         """Compute the perceptual hashes of assets ingested before they

@@ -4,8 +4,11 @@ The document is compiled from everything known about the asset: the
 normalised metadata of each of its files (an asset whose bytes were found
 under several paths is findable by what any of them says), the filenames, and
 the names of the collections (folders) holding it. Fields that later stages
-fill (machine tags, OCR, confirmed people, vocabulary terms) are carried as
-empty slots.
+fill (confirmed people, vocabulary terms) are carried as empty slots. The
+machine words from the pixels (``loupe.pixels``, migration 0019) are a field
+group of their own (``machine``, weight ``weights[5]``), stored beside the
+fields; the older ``machine_tags`` and ``ocr`` slots stay empty, so the text
+lane and the evaluation's caption variant never embed machine words.
 
 Analysis (tokenising, stemming, accent folding, field weights) happens in
 PostgreSQL, in the same statement that stores the document:
@@ -182,16 +185,18 @@ WITH analysed AS (
                               %(creator)s, %(copyright)s, %(machine_tags)s, %(ocr)s) AS tsv,
            loupe_vocab_tsv(%(asset_id)s, %(lang)s, %(cfg)s::regconfig) AS vocab_tsv,
            loupe_vocab_text(%(asset_id)s, %(lang)s) AS vocabulary,
+           loupe_machine_tsv(%(cfg)s::regconfig, %(machine)s) AS machine_tsv,
            (SELECT vocab_decay FROM lexical_setting WHERE tenant_id = %(tenant_id)s) AS decay
 )
 INSERT INTO search_document AS d (
     asset_id, tenant_id, lang, ts_config, title, filename, description, creator, copyright,
     location, keywords, collections, machine_tags, ocr, people, vocabulary, tsv, vocab_tsv,
-    doc_len, group_len, phrase_title, phrase_text)
+    machine, machine_tsv, doc_len, group_len, phrase_title, phrase_text)
 SELECT %(asset_id)s, %(tenant_id)s, %(lang)s, %(cfg)s::regconfig, %(title)s, %(filename)s,
        %(description)s, %(creator)s, %(copyright)s, %(location)s, %(keywords)s,
        %(collections)s, %(machine_tags)s, %(ocr)s, %(people)s, a.vocabulary,
-       a.tsv, a.vocab_tsv, loupe_tsv_len(a.tsv), loupe_group_len(a.tsv, a.vocab_tsv, a.decay),
+       a.tsv, a.vocab_tsv, %(machine)s, a.machine_tsv, loupe_tsv_len(a.tsv),
+       loupe_group_len(a.tsv, a.vocab_tsv, a.machine_tsv, a.decay),
        loupe_phrase_norm(%(title)s),
        loupe_phrase_text(%(title)s, %(filename)s, %(keywords)s, %(description)s, %(collections)s,
                          %(location)s, %(people)s, %(creator)s, %(copyright)s,
@@ -204,10 +209,13 @@ ON CONFLICT (asset_id, lang) DO UPDATE SET
     keywords = EXCLUDED.keywords, collections = EXCLUDED.collections,
     machine_tags = EXCLUDED.machine_tags, ocr = EXCLUDED.ocr, people = EXCLUDED.people,
     vocabulary = EXCLUDED.vocabulary, tsv = EXCLUDED.tsv, vocab_tsv = EXCLUDED.vocab_tsv,
+    machine = EXCLUDED.machine, machine_tsv = EXCLUDED.machine_tsv,
     doc_len = EXCLUDED.doc_len, group_len = EXCLUDED.group_len,
     phrase_title = EXCLUDED.phrase_title, phrase_text = EXCLUDED.phrase_text, updated_at = now()
 WHERE d.tsv IS DISTINCT FROM EXCLUDED.tsv
    OR d.vocab_tsv IS DISTINCT FROM EXCLUDED.vocab_tsv
+   OR d.machine_tsv IS DISTINCT FROM EXCLUDED.machine_tsv
+   OR d.machine IS DISTINCT FROM EXCLUDED.machine
    OR d.group_len IS DISTINCT FROM EXCLUDED.group_len
    OR (d.title, d.filename, d.description, d.creator, d.copyright, d.location, d.keywords,
        d.collections, d.vocabulary) IS DISTINCT FROM
@@ -258,8 +266,11 @@ def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
     files = [FileInput(rel_path=r[0], metadata=r[1], collection_path=r[2]) for r in rows]
     added_keywords, added_collections = conn.execute(
         ASSET_ADDED_WORDS, {"asset_id": asset_id, "tenant_id": tenant_id}).fetchone()
+    from ..pixels.store import machine_texts
+
+    machine = machine_texts(conn, asset_id, languages)
     rebuild_file_documents(conn, tenant_id, asset_id, languages, files, [r[3] for r in rows],
-                           added_keywords)
+                           added_keywords, machine)
     labels = sorted({k for f in files for k in f.metadata.get("keywords", [])}
                     | {c for f in files for c in collection_words(f.collection_path)}
                     | set(added_keywords) | set(added_collections))
@@ -270,7 +281,7 @@ def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
     for doc in compile_documents(files, languages, keywords=added_keywords,
                                  collections=added_collections):
         params = {"asset_id": asset_id, "tenant_id": tenant_id, "lang": doc.lang,
-                  "cfg": doc.ts_config, **doc.fields}
+                  "cfg": doc.ts_config, **doc.fields, "machine": machine.get(doc.lang, "")}
         written += conn.execute(UPSERT_DOCUMENT, params).rowcount
     conn.execute(
         "DELETE FROM search_document WHERE asset_id = %s AND lang <> ALL(%s)",
@@ -314,16 +325,17 @@ analysed AS (
            (SELECT coalesce(string_agg(loupe_label(t.labels, %(lang)s), ' < '
                                        ORDER BY t.dist, t.term_id), '')
             FROM terms t) AS vocabulary,
+           loupe_machine_tsv(%(cfg)s::regconfig, %(machine)s) AS machine_tsv,
            (SELECT vocab_decay FROM lexical_setting WHERE tenant_id = %(tenant_id)s) AS decay
 )
 INSERT INTO file_document AS d (
     file_id, asset_id, tenant_id, lang, title, filename, description, creator, copyright,
-    location, keywords, collections, vocabulary, tsv, vocab_tsv, doc_len, group_len,
-    phrase_title, phrase_text)
+    location, keywords, collections, vocabulary, tsv, vocab_tsv, machine_tsv, doc_len,
+    group_len, phrase_title, phrase_text)
 SELECT %(file_id)s, %(asset_id)s, %(tenant_id)s, %(lang)s, %(title)s, %(filename)s,
        %(description)s, %(creator)s, %(copyright)s, %(location)s, %(keywords)s,
-       %(collections)s, a.vocabulary, a.tsv, a.vocab_tsv, loupe_tsv_len(a.tsv),
-       loupe_group_len(a.tsv, a.vocab_tsv, a.decay),
+       %(collections)s, a.vocabulary, a.tsv, a.vocab_tsv, a.machine_tsv, loupe_tsv_len(a.tsv),
+       loupe_group_len(a.tsv, a.vocab_tsv, a.machine_tsv, a.decay),
        loupe_phrase_norm(%(title)s),
        loupe_phrase_text(%(title)s, %(filename)s, %(keywords)s, %(description)s, %(collections)s,
                          %(location)s, %(people)s, %(creator)s, %(copyright)s,
@@ -335,10 +347,12 @@ ON CONFLICT (file_id, lang) DO UPDATE SET
     copyright = EXCLUDED.copyright, location = EXCLUDED.location,
     keywords = EXCLUDED.keywords, collections = EXCLUDED.collections,
     vocabulary = EXCLUDED.vocabulary, tsv = EXCLUDED.tsv, vocab_tsv = EXCLUDED.vocab_tsv,
+    machine_tsv = EXCLUDED.machine_tsv,
     doc_len = EXCLUDED.doc_len, group_len = EXCLUDED.group_len,
     phrase_title = EXCLUDED.phrase_title, phrase_text = EXCLUDED.phrase_text
 WHERE d.tsv IS DISTINCT FROM EXCLUDED.tsv
    OR d.vocab_tsv IS DISTINCT FROM EXCLUDED.vocab_tsv
+   OR d.machine_tsv IS DISTINCT FROM EXCLUDED.machine_tsv
    OR d.asset_id IS DISTINCT FROM EXCLUDED.asset_id
    OR (d.title, d.filename, d.description, d.creator, d.copyright, d.location, d.keywords,
        d.collections, d.vocabulary) IS DISTINCT FROM
@@ -368,16 +382,23 @@ ORDER BY f.tenant_id, f.asset_id
 
 def rebuild_file_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
                            languages: list[str], files: list[FileInput], file_ids: list[int],
-                           added_keywords: list[str]) -> int:
+                           added_keywords: list[str],
+                           machine: dict[str, str] | None = None) -> int:
     """Store the file documents of one asset (migration 0011), inside the
     caller's transaction: for an asset with two files or more, one document
     per file and language, compiled by :func:`compile_documents` from that
     file alone plus the keywords people added to the asset (``added_keywords``;
     hand-made collection names are left out: they are not any file's words).
     An asset with one file has none (its whole document is that file's).
-    ``files`` and ``file_ids`` are parallel. Returns the number of documents
+    ``files`` and ``file_ids`` are parallel. ``machine``: the asset's
+    machine words per language (migration 0019; read from the database when
+    None): the pixels are every file's, so each file document holds them. Returns the number of documents
     written (0 when none changed)."""
     keep = file_ids if len(files) > 1 else []
+    if machine is None and keep:
+        from ..pixels.store import machine_texts
+
+        machine = machine_texts(conn, asset_id, languages)
     conn.execute(DELETE_OTHER_FILE_DOCUMENTS, {"asset_id": asset_id, "file_ids": keep,
                                                "langs": languages})
     written = 0
@@ -388,7 +409,7 @@ def rebuild_file_documents(conn: psycopg.Connection, tenant_id: int, asset_id: i
             written += conn.execute(UPSERT_FILE_DOCUMENT, {
                 "file_id": file_id, "asset_id": asset_id, "tenant_id": tenant_id,
                 "lang": doc.lang, "cfg": doc.ts_config, "labels": labels,
-                **doc.fields}).rowcount
+                **doc.fields, "machine": (machine or {}).get(doc.lang, "")}).rowcount
     return written
 
 

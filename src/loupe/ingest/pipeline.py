@@ -34,6 +34,9 @@ from psycopg.types.json import Jsonb
 
 from ..document.compile import rebuild_documents
 from . import perceptual
+from ..pixels import analyse as machine_analyse
+from ..pixels import enrich as machine_enrich
+from ..pixels import store as machine_store
 from . import queries as q
 from .errors import BadFile
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file
@@ -118,6 +121,8 @@ class _Prepared:
     #: fields cut to the bounds of loupe.ingest.metadata (warnings, kind too_long)
     truncated: list[str] = field(default_factory=list)
     hashes: perceptual.PerceptualHashes | str | None = None  # str: why there are none
+    #: machine facts from the pixels (issue 15); ``error`` set: a warning
+    machine: machine_analyse.MachineFacts | None = None
 
 
 ProgressFn = Callable[[int, int], None]
@@ -148,6 +153,8 @@ class Ingester:
             raise ValueError(f"no tenant with id {tenant_id}")
         self.languages: list[str] = list(row[0])
         self._collections: dict[tuple[int, str], int] = {}
+        #: machine words (issue 15): OCR on or off for this library, its budget
+        self.machine_opts = machine_enrich.settings(conn, tenant_id)
         # move detection of the current run (see _predecessor)
         self._gone_by_asset: dict[int, list[str]] = {}
         self._missing_docs: list[tuple[str, int, str | None, str | None]] | None = None
@@ -287,10 +294,12 @@ class Ingester:
                     raw_all["sidecar"] = sraw
             metadata, truncated = bound_fields(merge(embedded, sidecar_md))
             hashes = perceptual.hash_file(f.path)
+            machine = machine_enrich.facts_for(f.path, self.machine_opts)
             if _same_regular_file(f) != before:
                 return BadFile(f.path, "not_regular", "the file changed into something else "
                                                       "during the ingest: not stored")
-            return _Prepared(f, sha, facts, metadata, raw_all, warning, truncated, hashes)
+            return _Prepared(f, sha, facts, metadata, raw_all, warning, truncated, hashes,
+                             machine)
         except BadFile as exc:
             return exc
         except Exception as exc:  # an unexpected failure stays confined to its file
@@ -339,6 +348,7 @@ class Ingester:
                     "sidecar_size": f.sidecar_size, "sidecar_mtime_ns": f.sidecar_mtime_ns,
                     "metadata": Jsonb(p.metadata), "raw": Jsonb(p.raw),
                 })
+                machine_store.store(self.conn, self.tenant_id, asset_id, p.machine)
                 rebuild_documents(self.conn, self.tenant_id, asset_id, self.languages)
                 perceptual.store(self.conn, self.tenant_id, asset_id, p.hashes)
                 if pred is not None and pred[1] != asset_id:
@@ -356,6 +366,11 @@ class Ingester:
                 "kind": "sidecar", "reason": p.warning, "severity": "warning"})
         if isinstance(p.hashes, str):
             summary.warnings.append(Failure(f.path, "phash", p.hashes))
+        if p.machine is not None and p.machine.error:
+            summary.warnings.append(Failure(f.path, "machine", p.machine.error))
+            self.conn.execute(q.RECORD_FAILURE, {
+                "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": f.path,
+                "kind": "machine", "reason": p.machine.error, "severity": "warning"})
         for reason in p.truncated:
             summary.warnings.append(Failure(f.path, "too_long", reason))
             self.conn.execute(q.RECORD_FAILURE, {

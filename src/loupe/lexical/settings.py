@@ -14,9 +14,12 @@ Bounds and where they come from:
   larger list is never paged through.
 * ``k1`` in (0, 100]: BM25 saturation (Robertson & Zaragoza 2009 use 1.2–2.0);
   it must be a finite positive float8.
-* ``weights``: 4 finite values in [0, 100], at least one positive (all zero
-  would score every match 0).
-* ``b``: 4 values in [0, 1] (length normalisation is a proportion).
+* ``weights``: 5 finite values in [0, 100] (title, keywords, description,
+  other, machine: the fifth group holds the machine words from the pixels,
+  migration 0019), at least one positive (all zero would score every match
+  0). :meth:`loupe.Library.set_lexical_settings` also takes 4 values and
+  keeps the machine group's.
+* ``b``: 5 values in [0, 1] (length normalisation is a proportion).
 * ``vocab_decay`` in (0, 1] (a weight factor per step up a vocabulary).
 """
 
@@ -32,7 +35,7 @@ KEEP_CAP_MAX = 1_000_000
 #: Largest k1 and field-group weight accepted.
 K1_MAX = 100.0
 WEIGHT_MAX = 100.0
-GROUPS = ("title", "keywords", "description", "other")
+GROUPS = ("title", "keywords", "description", "other", "machine")
 
 
 class SettingError(ValueError):
@@ -57,8 +60,9 @@ def _cap(name: str, value: Any, top: int) -> None:
 
 
 def _four(name: str, values: Any) -> list[float]:
-    if not isinstance(values, (list, tuple)) or len(values) != 4:
-        raise SettingError(f"{name} needs 4 values ({', '.join(GROUPS)}), not {values!r}")
+    if not isinstance(values, (list, tuple)) or len(values) != len(GROUPS):
+        raise SettingError(f"{name} needs {len(GROUPS)} values ({', '.join(GROUPS)}; or 4, "
+                           f"the machine group's kept), not {values!r}")
     return [_number(f"{name}[{g}]", v) for g, v in zip(GROUPS, values)]
 
 

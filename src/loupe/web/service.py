@@ -161,7 +161,11 @@ def why_matched(lib: Library, asset: dict[str, Any], q: str, lang: str | None) -
             value = " ".join(str(v) for v in value)
         if value:
             field_terms[name] = set(lib.analyze(str(value), lang=lang))
-    return [{"term": t, "fields": [f for f in WHY_FIELDS if t in field_terms.get(f, ())]}
+    machine = (asset.get("machine") or {}).get("words", {}).get(lang)
+    if machine:  # the pixels' words, shown apart as "machine: ..." (issue 15)
+        field_terms["machine"] = set(lib.analyze(machine, lang=lang))
+    return [{"term": t, "fields": [f for f in WHY_FIELDS if t in field_terms.get(f, ())]
+             + ([f"machine: {machine}"] if t in field_terms.get("machine", ()) else [])}
             for t in terms]
 
 
