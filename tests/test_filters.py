@@ -275,3 +275,33 @@ def test_fused_lanes_keep_only_what_passes_the_filter(lib: Library, photos: Path
     assert res.hits[0].explain["image"]["rank"] is not None
     assert res.verdict == "complete" and res.lanes == ["lexical", "image"]
     assert res.filter == {"creator": "ann"}
+
+
+# ---- machine words (issue 15's asset_machine) -------------------------------
+
+def machine_truth(lib: Library, column: str, value) -> set[str]:
+    """The stems whose asset_machine row holds ``value`` (read directly)."""
+    test = {"kind": "m.kind = %s", "colour": "%s = ANY (m.colours)",
+            "background": "m.background = %s", "cutout": "m.cutout = %s"}[column]
+    rows = lib.conn.execute(
+        "SELECT regexp_replace(f.rel_path, '^.*/|[.][a-z]+$', '', 'g') FROM asset_machine m "
+        "JOIN asset_file f ON f.asset_id = m.asset_id WHERE " + test, (value,)).fetchall()
+    return {r[0] for r in rows}
+
+
+def test_machine_word_predicates_match_asset_machine(flib):
+    seen = flib.conn.execute("SELECT count(*) FROM asset_machine").fetchone()[0]
+    assert seen == 6
+    colours = {c for (cs,) in flib.conn.execute("SELECT colours FROM asset_machine") for c in cs}
+    kinds = {k for (k,) in flib.conn.execute("SELECT kind FROM asset_machine") if k}
+    assert colours and kinds
+    checks = [("colour", c) for c in colours] + [("kind", k) for k in kinds] + \
+        [("background", b) for b in ("white", "uniform", "scene")] + [("cutout", True)]
+    for field, value in checks:
+        want = machine_truth(flib, field, value)
+        res = flib.search("", filters={field: value}, limit=50)
+        assert stems(res) == want and res.total == len(want), (field, value)
+        mia = flib.as_user("mia").search("", filters={field: value}, limit=50)
+        assert stems(mia) == want - {"a6"}, (field, value)
+    # the pictures are solid blue-ish / purple-ish blocks: some colour is found for each
+    assert all(flib.search("", filters={"colour": c}).total > 0 for c in colours)

@@ -43,7 +43,8 @@ _POS_INF = datetime(9999, 12, 31, tzinfo=timezone.utc)
 
 #: Which fields a driver may start from, most selective kind first.
 _DRIVER_ORDER = ("collection", "creator", "keyword", "location", "country", "captured",
-                 "added", "media_type", "format", "rights", "orientation")
+                 "added", "media_type", "format", "rights", "kind", "colour", "background",
+                 "orientation", "cutout")
 MACHINE_FIELDS = ("kind", "colour", "background", "cutout")
 
 
@@ -165,7 +166,8 @@ class _Compiler:
             if not self.ctx.machine:
                 raise FilterError(path, f"{f} filters need machine words, which this library "
                                         f"does not have yet (issue 15: 'loupe enrich')")
-            return q.TEST[f].format(v=self.bind(v)), None
+            b = self.bind(v)
+            return q.TEST[f].format(v=b), q.DRIVER[f].format(v=b)
         if f == "person":
             raise FilterError(path, "person filters are not available yet (people, issue 19)")
         raise FilterError(path, f"unknown field {f!r}")  # pragma: no cover - parse refuses it

@@ -48,7 +48,7 @@ TEST = {
     # machine words (asset_machine, migration 0019 of issue 15)
     "kind": "EXISTS (SELECT 1 FROM asset_machine m WHERE m.asset_id = a.id AND m.kind = {v})",
     "colour": "EXISTS (SELECT 1 FROM asset_machine m WHERE m.asset_id = a.id"
-              " AND {v} = ANY (m.colours))",
+              " AND m.colours @> ARRAY[{v}]::text[])",
     "background": "EXISTS (SELECT 1 FROM asset_machine m WHERE m.asset_id = a.id"
                   " AND m.background = {v})",
     "cutout": "EXISTS (SELECT 1 FROM asset_machine m WHERE m.asset_id = a.id"
@@ -78,6 +78,13 @@ DRIVER = {
                " AND x.rights_expire_at <= {v}",
     "expiring": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
                 " AND x.rights_expire_at > {v} AND x.rights_expire_at < {w}",
+    "kind": "SELECT m.asset_id FROM asset_machine m WHERE m.tenant_id = %(tenant_id)s"
+            " AND m.kind = {v}",
+    "colour": "SELECT m.asset_id FROM asset_machine m WHERE m.colours @> ARRAY[{v}]::text[]",
+    "background": "SELECT m.asset_id FROM asset_machine m WHERE m.tenant_id = %(tenant_id)s"
+                  " AND m.background = {v}",
+    "cutout": "SELECT m.asset_id FROM asset_machine m WHERE m.tenant_id = %(tenant_id)s"
+              " AND m.cutout = {v}",
 }
 
 # Every asset of the tenant (a tree with no positive predicate to start from,

@@ -105,3 +105,6 @@ CREATE INDEX asset_orientation_idx ON asset (tenant_id,
 CREATE INDEX asset_embargo_idx ON asset (tenant_id, embargo_until) WHERE embargo_until IS NOT NULL;
 CREATE INDEX asset_rights_expiry_idx ON asset (tenant_id, rights_expire_at)
     WHERE rights_expire_at IS NOT NULL;
+-- machine words (0019, issue 15): kind and colours have their indexes there
+CREATE INDEX asset_machine_background_idx ON asset_machine (tenant_id, background);
+CREATE INDEX asset_machine_cutout_idx ON asset_machine (tenant_id, cutout);
