@@ -305,3 +305,52 @@ def test_machine_word_predicates_match_asset_machine(flib):
         assert stems(mia) == want - {"a6"}, (field, value)
     # the pictures are solid blue-ish / purple-ish blocks: some colour is found for each
     assert all(flib.search("", filters={"colour": c}).total > 0 for c in colours)
+
+
+# ---- facets -------------------------------------------------------------------
+
+def counts(f: dict, facet: str) -> dict[str, int]:
+    return {v["key"]: v["count"] for v in f["facets"][facet]}
+
+
+def test_facets_count_the_whole_result_exactly_and_a_hidden_asset_moves_none(flib):
+    res = flib.search("harbour", facets=True, limit=1)
+    f = res.facets
+    assert f["exact"] is True and len(res.hits) == 1
+    assert counts(f, "creator") == {"jane doe": 3, "john roe": 2}
+    assert counts(f, "keyword") == {"harbour": 4, "approved": 1, "boat": 1, "bridge": 1}
+    assert counts(f, "year") == {"2019": 3, "2020": 1}
+    assert counts(f, "format") == {"image/jpeg": 5, "image/png": 1}
+    assert counts(f, "orientation") == {"landscape": 3, "panorama": 1, "portrait": 1,
+                                        "square": 1}
+    assert counts(f, "country") == {"portugal": 3, "france": 1}
+    assert sorted(v["value"] for v in f["facets"]["collection"]) == \
+        ["private", "shoot/lisbon", "shoot/porto", "studio"]
+    png = f["facets"]["format"][1]
+    assert png["value"] == "png" and png["filter"] == {"media_type": "image/png"}
+    y2019 = next(v for v in f["facets"]["year"] if v["key"] == "2019")
+    narrowed = flib.search("harbour", filters=y2019["filter"])
+    assert narrowed.total == y2019["count"] == 3
+    # the member: a6 (private/) moves no count
+    m = flib.as_user("mia").search("harbour", facets=True).facets
+    assert counts(m, "creator") == {"jane doe": 2, "john roe": 2}
+    assert counts(m, "keyword") == {"harbour": 3, "approved": 1, "boat": 1, "bridge": 1}
+    assert counts(m, "year") == {"2019": 2, "2020": 1}
+    assert counts(m, "orientation")["landscape"] == 2
+    assert "private" not in {v["value"] for v in m["facets"]["collection"]}
+    # facets of a filtered result narrow with it
+    jd = flib.search("", filters={"creator": "jane doe"}, facets=True).facets
+    assert counts(jd, "creator") == {"jane doe": 3} and jd["exact"] is True
+
+
+def test_facets_of_a_truncated_result_say_at_least(flib):
+    before = flib.lexical_settings()
+    flib.set_lexical_settings(raw_cap=2, keep_cap=2)
+    try:
+        res = flib.search("harbour", facets=True)
+        assert res.verdict == "truncated" and res.facets["exact"] is False
+        assert sum(counts(res.facets, "format").values()) == 2   # what the result holds
+    finally:
+        flib.set_lexical_settings(raw_cap=before["raw_cap"], keep_cap=before["keep_cap"])
+    with pytest.raises(ValueError, match="top = 0 is out of range"):
+        flib.facets("harbour", top=0)

@@ -32,7 +32,7 @@ from .document.languages import normalize_lang, validate_languages
 from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
 from .ingest.image import displayed_size
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
-from .filters import search as filter_search
+from .filters import facets as filter_facets, search as filter_search
 from .fusion.search import (EncoderHealth, FusedResult, QueryVectorCache, VectorLane,
                             fused_search)
 from .lexical import settings as lexical_bounds
@@ -313,7 +313,8 @@ class Library:
 
     def search(self, query: str, *, lang: str | None = None, limit: int = 20,
                offset: int = 0, scope: str | list[str] | None = None,
-               title_band: bool = False, filters: Any = None) -> SearchResult:
+               title_band: bool = False, filters: Any = None,
+               facets: bool = False) -> SearchResult:
         """Search the library, or inside collection ``scope`` (its path, e.g.
         ``animals/mammals``, its id ``id:42`` or its full path
         ``/photos/animals/mammals``; see
@@ -329,7 +330,8 @@ class Library:
         ``filters``: a filter tree (JSON dict or text, or a
         :class:`loupe.filters.Node`; docs/filters.md): only assets it accepts
         are searched, ranked, banded and counted; with an empty ``query``
-        the filtered set itself is listed, newest first.
+        the filtered set itself is listed, newest first. ``facets``: also
+        the top values per facet of the whole result (:meth:`facets`).
 
         Raises:
             ValueError: ``limit`` outside [1, BULK_MAX] or ``offset`` outside
@@ -346,6 +348,11 @@ class Library:
         if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= OFFSET_MAX:
             raise ValueError(f"offset = {offset!r} is out of range: it must be within 0 and "
                              f"{OFFSET_MAX:,}")
+        if facets:
+            res = self.search(query, lang=lang, limit=limit, offset=offset, scope=scope,
+                              title_band=title_band, filters=filters)
+            res.facets = self.facets(query, lang=lang, scope=scope, filters=filters)
+            return res
         langs = [self._lang(lang)] if lang else self.languages()
         lang = langs[0]
         raw_cap, keep_cap = self._caps()
@@ -409,6 +416,26 @@ class Library:
         self._title_band_notice(title_band, fr.lexical["title_band"], notices)
         return self._fused_result(query, langs, terms, fr, lanes, corrections, limit, offset,
                                   keep_cap, notices)
+
+    def facets(self, query: str = "", *, filters: Any = None,
+               scope: str | list[str] | None = None, lang: str | None = None,
+               top: int = filter_facets.TOP) -> dict[str, Any]:
+        """Top ``top`` values per facet (collection, creator, keyword, year,
+        format, orientation, country, kind, colour) of the whole result of
+        :meth:`search` with the same arguments, each with its count and the
+        filter node that narrows to it: ``{"exact", "facets": {facet:
+        [{"value", "key", "count", "filter"}]}}`` (see
+        :func:`loupe.filters.facets.facets`). Counts are exact when the
+        result is complete, lower bounds ("at least") otherwise.
+
+        Raises: as :meth:`search`; ValueError for ``top`` outside [1, 100].
+        """
+        filter_facets.check_top(top)   # before the work
+        full = self.search(query, lang=lang, scope=scope, filters=filters, limit=BULK_MAX)
+        exact = (full.verdict == "complete" and full.total_exact
+                 and len(full.hits) == full.total)
+        return filter_facets.facets(self.conn, self.tenant_id, self.viewer,
+                                    [h.asset_id for h in full.hits], exact=exact, top=top)
 
     def _caps(self) -> tuple[int, int]:
         """The lexical caps, after checking every stored lexical setting (a

@@ -129,3 +129,76 @@ ORDER BY p.asset_id DESC
 # Whether any readable asset passes the test (for "an empty intersection
 # says so"): one row at most.
 ANY_MEMBER = "SELECT EXISTS (SELECT 1 FROM ({members}) x)"
+
+# Facets (issue 17): for the assets of a result (%(ids)s: the result's rows,
+# at most BULK_MAX, never a second scan of the library), the values of each
+# facet with the number of those assets holding it, the %(top)s most common
+# per facet (ties by value). Per-file values come only from files the viewer
+# may read; each value is returned with the key a filter names it by
+# (lower-cased text, a collection id, a media type, a year).
+FACETS = """
+WITH r AS (SELECT DISTINCT unnest(%(ids)s::bigint[]) AS asset_id),
+ra AS MATERIALIZED (
+    SELECT a.id AS asset_id, a.media_type, a.width, a.height, a.orientation
+    FROM asset a JOIN r ON r.asset_id = a.id
+    WHERE a.tenant_id = %(tenant_id)s
+),
+rf AS MATERIALIZED (
+    SELECT f.asset_id, f.metadata, f.raw_metadata, f.collection_id
+    FROM asset_file f JOIN ra ON ra.asset_id = f.asset_id
+    WHERE """ + READ_FILE + """
+),
+vals AS (
+    SELECT 'creator' AS facet, lower(v) AS k, v AS label, rf.asset_id
+    FROM rf CROSS JOIN LATERAL loupe_json_texts(rf.metadata->'creator') v
+    UNION ALL
+    SELECT 'keyword', lower(v), v, rf.asset_id
+    FROM rf CROSS JOIN LATERAL loupe_json_texts(rf.metadata->'keywords') v
+    UNION ALL
+    SELECT 'keyword', lower(k.keyword), k.keyword, k.asset_id
+    FROM asset_keyword k JOIN ra ON ra.asset_id = k.asset_id
+    UNION ALL
+    SELECT 'collection', c.id::text, c.path, rf.asset_id
+    FROM rf JOIN collection c ON c.id = rf.collection_id
+    UNION ALL
+    SELECT 'collection', c.id::text, c.path, cm.asset_id
+    FROM collection_member cm JOIN ra ON ra.asset_id = cm.asset_id
+    JOIN collection c ON c.id = cm.collection_id
+    UNION ALL
+    SELECT 'format', ra.media_type, ra.media_type, ra.asset_id FROM ra
+    UNION ALL
+    SELECT 'orientation', o, o, ra.asset_id
+    FROM ra CROSS JOIN LATERAL loupe_displayed_orientation(ra.width, ra.height,
+                                                           ra.orientation) o
+    WHERE o IS NOT NULL
+    UNION ALL
+    SELECT 'year', y, y, rf.asset_id
+    FROM rf CROSS JOIN LATERAL
+         (SELECT extract(year FROM loupe_file_captured(rf.metadata) AT TIME ZONE 'UTC')::int::text) t(y)
+    WHERE y IS NOT NULL
+    UNION ALL
+    SELECT 'country', lower(c), c, rf.asset_id
+    FROM rf CROSS JOIN LATERAL loupe_file_country(rf.raw_metadata) c
+    WHERE c IS NOT NULL
+    {machine}
+),
+agg AS (
+    SELECT facet, k, min(label) AS label, count(DISTINCT asset_id) AS n
+    FROM vals GROUP BY facet, k
+),
+ranked AS (
+    SELECT facet, k, label, n, row_number() OVER (PARTITION BY facet ORDER BY n DESC, k) AS pos
+    FROM agg
+)
+SELECT facet, k, label, n FROM ranked WHERE pos <= %(top)s ORDER BY facet, pos
+"""
+
+# The machine-word facets (kind, colour), when asset_machine exists (0019).
+FACETS_MACHINE = """
+    UNION ALL
+    SELECT 'kind', m.kind, m.kind, m.asset_id
+    FROM asset_machine m JOIN ra ON ra.asset_id = m.asset_id WHERE m.kind IS NOT NULL
+    UNION ALL
+    SELECT 'colour', c, c, m.asset_id
+    FROM asset_machine m JOIN ra ON ra.asset_id = m.asset_id
+    CROSS JOIN LATERAL unnest(m.colours) c"""
