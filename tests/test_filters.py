@@ -63,6 +63,7 @@ def flib(pg_admin_url, template_db, tmp_path_factory):
     lib.grant("mia", collection="shoot")
     lib.grant("mia", collection="studio")
     lib.bulk("add_keyword", "Approved", query="bridge")
+    lib.test_url = url   # for the CLI tests
     yield lib
     lib.close()
     with psycopg.connect(pg_admin_url, autocommit=True) as conn:
@@ -354,3 +355,40 @@ def test_facets_of_a_truncated_result_say_at_least(flib):
         flib.set_lexical_settings(raw_cap=before["raw_cap"], keep_cap=before["keep_cap"])
     with pytest.raises(ValueError, match="top = 0 is out of range"):
         flib.facets("harbour", top=0)
+
+
+# ---- the CLI -------------------------------------------------------------------
+
+def loupe_cli(lib: Library, *args: str):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOUPE_")}
+    return subprocess.run([sys.executable, "-m", "loupe.cli", "--home", str(lib.home),
+                           "--database-url", lib.test_url, *args],
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_cli_search_takes_readable_filters_json_and_facets(flib):
+    import json
+
+    out = loupe_cli(flib, "search", "harbour", "--creator", "jane doe", "--captured", "2019",
+                    "--orientation", "portrait", "--json")
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    assert {Path(h["path"]).stem for h in res["hits"]} == {"a2"} and res["total"] == 1
+    assert res["filter"] == {"all": [{"creator": "jane doe"}, {"orientation": "portrait"},
+                                     {"captured": {"from": "2019-01-01", "to": "2020-01-01"}}]}
+    out = loupe_cli(flib, "search", "--where", '{"any": [{"format": "png"}, {"country": "France"}]}',
+                    "--collection", "shoot", "--collection", "studio", "--facets")
+    assert out.returncode == 0, out.stderr
+    assert "2 assets pass the filter" in out.stdout
+    assert "format: jpeg (1), png (1)" in out.stdout
+    out = loupe_cli(flib, "search", "--collection", "shoot", "--collection", "studio",
+                    "--all-collections")
+    assert out.returncode == 0 and "Nothing passes the filter." in out.stdout
+    assert "no asset is in every one of the collections 'shoot', 'studio'" in out.stdout
+    bad = loupe_cli(flib, "search", "x", "--where", '{"all": [{"captured": {"from": "2019"}}]}')
+    assert bad.returncode == 1 and "filter $.all[0].captured.from: '2019' is not a date" in bad.stderr
+    assert loupe_cli(flib, "search").returncode == 2

@@ -88,7 +88,7 @@ class Compiled:
         """The test for an asset id column ``alias`` of another statement
         (``k.asset_id``: a name from that statement, never user input)."""
         assert alias.replace(".", "").replace("_", "").isalnum()
-        return f"EXISTS (SELECT 1 FROM asset a WHERE a.id = {alias} AND {self.test})"
+        return q.ROW_TEST.format(test=self.test, alias=alias)
 
 
 class _Compiler:

@@ -95,36 +95,47 @@ UNIVERSE = "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
 READ_ASSET = ("(%(see_all)s OR loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,"
               " false, %(principals)s::bigint[]))")
 
-# The filtered set: the readable assets of the tenant the tree accepts, found
-# from the driver, at most %(filter_limit)s of them (enough to choose a regime
-# or to say "at least"). {driver}, {test}: the compiled forms.
-MEMBERS = """
-    SELECT a.id AS asset_id
-    FROM asset a
-    WHERE a.id IN ({driver})
-      AND a.tenant_id = %(tenant_id)s
-      AND {test}
-      AND """ + READ_ASSET + """
+# The filtered set: the readable assets of the tenant the tree accepts, at
+# most %(filter_limit)s of them (enough to choose a regime or to say "at
+# least"). {driver}, {test}: the compiled forms. The driver's distinct ids
+# are probed one by one on asset's primary key (the LATERAL ... OFFSET 0
+# keeps the planner from turning the probes into a hash join over a
+# sequential scan of asset, which it chose on the 100k test library), and
+# each probe runs the test and the read check on that one row.
+DRIVEN = """
+    SELECT x.asset_id
+    FROM (SELECT DISTINCT d0.asset_id FROM ({driver}) AS d0(asset_id)) d
+    CROSS JOIN LATERAL (
+        SELECT a.id AS asset_id
+        FROM asset a
+        WHERE a.id = d.asset_id
+          AND a.tenant_id = %(tenant_id)s
+          AND {test}
+          AND """ + READ_ASSET + """
+        OFFSET 0
+    ) x"""
+MEMBERS = DRIVEN + """
     LIMIT %(filter_limit)s"""
 
 # A page of the filtered set with no query text (browse): newest asset
-# first, and how many there are (counted up to %(filter_limit)s).
+# (highest id) first, and how many there are (counted up to
+# %(filter_limit)s).
 BROWSE = """
 WITH m AS MATERIALIZED ({members}),
-page AS (
-    SELECT a.id AS asset_id
-    FROM asset a
-    WHERE a.id IN ({driver})
-      AND a.tenant_id = %(tenant_id)s
-      AND {test}
-      AND """ + READ_ASSET + """
-    ORDER BY a.id DESC
+page AS (""" + DRIVEN + """
+    ORDER BY x.asset_id DESC
     LIMIT %(limit)s OFFSET %(offset)s
 )
 SELECT (SELECT count(*) FROM m) AS n, p.asset_id
 FROM (SELECT 1) one LEFT JOIN page p ON true
 ORDER BY p.asset_id DESC
 """
+
+# The test for one asset id of another statement (a row ``k``: kept rows,
+# fused rows): a scalar subquery probing asset's primary key, so it is never
+# planned as a join over the whole table. {alias}: a column name of that
+# statement (never user input); NULL (no such asset) reads as false.
+ROW_TEST = "coalesce((SELECT {test} FROM asset a WHERE a.id = {alias}), false)"
 
 # Whether any readable asset passes the test (for "an empty intersection
 # says so"): one row at most.
