@@ -60,6 +60,7 @@ def flib(pg_admin_url, template_db, tmp_path_factory):
     lib = Library.open(tmp_path_factory.mktemp("fhome"), database_url=url)
     assert lib.ingest(root).new_assets == 6
     lib.create_user("mia", "mia-password-1")
+    lib.create_user("ada", "ada-password-1", admin=True)
     lib.grant("mia", collection="shoot")
     lib.grant("mia", collection="studio")
     lib.bulk("add_keyword", "Approved", query="bridge")
@@ -392,3 +393,47 @@ def test_cli_search_takes_readable_filters_json_and_facets(flib):
     bad = loupe_cli(flib, "search", "x", "--where", '{"all": [{"captured": {"from": "2019"}}]}')
     assert bad.returncode == 1 and "filter $.all[0].captured.from: '2019' is not a date" in bad.stderr
     assert loupe_cli(flib, "search").returncode == 2
+
+
+# ---- the REST API ----------------------------------------------------------------
+
+def test_api_search_takes_a_filter_tree_and_returns_facets(flib):
+    import json
+
+    from fastapi.testclient import TestClient
+
+    from loupe.web import create_app
+
+    app = create_app(flib.home, database_url=flib.test_url, pool_size=1)
+    with TestClient(app) as client:
+        def auth(user):
+            tok = client.post("/api/tokens", json={"name": user, "password": f"{user}-password-1"})
+            return {"Authorization": f"Bearer {tok.json()['token']}"}
+        tree = {"all": [{"keyword": "harbour"}, {"not": {"orientation": "landscape"}}]}
+        r = client.get("/api/search", params={"q": "harbour", "filters": json.dumps(tree),
+                                              "facets": "true"}, headers=auth("ada"))
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["total"] == 2 and body["verdict"] == "complete" and body["filter"] == tree
+        assert {Path(h["path"]).stem for h in body["hits"]} == {"a2", "a4"}
+        assert body["facets"]["exact"] is True
+        assert {v["key"]: v["count"] for v in body["facets"]["facets"]["orientation"]} == \
+            {"portrait": 1, "panorama": 1}
+        # no q: the filtered set, newest first; a member counts only what it may read
+        r = client.get("/api/search", params={"filters": '{"creator": "Jane Doe"}'},
+                       headers=auth("mia"))
+        assert r.status_code == 200 and r.json()["total"] == 2, r.text
+        assert r.json()["hits"][0]["score"] is None
+        bad = client.get("/api/search", params={"q": "x", "filters": '{"any": [{"kind": "x"}]}'},
+                         headers=auth("ada"))
+        assert bad.status_code == 400 and "filter $.any[0].kind:" in bad.json()["detail"]
+        empty = client.get("/api/search", params={
+            "filters": '{"all": [{"collection": "shoot"}, {"collection": "studio"}]}'},
+            headers=auth("ada")).json()
+        assert empty["verdict_text"] == "Nothing passes the filter."
+        assert any("intersection is empty" in n for n in empty["notices"])
+        dry = client.post("/api/bulk", json={"action": "add_keyword", "value": "x", "q": "",
+                                             "filters": {"creator": "john roe"},
+                                             "dry_run": True}, headers=auth("ada"))
+        assert dry.status_code == 200, dry.text
+        assert dry.json()["matched_any"] == 2
