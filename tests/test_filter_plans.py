@@ -39,6 +39,7 @@ PREDICATES = [
     {"format": "png"},
     {"orientation": "portrait"},
     {"collection": "campaign"},
+    {"collection": "picks"},
     {"rights": {"expiring_before": "2100-01-01"}},
     {"all": [{"creator": "Creator 7"}, {"captured": {"from": "2007-01-01"}},
              {"orientation": "landscape"}, {"not": {"keyword": "kw3"}}, {"format": "jpg"}]},
@@ -72,6 +73,19 @@ def fbig(pg_admin_url, template_db, tmp_path_factory):
                   media_type = CASE WHEN id % 10 = 0 THEN 'image/png' ELSE 'image/jpeg' END,
                   created_at = timestamptz '2026-12-01' - (id % 1000) * interval '1 day',
                   rights_expire_at = CASE WHEN id % 100 = 0 THEN timestamptz '2099-01-01' END""")
+            # keywords people added (a fifth of the assets) and a hand-made collection
+            lib.conn.execute("""INSERT INTO asset_keyword (asset_id, keyword)
+                                SELECT id, 'kw' || (id % 200) FROM asset WHERE id % 5 = 0""")
+            hand = lib.conn.execute("""INSERT INTO collection (tenant_id, name, path)
+                                       VALUES (%s, 'picks', 'picks') RETURNING id""",
+                                    (lib.tenant_id,)).fetchone()[0]
+            lib.conn.execute("""INSERT INTO collection_member (collection_id, asset_id)
+                                SELECT %s, id FROM asset WHERE id %% 97 = 0""", (hand,))
+            other = lib.conn.execute("""INSERT INTO collection (tenant_id, name, path)
+                                        VALUES (%s, 'selects', 'selects') RETURNING id""",
+                                     (lib.tenant_id,)).fetchone()[0]
+            lib.conn.execute("""INSERT INTO collection_member (collection_id, asset_id)
+                                SELECT %s, id FROM asset WHERE id %% 7 = 0""", (other,))
         lib.conn.execute("ANALYZE")
         yield lib
     with psycopg.connect(pg_admin_url, autocommit=True) as conn:
