@@ -78,3 +78,12 @@ def test_cli_search_benchmark_runs():
     out = smoke("cli_search")
     assert "(20 documents, MiniLM text lane)" in out
     assert "loupe search 'autumn', text lane on, 2 runs: wall min" in out
+
+
+def test_filters_benchmark_runs_every_filter_and_path():
+    out = smoke("filters")
+    for name in ("creator", "year+orientation", "country", "five"):
+        for path in ("lexical filtered", "lexical unfiltered", "hybrid filtered",
+                     "hybrid unfiltered"):
+            assert re.search(rf"^{re.escape(name)}\s+[\d,]+\s+{path}\s", out, re.M), (name, path)
+    assert out.count("x   hybrid") == 4

@@ -130,7 +130,7 @@ class _Compiler:
         f, v = p.field, p.value
         if f in ("creator", "location", "country", "keyword"):
             prefix, val = self.bind(f + ":"), self.bind(v)
-            test = q.TEST["file_token"].format(p=prefix, v=val)
+            test = q.TEST[f].format(v=val)
             driver = q.DRIVER["file_token"].format(p=prefix, v=val)
             if f == "keyword":
                 test = f"({test} OR {q.TEST['asset_keyword'].format(v=val)})"

@@ -25,10 +25,21 @@ READ_FILE = "(%(see_all)s OR f.readers && %(principals)s::bigint[])"
 # lower() as the index: Python and PostgreSQL case rules may differ).
 TOKEN = "ARRAY[{p} || lower(btrim({v}))]"
 
+# The per-row tests of the token fields read the one field they name (the
+# same values, trimmed and lower-cased, as loupe_file_facets makes tokens of:
+# the driver holds every asset a test accepts), rather than computing every
+# token of the file again for each row tested.
+_FILE_VALUE = ("EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id AND " + READ_FILE +
+               " AND EXISTS (SELECT 1 FROM loupe_json_texts(f.metadata->'{key}') v"
+               " WHERE lower(v) = lower(btrim({{v}})){extra}))")
 TEST = {
-    "file_token": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
-                  " AND loupe_file_facets(f.metadata, f.raw_metadata) @> " + TOKEN +
-                  " AND " + READ_FILE + ")",
+    "creator": _FILE_VALUE.format(key="creator", extra=""),
+    "keyword": _FILE_VALUE.format(key="keywords", extra=""),
+    "location": _FILE_VALUE.format(
+        key="location", extra=" AND lower(v) IS DISTINCT FROM lower(loupe_file_country("
+                              "f.raw_metadata))"),
+    "country": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id AND " + READ_FILE +
+               " AND lower(loupe_file_country(f.raw_metadata)) = lower(btrim({v})))",
     # keywords people added to the asset (asset_keyword): asset-wide
     "asset_keyword": "EXISTS (SELECT 1 FROM asset_keyword k WHERE k.asset_id = a.id"
                      " AND lower(k.keyword) = lower(btrim({v})))",
