@@ -437,3 +437,20 @@ def test_api_search_takes_a_filter_tree_and_returns_facets(flib):
                                              "dry_run": True}, headers=auth("ada"))
         assert dry.status_code == 200, dry.text
         assert dry.json()["matched_any"] == 2
+
+
+@pytest.mark.parametrize("text, want", [
+    ("2019:06:15 10:20:30", "2019-06-15 10:20:30+00"),
+    ("2019-06-15T10:20:30+02:00", "2019-06-15 10:20:30+00"),   # the offset is ignored: UTC
+    ("2019:06:15", "2019-06-15 00:00:00+00"),
+    ("2020:02:29 00:00:00", "2020-02-29 00:00:00+00"),
+    ("2019:02:29 00:00:00", None),                             # no such day
+    ("2019:13:01 00:00:00", None),
+    ("0000:00:00 00:00:00", None),                             # what cameras write for "unset"
+    ("2019:06:15 24:00:00", None),
+    ("yesterday", None),
+])
+def test_capture_dates_are_read_as_utc_and_nonsense_is_no_date(lib, text, want):
+    got = lib.conn.execute("SELECT loupe_file_captured(jsonb_build_object('date_taken', %s::text))"
+                           "::text", (text,)).fetchone()[0]
+    assert got == (want and want.replace("+00", "+00"))

@@ -58,23 +58,28 @@ $$;
 -- XMP, IPTC, as 'YYYY:MM:DD HH:MM:SS' or 'YYYY-MM-DD...'), its wall-clock
 -- time read as UTC (EXIF carries no zone; an offset after the time is
 -- ignored). NULL when absent, all zeros or not a calendar date.
+-- (Plain SQL that cannot raise: the date is built by adding the parts as an
+-- interval to January 1st and kept only when every part reads back
+-- unchanged, so 2019:02:29 or 2019:13:01 give NULL; no exception block,
+-- which in plpgsql costs a subtransaction per call, and the per-row test
+-- calls it for every candidate file.)
 CREATE FUNCTION loupe_file_captured(p_md jsonb) RETURNS timestamptz
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
-DECLARE
-    m text[];
-BEGIN
-    m := regexp_match(p_md->>'date_taken',
-                      '^\s*(\d{4})[:-](\d{2})[:-](\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?');
-    IF m IS NULL OR m[1]::int < 1 THEN
-        RETURN NULL;
-    END IF;
-    RETURN make_timestamp(m[1]::int, m[2]::int, m[3]::int, coalesce(m[4], '0')::int,
-                          coalesce(m[5], '0')::int, coalesce(m[6], '0')::int)
-           AT TIME ZONE 'UTC';
-EXCEPTION WHEN others THEN
-    RETURN NULL;
-END
+    SELECT CASE WHEN y >= 1 AND extract(year FROM t) = y AND extract(month FROM t) = mo
+                     AND extract(day FROM t) = d AND extract(hour FROM t) = h
+                     AND extract(minute FROM t) = mi AND s <= 59
+                THEN t AT TIME ZONE 'UTC' END
+    FROM (SELECT y, mo, d, h, mi, s,
+                 make_timestamp(greatest(y, 1), 1, 1, 0, 0, 0)
+                 + make_interval(months => mo - 1, days => d - 1, hours => h, mins => mi,
+                                 secs => s) AS t
+          FROM (SELECT m[1]::int AS y, m[2]::int AS mo, m[3]::int AS d,
+                       coalesce(m[4], '0')::int AS h, coalesce(m[5], '0')::int AS mi,
+                       coalesce(m[6], '0')::int AS s
+                FROM regexp_match(p_md->>'date_taken',
+                                  '^\s*(\d{4})[:-](\d{2})[:-](\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?')
+                     AS r(m)) parts) x
 $$;
 
 -- How an asset is displayed: width and height after its EXIF orientation
