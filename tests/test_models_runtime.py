@@ -147,6 +147,6 @@ def test_changing_thresholds_does_not_load_the_model_again(db_url: str, home: Pa
                                                            tmp_path: Path):
     with Library.open(home, database_url=db_url) as lib:
         lib.install_model(build_clip(tmp_path / "tiny"), name="tiny")
-        first = lib._embedder("tiny")
+        first = registry.embedder(lib.home, "tiny")
         lib.set_model_thresholds("tiny", {"1": 0.3})
-        assert lib._embedder("tiny") is first
+        assert registry.embedder(lib.home, "tiny") is first

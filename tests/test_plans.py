@@ -239,7 +239,9 @@ def test_fused_scoped_permissioned_statement_keeps_its_row_bounds(big: Library, 
     from loupe.scopes.search import scope_collections, scope_size
 
     viewer = big.as_user("member").viewer if member else OWNER
-    lanes = big._query_lanes(query, "en", [])
+    from loupe.search.pipeline import SearchPipeline
+
+    lanes = SearchPipeline(big).query_lanes(query, "en", [])
     assert [ln.name for ln in lanes] == ["image"]
     coll = big.conn.execute("SELECT id FROM collection WHERE path = 'campaign'").fetchone()[0]
     colls = scope_collections(big.conn, big.tenant_id, coll)

@@ -12,7 +12,6 @@ from PIL import Image
 from tinymodels import build_clip, build_nomic
 
 from loupe import Library
-from loupe.fusion.search import EncoderHealth
 from loupe.models import registry, runtime
 from loupe.models.embedders import ModelError
 from loupe.models.preprocess import PreprocessConfig, preprocess
@@ -170,7 +169,7 @@ def test_task_prefixes_reach_the_encoder(lib: Library, photos: Path, tmp_path: P
         "query": "search_query: ", "document": "search_document: "}
     lib.use_model("tiny-nomic", "text")
     lib.embed()
-    emb = lib._embedder("tiny-nomic")
+    emb = registry.embedder(lib.home, "tiny-nomic")
     assert emb.last_texts == ["search_document: red kettle"]
     lib.search("red kettle")
     assert emb.last_texts == ["search_query: red kettle"]
@@ -187,7 +186,7 @@ def test_a_failing_encoder_is_cached_and_search_answers_lexically(colours: Libra
     lib.use_model("tiny-clip", "image")
     lib.embed()
     now = [1000.0]
-    lib.encoder_health = EncoderHealth(ttl=30, clock=lambda: now[0])
+    lib.encoder_health = runtime.EncoderHealth(ttl=30, clock=lambda: now[0])
     runtime.MODELS.forget(lib.home / "models" / "tiny-clip")  # loaded by embed(): load again
     (lib.home / "models" / "tiny-clip" / "textual" / "model.onnx").write_bytes(b"not onnx")
     res = lib.search("ocean view")
@@ -299,11 +298,11 @@ def test_query_vectors_are_cached_until_the_model_is_installed_again(colours: Li
     cache = lib.query_vectors
     key = (str(lib.home), "tiny-clip", "red photo")
     first = lib.search("red photo")
-    assert key in cache._items
+    assert key in cache
     hits = cache.hits
     second = lib.search("red photo", offset=0)
     assert cache.hits == hits + 1                         # the encoder was not called again
     assert [h.asset_id for h in second.hits] == [h.asset_id for h in first.hits]
     shutil.rmtree(lib.home / "models" / "tiny-clip")     # removed by hand, installed again:
     lib.install_model(clip_dir)                           # its cached vectors are dropped
-    assert key not in cache._items
+    assert key not in cache

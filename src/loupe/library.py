@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from datetime import datetime
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,15 +33,13 @@ from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabul
 from .ingest.image import displayed_size
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
 from .filters import facets as filter_facets, search as filter_search
-from .fusion.search import (EncoderHealth, FusedResult, QueryVectorCache, VectorLane,
-                            fused_search)
 from .lexical import settings as lexical_bounds
-from .lexical.queries import TITLE_BAND_CAP
-from .lexical.search import analyze as analyze_text, lexical_search, query_terms_in
+from .lexical.search import analyze as analyze_text
 from .models import registry, runtime
 from .models.embedders import Embedder, ModelError
-from .scopes.search import (Scope, collection_id, resolve_scope, scoped_fused_search,
-                            scoped_search)
+from .scopes.search import Scope, collection_id, resolve_scope
+from .search.pipeline import SearchPipeline, SearchRequest
+from .search.result import Hit, SearchResult
 from .vector import identity as model_identity
 from .vector import queries as vq
 from .vector.embed import EmbedSummary, build_variants, embed_images, embed_texts
@@ -55,13 +53,6 @@ MAX_PIXELS_LIMIT = 1_000_000_000
 #: Largest search offset accepted (row numbers are bigint; no result is larger).
 OFFSET_MAX = 1_000_000_000
 DEFAULT_HOME = "~/.loupe"
-
-
-def _members(n: int) -> str:
-    """A scope's size as told to the user (counted up to DEEP_MAX + 1)."""
-    from .scopes.queries import DEEP_MAX
-
-    return f"more than {DEEP_MAX:,} members" if n > DEEP_MAX else f"{n:,} members"
 
 
 def default_home() -> Path:
@@ -83,68 +74,6 @@ class AssetNotFound(LookupError):
     """Raised when an asset id does not exist in the current tenant."""
 
 
-@dataclass
-class Hit:
-    """One search result. ``rank`` is 1-based over the whole result set;
-    ``score`` is BM25F for lexical-only search, the RRF score when vector
-    lanes are fused (None for a title-band row of a lexical-only search:
-    such rows are not scored); ``bonus`` the phrase bonus (2: title holds
-    the query, 1: the document does); ``path`` the asset's primary file;
-    ``explain`` each lane's rank and score or cosine distance (None: not in
-    that lane), ``band``/``title_band`` when the row is in a band (C2)."""
-
-    rank: int
-    asset_id: int
-    score: float | None
-    bonus: int
-    title: str
-    path: str
-    explain: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class SearchResult:
-    """A page of results for a query, with an honest total (SPEC C4, C5).
-
-    ``total`` counts matching assets, never the page size: exact when
-    ``total_exact``, otherwise a lower bound ("at least"). ``verdict``:
-    ``complete`` — every match is ranked and reachable by paging;
-    ``truncated`` — a cap cut matches off (``reachable`` are reachable);
-    ``unknown`` — a fallback path (typo correction) produced the result.
-    ``corrections`` maps a typed term to the indexed term searched instead.
-    ``langs``: the languages whose documents were searched (every library
-    language when the search named none); ``lang`` is the first of them,
-    the language the hits' titles are shown in.
-    ``meaning_only``: every row comes from meaning-based (vector) lanes — no
-    word of the query matched — so the rows are approximate neighbours
-    (issue 14, item 4).
-    ``filter``: the filter tree searched within (its JSON, issue 17), or None.
-    ``facets``: when asked for, top values per facet of the whole result
-    (:func:`loupe.filters.facets.facets`), or None.
-    """
-
-    query: str
-    lang: str
-    terms: list[str]
-    total: int
-    total_exact: bool
-    verdict: str
-    reachable: int
-    limit: int
-    offset: int
-    hits: list[Hit] = field(default_factory=list)
-    corrections: dict[str, str] = field(default_factory=dict)
-    lanes: list[str] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
-    langs: list[str] = field(default_factory=list)
-    meaning_only: bool = False
-    filter: Any = None
-    facets: dict[str, Any] | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 class Library:
     """One tenant's view of a Loupe library.
 
@@ -156,14 +85,11 @@ class Library:
             in the tenant); see :meth:`as_user`.
     """
 
-    #: Query-encoder failures, shared by the libraries of one process (V6).
-    encoder_health = EncoderHealth()
-    #: The model content (fingerprint) the cached query vectors of each
-    #: (home, model name) were encoded by, shared like the cache.
-    query_contents: dict[tuple[str, str], str] = {}
-    #: Recent query vectors, shared by the libraries of one process.
-    query_vectors = QueryVectorCache(
-        lexical_bounds.env_setting("LOUPE_QUERY_VECTOR_CACHE", strict=False))
+    #: Query-encoder failures (V6) and recent query vectors: the process's
+    #: (:mod:`loupe.models.runtime`), shared by its libraries; an instance
+    #: may be given its own (a test's clock).
+    encoder_health = runtime.ENCODER_HEALTH
+    query_vectors = runtime.QUERY_VECTORS
 
     def __init__(self, conn: psycopg.Connection, home: Path, tenant_id: int, tenant: str,
                  viewer: Viewer = OWNER):
@@ -172,7 +98,6 @@ class Library:
         self.tenant_id = tenant_id
         self.tenant = tenant
         self.viewer = viewer
-        self._lane_models: dict[str, dict[str, str]] = {}
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -354,68 +279,11 @@ class Library:
             res.facets = self.facets(query, lang=lang, scope=scope, filters=filters)
             return res
         langs = [self._lang(lang)] if lang else self.languages()
-        lang = langs[0]
-        raw_cap, keep_cap = self._caps()
-        notices: list[str] = []
-        if filters is not None and not query.strip():
-            b, notices, tree = filter_search.browse_filtered(
-                self.conn, self.tenant_id, self.viewer, filters, scope, limit=limit,
-                offset=offset)
-            res = self._result("", langs, [], b.total, b.total_exact,
-                               "complete" if b.total_exact else "truncated", b.total, limit,
-                               offset, [(offset + i + 1, a, None, 0, {"filter": True})
-                                        for i, a in enumerate(b.ids)], {}, ["filter"], notices)
-            res.filter = tree.to_json()
-            return res
-        if filters is not None:
-            filt = filter_search.prepare(self.conn, self.tenant_id,
-                                         filter_search.with_scope(filters, scope),
-                                         viewer=self.viewer)
-            res = self._scoped(query, langs, None, limit, offset, raw_cap, keep_cap, notices,
-                               filt)
-            res.filter = filter_search.parse(filters).to_json()
-            if res.total == 0:
-                notices.append(filter_search.empty_notice(self.conn, filt, self.tenant_id,
-                                                          self.viewer)
-                               or "nothing that passes the filter matches the query")
-            return res
-        if scope is not None and scope != [] and scope != ():
-            return self._scoped(query, langs, scope, limit, offset, raw_cap, keep_cap, notices)
-        lanes = self._query_lanes(query, lang, notices)
-        if not lanes:
-            res = lexical_search(self.conn, self.tenant_id, query, langs, limit=limit,
-                                 offset=offset, raw_cap=raw_cap, keep_cap=keep_cap,
-                                 viewer=self.viewer, title_band=title_band)
-            raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
-                         {"lexical": {"rank": None if h.in_band else h.rank, "score": h.score},
-                          **({"title_band": True} if h.in_band else {})}) for h in res.hits]
-            self._title_band_notice(title_band, res.title_band, notices)
-            return self._result(query, langs, res.terms, res.total, res.total_exact, res.verdict,
-                                res.kept + res.title_band, limit, offset, raw_hits,
-                                res.corrections, [], notices)
-        qt = query_terms_in(self.conn, query, langs)
-        terms = qt.terms
-        params = {"tenant_id": self.tenant_id, **qt.params(), "query": query,
-                  "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
-                  **self.fusion_settings(), "fallback": False, "one_word": len(query.split()) <= 1,
-                  "title_band": title_band, **self.viewer.params()}
-        fr = fused_search(self.conn, params, lanes)
-        corrections: dict[str, str] = {}
-        if fr.lexical["candidates"] == 0 and terms:
-            # nothing matched as typed: first the typo fallback (a lexical path,
-            # so the vector lanes, encoded from the misspelt query, sit it out)
-            fixed, corrections = qt.corrected(self.conn, self.tenant_id, self.viewer)
-            if corrections:
-                terms = fixed.terms
-                lanes = []
-                fr = fused_search(self.conn, {**params, **fixed.params(), "fallback": True},
-                                  lanes)
-            elif fr.hits and params["one_word"]:
-                notices.append("nothing matched as typed: showing matches by meaning from "
-                               "the text lane")
-        self._title_band_notice(title_band, fr.lexical["title_band"], notices)
-        return self._fused_result(query, langs, terms, fr, lanes, corrections, limit, offset,
-                                  keep_cap, notices)
+        if filters is not None:   # issue 17: the filtered set is the search's scope
+            return filter_search.filtered_search(self, query, langs, limit, offset, scope,
+                                                 filters)
+        return SearchPipeline(self).run(SearchRequest(query, langs, limit, offset, scope,
+                                                      title_band))
 
     def facets(self, query: str = "", *, filters: Any = None,
                scope: str | list[str] | None = None, lang: str | None = None,
@@ -437,221 +305,15 @@ class Library:
         return filter_facets.facets(self.conn, self.tenant_id, self.viewer,
                                     [h.asset_id for h in full.hits], exact=exact, top=top)
 
-    def _caps(self) -> tuple[int, int]:
-        """The lexical caps, after checking every stored lexical setting (a
-        value out of range is reported, not run into a statement)."""
-        settings = self.lexical_settings()
-        lexical_bounds.check_stored(settings)
-        return settings["raw_cap"], settings["keep_cap"]
-
-    @staticmethod
-    def _title_band_notice(asked: bool, rows: int, notices: list[str]) -> None:
-        if asked and rows:
-            full = " (the band's limit: more titles may hold the terms)" \
-                if rows >= TITLE_BAND_CAP else ""
-            notices.append(f"{rows:,} assets whose title holds the query follow the ranked "
-                           f"results (title band){full}")
-
-    def _scoped(self, query, langs, scope, limit, offset, raw_cap, keep_cap, notices,
-                filt=None):
-        """Search inside collection ``scope`` (one or several: their union; in
-        the documents of ``langs``), or inside the set of a compiled filter
-        tree ``filt`` (issue 17; ``scope`` then None): the lexical lane with
-        its band, fused with the active vector lanes (exact scan over members
-        in the direct regime) when there are any."""
-        if filt is None:
-            resolved = self._scope(scope)
-            coll, scope = resolved.roots, resolved
-        else:
-            coll, scope = [], Scope(label="filter " + filt.tree.dumps(), roots=[])
-        lanes = self._query_lanes(query, langs[0], notices)
-        qt = query_terms_in(self.conn, query, langs)
-        terms = qt.terms
-        one_word = len(query.split()) <= 1
-        if lanes and terms:
-            params = {"tenant_id": self.tenant_id, **qt.params(), "query": query,
-                      "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit,
-                      "offset": offset, "fallback": False, "one_word": one_word,
-                      **self.fusion_settings()}
-            fr = scoped_fused_search(self.conn, params, lanes, coll, self.viewer, filt)
-            typo = fr.lexical["candidates"] == 0 and qt.corrected(
-                self.conn, self.tenant_id, self.viewer)[1]
-            if not typo:
-                return self._scoped_fused_result(query, langs, scope, terms, fr, lanes, limit,
-                                                 offset, keep_cap, notices)
-        res = scoped_search(self.conn, self.tenant_id, query, langs, coll, limit=limit,
-                            offset=offset, raw_cap=raw_cap, keep_cap=keep_cap,
-                            viewer=self.viewer, filt=filt)
-        notices.append(f"scope {scope.quoted}: {_members(res.members)}, {res.ranked:,} ranked, "
-                       f"{res.band:,} in the band ({res.regime} regime)")
-        raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
-                     {"lexical": {"rank": h.rank, "score": h.score}, "band": h.in_band})
-                    for h in res.hits]
-        return self._result(query, langs, res.terms, res.total, res.total_exact, res.verdict,
-                            res.total, limit, offset, raw_hits, res.corrections, ["lexical"],
-                            notices)
-
-    def _scoped_fused_result(self, query, langs, scope, terms, fr, lanes, limit, offset,
-                             keep_cap, notices) -> SearchResult:
-        """Verdict of a scoped fused result (C4). One-word query: the rows are
-        the lexical lane's and its scoped verdict holds. Otherwise the vector
-        part is exact only in the direct regime (every member's vector
-        compared) and only when no member waits for a vector: then
-        ``complete``; else ``unknown`` with the total as a lower bound."""
-        lex = fr.lexical
-        total = fr.ranked + fr.band
-        one_word = len(query.split()) <= 1
-        if fr.regime == "direct":
-            lexical_complete = True
-        elif fr.regime == "deep":
-            lexical_complete = fr.deep_all_read
-        else:
-            lexical_complete = bool(lex["all_read"]) and lex["candidates"] <= keep_cap
-        if one_word:
-            verdict = "complete" if lexical_complete else "truncated"
-        elif fr.regime == "direct" and fr.waiting == 0:
-            verdict = "complete"
-        else:
-            verdict = "unknown"
-        if fr.waiting:
-            notices.append(f"{fr.waiting:,} members of the scope wait for vectors: "
-                           f"meaning-based matches among them are not shown yet")
-        notices.append(f"scope {scope.quoted}: {_members(fr.members)}, {fr.ranked:,} ranked, "
-                       f"{fr.band:,} in the band ({fr.regime} regime"
-                       + (", exact vector scan over members" if fr.regime == "direct" else "")
-                       + ")")
-        raw_hits = []
-        for h in fr.hits:
-            explain = self._name_models(
-                {"lexical": {"rank": h["lexical_rank"], "score": h["lexical_score"]},
-                 **h["lanes"], "band": h["in_band"]})
-            raw_hits.append((h["rank"], h["asset_id"], h["rrf"], h["bonus"], explain))
-        res = self._result(query, langs, terms, total, verdict == "complete", verdict, total,
-                           limit, offset, raw_hits, {}, ["lexical"] + [ln.name for ln in lanes],
-                           notices)
-        res.meaning_only = lex["candidates"] == 0 and total > 0
-        return res
-
     def _scope(self, scope: str | list[str]) -> Scope:
         """Resolve collection names (one or several: their union)."""
         return resolve_scope(self.conn, self.tenant_id, scope, see_all=self.viewer.see_all)
 
-    def _fused_result(self, query: str, langs: list[str], terms: list[str], fr: FusedResult,
-                      lanes: list[VectorLane], corrections: dict[str, str], limit: int,
-                      offset: int, keep_cap: int, notices: list[str]) -> SearchResult:
-        """Verdict of a fused result: when the rows are exactly the lexical lane's
-        (a one-word query that matched words, V5) its verdict holds; otherwise
-        vector neighbours are approximate (HNSW) and the total a lower bound."""
-        lex = fr.lexical
-        lexical_verdict = ("complete" if lex["all_read"] and lex["candidates"] <= keep_cap
-                           else "truncated")
-        lexical_total = max(lex["candidates"] + lex["title_band_unreached"], lex["max_df"])
-        if corrections:
-            verdict, total, exact = "unknown", fr.total, False
-        elif len(query.split()) <= 1 and (lex["candidates"] > 0
-                                          or not any(ln.words for ln in lanes)):
-            # the rows are exactly the lexical lane's (one-word rule, V5): no
-            # lane of written words could bridge, so its verdict holds
-            verdict, total, exact = lexical_verdict, lexical_total, bool(lex["all_read"])
-        else:
-            verdict, total, exact = "unknown", max(fr.total, lexical_total), False
-        raw_hits = []
-        for h in fr.hits:
-            explain = self._name_models(
-                {"lexical": {"rank": h.lexical_rank, "score": h.lexical_score}, **h.lanes})
-            if h.in_band:
-                explain["title_band"] = True
-            raw_hits.append((h.rank, h.asset_id, h.rrf, h.bonus, explain))
-        res = self._result(query, langs, terms, total, exact, verdict, fr.total, limit, offset,
-                           raw_hits, corrections, ["lexical"] + [ln.name for ln in lanes],
-                           notices)
-        # no word matched and no typo fallback: the rows are vector neighbours only
-        res.meaning_only = (not corrections and lex["candidates"] == 0
-                            and lex["title_band"] == 0 and fr.total > 0)
-        return res
-
-    def _result(self, query, langs, terms, total, exact, verdict, reachable, limit, offset,
-                raw_hits, corrections, lanes, notices) -> SearchResult:
-        lang = langs[0]  # titles are shown in the first searched language
-        info = {}
-        if raw_hits:
-            for row in self.conn.execute(q.HIT_DETAILS, {
-                    "tenant_id": self.tenant_id, "lang": lang, "ids": [h[1] for h in raw_hits],
-                    **self.viewer.params()}):
-                info[row[0]] = (row[1], row[2])
-        hits = [Hit(rank=r, asset_id=a, score=sc, bonus=b, title=info.get(a, ("", ""))[0],
-                    path=info.get(a, ("", ""))[1], explain=ex) for r, a, sc, b, ex in raw_hits]
-        return SearchResult(query=query, lang=lang, terms=terms, total=total, total_exact=exact,
-                            verdict=verdict, reachable=reachable, limit=limit, offset=offset,
-                            hits=hits, corrections=corrections, lanes=lanes or ["lexical"],
-                            notices=notices, langs=list(langs))
-
     # -- models and vector lanes -------------------------------------------------
 
     def _embedder(self, name: str) -> Embedder:
-        """The model's embedder, loaded once per process (loupe.models.runtime),
-        and loaded again when the folder's content changed (its fingerprint is
-        part of the cache key, SPEC V3)."""
-        m = registry.get_model(self.home, name)
-        return runtime.cached_embedder(m.folder, {**m.config,
-                                                  "fingerprint": registry.fingerprint(m)})
-
-    def _query_lanes(self, query: str, lang: str, notices: list[str]) -> list[VectorLane]:
-        """Encode the query for each active vector lane; a lane whose encoder
-        fails (or failed less than 30 s ago) is left out with a notice (V6),
-        and so is a lane whose model folder now holds other content than the
-        model its vectors came from (V3: never compared across models)."""
-        lanes = []
-        self._lane_models = {}
-        for lane, model_id, name, kind, dims, n_vec, n_assets, stored in self.conn.execute(
-                vq.LANE_MODELS, {"tenant_id": self.tenant_id}).fetchall():
-            try:
-                info = registry.get_model(self.home, name)
-                cfg, content = info.config, registry.fingerprint(info)
-            except ModelError as exc:
-                notices.append(f"{lane} lane off: {exc}")
-                continue
-            seen = (str(self.home), name)
-            if self.query_contents.get(seen) != content:
-                # cached query vectors of another content of this name are stale
-                self.query_vectors.forget(*seen)
-                self.query_contents[seen] = content
-            vec, reason = self.encoder_health.encode(
-                name, lambda n=name: self.query_vectors.get(
-                    (str(self.home), n, query),
-                    lambda: self._embedder(n).encode_texts([query], task="query")[0]))
-            if vec is None:
-                notices.append(f"{lane} lane off for about {int(self.encoder_health.ttl)} s, "
-                               f"answering without it: {reason}")
-                continue
-            if model_identity.changed(stored, content):
-                notices.append(
-                    f"{lane} lane off: model {name} changed since its vectors were computed "
-                    f"(content {model_identity.short(stored)} → "
-                    f"{model_identity.short(content)}): its vectors are not compared with the "
-                    f"new model's; run 'loupe embed' to compute them again")
-                continue
-            self._lane_models[lane] = {"model": name,
-                                       "model_sha256": model_identity.short(content)}
-            if n_vec < n_assets:
-                notices.append(f"{lane} lane: {n_assets - n_vec:,} assets still wait for "
-                               f"vectors of {name} (run 'loupe embed')")
-            try:
-                max_dist = registry.threshold_for(cfg, len(query.split()))
-            except ModelError as exc:
-                notices.append(f"{lane} lane off: {exc}")
-                continue
-            lanes.append(VectorLane(name=lane, lane=lane, model_id=model_id, model=name,
-                                    dims=dims, max_dist=max_dist, vector=vec))
-        return lanes
-
-    def _name_models(self, explain: dict[str, Any]) -> dict[str, Any]:
-        """Name the model (and its content's fingerprint) of each vector
-        lane's distance in a hit's explain data."""
-        for lane, model in getattr(self, "_lane_models", {}).items():
-            if isinstance(explain.get(lane), dict):
-                explain[lane] = {**explain[lane], **model}
-        return explain
+        """The model's embedder, loaded once per process (:func:`loupe.models.registry.embedder`)."""
+        return registry.embedder(self.home, name)
 
     def _adopt(self, model_id: int, info: registry.ModelInfo) -> int | None:
         """Record the model folder's content for ``model_id``; the vectors a
@@ -674,8 +336,7 @@ class Library:
     def install_model(self, source: str | Path, *, name: str | None = None) -> dict[str, Any]:
         """Install a model from a folder or archive (see :func:`loupe.models.registry.install`)."""
         m = registry.install(self.home, source, name=name)
-        runtime.MODELS.forget(m.folder)
-        self.query_vectors.forget(str(self.home), m.name)
+        runtime.forget_model(self.home, m.name, m.folder)
         return {"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder)}
 
     def download_model(self, repo_id: str, *, name: str | None = None) -> dict[str, Any]:

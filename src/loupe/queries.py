@@ -22,7 +22,7 @@ SELECT a.id,
                                  OR loupe_can_read_doc(a.readers, a.doc_readers, a.embargo_until,
                                                        a.rights_expire_at, %(principals)s::bigint[])
                             THEN d.title ELSE fd.title END, ''),
-                regexp_replace(f.rel_path, '^.*/', '')),
+                regexp_replace(f.rel_path, '^.*/', '')) AS title,
        f.path
 FROM asset a
 LEFT JOIN search_document d ON d.asset_id = a.id AND d.lang = %(lang)s

@@ -275,7 +275,7 @@ class Evaluation:
                 model_name = model or self._lane_model("text")
                 model_id, dims = self._variant(reader, model_name, "text")
                 cfg = registry.get_model(self.lib.home, model_name).config
-                vecs = self.lib._embedder(model_name).encode_texts(
+                vecs = registry.embedder(self.lib.home, model_name).encode_texts(
                     [qu.text for qu in queries], task="query")
                 stmt = q.variant_search(model_id, "text", dims)
                 for qu, vec in zip(queries, vecs):
@@ -291,7 +291,7 @@ class Evaluation:
             elif system == "peer":
                 model_name = model or self._peer_model()
                 peer = self._peer(reader, model_name)
-                vecs = self.lib._embedder(model_name).encode_texts(
+                vecs = registry.embedder(self.lib.home, model_name).encode_texts(
                     [qu.text for qu in queries], task="query")
                 for qu, vec in zip(queries, vecs):
                     hits[qu.id] = [(a, 1.0 / r, None)
@@ -301,7 +301,7 @@ class Evaluation:
             else:
                 model_name = model or self._image_model()
                 model_id, dims = self._variant(reader, model_name, system)
-                emb = self.lib._embedder(model_name)
+                emb = registry.embedder(self.lib.home, model_name)
                 vecs = emb.encode_texts([qu.text for qu in queries], task="query")
                 stmt = q.variant_search(model_id, system, dims)
                 for qu, vec in zip(queries, vecs):
@@ -452,7 +452,7 @@ class Evaluation:
             "lang": self.lib.languages()[0]}).fetchall()
         ids = [r[0] for r in rows]
         texts = [document_text(*r[1:]) for r in rows]
-        emb = self.lib._embedder(model)
+        emb = registry.embedder(self.lib.home, model)
         parts = [emb.encode_texts(texts[i:i + 32], task="document")
                  for i in range(0, len(texts), 32)]
         dims = parts[0].shape[1] if parts else 1
@@ -598,7 +598,7 @@ class Evaluation:
                 except EvalError:
                     if v == "image":
                         raise
-            emb = self.lib._embedder(model)
+            emb = registry.embedder(self.lib.home, model)
             vecs = emb.encode_texts([qu.text for qu in queries], task="query")
             table: dict[str, dict[str, mx.Figure]] = {}
             runs: dict[str, dict[str, dict[str, float]]] = {}

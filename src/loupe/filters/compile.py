@@ -72,17 +72,36 @@ class Context:
 @dataclass
 class Compiled:
     """A compiled tree: ``test`` over ``asset a``, ``driver`` (a SELECT of
-    asset ids), ``params`` (bound values) and the tree itself."""
+    asset ids), ``values`` (the bound parameters, also :meth:`params`) and
+    the tree itself. It is a :class:`loupe.search.clause.AssetClause` whose
+    set is the search's scope (:meth:`scope_members`)."""
 
     tree: Node
     test: str
     driver: str
-    params: dict[str, Any]
+    values: dict[str, Any]
 
     def members_sql(self) -> str:
         """The filtered set's readable assets (``asset_id``), at most
         ``%(filter_limit)s``."""
         return q.MEMBERS.format(driver=self.driver, test=self.test)
+
+    # -- loupe.search.clause.AssetClause: how the search pipeline applies it --
+
+    def sql(self, asset: str) -> str:
+        """The test on the asset whose id is the column ``asset`` of a search
+        statement (an entry point of :mod:`loupe.search.clause`)."""
+        return self.where(asset)
+
+    def params(self) -> dict[str, Any]:  # type: ignore[no-redef]
+        """(A method for the pipeline; the values are ``self.values``.)"""
+        return self.values
+
+    def scope_members(self) -> str:
+        """The filtered set as the statement's scope (see
+        :func:`loupe.scopes.queries.readable_members`): regime, bands and
+        the exact vector scan read it."""
+        return self.members_sql()
 
     def where(self, alias: str) -> str:
         """The test for an asset id column ``alias`` of another statement
@@ -186,4 +205,4 @@ def compile_tree(tree: Any, ctx: Context) -> Compiled:
     c = _Compiler(ctx)
     test, driver = c.node(node, "$")
     c.params["filter_limit"] = FILTER_LIMIT
-    return Compiled(tree=node, test=test, driver=driver or q.UNIVERSE, params=c.params)
+    return Compiled(tree=node, test=test, driver=driver or q.UNIVERSE, values=c.params)

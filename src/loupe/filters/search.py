@@ -63,7 +63,7 @@ def prepare(conn: psycopg.Connection, tenant_id: int, tree: Any, *, viewer: View
 def statement_params(compiled: Compiled, tenant_id: int, viewer: Viewer) -> dict[str, Any]:
     """Every parameter a filter clause needs (its values, the tenant, the
     viewer's ``see_all`` / ``principals``, ``filter_limit``)."""
-    return {**compiled.params, "tenant_id": tenant_id, **viewer.params()}
+    return {**compiled.values, "tenant_id": tenant_id, **viewer.params()}
 
 
 @dataclass
@@ -140,3 +140,49 @@ def browse_filtered(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, tr
         notices.append(empty_notice(conn, compiled, tenant_id, viewer)
                        or "no asset passes the filter")
     return b, notices, parse(tree)
+
+
+def filtered_search(lib: Any, query: str, langs: list[str], limit: int, offset: int,
+                    scope: Any, tree: Any):
+    """:meth:`loupe.Library.search` with a filter tree (limits checked by
+    the caller). With query text: the search pipeline with the compiled tree
+    as its clause and its scope (collections given as ``scope`` are AND-ed
+    into the tree: one set), so every lane, band and count is of assets it
+    accepts. Without: the filtered set itself (:func:`browse_filtered`),
+    newest first. Either way ``result.filter`` is the tree's JSON, and an
+    empty result says why.
+
+    Raises:
+        FilterError: a bad tree, or a collection it names does not exist.
+    """
+    from .. import queries as lq
+    from ..search.pipeline import SearchPipeline, SearchRequest
+    from ..search.result import Hit, SearchResult
+
+    node = parse(tree)
+    if query.strip():
+        compiled = prepare(lib.conn, lib.tenant_id, with_scope(node, scope), viewer=lib.viewer)
+        res = SearchPipeline(lib).run(SearchRequest(query, langs, limit, offset, None, False,
+                                                    compiled))
+        if res.total == 0:
+            res.notices.append(empty_notice(lib.conn, compiled, lib.tenant_id, lib.viewer)
+                               or "nothing that passes the filter matches the query")
+    else:
+        b, notices, _ = browse_filtered(lib.conn, lib.tenant_id, lib.viewer, node, scope,
+                                        limit=limit, offset=offset)
+        info = {}
+        if b.ids:
+            for r in lib.conn.execute(lq.HIT_DETAILS, {"tenant_id": lib.tenant_id,
+                                                       "lang": langs[0], "ids": b.ids,
+                                                       **lib.viewer.params()}):
+                info[r[0]] = (r[1], r[2])
+        hits = [Hit(rank=offset + i + 1, asset_id=a, score=None, bonus=0,
+                    title=info.get(a, ("", ""))[0], path=info.get(a, ("", ""))[1],
+                    explain={"filter": True}) for i, a in enumerate(b.ids)]
+        res = SearchResult(query=query, lang=langs[0], terms=[], total=b.total,
+                           total_exact=b.total_exact,
+                           verdict="complete" if b.total_exact else "truncated",
+                           reachable=b.total, limit=limit, offset=offset, hits=hits,
+                           lanes=["filter"], notices=notices, langs=list(langs))
+    res.filter = node.to_json()
+    return res

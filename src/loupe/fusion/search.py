@@ -23,9 +23,8 @@ and its verdict is ``unknown``.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import psycopg
@@ -34,6 +33,9 @@ from psycopg import sql
 from ..access.viewer import OWNER
 from ..lexical.queries import TITLE_BAND_CAP, best_bonus, lexical_ctes, title_band_cte
 from ..vector.queries import vector_cte
+
+if TYPE_CHECKING:
+    from ..search.clause import AssetClause
 
 #: RRF's rank constant (Cormack et al. 2009): the default of the ``rrf_k`` setting.
 RRF_K = 60
@@ -51,8 +53,6 @@ def rrf_term(lane: str, rank: sql.Composable) -> sql.Composed:
         w=sql.Placeholder(f"w_{lane}"), k=sql.Placeholder("rrf_k"), rank=rank)
 #: Vector neighbours per lane (F3).
 VEC_CAP = 200
-#: Seconds a failed query encoder is left alone (V6).
-FAILURE_TTL = 30.0
 
 
 @dataclass(frozen=True)
@@ -89,35 +89,6 @@ class FusedHit:
     in_band: bool = False
 
 
-class EncoderHealth:
-    """Remembers failed query encoders for ``ttl`` seconds (V6), so a broken
-    encoder is not called on every keystroke. ``attempts`` counts real calls."""
-
-    def __init__(self, ttl: float = FAILURE_TTL, clock=time.monotonic):
-        self.ttl = ttl
-        self.clock = clock
-        self.failed: dict[str, tuple[float, str]] = {}
-        self.attempts: dict[str, int] = {}
-
-    def encode(self, model: str, fn) -> tuple[np.ndarray | None, str | None]:
-        """Run ``fn()`` unless ``model`` failed less than ``ttl`` seconds ago.
-
-        Returns ``(vector, None)`` or ``(None, reason)``.
-        """
-        since = self.failed.get(model)
-        if since is not None and self.clock() - since[0] < self.ttl:
-            return None, since[1]
-        self.attempts[model] = self.attempts.get(model, 0) + 1
-        try:
-            vec = fn()
-        except Exception as exc:
-            reason = f"query encoder of model {model!r} failed: {exc}"
-            self.failed[model] = (self.clock(), reason)
-            return None, reason
-        self.failed.pop(model, None)
-        return vec, None
-
-
 #: A page of ``rows`` (ranked rows, then band rows: ``in_band``), ordered by
 #: phrase bonus ▸ RRF ▸ asset id within each (C2: page 1 holds ranked rows).
 BANDED_PAGE = """page AS (
@@ -129,49 +100,35 @@ BANDED_PAGE = """page AS (
 )"""
 
 
-class QueryVectorCache:
-    """The last ``size`` query vectors, by (library home, model name, query
-    text): paging, instant search and bulk actions repeat a query, and a
-    text encoder on CPU costs more than the statement (benchmarks/RESULTS.md,
-    HTTP search: 66 % of request time in MiniLM). Entries of a model are
-    dropped when it is installed again (:meth:`forget`). Thread-safe.
-    ``LOUPE_QUERY_VECTOR_CACHE`` sets the size of the process's cache (0: off)."""
+def rrf_join(base: str, lanes: list[VectorLane], cte: str,
+             alias: str) -> tuple[sql.Composable, sql.Composable, sql.Composable, sql.Composable]:
+    """The RRF join, written once (fused rows and a scope's band rows alike).
 
-    def __init__(self, size: int = 2048):
-        import threading
-        from collections import OrderedDict
-
-        self.size = size
-        self._items: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = 0
-
-    def get(self, key: tuple[str, str, str], compute) -> np.ndarray:
-        """The cached vector for ``key``, else ``compute()`` (stored if it
-        returns; its exceptions propagate and nothing is stored). A cache of
-        size 0 always computes."""
-        if self.size <= 0:
-            return compute()
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                self.hits += 1
-                return self._items[key]
-        vec = compute()
-        with self._lock:
-            self._items[key] = vec
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-        return vec
-
-    def forget(self, home: str, model: str) -> None:
-        """Drop every vector of ``model`` in library ``home``."""
-        with self._lock:
-            for key in [k for k in self._items if k[0] == home and k[1] == model]:
-                del self._items[key]
+    ``base`` is the lexical relation's alias (a fixed name, with columns
+    ``asset_id`` and ``rank``); each vector lane's relation is the CTE
+    ``<cte><lane name>`` joined as ``<alias><lane name>`` (columns
+    ``asset_id``, ``rank``, ``dist``). Returns ``(key, joins, cols, rrf)``:
+    the asset id over the FULL OUTER JOIN of all of them, the joins, the
+    columns ``, <a>.rank AS <lane>_rank, <a>.dist AS <lane>_dist`` of each
+    lane, and the RRF sum Σ w_lane / (k + rank_lane) (:func:`rrf_term`)."""
+    assert base in ("l", "lb") and cte in ("vec_", "vband_") and alias in ("v_", "vb_")
+    key: sql.Composable = sql.SQL(f"{base}.asset_id")
+    joins, cols = [], []
+    rrf = [rrf_term("lexical", sql.SQL(f"{base}.rank"))]
+    for lane in lanes:
+        a = sql.Identifier(f"{alias}{lane.name}")
+        joins.append(sql.SQL("\n    FULL OUTER JOIN {cte} {a} ON {a}.asset_id = {key}").format(
+            cte=sql.Identifier(f"{cte}{lane.name}"), a=a, key=key))
+        key = sql.SQL("coalesce({key}, {a}.asset_id)").format(key=key, a=a)
+        cols.append(sql.SQL(",\n           {a}.rank AS {r}, {a}.dist AS {d}").format(
+            a=a, r=sql.Identifier(f"{lane.name}_rank"), d=sql.Identifier(f"{lane.name}_dist")))
+        rrf.append(rrf_term(lane.lane, sql.SQL("{a}.rank").format(a=a)))
+    return key, sql.SQL("").join(joins), sql.SQL("").join(cols), \
+        sql.SQL("\n           + ").join(rrf)
 
 
-def fused_ctes(lanes: list[VectorLane], member: bool = False) -> sql.Composed:
+def fused_ctes(lanes: list[VectorLane], member: bool = False,
+               clause: "AssetClause | None" = None) -> sql.Composed:
     """``WITH`` the lexical lane's CTEs, one CTE per vector lane, and:
 
     * ``lex``: the lexical lane's kept rows ranked by score;
@@ -181,29 +138,25 @@ def fused_ctes(lanes: list[VectorLane], member: bool = False) -> sql.Composed:
 
     Composed from fixed parts (lane names, model ids and widths are literals
     of the registry, never user input). ``member``: for a viewer who does not
-    see everything (:func:`loupe.lexical.queries.lexical_ctes`)."""
-    ctes = [sql.SQL("WITH ") + sql.SQL(lexical_ctes(member))]
+    see everything (:func:`loupe.lexical.queries.lexical_ctes`); ``clause``:
+    a condition on assets, applied to the lexical candidates and inside each
+    vector lane (:mod:`loupe.search.clause`).
+
+    Contract: needs the parameters of :func:`~loupe.lexical.queries.lexical_ctes`
+    and :func:`~loupe.vector.queries.vector_cte`, ``one_word``, ``w_<lane>``,
+    ``rrf_k``; provides their CTEs and ``lex``, ``fused`` (asset_id, lex_rank,
+    lex_score, <lane>_rank, <lane>_dist, rrf), ``fkept`` (fused + bonus).
+    The RRF join of the lanes is built here and only here."""
+    ctes = [sql.SQL("WITH ") + sql.SQL(lexical_ctes(member, clause))]
     for lane in lanes:
-        ctes.append(sql.SQL(",") + vector_cte(lane.name, lane.model_id, lane.lane, lane.dims))
+        ctes.append(sql.SQL(",") + vector_cte(lane.name, lane.model_id, lane.lane, lane.dims,
+                                              clause))
     lex = sql.SQL("""
 lex AS (
     SELECT asset_id, score, row_number() OVER (ORDER BY score DESC, asset_id) AS rank
     FROM final
 )""")
-    joins = sql.SQL("")
-    key = sql.SQL("l.asset_id")
-    cols = []
-    rrf = [rrf_term("lexical", sql.SQL("l.rank"))]
-    for lane in lanes:
-        alias = sql.Identifier(f"v_{lane.name}")
-        cte = sql.Identifier(f"vec_{lane.name}")
-        joins += sql.SQL(" FULL OUTER JOIN {cte} {a} ON {a}.asset_id = {key}").format(
-            cte=cte, a=alias, key=key)
-        key = sql.SQL("coalesce({key}, {a}.asset_id)").format(key=key, a=alias)
-        cols.append(sql.SQL("{a}.rank AS {r}, {a}.dist AS {d}").format(
-            a=alias, r=sql.Identifier(f"{lane.name}_rank"), d=sql.Identifier(f"{lane.name}_dist")))
-        rrf.append(rrf_term(lane.lane, sql.SQL("{a}.rank").format(a=alias)))
-    lane_cols = sql.SQL("").join(sql.SQL(", ") + c for c in cols)
+    key, joins, lane_cols, rrf = rrf_join("l", lanes, "vec_", "v_")
     fused = sql.SQL("""
 fused AS (
     SELECT {key} AS asset_id, l.rank AS lex_rank, l.score AS lex_score{lane_cols},
@@ -216,7 +169,7 @@ fkept AS (
     CROSS JOIN phrase ph
     WHERE NOT %(one_word)s OR f.lex_rank IS NOT NULL
        OR (NOT EXISTS (SELECT 1 FROM cand){word_lanes})
-)""").format(key=key, lane_cols=lane_cols, rrf=sql.SQL(" + ").join(rrf), joins=joins,
+)""").format(key=key, lane_cols=lane_cols, rrf=rrf, joins=joins,
              word_lanes=sql.SQL(" AND (false{})").format(sql.SQL("").join(
                  sql.SQL(" OR f.{r} IS NOT NULL").format(r=sql.Identifier(f"{ln.name}_rank"))
                  for ln in lanes if ln.words)))
@@ -231,14 +184,17 @@ def lane_columns(lanes: list[VectorLane], prefix: str = "p.") -> sql.Composable:
                                            d=sql.Identifier(f"{ln.name}_dist")) for ln in lanes)
 
 
-def fused_statement(lanes: list[VectorLane], member: bool = False) -> sql.Composed:
+def fused_statement(lanes: list[VectorLane], member: bool = False,
+                    clause: "AssetClause | None" = None) -> sql.Composed:
     """The fused statement for these vector lanes: :func:`fused_ctes`, then a
     page ordered by phrase bonus ▸ RRF ▸ asset id, with the lexical lane's
-    counts and each vector lane's count of neighbours kept."""
+    counts and each vector lane's count of neighbours kept (``<lane>_kept``);
+    ``clause``: a condition on assets (:mod:`loupe.search.clause`)."""
     lane_counts = sql.SQL("").join(
-        sql.SQL(", (SELECT count(*) FROM {cte})").format(cte=sql.Identifier(f"vec_{ln.name}"))
+        sql.SQL(", (SELECT count(*) FROM {cte}) AS {name}").format(
+            cte=sql.Identifier(f"vec_{ln.name}"), name=sql.Identifier(f"{ln.name}_kept"))
         for ln in lanes)
-    tail = sql.SQL(",") + sql.SQL(title_band_cte("fkept", member)) + sql.SQL(""",
+    tail = sql.SQL(",") + sql.SQL(title_band_cte("fkept", member, clause)) + sql.SQL(""",
 rows AS (
     SELECT k.asset_id, k.rrf, k.bonus, false AS in_band, k.lex_rank, k.lex_score{lane_cols}
     FROM fkept k
@@ -258,7 +214,7 @@ ORDER BY p.rank
 """).format(lane_counts=lane_counts, lane_out=lane_columns(lanes),
             lane_cols=lane_columns(lanes, "k."),
             lane_nulls=sql.SQL("").join(sql.SQL(", NULL, NULL") for _ in lanes))
-    return fused_ctes(lanes, member) + tail
+    return fused_ctes(lanes, member, clause) + tail
 
 
 @dataclass
@@ -280,31 +236,19 @@ def fused_search(conn: psycopg.Connection, params: dict[str, Any],
     ``one_word``, the fusion settings (``w_lexical``, ``w_text``, ``w_image``,
     ``rrf_k``; default :data:`FUSION_DEFAULTS`) and the viewer's ``see_all`` / ``principals`` (default: the
     owner, who sees everything); the lanes add their query vectors and thresholds."""
+    from ..search import statements as st
+
     p = {**OWNER.params(), "title_band": False, "title_band_cap": TITLE_BAND_CAP,
-         **FUSION_DEFAULTS, **params}
+         **FUSION_DEFAULTS, **params, **st.lane_parameters(lanes)}
     p["vec_cap"] = p.get("vec_cap", VEC_CAP)
-    for lane in lanes:
-        p[f"qv_{lane.name}"] = np.asarray(lane.vector, dtype=np.float32)
-        p[f"maxd_{lane.name}"] = float(lane.max_dist)
-    rows = conn.execute(fused_statement(lanes, not p["see_all"]), p).fetchall()
-    first = rows[0]
-    n = len(lanes)
-    lane_counts = {ln.name: int(first[6 + i]) for i, ln in enumerate(lanes)}
-    base = 6 + n
-    hits = []
-    for r in rows:
-        if r[base + 1] is None:
-            continue
-        lane_vals = {}
-        for i, ln in enumerate(lanes):
-            rank, dist = r[base + 6 + 2 * i], r[base + 7 + 2 * i]
-            lane_vals[ln.name] = {"rank": rank, "distance": None if dist is None else float(dist)}
-        hits.append(FusedHit(rank=r[base], asset_id=r[base + 1], rrf=float(r[base + 2]),
-                             bonus=r[base + 3], lexical_rank=r[base + 4],
-                             lexical_score=None if r[base + 5] is None else float(r[base + 5]),
-                             lanes=lane_vals, in_band=r[base + 8 + 2 * n]))
-    lexical = {"candidates": first[0], "kept": first[1], "postings_read": first[2],
-               "max_df": first[3], "all_read": first[4],
-               "title_band": first[base + 6 + 2 * n],
-               "title_band_unreached": first[base + 7 + 2 * n]}
-    return FusedResult(total=int(first[5]), hits=hits, lexical=lexical, lane_counts=lane_counts)
+    out = st.execute(conn, st.FUSED, lanes, p)
+    c = out.counts
+    hits = [FusedHit(rank=r.rank, asset_id=r.asset_id, rrf=r.score, bonus=r.bonus,
+                     lexical_rank=r.lexical_rank, lexical_score=r.lexical_score, lanes=r.lanes,
+                     in_band=r.in_band) for r in out.rows]
+    lexical = {"candidates": c["candidates"], "kept": c["kept"],
+               "postings_read": c["postings_read"], "max_df": c["max_df"],
+               "all_read": c["all_read"], "title_band": c["band"],
+               "title_band_unreached": c["unreached"]}
+    return FusedResult(total=int(c["fused_total"]), hits=hits, lexical=lexical,
+                       lane_counts={ln.name: int(c[f"{ln.name}_kept"]) for ln in lanes})

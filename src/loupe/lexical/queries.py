@@ -1,5 +1,14 @@
 """Named SQL of the lexical lane. Parameterised; nothing is built from user input."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..search.clause import and_clause
+
+if TYPE_CHECKING:
+    from ..search.clause import AssetClause
+
 # Terms the analyzer emits for a text: the distinct lexemes, sorted (query
 # form), or every position in order with its field group (document form).
 ANALYZE_QUERY = """
@@ -163,11 +172,18 @@ RAW_MEMBER = RAW_OWNER + """
     WHERE q.files"""
 
 
-def lexical_ctes(member: bool = False) -> str:
+def lexical_ctes(member: bool = False, clause: "AssetClause | None" = None) -> str:
     """The lexical lane's CTEs (see above) for a viewer who sees everything,
     or with ``member`` for one who does not (migration 0011: the walk merges
     the file documents it may read for terms they hold, probes and the phrase
-    bonus read only documents it may read)."""
+    bonus read only documents it may read). ``clause``: a condition every
+    candidate satisfies (:mod:`loupe.search.clause`; ``max_df`` is then 0).
+
+    Contract: needs the parameters ``tenant_id``, ``langs``, ``qlangs``,
+    ``qterms``, ``raw_cap``, ``keep_cap``, ``query``, ``see_all``,
+    ``principals``; provides the CTEs ``st``, ``q``, ``raw``, ``cand_l``,
+    ``cand``, ``kept``, ``missing``, ``phrase``, ``final`` and ``counts``
+    (one row: candidates, kept, postings_read, max_df, all_read)."""
     return """
 st AS (
     SELECT s.lang, s.n_docs,
@@ -186,7 +202,8 @@ q AS MATERIALIZED (
 raw AS MATERIALIZED (""" + (RAW_MEMBER if member else RAW_OWNER) + """
 ),
 cand_l AS MATERIALIZED (
-    SELECT asset_id, lang, sum(part) AS score FROM raw GROUP BY asset_id, lang
+    SELECT asset_id, lang, sum(part) AS score FROM raw""" + and_clause(clause, "raw.asset_id", "WHERE") + """
+    GROUP BY asset_id, lang
 ),
 cand AS MATERIALIZED (
     -- one language: its rows as they are (no sort); several: the best per asset
@@ -235,7 +252,8 @@ counts AS (
     SELECT (SELECT count(*) FROM cand) AS candidates,
            (SELECT count(*) FROM kept) AS kept,
            (SELECT count(*) FROM raw) AS postings_read,
-           (SELECT CASE WHEN %(see_all)s THEN coalesce(max(df), 0) ELSE 0 END FROM q) AS max_df,
+           (SELECT CASE WHEN %(see_all)s""" + (" AND false" if clause else "") + """
+                        THEN coalesce(max(df), 0) ELSE 0 END FROM q) AS max_df,
            (SELECT coalesce(bool_and(q.df <= %(raw_cap)s
                                      OR (q.df <= %(raw_cap)s * 10
                                          AND (SELECT count(*) FROM raw r
@@ -274,7 +292,7 @@ tcounts AS (
 )"""
 
 
-def title_band_cte(shown: str, member: bool = False) -> str:
+def title_band_cte(shown: str, member: bool = False, clause: "AssetClause | None" = None) -> str:
     """The title band (C2, optional): assets with a document whose title holds
     every query term of its language (tsvector weight A, the title group;
     tested on every document of the tenant and languages: no index serves it
@@ -284,7 +302,13 @@ def title_band_cte(shown: str, member: bool = False) -> str:
     ``title_band_cap`` of them by asset id. Empty unless ``%(title_band)s``.
     With ``member`` (migration 0011): a whole document only when the member
     may read every file of its asset, and the file documents (of each
-    searched language) it may read."""
+    searched language) it may read. ``clause``: a condition every band row
+    satisfies (:mod:`loupe.search.clause`).
+
+    Contract: needs the CTEs ``phrase`` and ``shown``, the parameters
+    ``title_band``, ``title_band_cap``, ``qlangs``, ``qterms``, ``langs``,
+    ``tenant_id``, ``see_all``, ``principals``; provides ``tq``, ``tband``
+    (asset_id, bonus) and ``tcounts`` (one row: band, unreached; needs ``cand``)."""
     assert shown in ("final", "fkept")
     if not member:
         return """
@@ -305,7 +329,7 @@ tband AS MATERIALIZED (
       AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
                                                  a.rights_expire_at, false,
                                                  %(principals)s::bigint[])
-                           FROM asset a WHERE a.id = d.asset_id))
+                           FROM asset a WHERE a.id = d.asset_id))""" + and_clause(clause, "d.asset_id") + """
     ORDER BY d.asset_id, bonus DESC
     LIMIT %(title_band_cap)s
 ),""" + TBAND_COUNTS
@@ -328,7 +352,7 @@ tband AS MATERIALIZED (
           AND (%(see_all)s OR (SELECT loupe_can_read_doc(a.readers, a.doc_readers,
                                                          a.embargo_until, a.rights_expire_at,
                                                          %(principals)s::bigint[])
-                               FROM asset a WHERE a.id = d.asset_id))
+                               FROM asset a WHERE a.id = d.asset_id))""" + and_clause(clause, "d.asset_id") + """
         UNION ALL
         -- the file documents it may read (0011)
         SELECT x.asset_id, loupe_member_bonus(x.asset_id, tq.lang, ph.qn,
@@ -338,7 +362,7 @@ tband AS MATERIALIZED (
         CROSS JOIN LATERAL loupe_member_title_files(%(tenant_id)s, tq.lang, tq.tq,
                                                     %(principals)s::bigint[]) AS x
         WHERE %(title_band)s
-          AND NOT EXISTS (SELECT 1 FROM """ + shown + """ s WHERE s.asset_id = x.asset_id)
+          AND NOT EXISTS (SELECT 1 FROM """ + shown + """ s WHERE s.asset_id = x.asset_id)""" + and_clause(clause, "x.asset_id") + """
     ) t
     GROUP BY t.asset_id
     ORDER BY t.asset_id
@@ -347,12 +371,15 @@ tband AS MATERIALIZED (
 
 
 # The lexical lane alone: a page of the kept list, then the title band when
-# asked for (after every ranked row: page 1 is unchanged), and the verdict.
-# The total counts the band's assets the walk had not reached.
-def lexical_lane(member: bool = False) -> str:
+# asked for (after every ranked row: page 1 is unchanged), and the counts
+# the verdict is decided from (loupe.search.verdict: the band's assets the
+# walk had not reached, ``unreached``, join the total).
+def lexical_lane(member: bool = False, clause: "AssetClause | None" = None) -> str:
     """The lexical-only statement (see above); ``member``: for a viewer who
-    does not see everything (see :func:`lexical_ctes`)."""
-    return "WITH " + lexical_ctes(member) + "," + title_band_cte("final", member) + LANE_TAIL
+    does not see everything (see :func:`lexical_ctes`); ``clause``: a
+    condition on assets (:mod:`loupe.search.clause`)."""
+    return ("WITH " + lexical_ctes(member, clause) + "," + title_band_cte("final", member, clause)
+            + LANE_TAIL)
 
 
 LANE_TAIL = """,
@@ -369,12 +396,7 @@ page AS (
     LIMIT %(limit)s OFFSET %(offset)s
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
-       CASE WHEN %(fallback)s THEN 'unknown'
-            WHEN c.all_read AND c.candidates <= %(keep_cap)s THEN 'complete'
-            ELSE 'truncated' END AS verdict,
-       greatest(c.candidates + tc.unreached, c.max_df) AS total,
-       c.all_read AS total_exact,
-       p.rank, p.asset_id, p.score, p.bonus, tc.band, p.in_band
+       p.rank, p.asset_id, p.score, p.bonus, tc.band, tc.unreached, p.in_band
 FROM counts c
 CROSS JOIN tcounts tc
 LEFT JOIN page p ON true

@@ -212,28 +212,26 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str,
     if not terms:
         return LexicalResult(terms=[], total=0, total_exact=True, verdict="complete",
                              raw_cap=raw_cap, keep_cap=keep_cap)
-    params = {"tenant_id": tenant_id, "query": query, **qt.params(),
-              "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
-              "fallback": False, "title_band": title_band,
-              "title_band_cap": q.TITLE_BAND_CAP, **viewer.params()}
-    stmt = q.LEXICAL_LANE if viewer.see_all else q.LEXICAL_LANE_MEMBER
-    rows = conn.execute(stmt, params).fetchall()
-    corrections: dict[str, str] = {}
-    if correct_typos and rows[0][0] == 0:
-        # nothing matched as typed: the typo fallback, marked as such
-        fixed, corrections = qt.corrected(conn, tenant_id, viewer)
-        if corrections:
-            terms = fixed.terms
-            rows = conn.execute(stmt, {**params, **fixed.params(),
-                                       "fallback": True}).fetchall()
-    first = rows[0]
-    hits = [LexicalHit(rank=r[8], asset_id=r[9], score=None if r[10] is None else float(r[10]),
-                       bonus=r[11], in_band=r[13])
-            for r in rows if r[9] is not None]
+    from ..search import statements as st
+    from ..search import verdict as vd
+    from ..search.pipeline import execute_with_fallback
+
+    def params(terms: QueryTerms, _lanes: list, fallback: bool) -> dict:
+        return st.parameters(tenant_id=tenant_id, terms=terms.params(), query=query,
+                             raw_cap=raw_cap, keep_cap=keep_cap, limit=limit, offset=offset,
+                             viewer=viewer, fallback=fallback, title_band=title_band)
+
+    run = execute_with_fallback(conn, tenant_id, viewer, st.LEXICAL, [], qt, params,
+                                correct_typos=correct_typos)
+    c = run.outcome.counts
+    v = vd.decide(vd.Counts(candidates=c["candidates"], all_read=bool(c["all_read"]),
+                            keep_cap=keep_cap, max_df=c["max_df"],
+                            title_band_unreached=c["unreached"], rows=c["kept"] + c["band"],
+                            corrected=bool(run.corrections)))
+    hits = [LexicalHit(rank=r.rank, asset_id=r.asset_id, score=r.score, bonus=r.bonus,
+                       in_band=r.in_band) for r in run.outcome.rows]
     return LexicalResult(
-        terms=terms, total=first[6], total_exact=first[7] and not corrections,
-        verdict=first[5], hits=hits,
-        corrections=corrections, candidates=first[0], kept=first[1], postings_read=first[2],
-        max_df=first[3], raw_cap=raw_cap, keep_cap=keep_cap, title_band=first[12])
-
-
+        terms=run.terms.terms, total=v.total, total_exact=v.exact, verdict=v.verdict, hits=hits,
+        corrections=run.corrections, candidates=c["candidates"], kept=c["kept"],
+        postings_read=c["postings_read"], max_df=c["max_df"], raw_cap=raw_cap,
+        keep_cap=keep_cap, title_band=c["band"])

@@ -184,6 +184,20 @@ def set_thresholds(home: Path, name: str, thresholds: dict[str, float]) -> dict[
     return current
 
 
+def embedder(home: Path, name: str) -> Embedder:
+    """The embedder of installed model ``name``, loaded once per process
+    (:func:`loupe.models.runtime.cached_embedder`) and loaded again when the
+    folder's content changed (its fingerprint is part of the cache key, V3).
+
+    Raises:
+        ModelError: no such model, or it cannot be loaded.
+    """
+    from . import runtime
+
+    m = get_model(home, name)
+    return runtime.cached_embedder(m.folder, {**m.config, "fingerprint": fingerprint(m)})
+
+
 def models_dir(home: Path) -> Path:
     return Path(home) / "models"
 

@@ -15,9 +15,17 @@ row (C2). How the band is found depends on the scope's size (C3):
 * ``none`` (larger scopes): no band; the lane's own verdict applies.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from psycopg import sql
 
 from ..lexical.queries import best_bonus, lexical_ctes, posting_probe
+from ..search.clause import and_clause
+
+if TYPE_CHECKING:
+    from ..search.clause import AssetClause
 
 #: Members scored directly at most (lexical probes are exact and cheap up to here).
 DIRECT_MAX = 2000
@@ -44,7 +52,20 @@ SELECT coalesce(array_agg(id), ARRAY[]::bigint[]) FROM sub
 
 # The members the viewer may read, up to DEEP_MAX + 1 of them (enough to
 # choose the regime; beyond, the exact figure is not needed).
-READABLE_MEMBERS = """
+def readable_members(clause: "AssetClause | None" = None) -> str:
+    """The scope's members the viewer may read (see above) that satisfy
+    ``clause`` (:mod:`loupe.search.clause`), up to DEEP_MAX + 1.
+
+    Contract: a subquery (asset_id); needs the parameters ``tenant_id``,
+    ``collections``, ``see_all``, ``principals``, ``deep_max``.
+
+    A clause that is itself the scope (a filter searched without collections,
+    issue 17: it has ``scope_members()``) gives its own set instead — the
+    readable assets it accepts, up to DEEP_MAX + 1 — and needs no
+    ``collections``."""
+    if clause is not None and hasattr(clause, "scope_members"):
+        return clause.scope_members()
+    return """
     SELECT m.asset_id
     FROM (SELECT f.asset_id FROM asset_file f
           WHERE f.tenant_id = %(tenant_id)s AND f.collection_id = ANY (%(collections)s::bigint[])
@@ -53,11 +74,21 @@ READABLE_MEMBERS = """
           UNION
           SELECT cm.asset_id FROM collection_member cm
           WHERE cm.collection_id = ANY (%(collections)s::bigint[])) m
-    WHERE %(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
-                                                false, %(principals)s::bigint[])
-                          FROM asset a WHERE a.id = m.asset_id)
+    WHERE (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
+                                                 false, %(principals)s::bigint[])
+                           FROM asset a WHERE a.id = m.asset_id))""" + and_clause(clause, "m.asset_id") + """
     LIMIT %(deep_max)s + 1
 """
+
+
+READABLE_MEMBERS = readable_members()
+
+
+def in_scope(clause: "AssetClause | None" = None) -> str:
+    """Whether a row ``k`` is in the scope: :data:`IN_SCOPE`, or ``true``
+    when the clause is itself the scope (every row reaching ``k`` passed it
+    where it entered the statement, :mod:`loupe.search.clause`)."""
+    return "true" if clause is not None and hasattr(clause, "scope_members") else IN_SCOPE
 
 # How many members the viewer may read (up to DEEP_MAX + 1).
 SCOPE_SIZE = "SELECT count(*) FROM (" + READABLE_MEMBERS + ") x"
@@ -111,21 +142,21 @@ ORDER BY c.id
 # The scope's readable members as a relation (up to DEEP_MAX + 1 of them:
 # enough to choose the regime, C3), and the regime, chosen inside the
 # statement by their count: no second pass over the members for it.
-def scope_cte(members: str = READABLE_MEMBERS) -> str:
-    """The ``scope`` and ``regime`` CTEs over ``members`` (a SELECT of
-    ``asset_id``: the collections' READABLE_MEMBERS, or a filtered set,
-    :meth:`loupe.filters.Compiled.members_sql`, likewise bounded)."""
+def scope_cte(clause: "AssetClause | None" = None) -> str:
+    """The ``scope`` and ``regime`` CTEs (see above).
+
+    Contract: needs :func:`readable_members`' parameters and
+    ``direct_max``; provides ``scope`` (asset_id) and ``regime`` (n, r)."""
     return """
-scope AS MATERIALIZED (""" + members + """),""" + SCOPE_REGIME
-
-
-SCOPE_REGIME = """
+scope AS MATERIALIZED (""" + readable_members(clause) + """),
 regime AS MATERIALIZED (
     SELECT c.n, CASE WHEN c.n <= %(direct_max)s THEN 'direct'
                      WHEN c.n <= %(deep_max)s THEN 'deep'
                      ELSE 'none' END AS r
     FROM (SELECT count(*) AS n FROM scope) c
 )"""
+
+
 SCOPE_CTE = scope_cte()
 
 # The lexical band: members the lexical lane matches that are not in
@@ -198,20 +229,18 @@ SCOPE_COUNTS = """
 
 # The lexical lane inside a scope: the lane's kept rows that are members, in
 # the unscoped order, then the band.
-def scoped_lane(member: bool = False, members: str = READABLE_MEMBERS,
-                in_scope: str = IN_SCOPE) -> str:
+def scoped_lane(member: bool = False, clause: "AssetClause | None" = None) -> str:
     """The lexical lane inside a scope (see above); ``member``: for a viewer
-    who does not see everything (migration 0011). ``members`` / ``in_scope``:
-    the scope's members and the membership test of a row ``k`` (default: the
-    collections'; a filter tree's, issue 17: :mod:`loupe.filters`)."""
-    return "WITH " + lexical_ctes(member) + "," + scope_cte(members) + """,
+    who does not see everything (migration 0011); ``clause``: a condition
+    on assets (:mod:`loupe.search.clause`)."""
+    return "WITH " + lexical_ctes(member, clause) + "," + scope_cte(clause) + """,
 -- the lane's kept rows that are members, with their exact scores and phrase
 -- bonus: the lane's ``final`` restricted to the scope, so the missing-term
 -- probes and the bonus run for members only, not for all the kept rows
 -- (the same set-wise anti-join as the lane's ``missing``: written as a
 -- correlated subquery, it scanned ``raw`` once per member)
 kept_in AS MATERIALIZED (
-    SELECT k.asset_id, k.score, k.lang FROM kept k WHERE """ + in_scope + """
+    SELECT k.asset_id, k.score, k.lang FROM kept k WHERE """ + in_scope(clause) + """
 ),
 missing_in AS (
     SELECT k.asset_id,
@@ -266,8 +295,7 @@ SCOPED_LANE_MEMBER = scoped_lane(True)
 
 
 def scoped_fused_statement(lanes: list, member: bool = False,
-                           members: str = READABLE_MEMBERS,
-                           in_scope: str = IN_SCOPE) -> sql.Composed:
+                           clause: "AssetClause | None" = None) -> sql.Composed:
     """The fused statement inside a scope (C1–C4 with the vector lanes).
 
     Ranked rows: the unscoped fused rows (``fkept``, see
@@ -281,17 +309,14 @@ def scoped_fused_statement(lanes: list, member: bool = False,
     asset id; the one-word rule keeps only band rows the words matched.
 
     ``lanes`` are :class:`loupe.fusion.search.VectorLane`; their names, model
-    ids and widths are registry literals. ``members`` / ``in_scope``: as in
-    :func:`scoped_lane` (a filter tree's set and test, issue 17).
+    ids and widths are registry literals. ``clause``: a condition on
+    assets (:mod:`loupe.search.clause`).
     """
-    from ..fusion.search import BANDED_PAGE, fused_ctes, lane_columns, rrf_term
+    from ..fusion.search import BANDED_PAGE, fused_ctes, lane_columns, rrf_join
 
-    vbands, joins, band_cols, band_out, rrf, waiting = [], [], [], [], [], []
-    key = sql.SQL("lb.asset_id")
-    rrf.append(rrf_term("lexical", sql.SQL("lb.rank")))
+    vbands, waiting = [], []
     for ln in lanes:
         cte = sql.Identifier(f"vband_{ln.name}")
-        alias = sql.Identifier(f"vb_{ln.name}")
         vec = sql.SQL("v.embedding::vector({d})").format(d=sql.Literal(ln.dims))
         qv = sql.SQL("{q}::vector({d})").format(q=sql.Placeholder(f"qv_{ln.name}"),
                                                  d=sql.Literal(ln.dims))
@@ -310,22 +335,18 @@ def scoped_fused_statement(lanes: list, member: bool = False,
              maxd=sql.Placeholder(f"maxd_{ln.name}"),
              words_test=sql.SQL(WORDS_READABLE.format(asset="s.asset_id")
                                 if ln.lane != "image" else "")))
-        joins.append(sql.SQL(" FULL OUTER JOIN {cte} {a} ON {a}.asset_id = {key}").format(
-            cte=cte, a=alias, key=key))
-        key = sql.SQL("coalesce({key}, {a}.asset_id)").format(key=key, a=alias)
-        band_cols.append(sql.SQL(", {a}.rank AS {r}, {a}.dist AS {d}").format(
-            a=alias, r=sql.Identifier(f"{ln.name}_rank"), d=sql.Identifier(f"{ln.name}_dist")))
-        rrf.append(rrf_term(ln.lane, sql.SQL("{a}.rank").format(a=alias)))
         waiting.append(sql.SQL("""
            + (SELECT count(*) FROM scope s
               WHERE (SELECT r FROM regime) = 'direct'
                 AND NOT EXISTS (SELECT 1 FROM asset_vector v WHERE v.asset_id = s.asset_id
                                 AND v.model_id = {model} AND v.lane = {lane}))""").format(
             model=sql.Literal(ln.model_id), lane=sql.Literal(ln.lane)))
+    key, joins, band_cols, rrf = rrf_join("lb", lanes, "vband_", "vb_")
     lanes_out = lane_columns(lanes, "")
-    tail = sql.SQL("," + scope_cte(members) + """,
+    # (the clause's text is joined, not formatted: braces in it stay as they are)
+    tail = sql.SQL("," + scope_cte(clause)) + sql.SQL(""",
 ranked AS MATERIALIZED (
-    SELECT k.* FROM fkept k WHERE """ + in_scope + """
+    SELECT k.* FROM fkept k WHERE """ + in_scope(clause) + """
 ),""" + lexical_band_ctes(member) + """{vbands},
 band_rows AS (
     SELECT {key} AS asset_id, lb.rank AS lex_rank, lb.score AS lex_score{band_cols},
@@ -356,7 +377,7 @@ FROM counts c
 CROSS JOIN scounts sc
 LEFT JOIN page p ON true
 ORDER BY p.rank
-""").format(vbands=sql.SQL("").join(vbands), key=key, band_cols=sql.SQL("").join(band_cols),
-            rrf=sql.SQL(" + ").join(rrf), joins=sql.SQL("").join(joins), lanes_out=lanes_out,
+""").format(vbands=sql.SQL("").join(vbands), key=key, band_cols=band_cols,
+            rrf=rrf, joins=joins, lanes_out=lanes_out,
             waiting=sql.SQL("").join(waiting), page_out=lane_columns(lanes))
-    return fused_ctes(lanes, member) + tail
+    return fused_ctes(lanes, member, clause) + tail

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import psycopg
 
@@ -178,19 +177,10 @@ def scope_size(conn: psycopg.Connection, tenant_id: int, collections: list[int],
                                        "deep_max": q.DEEP_MAX, **viewer.params()}).fetchone()[0]
 
 
-def filtered_size(conn: psycopg.Connection, filt: Any, tenant_id: int,
-                  viewer: Viewer = OWNER) -> int:
-    """How many assets a compiled filter tree accepts that ``viewer`` may
-    read, counted up to DEEP_MAX + 1 (like :func:`scope_size`)."""
-    return conn.execute("SELECT count(*) FROM (" + filt.members_sql() + ") x",
-                        {**filt.params, "tenant_id": tenant_id, **viewer.params()}).fetchone()[0]
-
-
 def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: str | list[str],
                   coll_id: int | Sequence[int], *, limit: int = 20, offset: int = 0,
                   raw_cap: int = 3000,
-                  keep_cap: int = 1000, viewer: Viewer = OWNER,
-                  filt: Any = None) -> ScopedResult:
+                  keep_cap: int = 1000, viewer: Viewer = OWNER) -> ScopedResult:
     """Search inside a collection (and its sub-collections), or the union of
     several (``coll_id`` a list of ids): the lane's ranked
     rows that are members first, in the unscoped order, then the band.
@@ -199,53 +189,33 @@ def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: st
     regime always; deep regime when every term was read to its end; no band
     when the lane itself was complete), ``truncated`` otherwise, ``unknown``
     for the typo fallback.
-
-    ``filt``: a compiled filter tree (:class:`loupe.filters.Compiled`,
-    issue 17) whose set is the scope instead of ``coll_id``'s (a search
-    inside collections and a filter passes both as one tree).
     """
     qt = query_terms_in(conn, query, lang)
     terms = qt.terms
-    colls = scope_collections(conn, tenant_id, coll_id) if filt is None else []
+    colls = scope_collections(conn, tenant_id, coll_id)
     if not terms:
-        size = (scope_size(conn, tenant_id, colls, viewer) if filt is None
-                else filtered_size(conn, filt, tenant_id, viewer))
+        size = scope_size(conn, tenant_id, colls, viewer)
         return ScopedResult([], size, regime_for(size), 0, 0, 0, True, "complete")
-    params = {"tenant_id": tenant_id, **qt.params(), "query": query,
-              "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
-              "fallback": False, "collections": colls, "direct_max": q.DIRECT_MAX,
-              "deep_max": q.DEEP_MAX,
-              "deep_cap": q.DEEP_CAP, **viewer.params()}
-    if filt is None:
-        stmt = q.SCOPED_LANE if viewer.see_all else q.SCOPED_LANE_MEMBER
-    else:
-        params.update(filt.params)
-        stmt = q.scoped_lane(not viewer.see_all, filt.members_sql(), filt.where("k.asset_id"))
-    rows = conn.execute(stmt, params).fetchall()
-    corrections: dict[str, str] = {}
-    if rows[0][0] == 0:
-        fixed, corrections = qt.corrected(conn, tenant_id, viewer)
-        if corrections:
-            terms = fixed.terms
-            rows = conn.execute(stmt, {**params, **fixed.params(),
-                                       "fallback": True}).fetchall()
-    (candidates, kept, _read, _max_df, all_read, members, ranked, band, deep_all_read) = rows[0][:9]
-    regime = rows[0][14]
-    if corrections:
-        verdict, exact = "unknown", False
-    elif regime == "direct":
-        verdict, exact = "complete", True
-    elif regime == "deep":
-        verdict = "complete" if deep_all_read else "truncated"
-        exact = bool(deep_all_read)
-    else:
-        complete = bool(all_read) and candidates <= keep_cap
-        verdict, exact = ("complete" if complete else "truncated"), complete
-    hits = [ScopedHit(rank=r[9], asset_id=r[10], score=float(r[11]), bonus=r[12], in_band=r[13])
-            for r in rows if r[10] is not None]
-    return ScopedResult(terms=terms, members=members, regime=regime, ranked=ranked, band=band,
-                        total=ranked + band, total_exact=exact, verdict=verdict, hits=hits,
-                        corrections=corrections)
+    from ..search import statements as st
+    from ..search import verdict as vd
+    from ..search.pipeline import execute_with_fallback
+
+    def params(terms, _lanes: list, fallback: bool) -> dict:
+        return st.parameters(tenant_id=tenant_id, terms=terms.params(), query=query,
+                             raw_cap=raw_cap, keep_cap=keep_cap, limit=limit, offset=offset,
+                             viewer=viewer, fallback=fallback, collections=colls)
+
+    run = execute_with_fallback(conn, tenant_id, viewer, st.SCOPED, [], qt, params)
+    c = run.outcome.counts
+    v = vd.decide(vd.Counts(candidates=c["candidates"], all_read=bool(c["all_read"]),
+                            keep_cap=keep_cap, rows=c["ranked"] + c["band"],
+                            regime=c["regime"], deep_all_read=bool(c["deep_all_read"]),
+                            corrected=bool(run.corrections)))
+    hits = [ScopedHit(rank=r.rank, asset_id=r.asset_id, score=r.score, bonus=r.bonus,
+                      in_band=r.in_band) for r in run.outcome.rows]
+    return ScopedResult(terms=run.terms.terms, members=c["members"], regime=c["regime"],
+                        ranked=c["ranked"], band=c["band"], total=v.total, total_exact=v.exact,
+                        verdict=v.verdict, hits=hits, corrections=run.corrections)
 
 
 @dataclass
@@ -270,47 +240,29 @@ class ScopedFusedResult:
 
 def scoped_fused_search(conn: psycopg.Connection, params: dict, lanes: list,
                         coll_id: int | Sequence[int],
-                        viewer: Viewer = OWNER, filt: Any = None) -> ScopedFusedResult:
+                        viewer: Viewer = OWNER) -> ScopedFusedResult:
     """Run the fused statement inside collection ``coll_id`` (or the union of
     several, sub-collections included).
 
     ``params`` are the fused statement's (see
     :func:`loupe.fusion.search.fused_search`); the members (readable by
-    ``viewer``), the regime and the deep cap are added here. ``filt``: a
-    compiled filter tree whose set is the scope (see :func:`scoped_search`). Each hit is
+    ``viewer``), the regime and the deep cap are added here. Each hit is
     ``{"rank", "asset_id", "rrf", "bonus", "in_band", "lexical_rank",
     "lexical_score", "lanes": {name: {"rank", "distance"}}}``.
     """
-    import numpy as np
-
     from ..fusion.search import FUSION_DEFAULTS, VEC_CAP
+    from ..search import statements as st
 
-    colls = scope_collections(conn, params["tenant_id"], coll_id) if filt is None else []
-    p = {**(filt.params if filt is not None else {}), **FUSION_DEFAULTS, **params, **viewer.params(), "collections": colls, "direct_max": q.DIRECT_MAX,
-         "deep_max": q.DEEP_MAX,
-         "deep_cap": q.DEEP_CAP, "vec_cap": params.get("vec_cap", VEC_CAP)}
-    for ln in lanes:
-        p[f"qv_{ln.name}"] = np.asarray(ln.vector, dtype=np.float32)
-        p[f"maxd_{ln.name}"] = float(ln.max_dist)
-    stmt = (q.scoped_fused_statement(lanes, not viewer.see_all) if filt is None else
-            q.scoped_fused_statement(lanes, not viewer.see_all, filt.members_sql(),
-                                     filt.where("k.asset_id")))
-    rows = conn.execute(stmt, p).fetchall()
-    first = rows[0]
-    hits = []
-    for r in rows:
-        if r[11] is None:
-            continue
-        lane_vals = {}
-        for i, ln in enumerate(lanes):
-            rank, dist = r[17 + 2 * i], r[18 + 2 * i]
-            lane_vals[ln.name] = {"rank": rank, "distance": None if dist is None else float(dist)}
-        hits.append({"rank": r[10], "asset_id": r[11], "rrf": float(r[12]), "bonus": r[13],
-                     "in_band": r[14], "lexical_rank": r[15],
-                     "lexical_score": None if r[16] is None else float(r[16]),
-                     "lanes": lane_vals})
+    colls = scope_collections(conn, params["tenant_id"], coll_id)
+    p = {**FUSION_DEFAULTS, **params, **viewer.params(), **st.scope_parameters(colls),
+         "vec_cap": params.get("vec_cap", VEC_CAP), **st.lane_parameters(lanes)}
+    out = st.execute(conn, st.SCOPED_FUSED, lanes, p)
+    c = out.counts
+    hits = [{"rank": r.rank, "asset_id": r.asset_id, "rrf": r.score, "bonus": r.bonus,
+             "in_band": r.in_band, "lexical_rank": r.lexical_rank,
+             "lexical_score": r.lexical_score, "lanes": r.lanes} for r in out.rows]
     return ScopedFusedResult(
-        members=first[5], regime=first[17 + 2 * len(lanes)], ranked=first[6], band=first[7],
-        deep_all_read=bool(first[8]), waiting=int(first[9]),
-        lexical={"candidates": first[0], "kept": first[1], "postings_read": first[2],
-                 "max_df": first[3], "all_read": first[4]}, hits=hits)
+        members=c["members"], regime=c["regime"], ranked=c["ranked"], band=c["band"],
+        deep_all_read=bool(c["deep_all_read"]), waiting=int(c["waiting"]),
+        lexical={k: c[k] for k in ("candidates", "kept", "postings_read", "max_df",
+                                   "all_read")}, hits=hits)

@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 
 from ..ingest import perceptual
+from ..models import registry
 from . import queries as q
 
 #: Default Hamming radius (bits of 64) for "similar" and "duplicates", chosen
@@ -330,7 +331,13 @@ def find_similar(lib, asset_id: int | None = None, *, file: str | None = None,
         coverage = conn.execute(q.HASH_COVERAGE, {"tenant_id": tenant_id, **viewer}).fetchone()
     image = None
     if asset_id is not None:
-        lib._asset_row(asset_id)  # AssetNotFound for a missing or hidden asset (P1)
+        from ..library import AssetNotFound
+        from ..queries import ASSET
+
+        if conn.execute(ASSET, {"tenant_id": tenant_id, "asset_id": asset_id,
+                                **viewer}).fetchone() is None:
+            # the same answer for "does not exist" and "not yours to see" (P1)
+            raise AssetNotFound(f"no asset {asset_id} in tenant {lib.tenant!r}")
         row = conn.execute(q.ASSET_HASH, {"asset_id": asset_id, "tenant_id": tenant_id}).fetchone()
         if row is None or row[0] is None:
             raise SimilarError(f"asset {asset_id} has no perceptual hash"
@@ -360,7 +367,7 @@ def find_similar(lib, asset_id: int | None = None, *, file: str | None = None,
                     notices.append(f"image lane: asset {asset_id} has no vector of {name} yet "
                                    f"(run 'loupe embed'): hash neighbours only")
             else:
-                vec = lib._embedder(name).encode_images([image])[0]
+                vec = registry.embedder(lib.home, name).encode_images([image])[0]
             if vec is not None:
                 image_hits = [(r[0], r[1]) for r in conn.execute(
                     q.image_neighbours(model_id, dims), {
@@ -379,7 +386,7 @@ def find_similar(lib, asset_id: int | None = None, *, file: str | None = None,
     page = fused[offset:offset + limit]
     if page:
         info = {r[0]: (r[1], r[2]) for r in conn.execute(HIT_DETAILS, {
-            "tenant_id": tenant_id, "lang": lib._lang(None), "ids": [h.asset_id for h in page],
+            "tenant_id": tenant_id, "lang": lib.languages()[0], "ids": [h.asset_id for h in page],
             **viewer})}
         for h in page:
             h.title, h.path = info.get(h.asset_id, ("", ""))

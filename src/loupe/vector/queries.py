@@ -10,7 +10,14 @@ set, never user input) are composed into the statement with
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from psycopg import sql
+
+from ..search.clause import and_clause
+
+if TYPE_CHECKING:
+    from ..search.clause import AssetClause
 
 LANES = ("image", "text", "caption", "both")
 
@@ -134,7 +141,8 @@ def hnsw_session(ef_search: int = HNSW_EF_SEARCH) -> list[sql.Composed]:
             sql.SQL("SET hnsw.iterative_scan = relaxed_order")]
 
 
-def vector_cte(name: str, model_id: int, lane: str, dims: int) -> sql.Composed:
+def vector_cte(name: str, model_id: int, lane: str, dims: int,
+               clause: "AssetClause | None" = None) -> sql.Composed:
     """One vector lane as a common table expression named ``vec_<name>``.
 
     Up to ``%(vec_cap)s`` nearest vectors of the model and lane by cosine
@@ -143,6 +151,12 @@ def vector_cte(name: str, model_id: int, lane: str, dims: int) -> sql.Composed:
     ranked by distance then asset id. Only vectors of assets the viewer may
     read (``%(see_all)s``, ``%(principals)s``; P1) are scanned: with pgvector's
     iterative scan the HNSW walk goes on past hidden ones until the LIMIT is met.
+    ``clause``: a condition on assets tested the same way, inside the walk
+    (:mod:`loupe.search.clause`).
+
+    Contract: needs the parameters ``tenant_id``, ``see_all``,
+    ``principals``, ``vec_cap``, ``qv_<name>``, ``maxd_<name>``; provides
+    the CTE ``vec_<name>`` (asset_id, dist, rank).
     """
     assert name.isidentifier() and lane in LANES
     return sql.SQL("""
@@ -155,7 +169,7 @@ def vector_cte(name: str, model_id: int, lane: str, dims: int) -> sql.Composed:
           AND (%(see_all)s OR (SELECT loupe_can_read({readers}, a.embargo_until,
                                                      a.rights_expire_at, false,
                                                      %(principals)s::bigint[])
-                               FROM asset a WHERE a.id = v.asset_id))
+                               FROM asset a WHERE a.id = v.asset_id)){clause}
         ORDER BY v.embedding::vector({dims}) <=> {qv}::vector({dims})
         LIMIT %(vec_cap)s
     ) AS x
@@ -163,6 +177,7 @@ def vector_cte(name: str, model_id: int, lane: str, dims: int) -> sql.Composed:
 )""").format(cte=sql.Identifier(f"vec_{name}"), dims=sql.Literal(dims),
              model=sql.Literal(model_id), lane=sql.Literal(lane),
              qv=sql.Placeholder(f"qv_{name}"), maxd=sql.Placeholder(f"maxd_{name}"),
+             clause=sql.SQL(and_clause(clause, "v.asset_id")),
              # a lane of written words embeds the whole document: a member
              # matches it only when it may read every file (0011)
              readers=sql.SQL("a.readers" if lane == "image"

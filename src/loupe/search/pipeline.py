@@ -1,0 +1,336 @@
+"""The one search pipeline: every search — library-wide or inside a scope,
+lexical only or fused with vector lanes — runs these stages, in order:
+
+1. **analyze** — the query's terms in each searched language, after the
+   query-size checks (N3): :func:`loupe.lexical.search.query_terms_in`;
+   the scope's collections resolved (C1).
+2. **lanes** — the query encoded for each active vector lane, a lane left
+   out with a notice when its encoder fails or its model changed
+   (V3, V6): :meth:`SearchPipeline.query_lanes`.
+3. **fuse + band** — one statement (:mod:`loupe.search.statements`: the
+   lexical lane, the vector lanes joined by RRF, the title band or the
+   scope's band, the page and the counts), run once; when no term matched
+   as typed, the typo fallback (L2) runs it once more with the corrected
+   terms and without the vector lanes (a lexical path: vectors encoded
+   from the misspelt query sit it out). This is the only place the
+   fallback is written.
+4. **verdict** — complete / truncated / unknown and the total, from the
+   statement's counts: :func:`loupe.search.verdict.decide` (C4, C5).
+5. **page** — titles and paths of the page's assets as the viewer may see
+   them (P1), and the :class:`~loupe.search.result.SearchResult`.
+
+:class:`loupe.Library` delegates :meth:`~loupe.Library.search` here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from .. import queries as q
+from ..fusion.search import VectorLane
+from ..lexical import settings as lexical_bounds
+from ..lexical.queries import TITLE_BAND_CAP
+from ..access.viewer import Viewer
+from ..lexical.search import QueryTerms, query_terms_in
+from ..models import registry
+from ..models.embedders import ModelError
+from ..scopes.queries import DEEP_MAX
+from ..scopes.search import Scope, resolve_scope, scope_collections, scope_size, regime_for
+from ..vector import identity as model_identity
+from ..vector import queries as vq
+from . import statements as st
+from .clause import AssetClause
+from . import verdict as vd
+from .result import Hit, SearchResult
+
+if TYPE_CHECKING:
+    from ..library import Library
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search: the query text, the languages whose documents are
+    searched (first: titles shown), the page (``limit`` rows from
+    ``offset``), the scope (None: the whole library) and whether the title
+    band (C2) follows the ranked rows (library-wide only); ``clause``: a
+    condition every row and count satisfies (a filter, :mod:`.clause`)."""
+
+    query: str
+    langs: list[str]
+    limit: int
+    offset: int
+    scope: str | list[str] | None = None
+    title_band: bool = False
+    clause: AssetClause | None = None
+
+    @property
+    def one_word(self) -> bool:
+        """V5's one-word rule applies (at most one whitespace-separated word)."""
+        return len(self.query.split()) <= 1
+
+
+def members_text(n: int) -> str:
+    """A scope's size as told to the user (counted up to DEEP_MAX + 1)."""
+    return f"more than {DEEP_MAX:,} members" if n > DEEP_MAX else f"{n:,} members"
+
+
+@dataclass
+class Attempt:
+    """What stage 3 produced: the statement's outcome, the terms and vector
+    lanes it ran with (after any correction) and the corrections made."""
+
+    outcome: st.Outcome
+    terms: QueryTerms
+    lanes: list[VectorLane]
+    corrections: dict[str, str]
+
+
+def execute_with_fallback(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, kind: str,
+                          lanes: list[VectorLane], qt: QueryTerms,
+                          params: Callable[[QueryTerms, list[VectorLane], bool], dict[str, Any]],
+                          *, correct_typos: bool = True,
+                          clause: AssetClause | None = None) -> Attempt:
+    """Stage 3: run the statement of ``kind`` once; when no query term
+    matched as typed (no candidate), the typo fallback (L2, the only place
+    it is written): each absent term replaced by its closest indexed term
+    (:meth:`loupe.lexical.search.QueryTerms.corrected`, only terms the viewer
+    can reach, P1), and the statement run again with ``fallback`` set,
+    without the vector lanes (they encoded the misspelt query), a scoped
+    statement as the scoped lexical one. A query that matches as typed is
+    never corrected. ``params(terms, lanes, fallback)`` gives the
+    statement's parameters; ``clause`` the condition on assets (:mod:`.clause`)."""
+    out = st.execute(conn, kind, lanes, params(qt, lanes, False), clause)
+    corrections: dict[str, str] = {}
+    if correct_typos and out.counts["candidates"] == 0 and qt.terms:
+        fixed, corrections = qt.corrected(conn, tenant_id, viewer)
+        if corrections:
+            qt, lanes = fixed, []
+            kind = st.SCOPED if kind == st.SCOPED_FUSED else kind
+            out = st.execute(conn, kind, lanes, params(qt, lanes, True), clause)
+    return Attempt(out, qt, lanes, corrections)
+
+
+class SearchPipeline:
+    """The stages above for one library view (``lib``: its connection,
+    tenant, home, viewer, settings and the process's encoder caches).
+    One pipeline object serves one search (it remembers which model each
+    vector lane used, to name it in the hits' explain data)."""
+
+    def __init__(self, lib: "Library"):
+        self.lib = lib
+        self.conn = lib.conn
+        self.lane_models: dict[str, dict[str, str]] = {}
+
+    # -- stage 2: lanes ---------------------------------------------------------
+
+    def query_lanes(self, query: str, lang: str, notices: list[str]) -> list[VectorLane]:
+        """Encode the query for each active vector lane; a lane whose encoder
+        fails (or failed less than 30 s ago) is left out with a notice (V6),
+        and so is a lane whose model folder now holds other content than the
+        model its vectors came from (V3: never compared across models).
+        ``lang`` is accepted for symmetry with the lexical lane (the models
+        are multilingual or English)."""
+        lib = self.lib
+        lanes = []
+        self.lane_models = {}
+        for lane, model_id, name, kind, dims, n_vec, n_assets, stored in self.conn.execute(
+                vq.LANE_MODELS, {"tenant_id": lib.tenant_id}).fetchall():
+            try:
+                info = registry.get_model(lib.home, name)
+                cfg, content = info.config, registry.fingerprint(info)
+            except ModelError as exc:
+                notices.append(f"{lane} lane off: {exc}")
+                continue
+            vec, reason = lib.encoder_health.encode(
+                name, lambda n=name, c=content: lib.query_vectors.vector(
+                    str(lib.home), n, c, query,
+                    lambda: registry.embedder(lib.home, n).encode_texts([query],
+                                                                        task="query")[0]))
+            if vec is None:
+                notices.append(f"{lane} lane off for about {int(lib.encoder_health.ttl)} s, "
+                               f"answering without it: {reason}")
+                continue
+            if model_identity.changed(stored, content):
+                notices.append(
+                    f"{lane} lane off: model {name} changed since its vectors were computed "
+                    f"(content {model_identity.short(stored)} → "
+                    f"{model_identity.short(content)}): its vectors are not compared with the "
+                    f"new model's; run 'loupe embed' to compute them again")
+                continue
+            self.lane_models[lane] = {"model": name,
+                                      "model_sha256": model_identity.short(content)}
+            if n_vec < n_assets:
+                notices.append(f"{lane} lane: {n_assets - n_vec:,} assets still wait for "
+                               f"vectors of {name} (run 'loupe embed')")
+            try:
+                max_dist = registry.threshold_for(cfg, len(query.split()))
+            except ModelError as exc:
+                notices.append(f"{lane} lane off: {exc}")
+                continue
+            lanes.append(VectorLane(name=lane, lane=lane, model_id=model_id, model=name,
+                                    dims=dims, max_dist=max_dist, vector=vec))
+        return lanes
+
+    # -- the whole pipeline -----------------------------------------------------
+
+    def run(self, req: SearchRequest) -> SearchResult:
+        """Run the stages for ``req`` (limits already checked by the caller).
+
+        Raises:
+            ValueError: a stored lexical setting out of range, or the query
+                is too long (:class:`loupe.lexical.search.QueryTooLong`).
+            loupe.scopes.search.UnknownScope: the scope names no collection.
+        """
+        lib = self.lib
+        settings = lib.lexical_settings()
+        lexical_bounds.check_stored(settings)
+        raw_cap, keep_cap = settings["raw_cap"], settings["keep_cap"]
+        notices: list[str] = []
+        scope: Scope | None = None
+        # a filter (issue 17) whose set is the scope: its members, regime and bands
+        filter_scope = req.clause is not None and hasattr(req.clause, "scope_members")
+        if filter_scope:
+            scope = Scope(label="filter " + req.clause.tree.dumps(), roots=[])
+        elif req.scope is not None and req.scope != [] and req.scope != ():
+            scope = resolve_scope(self.conn, lib.tenant_id, req.scope,
+                                  see_all=lib.viewer.see_all)
+        # 1-2. analyze, lanes
+        lanes = self.query_lanes(req.query, req.langs[0], notices)
+        qt = query_terms_in(self.conn, req.query, req.langs)
+        colls = (scope_collections(self.conn, lib.tenant_id, scope.roots)
+                 if scope and not filter_scope else None)
+        if not qt.terms and (scope is not None or not lanes):
+            return self._nothing(req, scope, colls, notices)
+        # 3. fuse + band: one statement; the typo fallback at most once
+        kind = st.kind_for(scope is not None, bool(lanes))
+
+        def params(terms, lanes_now: list[VectorLane], fallback: bool) -> dict[str, Any]:
+            return st.parameters(
+                tenant_id=lib.tenant_id, terms=terms.params(), query=req.query,
+                raw_cap=raw_cap, keep_cap=keep_cap, limit=req.limit, offset=req.offset,
+                viewer=lib.viewer, fallback=fallback, one_word=req.one_word,
+                title_band=req.title_band and scope is None, fusion=lib.fusion_settings(),
+                lanes=lanes_now, collections=colls, clause=req.clause)
+
+        run = execute_with_fallback(self.conn, lib.tenant_id, lib.viewer, kind, lanes, qt,
+                                    params, clause=req.clause)
+        out, qt, lanes, corrections = run.outcome, run.terms, run.lanes, run.corrections
+        if (not corrections and out.counts["candidates"] == 0 and out.rows and req.one_word
+                and kind == st.FUSED):
+            notices.append("nothing matched as typed: showing matches by meaning from "
+                           "the text lane")
+        # 4. verdict
+        counts = self._counts(out, keep_cap, corrections, lanes, req)
+        v = vd.decide(counts)
+        self._notices(out, scope, req, notices)
+        # 5. page
+        res = self._page(req, qt.terms, v, counts.rows, out, corrections, lanes, notices,
+                         scoped=scope is not None)
+        res.meaning_only = vd.meaning_only(counts)
+        return res
+
+    # -- stage helpers ------------------------------------------------------------
+
+    @staticmethod
+    def _counts(out: st.Outcome, keep_cap: int, corrections: dict[str, str],
+                lanes: list[VectorLane], req: SearchRequest) -> vd.Counts:
+        """The verdict's inputs from a statement's count columns."""
+        c = out.counts
+        if out.kind == st.LEXICAL:
+            rows = c["kept"] + c["band"]
+        elif out.kind == st.FUSED:
+            rows = c["fused_total"]
+        else:
+            rows = c["ranked"] + c["band"]
+        scoped = out.kind in (st.SCOPED, st.SCOPED_FUSED)
+        return vd.Counts(
+            candidates=c["candidates"], all_read=bool(c["all_read"]), keep_cap=keep_cap,
+            max_df=c["max_df"], title_band_unreached=0 if scoped else c["unreached"],
+            rows=rows, regime=c["regime"] if scoped else None,
+            deep_all_read=bool(c.get("deep_all_read")), waiting=int(c.get("waiting") or 0),
+            corrected=bool(corrections), vector_lanes=len(lanes),
+            word_lanes=any(ln.words for ln in lanes), one_word=req.one_word)
+
+    @staticmethod
+    def _notices(out: st.Outcome, scope: Scope | None, req: SearchRequest,
+                 notices: list[str]) -> None:
+        """The title band's or the scope's notice (C2, C3)."""
+        c = out.counts
+        if scope is None:
+            if req.title_band and c["band"]:
+                full = " (the band's limit: more titles may hold the terms)" \
+                    if c["band"] >= TITLE_BAND_CAP else ""
+                notices.append(f"{c['band']:,} assets whose title holds the query follow the "
+                               f"ranked results (title band){full}")
+            return
+        fused = out.kind == st.SCOPED_FUSED
+        if fused and c["waiting"]:
+            notices.append(f"{c['waiting']:,} members of the scope wait for vectors: "
+                           f"meaning-based matches among them are not shown yet")
+        exact_scan = ", exact vector scan over members" if fused and c["regime"] == "direct" \
+            else ""
+        notices.append(f"scope {scope.quoted}: {members_text(c['members'])}, "
+                       f"{c['ranked']:,} ranked, {c['band']:,} in the band "
+                       f"({c['regime']} regime{exact_scan})")
+
+    def _nothing(self, req: SearchRequest, scope: Scope | None, colls: list[int] | None,
+                 notices: list[str]) -> SearchResult:
+        """A query with no term and no vector lane to run (or in a scope):
+        nothing matches, and that is complete (C5)."""
+        if scope is not None:
+            size = (scope_size(self.conn, self.lib.tenant_id, colls, self.lib.viewer)
+                    if colls is not None else
+                    self.conn.execute("SELECT count(*) FROM (" + req.clause.scope_members()
+                                      + ") x", {**req.clause.params(),
+                                                "tenant_id": self.lib.tenant_id,
+                                                **self.lib.viewer.params()}).fetchone()[0])
+            notices.append(f"scope {scope.quoted}: {members_text(size)}, 0 ranked, "
+                           f"0 in the band ({regime_for(size)} regime)")
+        return SearchResult(query=req.query, lang=req.langs[0], terms=[], total=0,
+                            total_exact=True, verdict=vd.COMPLETE, reachable=0,
+                            limit=req.limit, offset=req.offset, lanes=["lexical"],
+                            notices=notices, langs=list(req.langs))
+
+    def _explain(self, row: st.Row, scoped: bool) -> dict[str, Any]:
+        """A hit's explain data: each lane's rank and score or distance (the
+        vector lanes' with their model), and its band."""
+        explain: dict[str, Any] = {"lexical": {"rank": row.lexical_rank,
+                                               "score": row.lexical_score}}
+        for lane, vals in row.lanes.items():
+            explain[lane] = {**vals, **self.lane_models.get(lane, {})}
+        if scoped:
+            explain["band"] = row.in_band
+        elif row.in_band:
+            explain["title_band"] = True
+        return explain
+
+    def _page(self, req: SearchRequest, terms: list[str], v: vd.Verdict, reachable: int,
+              out: st.Outcome, corrections: dict[str, str], lanes: list[VectorLane],
+              notices: list[str], *, scoped: bool) -> SearchResult:
+        lib = self.lib
+        lang = req.langs[0]  # titles are shown in the first searched language
+        info: dict[int, dict[str, Any]] = {}
+        if out.rows:
+            with self.conn.cursor(row_factory=dict_row) as cur:
+                for r in cur.execute(q.HIT_DETAILS, {
+                        "tenant_id": lib.tenant_id, "lang": lang,
+                        "ids": [row.asset_id for row in out.rows], **lib.viewer.params()}):
+                    info[r["id"]] = r
+        hits = []
+        for row in out.rows:
+            d = info.get(row.asset_id, {})
+            hits.append(Hit(rank=row.rank, asset_id=row.asset_id, score=row.score,
+                            bonus=row.bonus, title=d.get("title", ""), path=d.get("path", ""),
+                            explain=self._explain(row, scoped)))
+        fused = out.kind in (st.FUSED, st.SCOPED_FUSED)
+        return SearchResult(query=req.query, lang=lang, terms=terms, total=v.total,
+                            total_exact=v.exact, verdict=v.verdict, reachable=reachable,
+                            limit=req.limit, offset=req.offset, hits=hits,
+                            corrections=corrections,
+                            lanes=["lexical"] + ([ln.name for ln in lanes] if fused else []),
+                            notices=notices, langs=list(req.langs))

@@ -1,0 +1,68 @@
+"""What a search returns: :class:`SearchResult` and its :class:`Hit` rows."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Hit:
+    """One search result. ``rank`` is 1-based over the whole result set;
+    ``score`` is BM25F for lexical-only search, the RRF score when vector
+    lanes are fused (None for a title-band row of a lexical-only search:
+    such rows are not scored); ``bonus`` the phrase bonus (2: title holds
+    the query, 1: the document does); ``path`` the asset's primary file;
+    ``explain`` each lane's rank and score or cosine distance (None: not in
+    that lane), ``band``/``title_band`` when the row is in a band (C2)."""
+
+    rank: int
+    asset_id: int
+    score: float | None
+    bonus: int
+    title: str
+    path: str
+    explain: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SearchResult:
+    """A page of results for a query, with an honest total (SPEC C4, C5).
+
+    ``total`` counts matching assets, never the page size: exact when
+    ``total_exact``, otherwise a lower bound ("at least"). ``verdict``:
+    ``complete`` — every match is ranked and reachable by paging;
+    ``truncated`` — a cap cut matches off (``reachable`` are reachable);
+    ``unknown`` — a fallback path (typo correction) produced the result.
+    ``corrections`` maps a typed term to the indexed term searched instead.
+    ``langs``: the languages whose documents were searched (every library
+    language when the search named none); ``lang`` is the first of them,
+    the language the hits' titles are shown in.
+    ``meaning_only``: every row comes from meaning-based (vector) lanes — no
+    word of the query matched — so the rows are approximate neighbours
+    (issue 14, item 4).
+    ``filter``: the filter tree searched within (its JSON, issue 17), or None.
+    ``facets``: when asked for, top values per facet of the whole result
+    (:func:`loupe.filters.facets.facets`), or None.
+    """
+
+    query: str
+    lang: str
+    terms: list[str]
+    total: int
+    total_exact: bool
+    verdict: str
+    reachable: int
+    limit: int
+    offset: int
+    hits: list[Hit] = field(default_factory=list)
+    corrections: dict[str, str] = field(default_factory=dict)
+    lanes: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    langs: list[str] = field(default_factory=list)
+    meaning_only: bool = False
+    filter: Any = None
+    facets: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,132 @@
+WITH
+st AS (
+    SELECT s.lang, s.n_docs,
+           ARRAY[s.group_len[1] / s.n_docs, s.group_len[2] / s.n_docs,
+                 s.group_len[3] / s.n_docs, s.group_len[4] / s.n_docs] AS avglen,
+           ls.k1, ls.weights, ls.b
+    FROM corpus_stat s JOIN lexical_setting ls ON ls.tenant_id = s.tenant_id
+    WHERE s.tenant_id = %(tenant_id)s AND s.lang = ANY (%(langs)s::text[]) AND s.n_docs > 0
+),
+q AS MATERIALIZED (
+    SELECT t.id AS term_id, t.lang, t.df, loupe_bm25_idf(st.n_docs, t.df) AS idf
+    FROM unnest(%(qlangs)s::text[], %(qterms)s::text[]) AS x(lang, term)
+    JOIN st ON st.lang = x.lang
+    JOIN lexicon_term t ON t.tenant_id = %(tenant_id)s AND t.lang = x.lang AND t.term = x.term
+),
+raw AS MATERIALIZED (
+    SELECT q.term_id, q.lang, p.asset_id,
+           loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
+    FROM q
+    JOIN st ON st.lang = q.lang
+    CROSS JOIN LATERAL loupe_term_postings_for(q.term_id, %(raw_cap)s, %(raw_cap)s * 10,
+                                               %(see_all)s, %(principals)s::bigint[]) AS p
+),
+cand_l AS MATERIALIZED (
+    SELECT asset_id, lang, sum(part) AS score FROM raw
+    GROUP BY asset_id, lang
+),
+cand AS MATERIALIZED (
+    -- one language: its rows as they are (no sort); several: the best per asset
+    SELECT asset_id, score, lang FROM cand_l WHERE cardinality(%(langs)s::text[]) = 1
+    UNION ALL
+    (SELECT DISTINCT ON (asset_id) asset_id, score, lang
+     FROM cand_l WHERE cardinality(%(langs)s::text[]) > 1
+     ORDER BY asset_id, score DESC, lang)
+),
+kept AS MATERIALIZED (
+    SELECT asset_id, score, lang FROM cand ORDER BY score DESC, asset_id LIMIT %(keep_cap)s
+),
+missing AS (
+    SELECT k.asset_id,
+           sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
+                                st.k1)) AS extra
+    FROM kept k
+    JOIN q ON q.lang = k.lang
+    JOIN st ON st.lang = k.lang
+    -- one primary-key probe per (kept asset, truncated term); written as a
+    -- LATERAL ... LIMIT 1 so the planner cannot turn it into a scan of all
+    -- the term's postings (N4: a common term has tens of thousands)
+    CROSS JOIN LATERAL (
+        SELECT p.tf, p.group_len FROM lexical_posting p
+        WHERE p.term_id = q.term_id AND p.asset_id = k.asset_id
+        LIMIT 1
+    ) AS p
+    WHERE q.df > %(raw_cap)s
+      AND NOT EXISTS (SELECT 1 FROM raw r WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)
+    GROUP BY k.asset_id
+),
+phrase AS (
+    SELECT loupe_phrase_norm(%(query)s) AS qn
+),
+final AS (
+    -- (the bonus is a scalar subquery, one primary-key probe per kept row: as
+    -- a join on k.lang, the generic plan of a prepared statement re-ran the
+    -- ``missing`` aggregate once per kept row, 2 s for a common-term query)
+    SELECT k.asset_id,
+           k.score + coalesce(m.extra, 0) AS score,
+           (SELECT loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text)
+            FROM search_document d
+            WHERE d.asset_id = k.asset_id AND d.lang = k.lang
+              AND d.tenant_id = %(tenant_id)s) AS bonus
+    FROM kept k
+    LEFT JOIN missing m ON m.asset_id = k.asset_id
+    CROSS JOIN phrase ph
+),
+counts AS (
+    SELECT (SELECT count(*) FROM cand) AS candidates,
+           (SELECT count(*) FROM kept) AS kept,
+           (SELECT count(*) FROM raw) AS postings_read,
+           (SELECT CASE WHEN %(see_all)s
+                        THEN coalesce(max(df), 0) ELSE 0 END FROM q) AS max_df,
+           (SELECT coalesce(bool_and(q.df <= %(raw_cap)s
+                                     OR (q.df <= %(raw_cap)s * 10
+                                         AND (SELECT count(*) FROM raw r
+                                              WHERE r.term_id = q.term_id) < %(raw_cap)s)),
+                             true)
+            FROM q) AS all_read
+)
+,
+tq AS (
+    SELECT x.lang, string_agg(quote_literal(x.term) || ':A', ' & ')::tsquery AS tq
+    FROM unnest(%(qlangs)s::text[], %(qterms)s::text[]) AS x(lang, term)
+    GROUP BY x.lang
+),
+tband AS MATERIALIZED (
+    SELECT DISTINCT ON (d.asset_id) d.asset_id,
+           loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text) AS bonus
+    FROM search_document d
+    JOIN tq ON tq.lang = d.lang
+    CROSS JOIN phrase ph
+    WHERE %(title_band)s AND d.tenant_id = %(tenant_id)s AND d.lang = ANY (%(langs)s::text[])
+      AND d.tsv @@ tq.tq
+      AND NOT EXISTS (SELECT 1 FROM final s WHERE s.asset_id = d.asset_id)
+      AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
+                                                 a.rights_expire_at, false,
+                                                 %(principals)s::bigint[])
+                           FROM asset a WHERE a.id = d.asset_id))
+    ORDER BY d.asset_id, bonus DESC
+    LIMIT %(title_band_cap)s
+),
+tcounts AS (
+    SELECT (SELECT count(*) FROM tband) AS band,
+           (SELECT count(*) FROM tband t
+            WHERE NOT EXISTS (SELECT 1 FROM cand c WHERE c.asset_id = t.asset_id)) AS unreached
+),
+rows AS (
+    SELECT asset_id, score, bonus, false AS in_band FROM final
+    UNION ALL
+    SELECT asset_id, NULL::float8, bonus, true FROM tband
+),
+page AS (
+    SELECT asset_id, score, bonus, in_band,
+           row_number() OVER (ORDER BY in_band, bonus DESC, score DESC, asset_id) AS rank
+    FROM rows
+    ORDER BY in_band, bonus DESC, score DESC, asset_id
+    LIMIT %(limit)s OFFSET %(offset)s
+)
+SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
+       p.rank, p.asset_id, p.score, p.bonus, tc.band, tc.unreached, p.in_band
+FROM counts c
+CROSS JOIN tcounts tc
+LEFT JOIN page p ON true
+ORDER BY p.rank
