@@ -1,8 +1,7 @@
 WITH
 st AS (
     SELECT s.lang, s.n_docs,
-           ARRAY[s.group_len[1] / s.n_docs, s.group_len[2] / s.n_docs,
-                 s.group_len[3] / s.n_docs, s.group_len[4] / s.n_docs] AS avglen,
+           loupe_avglen(s.group_len, s.n_docs) AS avglen,  -- five groups (0019)
            ls.k1, ls.weights, ls.b
     FROM corpus_stat s JOIN lexical_setting ls ON ls.tenant_id = s.tenant_id
     WHERE s.tenant_id = %(tenant_id)s AND s.lang = ANY (%(langs)s::text[]) AND s.n_docs > 0
