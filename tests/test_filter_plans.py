@@ -124,8 +124,8 @@ def test_each_predicate_and_a_five_predicate_tree_use_indexes(fbig: Library, tre
 def test_the_five_predicate_tree_counts_exactly(fbig: Library):
     tree = PREDICATES[-1]
     want = fbig.conn.execute("""
-        SELECT count(*) FROM asset a WHERE a.id %% 50 = 7 AND 2000 + a.id %% 20 >= 2007
-          AND a.id %% 4 = 1 AND a.id %% 200 <> 3 AND a.id %% 10 <> 0""").fetchone()[0]
+        SELECT count(*) FROM asset a WHERE a.id % 50 = 7 AND 2000 + a.id % 20 >= 2007
+          AND a.id % 4 = 1 AND a.id % 200 <> 3 AND a.id % 10 <> 0""").fetchone()[0]
     res = fbig.search("", filters=tree)
     assert res.total == want and res.verdict == "complete"
 
