@@ -19,9 +19,11 @@ orientation, a tenth PNG. Filters measured (owner):
 Timed (wall clock from Python, one query at a time, after a warm-up), each
 against the same query unfiltered:
 
-* lexical: ``scoped_search(..., filt=compiled)`` vs ``lexical_search``;
-* hybrid: ``scoped_fused_search(..., filt=compiled)`` vs ``fused_search``
-  with the image lane (threshold 2: every neighbour counts).
+* lexical: the ``scoped`` statement with the compiled tree as its clause
+  and scope (``loupe.search.statements.execute``, what the search pipeline
+  runs) vs the library-wide ``lexical`` statement;
+* hybrid: ``scoped_fused`` with the clause vs ``fused``, with the image
+  lane (threshold 2: every neighbour counts).
 
 Prints p50/p95 per filter and path, the filtered/unfiltered p95 ratio and
 the verdicts of the filtered lexical searches.
@@ -47,9 +49,10 @@ import scopes as bench_scopes  # noqa: E402  (its synthetic library)
 from loupe import Library  # noqa: E402
 from loupe.access import OWNER  # noqa: E402
 from loupe.filters import search as fs  # noqa: E402
-from loupe.fusion.search import VectorLane, fused_search  # noqa: E402
-from loupe.lexical.search import QueryTerms, lexical_search  # noqa: E402
-from loupe.scopes.search import scoped_fused_search, scoped_search  # noqa: E402
+from loupe.fusion.search import VectorLane  # noqa: E402
+from loupe.lexical.search import QueryTerms  # noqa: E402
+from loupe.search import statements as st  # noqa: E402
+from loupe.search import verdict as vd  # noqa: E402
 
 FILTERS = {
     "creator": {"creator": "Creator 7"},
@@ -131,27 +134,35 @@ def main() -> None:
         for i, text in enumerate(queries[:4] + queries):
             warm = i < 4
             terms = lib.analyze(text, query=True)
-            params = {"tenant_id": lib.tenant_id, **QueryTerms.single("en", terms).params(),
-                      "query": text, "raw_cap": 3000, "keep_cap": 1000, "limit": 20,
-                      "offset": 0, "fallback": False, "one_word": len(terms) == 1}
             lane = VectorLane("image", "image", model_id, "bench", args.dims, 2.0,
                               vectors[i % len(vectors)])
+
+            def params(lanes, clause):
+                return st.parameters(tenant_id=lib.tenant_id,
+                                     terms=QueryTerms.single("en", terms).params(), query=text,
+                                     raw_cap=3000, keep_cap=1000, limit=20, offset=0,
+                                     viewer=OWNER, lanes=lanes, clause=clause)
             runs = {
-                "lexical filtered": lambda: scoped_search(lib.conn, lib.tenant_id, text, "en", [],
-                                                          filt=filt),
-                "lexical unfiltered": lambda: lexical_search(lib.conn, lib.tenant_id, text, "en"),
-                "hybrid filtered": lambda: scoped_fused_search(lib.conn, params, [lane], [],
-                                                               OWNER, filt),
-                "hybrid unfiltered": lambda: fused_search(lib.conn, params, [lane]),
+                "lexical filtered": (st.SCOPED, [], filt),
+                "lexical unfiltered": (st.LEXICAL, [], None),
+                "hybrid filtered": (st.SCOPED_FUSED, [lane], filt),
+                "hybrid unfiltered": (st.FUSED, [lane], None),
             }
-            for path, run in runs.items():
+            for path, (kind, lanes, clause) in runs.items():
                 t = time.perf_counter()
-                res = run()
+                out = st.execute(lib.conn, kind, lanes, params(lanes, clause), clause)
                 ms = (time.perf_counter() - t) * 1000
                 if not warm:
                     times[path].append(ms)
                     if path == "lexical filtered":
-                        verdicts.append(res.verdict)
+                        c = out.counts
+                        verdicts.append(vd.decide(vd.Counts(
+                            candidates=c["candidates"], all_read=bool(c["all_read"]),
+                            keep_cap=1000, max_df=c["max_df"], title_band_unreached=0,
+                            rows=c["ranked"] + c["band"], regime=c["regime"],
+                            deep_all_read=bool(c["deep_all_read"]), waiting=0,
+                            corrected=False, vector_lanes=0, word_lanes=False,
+                            one_word=len(text.split()) <= 1)).verdict)
         v = verdicts
         for path, ts in times.items():
             counts = (f"{v.count('complete')}/{v.count('truncated')}/{v.count('unknown')}"
