@@ -110,6 +110,23 @@ class Compiled:
         return q.ROW_TEST.format(test=self.test, alias=alias)
 
 
+#: Fields tested on the asset row itself (cheapest), on asset_machine, and
+#: on the asset's files (a probe and a function of the metadata per file).
+_ASSET_FIELDS = ("media_type", "format", "orientation", "added", "rights")
+
+
+def _cost(n: Node) -> int:
+    """A rank of how much a node's test costs per row: its AND / OR
+    operands are written cheapest first (evaluation stops at the first that
+    decides), so a test run for every row of an HNSW walk or a kept list
+    probes files only for rows the asset's own columns let through."""
+    if isinstance(n, Pred):
+        return 0 if n.field in _ASSET_FIELDS else 1 if n.field in MACHINE_FIELDS else 2
+    if isinstance(n, Not):
+        return _cost(n.child)
+    return max(_cost(c) for c in n.children) + 1
+
+
 class _Compiler:
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -124,13 +141,15 @@ class _Compiler:
     def node(self, n: Node, path: str) -> tuple[str, str | None]:
         if isinstance(n, All):
             parts = [self.node(c, f"{path}.all[{i}]") for i, c in enumerate(n.children)]
-            test = "(" + " AND ".join(t for t, _ in parts) + ")"
+            test = "(" + " AND ".join(t for _, (t, _) in sorted(
+                zip(n.children, parts), key=lambda x: _cost(x[0]))) + ")"
             drivers = [(self._rank(c), d) for c, (_, d) in zip(n.children, parts) if d]
             driver = min(drivers, key=lambda x: x[0])[1] if drivers else None
             return test, driver
         if isinstance(n, Any_):
             parts = [self.node(c, f"{path}.any[{i}]") for i, c in enumerate(n.children)]
-            test = "(" + " OR ".join(t for t, _ in parts) + ")"
+            test = "(" + " OR ".join(t for _, (t, _) in sorted(
+                zip(n.children, parts), key=lambda x: _cost(x[0]))) + ")"
             if all(d for _, d in parts):
                 return test, " UNION ALL ".join(f"({d})" for _, d in parts)
             return test, None
