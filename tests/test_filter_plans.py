@@ -41,6 +41,8 @@ PREDICATES = [
     {"collection": "campaign"},
     {"collection": "picks"},
     {"rights": {"expiring_before": "2100-01-01"}},
+    {"kind": "icon"},
+    {"colour": "yellow"},
     {"all": [{"creator": "Creator 7"}, {"captured": {"from": "2007-01-01"}},
              {"orientation": "landscape"}, {"not": {"keyword": "kw3"}}, {"format": "jpg"}]},
 ]
@@ -81,6 +83,14 @@ def fbig(pg_admin_url, template_db, tmp_path_factory):
                                     (lib.tenant_id,)).fetchone()[0]
             lib.conn.execute("""INSERT INTO collection_member (collection_id, asset_id)
                                 SELECT %s, id FROM asset WHERE id %% 97 = 0""", (hand,))
+            # machine words (issue 15's asset_machine): a kind and a colour each
+            lib.conn.execute("""
+                INSERT INTO asset_machine (asset_id, tenant_id, kind, colours, version)
+                SELECT id, tenant_id,
+                       (ARRAY['photo', 'illustration', 'clipart', 'lineart', 'screenshot',
+                              'document', 'icon'])[id % 7 + 1],
+                       ARRAY[(ARRAY['red', 'blue', 'green', 'yellow', 'black'])[id % 5 + 1]], 1
+                FROM asset""")
             other = lib.conn.execute("""INSERT INTO collection (tenant_id, name, path)
                                         VALUES (%s, 'selects', 'selects') RETURNING id""",
                                      (lib.tenant_id,)).fetchone()[0]

@@ -160,15 +160,18 @@ ANY_MEMBER = "SELECT EXISTS (SELECT 1 FROM ({members}) x)"
 # (lower-cased text, a collection id, a media type, a year).
 FACETS = """
 WITH r AS (SELECT DISTINCT unnest(%(ids)s::bigint[]) AS asset_id),
+-- (each id probes the primary key / asset_file_asset_idx: LATERAL ... OFFSET
+-- 0, because for a few thousand ids the planner chose a hash join over a
+-- sequential scan of asset on the 100k test library)
 ra AS MATERIALIZED (
-    SELECT a.id AS asset_id, a.media_type, a.width, a.height, a.orientation
-    FROM asset a JOIN r ON r.asset_id = a.id
-    WHERE a.tenant_id = %(tenant_id)s
+    SELECT x.* FROM r CROSS JOIN LATERAL (
+        SELECT a.id AS asset_id, a.media_type, a.width, a.height, a.orientation
+        FROM asset a WHERE a.id = r.asset_id AND a.tenant_id = %(tenant_id)s OFFSET 0) x
 ),
 rf AS MATERIALIZED (
-    SELECT f.asset_id, f.metadata, f.raw_metadata, f.collection_id
-    FROM asset_file f JOIN ra ON ra.asset_id = f.asset_id
-    WHERE """ + READ_FILE + """
+    SELECT x.* FROM ra CROSS JOIN LATERAL (
+        SELECT f.asset_id, f.metadata, f.raw_metadata, f.collection_id
+        FROM asset_file f WHERE f.asset_id = ra.asset_id AND """ + READ_FILE + """ OFFSET 0) x
 ),
 vals AS (
     SELECT 'creator' AS facet, lower(v) AS k, v AS label, rf.asset_id
@@ -178,13 +181,15 @@ vals AS (
     FROM rf CROSS JOIN LATERAL loupe_json_texts(rf.metadata->'keywords') v
     UNION ALL
     SELECT 'keyword', lower(k.keyword), k.keyword, k.asset_id
-    FROM asset_keyword k JOIN ra ON ra.asset_id = k.asset_id
+    FROM ra CROSS JOIN LATERAL (SELECT * FROM asset_keyword k0
+                                WHERE k0.asset_id = ra.asset_id OFFSET 0) k
     UNION ALL
     SELECT 'collection', c.id::text, c.path, rf.asset_id
     FROM rf JOIN collection c ON c.id = rf.collection_id
     UNION ALL
     SELECT 'collection', c.id::text, c.path, cm.asset_id
-    FROM collection_member cm JOIN ra ON ra.asset_id = cm.asset_id
+    FROM ra CROSS JOIN LATERAL (SELECT * FROM collection_member cm0
+                                WHERE cm0.asset_id = ra.asset_id OFFSET 0) cm
     JOIN collection c ON c.id = cm.collection_id
     UNION ALL
     SELECT 'format', ra.media_type, ra.media_type, ra.asset_id FROM ra
@@ -219,8 +224,11 @@ SELECT facet, k, label, n FROM ranked WHERE pos <= %(top)s ORDER BY facet, pos
 FACETS_MACHINE = """
     UNION ALL
     SELECT 'kind', m.kind, m.kind, m.asset_id
-    FROM asset_machine m JOIN ra ON ra.asset_id = m.asset_id WHERE m.kind IS NOT NULL
+    FROM ra CROSS JOIN LATERAL (SELECT * FROM asset_machine m0
+                                WHERE m0.asset_id = ra.asset_id OFFSET 0) m
+    WHERE m.kind IS NOT NULL
     UNION ALL
     SELECT 'colour', c, c, m.asset_id
-    FROM asset_machine m JOIN ra ON ra.asset_id = m.asset_id
+    FROM ra CROSS JOIN LATERAL (SELECT * FROM asset_machine m0
+                                WHERE m0.asset_id = ra.asset_id OFFSET 0) m
     CROSS JOIN LATERAL unnest(m.colours) c"""
