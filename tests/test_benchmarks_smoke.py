@@ -87,3 +87,12 @@ def test_faces_benchmark_runs():
     assert "detection recall: 5/5 = 1.000; false detections: 0" in out
     assert re.search(r"purity 1\.000, pairwise precision 1\.000, recall 1\.000, F1 1\.000", out)
     assert re.search(r"throughput: [\d.]+ faces/s", out)
+
+
+def test_filters_benchmark_runs_every_filter_and_path():
+    out = smoke("filters")
+    for name in ("creator", "year+orientation", "country", "five"):
+        for path in ("lexical filtered", "lexical unfiltered", "hybrid filtered",
+                     "hybrid unfiltered"):
+            assert re.search(rf"^{re.escape(name)}\s+[\d,]+\s+{path}\s", out, re.M), (name, path)
+    assert out.count("x   hybrid") == 4

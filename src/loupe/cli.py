@@ -157,8 +157,80 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None,
                       f"{found['people']:,} new people", markup=False, highlight=False)
 
 
+def _filter_options(f):
+    """The readable filter options of ``loupe search`` (issue 17)."""
+    opts = [
+        click.option("--where", metavar="JSON", help="A filter tree as JSON (docs/filters.md), "
+                     "AND-ed with the options below."),
+        click.option("--creator", multiple=True, help="Creator (case-insensitive, exact); "
+                     "repeat: any of them."),
+        click.option("--keyword", multiple=True, help="Keyword (case-insensitive, exact); "
+                     "repeat: any of them."),
+        click.option("--collection", multiple=True, metavar="COLLECTION",
+                     help="In this collection (sub-collections included; path, id:N or full "
+                          "path); repeat: their union."),
+        click.option("--all-collections", is_flag=True,
+                     help="With several --collection: in every one of them (intersection)."),
+        click.option("--captured", metavar="WHEN", help="Capture date: 2019, 2019-05, "
+                     "2019-05-01, 2018..2019, last month, this year, last 30 days (UTC, "
+                     "[from, to))."),
+        click.option("--added", metavar="WHEN", help="Date added, as --captured."),
+        click.option("--format", "format_", multiple=True, help="File format: jpg, png, webp, "
+                     "tiff, gif, heic."),
+        click.option("--media-type", multiple=True, help="Media type, e.g. image/png."),
+        click.option("--orientation", multiple=True,
+                     type=click.Choice(["portrait", "landscape", "square", "panorama"]),
+                     help="As displayed."),
+        click.option("--country", multiple=True, help="Country (IPTC/XMP)."),
+        click.option("--location", multiple=True, help="City, sub-location or state."),
+        click.option("--kind", multiple=True, help="Kind of picture (machine words): photo, "
+                     "illustration, clipart, lineart, screenshot, document, icon."),
+        click.option("--colour", multiple=True, help="A dominant colour (machine words)."),
+        click.option("--background", multiple=True, help="transparent, white, black, uniform, "
+                     "scene (machine words)."),
+        click.option("--cutout/--no-cutout", default=None, help="A cut-out (or not)."),
+        click.option("--embargoed", is_flag=True, help="Under embargo now (owner and admins)."),
+        click.option("--expired", is_flag=True, help="Usage rights expired (owner and admins)."),
+        click.option("--expiring-before", metavar="YYYY-MM-DD",
+                     help="Usage rights still valid, expiring before this date."),
+        click.option("--facets", is_flag=True, help="Also show the top values per facet of the "
+                     "whole result, with counts."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def _filter_tree(kw: dict):
+    """The filter tree of ``loupe search``'s options (None: no filter)."""
+    from .filters.tree import tree_from_options
+
+    opts = {"creator": kw.pop("creator"), "keyword": kw.pop("keyword"),
+            "collection": kw.pop("collection"), "format": kw.pop("format_"),
+            "media_type": kw.pop("media_type"), "orientation": kw.pop("orientation"),
+            "country": kw.pop("country"), "location": kw.pop("location"),
+            "kind": kw.pop("kind"), "colour": kw.pop("colour"),
+            "background": kw.pop("background"), "captured": kw.pop("captured"),
+            "added": kw.pop("added"), "cutout": kw.pop("cutout"),
+            "embargoed": kw.pop("embargoed"), "expired": kw.pop("expired"),
+            "expiring_before": kw.pop("expiring_before")}
+    return tree_from_options(opts, where=kw.pop("where"),
+                             all_collections=kw.pop("all_collections"))
+
+
+def _print_facets(facets: dict) -> None:
+    bound = "" if facets["exact"] else "at least "
+    console.print("facets" + ("" if facets["exact"] else " (counts are lower bounds: the "
+                              "result is not complete)") + ":", highlight=False)
+    for name, values in facets["facets"].items():
+        if values:
+            console.print(f"  {name}: " + ", ".join(f"{v['value']} ({bound}{v['count']:,})"
+                                                     for v in values),
+                          highlight=False, markup=False)
+
+
 @main.command()
-@click.argument("query")
+@click.argument("query", default="")
 @click.option("--lang", help="Search only the documents of this library language (default: every "
               "library language, each asset ranked by its best document).")
 @click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(1, 1000))
@@ -171,32 +243,58 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None,
               help="Keep every asset whose title holds the query reachable after the ranked "
                    "results, even past the caps.")
 @click.option("--explain", is_flag=True, help="Show each lane's rank and score/distance.")
+@_filter_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
-           scope: tuple[str, ...], title_band: bool, explain: bool, as_json: bool) -> None:
-    """Search the library for QUERY."""
+           scope: tuple[str, ...], title_band: bool, explain: bool, as_json: bool,
+           **filter_kw) -> None:
+    """Search the library for QUERY, narrowed by filters (--where JSON or the
+    options below); with filters and no QUERY, list what passes them."""
+    want_facets = filter_kw.pop("facets")
+    try:
+        tree = _filter_tree(filter_kw)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if not query.strip() and tree is None:
+        raise click.UsageError("give a QUERY, or filters to list what passes them")
     with obj.open() as lib:
         try:
             result = lib.search(query, lang=lang, limit=limit, offset=(page - 1) * limit,
-                                scope=list(scope) or None, title_band=title_band)
+                                scope=list(scope) or None, title_band=title_band,
+                                filters=tree, facets=want_facets)
         except (ValueError, LookupError) as exc:
             raise click.ClickException(str(exc)) from exc
     if as_json:
         _emit_json(result.as_dict())
         return
+    if result.filter is not None:
+        console.print("filter: " + json.dumps(result.filter, ensure_ascii=False),
+                      highlight=False, markup=False)
     for notice in result.notices:
         console.print(f"note: {notice}", highlight=False, markup=False)
+    if result.facets:
+        _print_facets(result.facets)
     if result.corrections:
         fixed = ", ".join(f"{a} → {b}" for a, b in sorted(result.corrections.items()))
         console.print(f"Showing results for corrected terms ({fixed}): nothing matched as typed.",
                       highlight=False)
+    if result.total == 0 and not query.strip():
+        console.print("Nothing passes the filter.", highlight=False)
+        return
+    if not query.strip():
+        noun = "asset" if result.total == 1 else "assets"
+        more = "" if result.total_exact else "at least "
+        console.print(f"{more}{result.total:,} {noun} pass the filter"
+                      + (f" — showing {result.offset + 1}–{result.offset + len(result.hits)}"
+                         if result.hits else ""), highlight=False)
     if result.total == 0:
         console.print(f"No results for “{query}”.", highlight=False)
         if not result.terms:
             console.print("(the query has no searchable terms: only stop words or punctuation)")
         return
-    console.print(describe_total(result), highlight=False)
+    if query.strip():
+        console.print(describe_total(result), highlight=False)
     if not result.hits:
         return
     table = Table(box=None, padding=(0, 1))

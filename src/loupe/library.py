@@ -33,6 +33,7 @@ from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabul
 from .ingest.image import displayed_size
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
 from .fusion import settings as fusion_config
+from .filters import facets as filter_facets, search as filter_search
 from .lexical import settings as lexical_bounds
 from .lexical.search import analyze as analyze_text
 from .models import registry, runtime
@@ -244,7 +245,8 @@ class Library:
 
     def search(self, query: str, *, lang: str | None = None, limit: int = 20,
                offset: int = 0, scope: str | list[str] | None = None,
-               title_band: bool = False) -> SearchResult:
+               title_band: bool = False, filters: Any = None,
+               facets: bool = False) -> SearchResult:
         """Search the library, or inside collection ``scope`` (its path, e.g.
         ``animals/mammals``, its id ``id:42`` or its full path
         ``/photos/animals/mammals``; see
@@ -257,6 +259,11 @@ class Library:
         to that language's documents. With ``title_band`` (library-wide
         search), every asset whose title holds all the query's terms stays
         reachable after the ranked rows even when a cap left it out (C2).
+        ``filters``: a filter tree (JSON dict or text, or a
+        :class:`loupe.filters.Node`; docs/filters.md): only assets it accepts
+        are searched, ranked, banded and counted; with an empty ``query``
+        the filtered set itself is listed, newest first. ``facets``: also
+        the top values per facet of the whole result (:meth:`facets`).
 
         Raises:
             ValueError: ``limit`` outside [1, BULK_MAX] or ``offset`` outside
@@ -264,6 +271,8 @@ class Library:
                 (:class:`loupe.lexical.settings.SettingError`), ``lang`` is not a
                 library language, or the query is too long (see
                 :data:`loupe.lexical.search.MAX_QUERY_CHARS`, ``MAX_QUERY_TERMS``).
+            loupe.filters.FilterError: the filter tree is not valid (the
+                message names the node), or names an unknown collection.
         """
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= BULK_MAX:
             raise ValueError(f"limit = {limit!r} is out of range: it must be within 1 and "
@@ -271,9 +280,37 @@ class Library:
         if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= OFFSET_MAX:
             raise ValueError(f"offset = {offset!r} is out of range: it must be within 0 and "
                              f"{OFFSET_MAX:,}")
+        if facets:
+            res = self.search(query, lang=lang, limit=limit, offset=offset, scope=scope,
+                              title_band=title_band, filters=filters)
+            res.facets = self.facets(query, lang=lang, scope=scope, filters=filters)
+            return res
         langs = [self._lang(lang)] if lang else self.languages()
+        if filters is not None:   # issue 17: the filtered set is the search's scope
+            return filter_search.filtered_search(self, query, langs, limit, offset, scope,
+                                                 filters)
         return SearchPipeline(self).run(SearchRequest(query, langs, limit, offset, scope,
                                                       title_band))
+
+    def facets(self, query: str = "", *, filters: Any = None,
+               scope: str | list[str] | None = None, lang: str | None = None,
+               top: int = filter_facets.TOP) -> dict[str, Any]:
+        """Top ``top`` values per facet (collection, creator, keyword, year,
+        format, orientation, country, kind, colour) of the whole result of
+        :meth:`search` with the same arguments, each with its count and the
+        filter node that narrows to it: ``{"exact", "facets": {facet:
+        [{"value", "key", "count", "filter"}]}}`` (see
+        :func:`loupe.filters.facets.facets`). Counts are exact when the
+        result is complete, lower bounds ("at least") otherwise.
+
+        Raises: as :meth:`search`; ValueError for ``top`` outside [1, 100].
+        """
+        filter_facets.check_top(top)   # before the work
+        full = self.search(query, lang=lang, scope=scope, filters=filters, limit=BULK_MAX)
+        exact = (full.verdict == "complete" and full.total_exact
+                 and len(full.hits) == full.total)
+        return filter_facets.facets(self.conn, self.tenant_id, self.viewer,
+                                    [h.asset_id for h in full.hits], exact=exact, top=top)
 
     def _scope(self, scope: str | list[str]) -> Scope:
         """Resolve collection names (one or several: their union)."""
@@ -733,7 +770,7 @@ class Library:
     def bulk(self, action: str, value: Any, *, query: str,
              scope: str | list[str] | None = None, lang: str | None = None,
              confirm: bool = False, any_term: bool = False,
-             dry_run: bool = False) -> dict[str, Any]:
+             dry_run: bool = False, filters: Any = None) -> dict[str, Any]:
         """Apply ``action`` to the assets that ``query`` (in ``scope``: one
         collection or the union of several, as for :meth:`search`) finds for
         this viewer — all of them, not one page — in one transaction, and
@@ -744,7 +781,9 @@ class Library:
         Match rule: by default only the assets whose search document holds
         **every** query term; with ``any_term`` every asset the search ranks
         (some of the terms, or close in meaning). Both counts are returned;
-        ``dry_run`` returns them without changing anything.
+        ``dry_run`` returns them without changing anything. ``filters``: a
+        filter tree, as for :meth:`search` (the action reaches only assets it
+        accepts; with an empty ``query``, every asset it accepts).
 
         Returns ``{"action", "value", "match", "matched_all_terms",
         "matched_any", "count", "verdict", "total", "total_exact",
@@ -767,9 +806,12 @@ class Library:
         if scope:
             resolved = self._scope(scope)
             scope, label = [f"id:{i}" for i in resolved.roots], resolved.label
+        if filters is not None:   # the audit log records the filter with the scope
+            label = ((label + " ") if label else "") + "filter " + \
+                filter_search.parse(filters).dumps()
 
         def run():
-            return self.search(query, lang=lang, scope=scope, limit=BULK_MAX)
+            return self.search(query, lang=lang, scope=scope, limit=BULK_MAX, filters=filters)
 
         return apply_action(self.conn, self.tenant_id, self.viewer, self.languages(), action,
                             value, run_search=run, query=query, scope=label, confirm=confirm,

@@ -57,7 +57,14 @@ def readable_members(clause: "AssetClause | None" = None) -> str:
     ``clause`` (:mod:`loupe.search.clause`), up to DEEP_MAX + 1.
 
     Contract: a subquery (asset_id); needs the parameters ``tenant_id``,
-    ``collections``, ``see_all``, ``principals``, ``deep_max``."""
+    ``collections``, ``see_all``, ``principals``, ``deep_max``.
+
+    A clause that is itself the scope (a filter searched without collections,
+    issue 17: it has ``scope_members()``) gives its own set instead — the
+    readable assets it accepts, up to DEEP_MAX + 1 — and needs no
+    ``collections``."""
+    if clause is not None and hasattr(clause, "scope_members"):
+        return clause.scope_members()
     return """
     SELECT m.asset_id
     FROM (SELECT f.asset_id FROM asset_file f
@@ -75,6 +82,13 @@ def readable_members(clause: "AssetClause | None" = None) -> str:
 
 
 READABLE_MEMBERS = readable_members()
+
+
+def in_scope(clause: "AssetClause | None" = None) -> str:
+    """Whether a row ``k`` is in the scope: :data:`IN_SCOPE`, or ``true``
+    when the clause is itself the scope (every row reaching ``k`` passed it
+    where it entered the statement, :mod:`loupe.search.clause`)."""
+    return "true" if clause is not None and hasattr(clause, "scope_members") else IN_SCOPE
 
 # How many members the viewer may read (up to DEEP_MAX + 1).
 SCOPE_SIZE = "SELECT count(*) FROM (" + READABLE_MEMBERS + ") x"
@@ -241,7 +255,7 @@ def scoped_lane(member: bool = False, clause: "AssetClause | None" = None) -> st
 -- (the same set-wise anti-join as the lane's ``missing``: written as a
 -- correlated subquery, it scanned ``raw`` once per member)
 kept_in AS MATERIALIZED (
-    SELECT k.asset_id, k.score, k.lang FROM kept k WHERE """ + IN_SCOPE + """
+    SELECT k.asset_id, k.score, k.lang FROM kept k WHERE """ + in_scope(clause) + """
 ),
 missing_in AS (
     SELECT k.asset_id,
@@ -347,7 +361,7 @@ def scoped_fused_statement(lanes: list, member: bool = False,
     # (the clause's text is joined, not formatted: braces in it stay as they are)
     tail = sql.SQL("," + scope_cte(clause)) + sql.SQL(""",
 ranked AS MATERIALIZED (
-    SELECT k.* FROM fkept k WHERE """ + IN_SCOPE + """
+    SELECT k.* FROM fkept k WHERE """ + in_scope(clause) + """
 ),""" + lexical_band_ctes(member) + """{vbands},
 band_rows AS (
     SELECT {key} AS asset_id, lb.rank AS lex_rank, lb.score AS lex_score{band_cols},

@@ -192,13 +192,18 @@ class SearchPipeline:
         raw_cap, keep_cap = settings["raw_cap"], settings["keep_cap"]
         notices: list[str] = []
         scope: Scope | None = None
-        if req.scope is not None and req.scope != [] and req.scope != ():
+        # a filter (issue 17) whose set is the scope: its members, regime and bands
+        filter_scope = req.clause is not None and hasattr(req.clause, "scope_members")
+        if filter_scope:
+            scope = Scope(label="filter " + req.clause.tree.dumps(), roots=[])
+        elif req.scope is not None and req.scope != [] and req.scope != ():
             scope = resolve_scope(self.conn, lib.tenant_id, req.scope,
                                   see_all=lib.viewer.see_all)
         # 1-2. analyze, lanes
         lanes = self.query_lanes(req.query, req.langs[0], notices)
         qt = query_terms_in(self.conn, req.query, req.langs)
-        colls = scope_collections(self.conn, lib.tenant_id, scope.roots) if scope else None
+        colls = (scope_collections(self.conn, lib.tenant_id, scope.roots)
+                 if scope and not filter_scope else None)
         if not qt.terms and (scope is not None or not lanes):
             return self._nothing(req, scope, colls, notices)
         # 3. fuse + band: one statement; the typo fallback at most once
@@ -278,7 +283,12 @@ class SearchPipeline:
         """A query with no term and no vector lane to run (or in a scope):
         nothing matches, and that is complete (C5)."""
         if scope is not None:
-            size = scope_size(self.conn, self.lib.tenant_id, colls, self.lib.viewer)
+            size = (scope_size(self.conn, self.lib.tenant_id, colls, self.lib.viewer)
+                    if colls is not None else
+                    self.conn.execute("SELECT count(*) FROM (" + req.clause.scope_members()
+                                      + ") x", {**req.clause.params(),
+                                                "tenant_id": self.lib.tenant_id,
+                                                **self.lib.viewer.params()}).fetchone()[0])
             notices.append(f"scope {scope.quoted}: {members_text(size)}, 0 ranked, "
                            f"0 in the band ({regime_for(size)} regime)")
         return SearchResult(query=req.query, lang=req.langs[0], terms=[], total=0,

@@ -41,6 +41,9 @@ class SearchResult:
     ``meaning_only``: every row comes from meaning-based (vector) lanes — no
     word of the query matched — so the rows are approximate neighbours
     (issue 14, item 4).
+    ``filter``: the filter tree searched within (its JSON, issue 17), or None.
+    ``facets``: when asked for, top values per facet of the whole result
+    (:func:`loupe.filters.facets.facets`), or None.
     """
 
     query: str
@@ -58,6 +61,8 @@ class SearchResult:
     notices: list[str] = field(default_factory=list)
     langs: list[str] = field(default_factory=list)
     meaning_only: bool = False
+    filter: Any = None
+    facets: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

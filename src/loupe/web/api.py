@@ -37,7 +37,9 @@ NOT_FOUND = {404: {"description": "No such asset visible to this user"}}
 class HitOut(BaseModel):
     rank: int = Field(description="1-based rank over the whole result set")
     asset_id: int
-    score: float = Field(description="BM25F (lexical only) or RRF score")
+    score: float | None = Field(description="BM25F (lexical only) or RRF score; null for a "
+                                "row that is not scored (title band, a filtered list "
+                                "without query text)")
     bonus: int = Field(description="phrase bonus: 2 title holds the query, 1 the document does")
     title: str
     path: str
@@ -65,6 +67,11 @@ class SearchOut(BaseModel):
     corrections: dict[str, str]
     lanes: list[str]
     notices: list[str]
+    filter: Any = Field(default=None, description="the filter tree searched within "
+                        "(docs/filters.md), or null")
+    facets: dict[str, Any] | None = Field(
+        default=None, description='with facets=true: {"exact": bool, "facets": {facet: '
+        '[{"value", "key", "count", "filter"}]}}; counts are lower bounds unless exact')
 
 
 class TokenIn(BaseModel):
@@ -94,6 +101,8 @@ class BulkIn(BaseModel):
     any_term: bool = Field(default=False, description="act on every ranked asset, not only "
                                                       "on those holding every query term")
     dry_run: bool = Field(default=False, description="only count: change nothing")
+    filters: dict[str, Any] | None = Field(default=None, description="a filter tree "
+                                           "(docs/filters.md): only assets it accepts")
 
 
 class BulkOut(BaseModel):
@@ -168,19 +177,25 @@ def search(lib: UserLib,
                                            "several")] = None,
            lang: Annotated[str | None, Query(max_length=20)] = None,
            limit: Annotated[int, Query(ge=1, le=200)] = 24,
-           offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0) -> dict:
-    """Search (SPEC C1–C5): hits of one page, the honest total and the verdict.
+           offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+           filters: Annotated[str | None, Query(
+               max_length=20_000, description="a filter tree as JSON (docs/filters.md), e.g. "
+               '{"all": [{"creator": "Jane Doe"}, {"captured": {"from": "2019-01-01"}}]}; '
+               "with no q, the assets that pass it, newest first")] = None,
+           facets: Annotated[bool, Query(description="also the top values per facet of "
+                                                     "the whole result")] = False) -> dict:
+    """Search (SPEC C1–C5, X4): hits of one page, the honest total and the verdict.
 
-    ``scope`` is the collection filter (sub-collections included); it runs
-    inside the search statement with its guaranteed band. Date, creator,
-    keyword and media-type filters are not offered: the search statement
-    has no clauses for them yet, and filtering a page afterwards would make
-    the total and the verdict lie.
+    ``scope`` is the collection filter (sub-collections included) and
+    ``filters`` a filter tree; both run inside the search statement (its
+    members, bands and counts), so the total and the verdict stay exact. A
+    bad tree is a 400 naming the node (``filter $.all[1].captured.from:
+    ...``).
     """
-    _text(q, "q"), _text(lang, "lang")
+    _text(q, "q"), _text(lang, "lang"), _text(filters, "filters")
     scopes = _scopes(scope)
     res = service.run_search(lib, q, scope=scopes, lang=lang or None, limit=limit,
-                             offset=offset)
+                             offset=offset, filters=filters or None, facets=facets)
     return service.search_payload(res, scopes[0] if scopes and len(scopes) == 1 else scopes,
                                   lib)
 
@@ -254,7 +269,8 @@ def bulk(body: BulkIn, lib: UserLib) -> Any:
     scopes = _scopes([body.scope] if isinstance(body.scope, str) else body.scope)
     out = service.run_bulk(lib, body.action, body.value, q=body.q, scope=scopes,
                            lang=body.lang or None, confirm=body.confirm,
-                           any_term=body.any_term, dry_run=body.dry_run)
+                           any_term=body.any_term, dry_run=body.dry_run,
+                           filters=body.filters)
     if out.get("confirmation_required"):
         return JSONResponse(status_code=409, content={
             "detail": out["message"], "verdict": out["verdict"], "total": out["total"],

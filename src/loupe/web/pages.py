@@ -109,20 +109,63 @@ def _scopes(values: list[str]) -> list[str]:
     return [v.replace("\x00", "") for v in values if v.strip()]
 
 
-def _search_ctx(lib: Library, q: str, scope: list[str], lang: str | None, page: int) -> dict:
+def _label(node: dict) -> str:
+    """A filter node as a chip's words: ``creator: Jane Doe``; a compound
+    node as its JSON."""
+    import json
+
+    (key, val), = node.items()
+    if key in ("captured", "added") and isinstance(val, dict):
+        return f"{key}: " + " – ".join(f"{k} {v}" for k, v in val.items())
+    if key in ("all", "any", "not") or isinstance(val, dict):
+        return json.dumps(node, ensure_ascii=False)
+    return f"{key}: {val}"
+
+
+def _filter_ui(base: dict, tree: dict | None, facets: dict | None) -> dict:
+    """The active filter as chips (each with the URL without it) and the
+    facet values as links narrowing the result (the current tree AND the
+    value's node), all plain links (issue 17)."""
+    import json
+
+    parts = ([] if tree is None else tree["all"] if set(tree) == {"all"} else [tree])
+
+    def url(nodes: list) -> str:
+        f = ({} if not nodes else {"filters": json.dumps(
+            nodes[0] if len(nodes) == 1 else {"all": nodes}, ensure_ascii=False)})
+        return "/?" + urlencode({**base, **f}, doseq=True)
+
+    chips = [{"label": _label(p), "remove": url(parts[:i] + parts[i + 1:])}
+             for i, p in enumerate(parts)]
+    side = []
+    for name, values in (facets or {}).get("facets", {}).items():
+        links = [{"value": v["value"], "count": v["count"], "active": v["filter"] in parts,
+                  "url": url(parts + [v["filter"]])} for v in values]
+        if links:
+            side.append({"name": name, "values": links})
+    return {"chips": chips, "facet_groups": side,
+            "facets_exact": (facets or {}).get("exact", True)}
+
+
+def _search_ctx(lib: Library, q: str, scope: list[str], lang: str | None, page: int,
+                filters: str = "", facets: bool = True) -> dict:
     ctx = {"q": q, "scope": scope[0] if scope else "", "scopes": scope, "lang": lang or "",
-           "page": page, "result": None, "error": None, "page_size": PAGE_SIZE}
-    if q.strip():
+           "page": page, "result": None, "error": None, "page_size": PAGE_SIZE,
+           "filters": filters, "chips": [], "facet_groups": []}
+    if q.strip() or filters.strip():
         try:
             res = service.run_search(lib, q, scope=scope or None, lang=lang or None,
-                                     limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+                                     limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE,
+                                     filters=filters.strip() or None, facets=facets)
         except HTTPException as exc:
             ctx["error"] = exc.detail
             return ctx
         ctx["result"] = service.search_payload(
             res, (scope[0] if len(scope) == 1 else scope) or None, lib)
         last = max(1, -(-min(res.reachable, res.total) // PAGE_SIZE))
-        base = {"q": q, **({"scope": scope} if scope else {}), **({"lang": lang} if lang else {})}
+        keep = {"q": q, **({"scope": scope} if scope else {}), **({"lang": lang} if lang else {})}
+        ctx.update(_filter_ui(keep, res.filter, res.facets))
+        base = {**keep, **({"filters": filters} if filters.strip() else {})}
         ctx["pages"] = last
         ctx["prev_url"] = (f"/?{urlencode({**base, 'page': page - 1}, doseq=True)}"
                            if page > 1 else None)
@@ -140,9 +183,10 @@ def search_page(request: Request, lib: UserLib,
                 scope: Annotated[list[Annotated[str, Query(max_length=1000)]],
                                  Query(max_length=100)] = [],
                 lang: Annotated[str, Query(max_length=20)] = "",
-                page: Annotated[int, Query(ge=1, le=100_000)] = 1) -> HTMLResponse:
+                page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+                filters: Annotated[str, Query(max_length=20_000)] = "") -> HTMLResponse:
     ctx = _search_ctx(lib, q.replace("\x00", ""), _scopes(scope),
-                      lang.replace("\x00", ""), page)
+                      lang.replace("\x00", ""), page, filters.replace("\x00", ""))
     return _render(request, "search.html", collections=_named(lib.collections()),
                    languages=lib.languages(), actions=ACTION_LABELS, **ctx)
 
@@ -154,10 +198,12 @@ def results_fragment(request: Request, lib: UserLib,
                                       Query(max_length=100)] = [],
                      lang: Annotated[str, Query(max_length=20)] = "",
                      page: Annotated[int, Query(ge=1, le=100_000)] = 1,
-                     grid_only: bool = False) -> HTMLResponse:
+                     grid_only: bool = False,
+                     filters: Annotated[str, Query(max_length=20_000)] = "") -> HTMLResponse:
     """The results region (or, with ``grid_only``, just the next page's tiles)."""
     ctx = _search_ctx(lib, q.replace("\x00", ""), _scopes(scope),
-                      lang.replace("\x00", ""), page)
+                      lang.replace("\x00", ""), page, filters.replace("\x00", ""),
+                      facets=not grid_only)
     return _render(request, "_tiles.html" if grid_only else "_results.html",
                    actions=ACTION_LABELS, **ctx)
 
@@ -191,13 +237,14 @@ def bulk_page(request: Request, lib: UserLib,
                                Form(max_length=100)] = [],
               lang: Annotated[str, Form(max_length=20)] = "",
               confirm: Annotated[str, Form(max_length=10)] = "",
-              any_term: Annotated[str, Form(max_length=10)] = "") -> HTMLResponse:
+              any_term: Annotated[str, Form(max_length=10)] = "",
+              filters: Annotated[str, Form(max_length=20_000)] = "") -> HTMLResponse:
     if action not in ACTION_LABELS:
         return _render(request, "error.html", status=400, title="Unknown action",
                        message=f"{action!r} is not a bulk action.")
     scopes = [v for v in scope if v.strip()]
     fields = {"action": action, "value": value, "q": q, "scope": scopes[0] if scopes else "",
-              "lang": lang, "any_term": any_term}
+              "lang": lang, "any_term": any_term, "filters": filters}
     if any("\x00" in v for v in [*fields.values(), *scopes]):
         return _render(request, "error.html", status=400, title="Bad input",
                        message="The form holds NUL characters.")
@@ -205,11 +252,12 @@ def bulk_page(request: Request, lib: UserLib,
     try:
         out = service.run_bulk(lib, action, value or None, q=q, scope=scopes or None,
                                lang=lang or None, confirm=confirm == "yes",
-                               any_term=any_term == "yes")
+                               any_term=any_term == "yes", filters=filters.strip() or None)
     except HTTPException as exc:
         return _render(request, "error.html", status=exc.status_code, title="Not applied",
                        message=str(exc.detail))
-    back = "/?" + urlencode({"q": q, **({"scope": scopes} if scopes else {})}, doseq=True)
+    back = "/?" + urlencode({"q": q, **({"scope": scopes} if scopes else {}),
+                             **({"filters": filters} if filters.strip() else {})}, doseq=True)
     if out.get("confirmation_required"):
         return _render(request, "bulk_confirm.html", status=409, out=out, fields=fields,
                        label=ACTION_LABELS[action], back=back)

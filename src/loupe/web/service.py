@@ -35,11 +35,12 @@ WHY_FIELDS = ("title", "keywords", "description", "collections", "filename", "lo
 
 def run_search(lib: Library, q: str, *, scope: str | list[str] | None, lang: str | None,
                limit: int,
-               offset: int) -> SearchResult:
+               offset: int, filters: Any = None, facets: bool = False) -> SearchResult:
     """``lib.search`` with bad input (unknown scope or language, over-long
-    query) turned into a 400."""
+    query, a bad filter tree) turned into a 400."""
     try:
-        return lib.search(q, lang=lang, limit=limit, offset=offset, scope=scope)
+        return lib.search(q, lang=lang, limit=limit, offset=offset, scope=scope,
+                          filters=filters, facets=facets)
     except AssetNotFound as exc:
         raise HTTPException(404, str(exc)) from exc
     except (ValueError, LookupError) as exc:
@@ -74,6 +75,8 @@ def search_payload(res: SearchResult, scope: str | list[str] | None,
     out["scope"] = scope
     out["verdict_text"] = verdict_sentence(res.query, res.total, res.total_exact, res.verdict,
                                            res.reachable, res.corrections, res.meaning_only)
+    if not res.query.strip() and res.total == 0:
+        out["verdict_text"] = "Nothing passes the filter."
     for h in out["hits"]:
         h["thumbnail_url"] = f"/api/assets/{h['asset_id']}/thumbnail"
         h["why"] = explain_code(h["rank"], h["bonus"], h["explain"])
@@ -379,7 +382,8 @@ def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile]
 
 def run_bulk(lib: Library, action: str, value: str | None, *, q: str,
              scope: str | list[str] | None, lang: str | None, confirm: bool,
-             any_term: bool = False, dry_run: bool = False) -> dict[str, Any]:
+             any_term: bool = False, dry_run: bool = False,
+             filters: Any = None) -> dict[str, Any]:
     """``lib.bulk`` for the web. When the verdict needs a confirmation the
     answer is ``{"confirmation_required": True, "verdict", "total",
     "total_exact", "message"}`` and nothing changed; otherwise the library's
@@ -391,7 +395,7 @@ def run_bulk(lib: Library, action: str, value: str | None, *, q: str,
     """
     try:
         out = lib.bulk(action, value, query=q, scope=scope, lang=lang, confirm=confirm,
-                       any_term=any_term, dry_run=dry_run)
+                       any_term=any_term, dry_run=dry_run, filters=filters)
     except ConfirmationRequired as exc:
         words = verdict_sentence(q, exc.total, exc.total_exact, exc.verdict, exc.reachable)
         return {"confirmation_required": True, "verdict": exc.verdict, "total": exc.total,

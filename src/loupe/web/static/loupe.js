@@ -16,12 +16,14 @@
     var params = new URLSearchParams(new FormData(form));
     if (!params.get("scope")) params.delete("scope");
     if (!params.get("lang")) params.delete("lang");
+    if (!params.get("filters")) params.delete("filters");
     return params;
   }
   function refresh() {
     var params = query(), mine = ++seq;
-    history.replaceState(null, "", params.get("q") ? "/?" + params.toString() : "/");
-    if (!params.get("q").trim()) { results.innerHTML = ""; return; }
+    var some = params.get("q").trim() || params.get("filters");
+    history.replaceState(null, "", some ? "/?" + params.toString() : "/");
+    if (!some) { results.innerHTML = ""; return; }
     fetch("/results?" + params.toString(), { credentials: "same-origin" })
       .then(function (r) { return r.text(); })
       .then(function (html) { if (mine === seq) { results.innerHTML = html; watchMore(); } });

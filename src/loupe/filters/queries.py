@@ -1,0 +1,234 @@
+"""Named SQL of filters (issue 17, migration 0020).
+
+Each predicate has two forms, both with bound parameters only (the names
+``{v}``, ``{w}`` ... are filled with placeholder names the compiler makes,
+``%(flt_3)s``; never with a value):
+
+* a **test** — a boolean expression over the row ``a`` of table ``asset``
+  (alias ``a``: ``a.id``, ``a.tenant_id``, ``a.media_type`` ...), used inside
+  every search statement wherever a row is kept, banded or counted;
+* a **driver** — a SELECT of ``asset_id`` served by one index of 0020 (or
+  of earlier migrations), from which the filtered set is enumerated without
+  reading the whole tenant. It may hold assets the test then rejects
+  (other tenants, unreadable files), never miss one the test accepts.
+
+Per-file values (creator, keyword, location, country, capture date,
+folder) count only from files the viewer may read (migration 0011: a member
+never matches an asset by a file it may not read); ``READ_FILE`` is that
+test, ``%(see_all)s`` / ``%(principals)s`` the viewer's parameters shared
+with the search statement.
+"""
+
+READ_FILE = "(%(see_all)s OR f.readers && %(principals)s::bigint[])"
+
+# 'field:value' token of loupe_file_facets, lower-cased in SQL (the same
+# lower() as the index: Python and PostgreSQL case rules may differ).
+TOKEN = "ARRAY[{p} || lower(btrim({v}))]"
+
+# The per-row tests of the token fields read the one field they name (the
+# same values, trimmed and lower-cased, as loupe_file_facets makes tokens of:
+# the driver holds every asset a test accepts), rather than computing every
+# token of the file again for each row tested.
+_FILE_VALUE = ("EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id AND " + READ_FILE +
+               " AND EXISTS (SELECT 1 FROM loupe_json_texts(f.metadata->'{key}') v"
+               " WHERE lower(v) = lower(btrim({{v}})){extra}))")
+TEST = {
+    "creator": _FILE_VALUE.format(key="creator", extra=""),
+    "keyword": _FILE_VALUE.format(key="keywords", extra=""),
+    "location": _FILE_VALUE.format(
+        key="location", extra=" AND lower(v) IS DISTINCT FROM lower(loupe_file_country("
+                              "f.raw_metadata))"),
+    "country": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id AND " + READ_FILE +
+               " AND lower(loupe_file_country(f.raw_metadata)) = lower(btrim({v})))",
+    # keywords people added to the asset (asset_keyword): asset-wide
+    "asset_keyword": "EXISTS (SELECT 1 FROM asset_keyword k WHERE k.asset_id = a.id"
+                     " AND lower(k.keyword) = lower(btrim({v})))",
+    "captured": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
+                " AND loupe_file_captured(f.metadata) >= {v}"
+                " AND loupe_file_captured(f.metadata) < {w} AND " + READ_FILE + ")",
+    "added": "(a.created_at >= {v} AND a.created_at < {w})",
+    "collection": "(EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
+                  " AND f.collection_id = ANY ({v}::bigint[]) AND " + READ_FILE + ")"
+                  " OR EXISTS (SELECT 1 FROM collection_member cm WHERE cm.asset_id = a.id"
+                  " AND cm.collection_id = ANY ({v}::bigint[])))",
+    "media_type": "a.media_type = {v}",
+    "orientation": "loupe_displayed_orientation(a.width, a.height, a.orientation) = {v}",
+    "embargoed": "a.embargo_until > {v}",
+    "expired": "a.rights_expire_at <= {v}",
+    "expiring": "(a.rights_expire_at > {v} AND a.rights_expire_at < {w})",
+    # machine words (asset_machine, migration 0019 of issue 15)
+    "kind": "EXISTS (SELECT 1 FROM asset_machine m WHERE m.asset_id = a.id AND m.kind = {v})",
+    "colour": "EXISTS (SELECT 1 FROM asset_machine m WHERE m.asset_id = a.id"
+              " AND m.colours @> ARRAY[{v}]::text[])",
+    "background": "EXISTS (SELECT 1 FROM asset_machine m WHERE m.asset_id = a.id"
+                  " AND m.background = {v})",
+    "cutout": "EXISTS (SELECT 1 FROM asset_machine m WHERE m.asset_id = a.id"
+              " AND m.cutout = {v})",
+}
+
+DRIVER = {
+    "file_token": "SELECT f.asset_id FROM asset_file f"
+                  " WHERE loupe_file_facets(f.metadata, f.raw_metadata) @> " + TOKEN,
+    "asset_keyword": "SELECT k.asset_id FROM asset_keyword k"
+                     " WHERE lower(k.keyword) = lower(btrim({v}))",
+    "captured": "SELECT f.asset_id FROM asset_file f WHERE f.tenant_id = %(tenant_id)s"
+                " AND loupe_file_captured(f.metadata) >= {v}"
+                " AND loupe_file_captured(f.metadata) < {w}",
+    "added": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
+             " AND x.created_at >= {v} AND x.created_at < {w}",
+    "collection": "SELECT f.asset_id FROM asset_file f WHERE f.collection_id = ANY ({v}::bigint[])"
+                  " UNION ALL SELECT cm.asset_id FROM collection_member cm"
+                  " WHERE cm.collection_id = ANY ({v}::bigint[])",
+    "media_type": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
+                  " AND x.media_type = {v}",
+    "orientation": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
+                   " AND loupe_displayed_orientation(x.width, x.height, x.orientation) = {v}",
+    "embargoed": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
+                 " AND x.embargo_until > {v}",
+    "expired": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
+               " AND x.rights_expire_at <= {v}",
+    "expiring": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
+                " AND x.rights_expire_at > {v} AND x.rights_expire_at < {w}",
+    "kind": "SELECT m.asset_id FROM asset_machine m WHERE m.tenant_id = %(tenant_id)s"
+            " AND m.kind = {v}",
+    "colour": "SELECT m.asset_id FROM asset_machine m WHERE m.colours @> ARRAY[{v}]::text[]",
+    "background": "SELECT m.asset_id FROM asset_machine m WHERE m.tenant_id = %(tenant_id)s"
+                  " AND m.background = {v}",
+    "cutout": "SELECT m.asset_id FROM asset_machine m WHERE m.tenant_id = %(tenant_id)s"
+              " AND m.cutout = {v}",
+}
+
+# Every asset of the tenant (a tree with no positive predicate to start from,
+# e.g. {"not": ...}): the (tenant_id, id) index of 0020.
+UNIVERSE = "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
+
+# The asset-level read test (migration 0005), as the scopes' members use it.
+READ_ASSET = ("(%(see_all)s OR loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,"
+              " false, %(principals)s::bigint[]))")
+
+# The filtered set: the readable assets of the tenant the tree accepts, at
+# most %(filter_limit)s of them (enough to choose a regime or to say "at
+# least"). {driver}, {test}: the compiled forms. The driver's distinct ids
+# are probed one by one on asset's primary key (the LATERAL ... OFFSET 0
+# keeps the planner from turning the probes into a hash join over a
+# sequential scan of asset, which it chose on the 100k test library), and
+# each probe runs the test and the read check on that one row.
+DRIVEN = """
+    SELECT x.asset_id
+    FROM (SELECT DISTINCT d0.asset_id FROM ({driver}) AS d0(asset_id)) d
+    CROSS JOIN LATERAL (
+        SELECT a.id AS asset_id
+        FROM asset a
+        WHERE a.id = d.asset_id
+          AND a.tenant_id = %(tenant_id)s
+          AND {test}
+          AND """ + READ_ASSET + """
+        OFFSET 0
+    ) x"""
+MEMBERS = DRIVEN + """
+    LIMIT %(filter_limit)s"""
+
+# A page of the filtered set with no query text (browse): newest asset
+# (highest id) first, and how many there are (counted up to
+# %(filter_limit)s).
+BROWSE = """
+WITH m AS MATERIALIZED ({members}),
+page AS (""" + DRIVEN + """
+    ORDER BY x.asset_id DESC
+    LIMIT %(limit)s OFFSET %(offset)s
+)
+SELECT (SELECT count(*) FROM m) AS n, p.asset_id
+FROM (SELECT 1) one LEFT JOIN page p ON true
+ORDER BY p.asset_id DESC
+"""
+
+# The test for one asset id of another statement (a row ``k``: kept rows,
+# fused rows): a scalar subquery probing asset's primary key, so it is never
+# planned as a join over the whole table. {alias}: a column name of that
+# statement (never user input); NULL (no such asset) reads as false.
+ROW_TEST = "coalesce((SELECT {test} FROM asset a WHERE a.id = {alias}), false)"
+
+# Whether any readable asset passes the test (for "an empty intersection
+# says so"): one row at most.
+ANY_MEMBER = "SELECT EXISTS (SELECT 1 FROM ({members}) x)"
+
+# Facets (issue 17): for the assets of a result (%(ids)s: the result's rows,
+# at most BULK_MAX, never a second scan of the library), the values of each
+# facet with the number of those assets holding it, the %(top)s most common
+# per facet (ties by value). Per-file values come only from files the viewer
+# may read; each value is returned with the key a filter names it by
+# (lower-cased text, a collection id, a media type, a year).
+FACETS = """
+WITH r AS (SELECT DISTINCT unnest(%(ids)s::bigint[]) AS asset_id),
+-- (each id probes the primary key / asset_file_asset_idx: LATERAL ... OFFSET
+-- 0, because for a few thousand ids the planner chose a hash join over a
+-- sequential scan of asset on the 100k test library)
+ra AS MATERIALIZED (
+    SELECT x.* FROM r CROSS JOIN LATERAL (
+        SELECT a.id AS asset_id, a.media_type, a.width, a.height, a.orientation
+        FROM asset a WHERE a.id = r.asset_id AND a.tenant_id = %(tenant_id)s OFFSET 0) x
+),
+rf AS MATERIALIZED (
+    SELECT x.* FROM ra CROSS JOIN LATERAL (
+        SELECT f.asset_id, f.metadata, f.raw_metadata, f.collection_id
+        FROM asset_file f WHERE f.asset_id = ra.asset_id AND """ + READ_FILE + """ OFFSET 0) x
+),
+vals AS (
+    SELECT 'creator' AS facet, lower(v) AS k, v AS label, rf.asset_id
+    FROM rf CROSS JOIN LATERAL loupe_json_texts(rf.metadata->'creator') v
+    UNION ALL
+    SELECT 'keyword', lower(v), v, rf.asset_id
+    FROM rf CROSS JOIN LATERAL loupe_json_texts(rf.metadata->'keywords') v
+    UNION ALL
+    SELECT 'keyword', lower(k.keyword), k.keyword, k.asset_id
+    FROM ra CROSS JOIN LATERAL (SELECT * FROM asset_keyword k0
+                                WHERE k0.asset_id = ra.asset_id OFFSET 0) k
+    UNION ALL
+    SELECT 'collection', c.id::text, c.path, rf.asset_id
+    FROM rf JOIN collection c ON c.id = rf.collection_id
+    UNION ALL
+    SELECT 'collection', c.id::text, c.path, cm.asset_id
+    FROM ra CROSS JOIN LATERAL (SELECT * FROM collection_member cm0
+                                WHERE cm0.asset_id = ra.asset_id OFFSET 0) cm
+    JOIN collection c ON c.id = cm.collection_id
+    UNION ALL
+    SELECT 'format', ra.media_type, ra.media_type, ra.asset_id FROM ra
+    UNION ALL
+    SELECT 'orientation', o, o, ra.asset_id
+    FROM ra CROSS JOIN LATERAL loupe_displayed_orientation(ra.width, ra.height,
+                                                           ra.orientation) o
+    WHERE o IS NOT NULL
+    UNION ALL
+    SELECT 'year', y, y, rf.asset_id
+    FROM rf CROSS JOIN LATERAL
+         (SELECT extract(year FROM loupe_file_captured(rf.metadata) AT TIME ZONE 'UTC')::int::text) t(y)
+    WHERE y IS NOT NULL
+    UNION ALL
+    SELECT 'country', lower(c), c, rf.asset_id
+    FROM rf CROSS JOIN LATERAL loupe_file_country(rf.raw_metadata) c
+    WHERE c IS NOT NULL
+    {machine}
+),
+agg AS (
+    SELECT facet, k, min(label) AS label, count(DISTINCT asset_id) AS n
+    FROM vals GROUP BY facet, k
+),
+ranked AS (
+    SELECT facet, k, label, n, row_number() OVER (PARTITION BY facet ORDER BY n DESC, k) AS pos
+    FROM agg
+)
+SELECT facet, k, label, n FROM ranked WHERE pos <= %(top)s ORDER BY facet, pos
+"""
+
+# The machine-word facets (kind, colour), when asset_machine exists (0019).
+FACETS_MACHINE = """
+    UNION ALL
+    SELECT 'kind', m.kind, m.kind, m.asset_id
+    FROM ra CROSS JOIN LATERAL (SELECT * FROM asset_machine m0
+                                WHERE m0.asset_id = ra.asset_id OFFSET 0) m
+    WHERE m.kind IS NOT NULL
+    UNION ALL
+    SELECT 'colour', c, c, m.asset_id
+    FROM ra CROSS JOIN LATERAL (SELECT * FROM asset_machine m0
+                                WHERE m0.asset_id = ra.asset_id OFFSET 0) m
+    CROSS JOIN LATERAL unnest(m.colours) c"""
