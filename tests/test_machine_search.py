@@ -129,13 +129,13 @@ def test_the_asset_page_shows_machine_words_apart(four: Library, db_url: str):
     from fastapi.testclient import TestClient
 
     from loupe.web import create_app
+    from weblib import web_login
 
     four.create_user("admin", "admin-password", admin=True)
     disc = _ids(four)["disc.jpg"]
     app = create_app(four.home, database_url=db_url, pool_size=1)
     with TestClient(app) as client:
-        r = client.post("/login", data={"name": "admin", "password": "admin-password",
-                                        "next": "/"}, follow_redirects=False)
+        r = web_login(client, "admin", "admin-password", next="/")
         assert r.status_code == 303
         page = client.get(f"/assets/{disc}", params={"q": "red disc"}).text
         assert "Machine words (from the pixels)" in page
