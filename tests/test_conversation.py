@@ -1,0 +1,183 @@
+"""Conversational search (SPEC X4, issue 17 part 2): the deterministic
+compiler against its committed corpus, intents applied to the state, and the
+conversation as a server-side object owned by its user (migration 0021)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from imaging import make_image, write_sidecar
+
+from loupe import Library
+from loupe.conversation import SentenceError, State, apply, parse
+from loupe.conversation.corpus import evaluate
+from loupe.conversation.store import ConversationNotFound
+from loupe.conversation.tree import TreeError
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "eval" / "conversation" / "corpus.jsonl"
+CLOCK = datetime(2026, 6, 15, 12, tzinfo=timezone.utc)
+PREDICATES = {"captured", "added", "creator", "keyword", "collection", "media_type", "format",
+              "kind", "colour", "orientation", "background", "cutout", "country", "location",
+              "person", "rights"}
+
+
+# -- the compiler on its corpus ------------------------------------------------
+
+def test_corpus_is_large_bilingual_and_covers_every_predicate_and_intent():
+    lines = CORPUS.read_text(encoding="utf-8").splitlines()
+    header, cases = json.loads(lines[0]), [json.loads(x) for x in lines[1:]]
+    assert "BEFORE the parser" in header["header"]
+    assert len(cases) >= 100
+    langs = [c["lang"] for c in cases]
+    assert min(langs.count("en"), langs.count("fr")) >= 0.4 * len(cases)
+    r = evaluate(CORPUS)
+    assert set(r["by_predicate"]) == PREDICATES
+    assert set(r["by_intent"]) == {"replace", "refine", "add", "remove"}
+
+
+def test_exact_match_rate_on_the_corpus_is_at_least_0_9_per_intent_and_predicate():
+    r = evaluate(CORPUS)
+    assert r["rate"] >= 0.9, r["misses"]
+    assert all(v["rate"] >= 0.9 for v in r["by_intent"].values()), r["by_intent"]
+    assert all(v["rate"] >= 0.9 for v in r["by_predicate"].values()), r["by_predicate"]
+
+
+def _turns(*sentences: str, lang: str = "en") -> tuple[State, list]:
+    state, out = State(), []
+    for s in sentences:
+        turn = parse(s, lang=lang, clock=CLOCK, has_previous=not state.empty())
+        state, msg = apply(state, turn)
+        out.append((turn.intent, msg))
+    return state, out
+
+
+def test_three_turns_flowers_red_not_cutouts_in_english_and_french():
+    state, turns = _turns("flowers", "only the red ones", "not the cut-outs")
+    assert [t[0] for t in turns] == ["replace", "refine", "remove"]
+    assert state.as_dict() == {"filter": {"all": [{"colour": "red"}, {"not": {"cutout": True}}]},
+                               "text": "flowers"}
+    state, turns = _turns("des fleurs", "seulement les rouges", "sauf les détourées", lang="fr")
+    assert [t[0] for t in turns] == ["replace", "refine", "remove"]
+    assert state.as_dict() == {"filter": {"all": [{"colour": "red"}, {"not": {"cutout": True}}]},
+                               "text": "fleurs"}
+
+
+def test_a_contradictory_sentence_gives_a_clear_message_and_changes_nothing():
+    turn = parse("only red, not red", lang="en", clock=CLOCK)
+    assert turn.message == ("Contradictory: colour red is both asked for and excluded, so "
+                            "nothing could match; the search was not changed.")
+    before = State({"colour": "red"}, "flowers")
+    after, msg = apply(before, parse("not red", lang="en", clock=CLOCK, has_previous=True))
+    assert after == before and msg.startswith("Contradictory: colour red")
+
+
+def test_words_not_understood_stay_text_or_are_reported_never_dropped():
+    turn = parse("cats since Tuesday, not dogs", lang="en", clock=CLOCK)
+    assert turn.filter is None
+    assert turn.text == "cats since Tuesday"
+    assert turn.unparsed == ["since Tuesday", "not dogs"]
+
+
+def test_relative_dates_use_the_given_clock_and_half_open_ranges():
+    got = parse("flowers added last month", lang="en", clock=CLOCK).filter
+    assert got == {"added": {"from": "2026-05-01", "to": "2026-06-01"}}
+    other = datetime(2027, 1, 3, tzinfo=timezone.utc)
+    assert parse("photos de l'année dernière", lang="fr", clock=other).filter == \
+        {"captured": {"from": "2026-01-01", "to": "2027-01-01"}}
+    assert parse("taken on 31 December 2019", lang="en", clock=CLOCK).filter == \
+        {"captured": {"from": "2019-12-31", "to": "2020-01-01"}}
+
+
+def test_hostile_sentences_are_bounded_before_any_work():
+    with pytest.raises(SentenceError, match="1001 characters; the limit is 1000"):
+        parse("a" * 1001, lang="en", clock=CLOCK)
+    with pytest.raises(SentenceError, match="121 words; the limit is 120"):
+        parse("x " * 121, lang="en", clock=CLOCK)
+    with pytest.raises(SentenceError, match="empty"):
+        parse("   ", lang="en", clock=CLOCK)
+    turn = parse("by Robert'); DROP TABLE asset;-- <script>", lang="en", clock=CLOCK)
+    assert turn.filter == {"creator": "Robert'"}
+    assert "<script>" in turn.text    # plain data: quoting is the page's and the SQL's job
+
+
+# -- conversations are owned server-side objects --------------------------------
+
+@pytest.fixture
+def people(lib: Library) -> Library:
+    lib.create_user("alice", "alice-password")
+    lib.create_user("bob", "bob-password")
+    lib.create_user("root", "root-password", admin=True)
+    return lib
+
+
+def test_a_conversation_is_visible_only_to_its_owner(people: Library):
+    alice, bob, root = (people.as_user(n) for n in ("alice", "bob", "root"))
+    a = alice.ask("flowers", clock=CLOCK, run=False)
+    cid = a["conversation"]
+    alice.ask("only the red ones", conversation=cid, clock=CLOCK, run=False)
+    for other in (bob, root, people):          # a member, an admin, the local owner
+        with pytest.raises(ConversationNotFound):
+            other.conversation(cid)
+        with pytest.raises(ConversationNotFound):
+            other.ask("not the cut-outs", conversation=cid, clock=CLOCK, run=False)
+        with pytest.raises(ConversationNotFound):
+            other.edit_conversation(cid, filter=None, text="", run=False)
+        with pytest.raises(ConversationNotFound):
+            other.delete_conversation(cid)
+        assert [c["id"] for c in other.conversations()] == []
+    got = alice.conversation(cid)
+    assert got["state"] == {"filter": {"colour": "red"}, "text": "flowers"}
+    assert [(h["n"], h["sentence"], h["result"]["intent"]) for h in got["history"]] == \
+        [(1, "flowers", "replace"), (2, "only the red ones", "refine")]
+    people.delete_user("alice")
+    assert people.conn.execute("SELECT count(*) FROM conversation").fetchone()[0] == 0
+
+
+def test_turns_apply_by_intent_and_a_contradiction_is_stored_but_changes_nothing(people: Library):
+    alice = people.as_user("alice")
+    cid = alice.ask("flowers", clock=CLOCK, run=False)["conversation"]
+    alice.ask("only the red ones", conversation=cid, clock=CLOCK, run=False)
+    third = alice.ask("not the cut-outs", conversation=cid, clock=CLOCK, run=False)
+    assert third["turn"] == {"intent": "remove", "filter": {"cutout": True}, "text": "",
+                             "unparsed": [], "message": None}
+    assert third["state"] == {"filter": {"all": [{"colour": "red"}, {"not": {"cutout": True}}]},
+                              "text": "flowers"}
+    bad = alice.ask("not red", conversation=cid, clock=CLOCK, run=False)
+    assert bad["turn"]["message"].startswith("Contradictory: colour red")
+    assert bad["state"] == third["state"] and bad["n"] == 4
+    assert alice.conversation(cid)["state"] == third["state"]
+
+
+def test_editing_chips_checks_the_tree_shape(people: Library):
+    alice = people.as_user("alice")
+    cid = alice.ask("red flowers by Jane Doe", clock=CLOCK, run=False)["conversation"]
+    out = alice.edit_conversation(cid, filter={"creator": "John Smith"}, text="flowers", run=False)
+    assert out["state"] == {"filter": {"creator": "John Smith"}, "text": "flowers"}
+    with pytest.raises(TreeError, match=r"filter.orientation: 'diagonal' is not one of"):
+        alice.edit_conversation(cid, filter={"orientation": "diagonal"}, run=False)
+    with pytest.raises(TreeError, match="more than 64 nodes"):
+        alice.edit_conversation(cid, filter={"any": [{"colour": "red"}] * 70}, run=False)
+    assert alice.conversation(cid)["state"]["filter"] == {"creator": "John Smith"}
+
+
+def test_a_text_only_state_runs_the_normal_search_with_its_verdict(people: Library, photos: Path):
+    for name, title, rgb in (("a.png", "Red tulip", (200, 10, 10)),
+                             ("b.png", "Yellow tulip", (220, 220, 0)), ("c.png", "Boat", (0, 0, 200))):
+        write_sidecar(make_image(photos / name, size=(16, 16), color=rgb, fmt="PNG"),
+                      f"-XMP-dc:Title={title}")
+    people.ingest(photos)
+    people.grant("alice", asset_id=people.conn.execute(
+        "SELECT asset_id FROM search_document WHERE title = 'Red tulip'").fetchone()[0])
+    alice = people.as_user("alice")
+    out = alice.ask("show me tulip pictures", clock=CLOCK)
+    assert out["state"] == {"filter": None, "text": "tulip"}
+    direct = alice.search("tulip").as_dict()
+    assert out["search"]["total"] == direct["total"] == 1
+    assert [h["title"] for h in out["search"]["hits"]] == ["Red tulip"]
+    assert out["search"]["verdict"] == direct["verdict"] == "complete"
+    owner = people.ask("show me tulip pictures", clock=CLOCK)
+    assert owner["search"]["total"] == 2
