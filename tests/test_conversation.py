@@ -181,3 +181,33 @@ def test_a_text_only_state_runs_the_normal_search_with_its_verdict(people: Libra
     assert out["search"]["verdict"] == direct["verdict"] == "complete"
     owner = people.ask("show me tulip pictures", clock=CLOCK)
     assert owner["search"]["total"] == 2
+
+
+def test_loupe_ask_prints_what_it_understood_and_continues_a_conversation(lib, db_url: str,
+                                                                          home: Path):
+    from click.testing import CliRunner
+
+    from loupe.cli import main
+
+    base = ["--home", str(home), "--database-url", db_url]
+    clock = ["--clock", "2026-06-15T12:00:00+00:00"]
+    r = CliRunner().invoke(main, base + ["ask", "red flowers", *clock, "--json"])
+    assert r.exit_code == 0, r.output
+    first = json.loads(r.output)
+    assert first["turn"] == {"intent": "replace", "filter": {"colour": "red"}, "text": "flowers",
+                             "unparsed": [], "message": None}
+    cid = str(first["conversation"])
+    r = CliRunner().invoke(main, base + ["ask", "not the cut-outs from last month",
+                                         "--conversation", cid, *clock])
+    assert r.exit_code == 0, r.output
+    assert f"conversation {cid}, turn 2" in r.output
+    assert "intent: remove (this turn: cutout and captured from 2026-05-01 before 2026-06-01)" \
+        in r.output
+    assert ("filter: colour red · not cutout and captured from 2026-05-01 before 2026-06-01"
+            in r.output)
+    assert "free text: flowers" in r.output
+    r = CliRunner().invoke(main, base + ["ask", "x", "--conversation", "999999"])
+    assert r.exit_code == 1 and "no conversation 999999 of yours" in r.output
+    r = CliRunner().invoke(main, base + ["conversations", cid, "--json"])
+    assert [t["sentence"] for t in json.loads(r.output)["history"]] == \
+        ["red flowers", "not the cut-outs from last month"]

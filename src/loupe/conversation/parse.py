@@ -142,13 +142,13 @@ class _Scan:
         return 0
 
     # -- matchers: each returns the end index or 0 ----------------------------
-    def emit(self, node: dict, i: int, j: int, neg: bool) -> int:
+    def emit(self, node: dict, i: int, j: int, neg: int | None) -> int:
         for k in range(i, j):
             self.role[k] = "used"
         self.items.append({"node": node, "neg": neg, "i": i, "j": j, "field": next(iter(node))})
         return j
 
-    def m_collection(self, i: int, neg: bool) -> int:
+    def m_collection(self, i: int, neg: int | None) -> int:
         k = i
         while k < self.n and self.low[k] in L.COLLECTION_LEAD:
             k += 1
@@ -168,7 +168,7 @@ class _Scan:
             return self.emit({"collection": q or " ".join(self.toks[k:e])}, i, e + 1, neg)
         return 0
 
-    def m_date(self, i: int, neg: bool) -> int:
+    def m_date(self, i: int, neg: int | None) -> int:
         j, fld = i, "captured"
         if self.low[j] in L.ADDED_CUES:
             fld, j = "added", j + 1
@@ -211,7 +211,7 @@ class _Scan:
                 end = second.j
         return self.emit({fld: rng}, i, end, neg)
 
-    def m_expiring(self, i: int, neg: bool) -> int:
+    def m_expiring(self, i: int, neg: int | None) -> int:
         k = self.phrase(i, L.EXPIRING)
         if not k:
             return 0
@@ -221,7 +221,7 @@ class _Scan:
             return 0
         return self.emit({"rights": {"expiring_before": span.start.isoformat()}}, i, span.j, neg)
 
-    def m_keyword(self, i: int, neg: bool) -> int:
+    def m_keyword(self, i: int, neg: int | None) -> int:
         k = self.phrase(i, L.KEYWORD_CUES)
         if not k:
             return 0
@@ -231,7 +231,7 @@ class _Scan:
         v = _unquote(self.toks[i + k]) or self.toks[i + k]
         return self.emit({"keyword": v}, i, i + k + 1, neg)
 
-    def m_creator(self, i: int, neg: bool) -> int:
+    def m_creator(self, i: int, neg: int | None) -> int:
         k = self.phrase(i, L.CREATOR_STRONG)
         if k:
             e = self.name_run(i + k) if i + k < self.n else i + k
@@ -253,14 +253,14 @@ class _Scan:
                 return self.emit({"country": c} if c else {"creator": name}, i, e, neg)
         return 0
 
-    def m_person(self, i: int, neg: bool) -> int:
+    def m_person(self, i: int, neg: int | None) -> int:
         if self.low[i] in L.PERSON_CUES and i + 1 < self.n:
             e = self.name_run(i + 1)
             if e > i + 1:
                 return self.emit({"person": " ".join(self.toks[i + 1:e])}, i, e, neg)
         return 0
 
-    def m_place(self, i: int, neg: bool) -> int:
+    def m_place(self, i: int, neg: int | None) -> int:
         if self.low[i] not in L.PLACE_CUES or i + 1 >= self.n:
             return 0
         e = self.name_run(i + 1)
@@ -273,13 +273,13 @@ class _Scan:
             return self.emit({"country": c}, i, i + 2, neg)
         return 0
 
-    def m_media(self, i: int, neg: bool) -> int:
+    def m_media(self, i: int, neg: int | None) -> int:
         k = 2 if self.low[i:i + 2] == ["au", "format"] else (1 if self.low[i] in ("format", "type") else 0)
         if i + k < self.n and _MEDIA.match(self.low[i + k]):
             return self.emit({"media_type": self.low[i + k]}, i, i + k + 1, neg)
         return 0
 
-    def m_phrase(self, i: int, neg: bool) -> int:
+    def m_phrase(self, i: int, neg: int | None) -> int:
         k = self.phrase(i, L.PHRASES)
         if k:
             return self.emit(dict(L.PHRASES[tuple(self.low[i:i + k])]), i, i + k, neg)
@@ -309,7 +309,7 @@ class _Scan:
                 restrict = False
                 i += 1
                 continue
-            neg = neg_at is not None
+            neg: int | None = neg_at
             if self.phrase(i, L.ADD_PHRASES):
                 k = self.phrase(i, L.ADD_PHRASES)
                 for x in range(i, i + k):
@@ -324,13 +324,13 @@ class _Scan:
                 if j:
                     break
             if j:
-                neg_used = neg_used or neg
+                neg_used = neg_used or neg is not None
                 restrict = False
                 i = j
                 continue
-            if low in L.AMBIGUOUS and (restrict or neg):
+            if low in L.AMBIGUOUS and (restrict or neg is not None):
                 self.emit(dict(L.AMBIGUOUS[low]), i, i + 1, neg)
-                neg_used = neg_used or neg
+                neg_used = neg_used or neg is not None
                 restrict = False
                 i += 1
                 continue
@@ -348,7 +348,7 @@ class _Scan:
                 self.role[i] = "conn"
             elif low in L.FILLERS:
                 self.role[i] = "filler"
-            elif neg:
+            elif neg is not None:
                 self.role[i] = "negtext"
                 neg_text.append(i)
             else:
@@ -386,7 +386,23 @@ class _Scan:
             node = group[0]["node"] if len(group) == 1 else {"any": [g["node"] for g in group]}
             out.append((node, group[0]["neg"]))
             k += 1
-        return [{"not": n} if neg else n for n, neg in out]
+        # the predicates under one negation word are one set taken out:
+        # "not the cut-outs from last month" = not (cut-out and last month)
+        res: list[dict] = []
+        k = 0
+        while k < len(out):
+            node, neg = out[k]
+            if neg is None:
+                res.append(node)
+                k += 1
+                continue
+            same = [node]
+            while k + 1 < len(out) and out[k + 1][1] == neg:
+                same.append(out[k + 1][0])
+                k += 1
+            res.append({"not": same[0] if len(same) == 1 else {"all": same}})
+            k += 1
+        return res
 
     def leading(self) -> str | None:
         """The first cue word of the sentence: 'neg', 'refine' or None."""
