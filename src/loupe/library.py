@@ -32,6 +32,7 @@ from .document.languages import normalize_lang, validate_languages
 from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
 from .ingest.image import displayed_size
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
+from .filters import search as filter_search
 from .fusion.search import (EncoderHealth, FusedResult, QueryVectorCache, VectorLane,
                             fused_search)
 from .lexical import settings as lexical_bounds
@@ -117,6 +118,9 @@ class SearchResult:
     ``meaning_only``: every row comes from meaning-based (vector) lanes — no
     word of the query matched — so the rows are approximate neighbours
     (issue 14, item 4).
+    ``filter``: the filter tree searched within (its JSON, issue 17), or None.
+    ``facets``: when asked for, top values per facet of the whole result
+    (:func:`loupe.filters.facets.facets`), or None.
     """
 
     query: str
@@ -134,6 +138,8 @@ class SearchResult:
     notices: list[str] = field(default_factory=list)
     langs: list[str] = field(default_factory=list)
     meaning_only: bool = False
+    filter: Any = None
+    facets: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -307,7 +313,7 @@ class Library:
 
     def search(self, query: str, *, lang: str | None = None, limit: int = 20,
                offset: int = 0, scope: str | list[str] | None = None,
-               title_band: bool = False) -> SearchResult:
+               title_band: bool = False, filters: Any = None) -> SearchResult:
         """Search the library, or inside collection ``scope`` (its path, e.g.
         ``animals/mammals``, its id ``id:42`` or its full path
         ``/photos/animals/mammals``; see
@@ -320,6 +326,10 @@ class Library:
         to that language's documents. With ``title_band`` (library-wide
         search), every asset whose title holds all the query's terms stays
         reachable after the ranked rows even when a cap left it out (C2).
+        ``filters``: a filter tree (JSON dict or text, or a
+        :class:`loupe.filters.Node`; docs/filters.md): only assets it accepts
+        are searched, ranked, banded and counted; with an empty ``query``
+        the filtered set itself is listed, newest first.
 
         Raises:
             ValueError: ``limit`` outside [1, BULK_MAX] or ``offset`` outside
@@ -327,6 +337,8 @@ class Library:
                 (:class:`loupe.lexical.settings.SettingError`), ``lang`` is not a
                 library language, or the query is too long (see
                 :data:`loupe.lexical.search.MAX_QUERY_CHARS`, ``MAX_QUERY_TERMS``).
+            loupe.filters.FilterError: the filter tree is not valid (the
+                message names the node), or names an unknown collection.
         """
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= BULK_MAX:
             raise ValueError(f"limit = {limit!r} is out of range: it must be within 1 and "
@@ -338,6 +350,28 @@ class Library:
         lang = langs[0]
         raw_cap, keep_cap = self._caps()
         notices: list[str] = []
+        if filters is not None and not query.strip():
+            b, notices, tree = filter_search.browse_filtered(
+                self.conn, self.tenant_id, self.viewer, filters, scope, limit=limit,
+                offset=offset)
+            res = self._result("", langs, [], b.total, b.total_exact,
+                               "complete" if b.total_exact else "truncated", b.total, limit,
+                               offset, [(offset + i + 1, a, None, 0, {"filter": True})
+                                        for i, a in enumerate(b.ids)], {}, ["filter"], notices)
+            res.filter = tree.to_json()
+            return res
+        if filters is not None:
+            filt = filter_search.prepare(self.conn, self.tenant_id,
+                                         filter_search.with_scope(filters, scope),
+                                         viewer=self.viewer)
+            res = self._scoped(query, langs, None, limit, offset, raw_cap, keep_cap, notices,
+                               filt)
+            res.filter = filter_search.parse(filters).to_json()
+            if res.total == 0:
+                notices.append(filter_search.empty_notice(self.conn, filt, self.tenant_id,
+                                                          self.viewer)
+                               or "nothing that passes the filter matches the query")
+            return res
         if scope is not None and scope != [] and scope != ():
             return self._scoped(query, langs, scope, limit, offset, raw_cap, keep_cap, notices)
         lanes = self._query_lanes(query, lang, notices)
@@ -391,13 +425,18 @@ class Library:
             notices.append(f"{rows:,} assets whose title holds the query follow the ranked "
                            f"results (title band){full}")
 
-    def _scoped(self, query, langs, scope, limit, offset, raw_cap, keep_cap, notices):
+    def _scoped(self, query, langs, scope, limit, offset, raw_cap, keep_cap, notices,
+                filt=None):
         """Search inside collection ``scope`` (one or several: their union; in
-        the documents of ``langs``): the lexical lane with its band, fused
-        with the active vector lanes (exact scan over members in the direct
-        regime) when there are any."""
-        resolved = self._scope(scope)
-        coll, scope = resolved.roots, resolved
+        the documents of ``langs``), or inside the set of a compiled filter
+        tree ``filt`` (issue 17; ``scope`` then None): the lexical lane with
+        its band, fused with the active vector lanes (exact scan over members
+        in the direct regime) when there are any."""
+        if filt is None:
+            resolved = self._scope(scope)
+            coll, scope = resolved.roots, resolved
+        else:
+            coll, scope = [], Scope(label="filter " + filt.tree.dumps(), roots=[])
         lanes = self._query_lanes(query, langs[0], notices)
         qt = query_terms_in(self.conn, query, langs)
         terms = qt.terms
@@ -407,7 +446,7 @@ class Library:
                       "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit,
                       "offset": offset, "fallback": False, "one_word": one_word,
                       **self.fusion_settings()}
-            fr = scoped_fused_search(self.conn, params, lanes, coll, self.viewer)
+            fr = scoped_fused_search(self.conn, params, lanes, coll, self.viewer, filt)
             typo = fr.lexical["candidates"] == 0 and qt.corrected(
                 self.conn, self.tenant_id, self.viewer)[1]
             if not typo:
@@ -415,7 +454,7 @@ class Library:
                                                  offset, keep_cap, notices)
         res = scoped_search(self.conn, self.tenant_id, query, langs, coll, limit=limit,
                             offset=offset, raw_cap=raw_cap, keep_cap=keep_cap,
-                            viewer=self.viewer)
+                            viewer=self.viewer, filt=filt)
         notices.append(f"scope {scope.quoted}: {_members(res.members)}, {res.ranked:,} ranked, "
                        f"{res.band:,} in the band ({res.regime} regime)")
         raw_hits = [(h.rank, h.asset_id, h.score, h.bonus,
@@ -1021,7 +1060,7 @@ class Library:
     def bulk(self, action: str, value: Any, *, query: str,
              scope: str | list[str] | None = None, lang: str | None = None,
              confirm: bool = False, any_term: bool = False,
-             dry_run: bool = False) -> dict[str, Any]:
+             dry_run: bool = False, filters: Any = None) -> dict[str, Any]:
         """Apply ``action`` to the assets that ``query`` (in ``scope``: one
         collection or the union of several, as for :meth:`search`) finds for
         this viewer — all of them, not one page — in one transaction, and
@@ -1032,7 +1071,9 @@ class Library:
         Match rule: by default only the assets whose search document holds
         **every** query term; with ``any_term`` every asset the search ranks
         (some of the terms, or close in meaning). Both counts are returned;
-        ``dry_run`` returns them without changing anything.
+        ``dry_run`` returns them without changing anything. ``filters``: a
+        filter tree, as for :meth:`search` (the action reaches only assets it
+        accepts; with an empty ``query``, every asset it accepts).
 
         Returns ``{"action", "value", "match", "matched_all_terms",
         "matched_any", "count", "verdict", "total", "total_exact",
@@ -1055,9 +1096,12 @@ class Library:
         if scope:
             resolved = self._scope(scope)
             scope, label = [f"id:{i}" for i in resolved.roots], resolved.label
+        if filters is not None:   # the audit log records the filter with the scope
+            label = ((label + " ") if label else "") + "filter " + \
+                filter_search.parse(filters).dumps()
 
         def run():
-            return self.search(query, lang=lang, scope=scope, limit=BULK_MAX)
+            return self.search(query, lang=lang, scope=scope, limit=BULK_MAX, filters=filters)
 
         return apply_action(self.conn, self.tenant_id, self.viewer, self.languages(), action,
                             value, run_search=run, query=query, scope=label, confirm=confirm,

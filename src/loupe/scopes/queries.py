@@ -111,14 +111,22 @@ ORDER BY c.id
 # The scope's readable members as a relation (up to DEEP_MAX + 1 of them:
 # enough to choose the regime, C3), and the regime, chosen inside the
 # statement by their count: no second pass over the members for it.
-SCOPE_CTE = """
-scope AS MATERIALIZED (""" + READABLE_MEMBERS + """),
+def scope_cte(members: str = READABLE_MEMBERS) -> str:
+    """The ``scope`` and ``regime`` CTEs over ``members`` (a SELECT of
+    ``asset_id``: the collections' READABLE_MEMBERS, or a filtered set,
+    :meth:`loupe.filters.Compiled.members_sql`, likewise bounded)."""
+    return """
+scope AS MATERIALIZED (""" + members + """),""" + SCOPE_REGIME
+
+
+SCOPE_REGIME = """
 regime AS MATERIALIZED (
     SELECT c.n, CASE WHEN c.n <= %(direct_max)s THEN 'direct'
                      WHEN c.n <= %(deep_max)s THEN 'deep'
                      ELSE 'none' END AS r
     FROM (SELECT count(*) AS n FROM scope) c
 )"""
+SCOPE_CTE = scope_cte()
 
 # The lexical band: members the lexical lane matches that are not in
 # ``ranked`` (defined by the statement using it), by regime:
@@ -190,17 +198,20 @@ SCOPE_COUNTS = """
 
 # The lexical lane inside a scope: the lane's kept rows that are members, in
 # the unscoped order, then the band.
-def scoped_lane(member: bool = False) -> str:
+def scoped_lane(member: bool = False, members: str = READABLE_MEMBERS,
+                in_scope: str = IN_SCOPE) -> str:
     """The lexical lane inside a scope (see above); ``member``: for a viewer
-    who does not see everything (migration 0011)."""
-    return "WITH " + lexical_ctes(member) + "," + SCOPE_CTE + """,
+    who does not see everything (migration 0011). ``members`` / ``in_scope``:
+    the scope's members and the membership test of a row ``k`` (default: the
+    collections'; a filter tree's, issue 17: :mod:`loupe.filters`)."""
+    return "WITH " + lexical_ctes(member) + "," + scope_cte(members) + """,
 -- the lane's kept rows that are members, with their exact scores and phrase
 -- bonus: the lane's ``final`` restricted to the scope, so the missing-term
 -- probes and the bonus run for members only, not for all the kept rows
 -- (the same set-wise anti-join as the lane's ``missing``: written as a
 -- correlated subquery, it scanned ``raw`` once per member)
 kept_in AS MATERIALIZED (
-    SELECT k.asset_id, k.score, k.lang FROM kept k WHERE """ + IN_SCOPE + """
+    SELECT k.asset_id, k.score, k.lang FROM kept k WHERE """ + in_scope + """
 ),
 missing_in AS (
     SELECT k.asset_id,
@@ -254,7 +265,9 @@ SCOPED_LANE = scoped_lane(False)
 SCOPED_LANE_MEMBER = scoped_lane(True)
 
 
-def scoped_fused_statement(lanes: list, member: bool = False) -> sql.Composed:
+def scoped_fused_statement(lanes: list, member: bool = False,
+                           members: str = READABLE_MEMBERS,
+                           in_scope: str = IN_SCOPE) -> sql.Composed:
     """The fused statement inside a scope (C1–C4 with the vector lanes).
 
     Ranked rows: the unscoped fused rows (``fkept``, see
@@ -268,7 +281,8 @@ def scoped_fused_statement(lanes: list, member: bool = False) -> sql.Composed:
     asset id; the one-word rule keeps only band rows the words matched.
 
     ``lanes`` are :class:`loupe.fusion.search.VectorLane`; their names, model
-    ids and widths are registry literals.
+    ids and widths are registry literals. ``members`` / ``in_scope``: as in
+    :func:`scoped_lane` (a filter tree's set and test, issue 17).
     """
     from ..fusion.search import BANDED_PAGE, fused_ctes, lane_columns, rrf_term
 
@@ -309,9 +323,9 @@ def scoped_fused_statement(lanes: list, member: bool = False) -> sql.Composed:
                                 AND v.model_id = {model} AND v.lane = {lane}))""").format(
             model=sql.Literal(ln.model_id), lane=sql.Literal(ln.lane)))
     lanes_out = lane_columns(lanes, "")
-    tail = sql.SQL("," + SCOPE_CTE + """,
+    tail = sql.SQL("," + scope_cte(members) + """,
 ranked AS MATERIALIZED (
-    SELECT k.* FROM fkept k WHERE """ + IN_SCOPE + """
+    SELECT k.* FROM fkept k WHERE """ + in_scope + """
 ),""" + lexical_band_ctes(member) + """{vbands},
 band_rows AS (
     SELECT {key} AS asset_id, lb.rank AS lex_rank, lb.score AS lex_score{band_cols},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import psycopg
 
@@ -177,10 +178,19 @@ def scope_size(conn: psycopg.Connection, tenant_id: int, collections: list[int],
                                        "deep_max": q.DEEP_MAX, **viewer.params()}).fetchone()[0]
 
 
+def filtered_size(conn: psycopg.Connection, filt: Any, tenant_id: int,
+                  viewer: Viewer = OWNER) -> int:
+    """How many assets a compiled filter tree accepts that ``viewer`` may
+    read, counted up to DEEP_MAX + 1 (like :func:`scope_size`)."""
+    return conn.execute("SELECT count(*) FROM (" + filt.members_sql() + ") x",
+                        {**filt.params, "tenant_id": tenant_id, **viewer.params()}).fetchone()[0]
+
+
 def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: str | list[str],
                   coll_id: int | Sequence[int], *, limit: int = 20, offset: int = 0,
                   raw_cap: int = 3000,
-                  keep_cap: int = 1000, viewer: Viewer = OWNER) -> ScopedResult:
+                  keep_cap: int = 1000, viewer: Viewer = OWNER,
+                  filt: Any = None) -> ScopedResult:
     """Search inside a collection (and its sub-collections), or the union of
     several (``coll_id`` a list of ids): the lane's ranked
     rows that are members first, in the unscoped order, then the band.
@@ -189,19 +199,28 @@ def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: st
     regime always; deep regime when every term was read to its end; no band
     when the lane itself was complete), ``truncated`` otherwise, ``unknown``
     for the typo fallback.
+
+    ``filt``: a compiled filter tree (:class:`loupe.filters.Compiled`,
+    issue 17) whose set is the scope instead of ``coll_id``'s (a search
+    inside collections and a filter passes both as one tree).
     """
     qt = query_terms_in(conn, query, lang)
     terms = qt.terms
-    colls = scope_collections(conn, tenant_id, coll_id)
+    colls = scope_collections(conn, tenant_id, coll_id) if filt is None else []
     if not terms:
-        size = scope_size(conn, tenant_id, colls, viewer)
+        size = (scope_size(conn, tenant_id, colls, viewer) if filt is None
+                else filtered_size(conn, filt, tenant_id, viewer))
         return ScopedResult([], size, regime_for(size), 0, 0, 0, True, "complete")
     params = {"tenant_id": tenant_id, **qt.params(), "query": query,
               "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": limit, "offset": offset,
               "fallback": False, "collections": colls, "direct_max": q.DIRECT_MAX,
               "deep_max": q.DEEP_MAX,
               "deep_cap": q.DEEP_CAP, **viewer.params()}
-    stmt = q.SCOPED_LANE if viewer.see_all else q.SCOPED_LANE_MEMBER
+    if filt is None:
+        stmt = q.SCOPED_LANE if viewer.see_all else q.SCOPED_LANE_MEMBER
+    else:
+        params.update(filt.params)
+        stmt = q.scoped_lane(not viewer.see_all, filt.members_sql(), filt.where("k.asset_id"))
     rows = conn.execute(stmt, params).fetchall()
     corrections: dict[str, str] = {}
     if rows[0][0] == 0:
@@ -251,13 +270,14 @@ class ScopedFusedResult:
 
 def scoped_fused_search(conn: psycopg.Connection, params: dict, lanes: list,
                         coll_id: int | Sequence[int],
-                        viewer: Viewer = OWNER) -> ScopedFusedResult:
+                        viewer: Viewer = OWNER, filt: Any = None) -> ScopedFusedResult:
     """Run the fused statement inside collection ``coll_id`` (or the union of
     several, sub-collections included).
 
     ``params`` are the fused statement's (see
     :func:`loupe.fusion.search.fused_search`); the members (readable by
-    ``viewer``), the regime and the deep cap are added here. Each hit is
+    ``viewer``), the regime and the deep cap are added here. ``filt``: a
+    compiled filter tree whose set is the scope (see :func:`scoped_search`). Each hit is
     ``{"rank", "asset_id", "rrf", "bonus", "in_band", "lexical_rank",
     "lexical_score", "lanes": {name: {"rank", "distance"}}}``.
     """
@@ -265,14 +285,17 @@ def scoped_fused_search(conn: psycopg.Connection, params: dict, lanes: list,
 
     from ..fusion.search import FUSION_DEFAULTS, VEC_CAP
 
-    colls = scope_collections(conn, params["tenant_id"], coll_id)
-    p = {**FUSION_DEFAULTS, **params, **viewer.params(), "collections": colls, "direct_max": q.DIRECT_MAX,
+    colls = scope_collections(conn, params["tenant_id"], coll_id) if filt is None else []
+    p = {**(filt.params if filt is not None else {}), **FUSION_DEFAULTS, **params, **viewer.params(), "collections": colls, "direct_max": q.DIRECT_MAX,
          "deep_max": q.DEEP_MAX,
          "deep_cap": q.DEEP_CAP, "vec_cap": params.get("vec_cap", VEC_CAP)}
     for ln in lanes:
         p[f"qv_{ln.name}"] = np.asarray(ln.vector, dtype=np.float32)
         p[f"maxd_{ln.name}"] = float(ln.max_dist)
-    rows = conn.execute(q.scoped_fused_statement(lanes, not viewer.see_all), p).fetchall()
+    stmt = (q.scoped_fused_statement(lanes, not viewer.see_all) if filt is None else
+            q.scoped_fused_statement(lanes, not viewer.see_all, filt.members_sql(),
+                                     filt.where("k.asset_id")))
+    rows = conn.execute(stmt, p).fetchall()
     first = rows[0]
     hits = []
     for r in rows:

@@ -1,0 +1,254 @@
+"""The filter tree (SPEC X4, C4): AND / OR / NOT over typed predicates.
+
+Its JSON shape is the shared contract of docs/filters.md (and of the
+conversational compiler, issue 17 part 2)::
+
+    node := {"all": [node, ...]} | {"any": [node, ...]} | {"not": node} | predicate
+    predicate := one key naming the field, e.g.
+      {"captured": {"from": "2019-01-01", "to": "2020-01-01"}}   half-open [from, to), UTC
+      {"added":    {"from": ..., "to": ...}}                      the asset's date added
+      {"creator": "Jane Doe"}  {"keyword": "harbour"}             case-insensitive, exact
+      {"collection": "path or id:N"}                              sub-collections included
+      {"media_type": "image/png"}  {"format": "png"}
+      {"kind": "photo"}  {"colour": "red"}  {"background": "white"}  {"cutout": true}
+      {"orientation": "portrait"|"landscape"|"square"|"panorama"}  as displayed
+      {"country": "Portugal"}  {"location": "Lisbon"}
+      {"person": "Name"}
+      {"rights": "embargoed"|"expired"} | {"rights": {"expiring_before": "YYYY-MM-DD"}}
+
+:func:`parse` turns that JSON (a dict, or a JSON string) into immutable
+nodes (:class:`All`, :class:`Any_`, :class:`Not`, :class:`Pred`) and
+:meth:`Node.to_json` gives exactly the same JSON back (round trip).
+Every error is a :class:`FilterError` naming the bad node by its path in
+the tree, e.g. ``$.all[1].captured.from``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, Union
+
+#: Deepest nesting accepted (a hostile tree cannot exhaust the stack).
+MAX_DEPTH = 16
+#: Most predicates in one tree (each is one clause of the search statement).
+MAX_PREDICATES = 64
+#: Longest text value (creator, keyword, location...), in characters.
+MAX_VALUE_CHARS = 200
+#: Longest JSON text accepted by :func:`parse`.
+MAX_JSON_CHARS = 20_000
+
+KINDS = ("photo", "illustration", "clipart", "lineart", "screenshot", "document", "icon")
+ORIENTATIONS = ("portrait", "landscape", "square", "panorama")
+BACKGROUNDS = ("transparent", "white", "black", "uniform", "scene")
+RIGHTS_STATES = ("embargoed", "expired")
+#: File formats by name (``{"format": "jpg"}``) → the media types Loupe stores
+#: (loupe.ingest.image.FORMATS).
+FORMATS = {"jpeg": "image/jpeg", "jpg": "image/jpeg", "png": "image/png",
+           "webp": "image/webp", "tiff": "image/tiff", "tif": "image/tiff",
+           "gif": "image/gif", "heic": "image/heic", "heif": "image/heic"}
+#: Fields whose value is one text (matched case-insensitively, exactly).
+TEXT_FIELDS = ("creator", "keyword", "collection", "country", "location", "person", "colour")
+#: Fields whose value is one of a fixed list.
+CHOICE_FIELDS = {"kind": KINDS, "orientation": ORIENTATIONS, "background": BACKGROUNDS}
+DATE_FIELDS = ("captured", "added")
+FIELDS = (DATE_FIELDS + TEXT_FIELDS + tuple(CHOICE_FIELDS)
+          + ("media_type", "format", "cutout", "rights"))
+
+_MEDIA_TYPE = re.compile(r"image/[a-z0-9][a-z0-9.+-]{0,60}")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class FilterError(ValueError):
+    """A filter tree that is not valid; ``path`` names the bad node
+    (``$`` is the root, ``$.all[2].not`` a child)."""
+
+    def __init__(self, path: str, message: str):
+        self.path = path
+        super().__init__(f"filter {path}: {message}")
+
+
+class Node:
+    """A node of the filter tree."""
+
+    def to_json(self) -> Any:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def predicates(self) -> list["Pred"]:
+        """Every predicate of the tree, depth first."""
+        raise NotImplementedError
+
+    def dumps(self) -> str:
+        """The tree as compact JSON text."""
+        return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class All(Node):
+    """Every child holds (AND)."""
+
+    children: tuple[Node, ...]
+
+    def to_json(self) -> Any:
+        return {"all": [c.to_json() for c in self.children]}
+
+    def predicates(self) -> list["Pred"]:
+        return [p for c in self.children for p in c.predicates()]
+
+
+@dataclass(frozen=True)
+class Any_(Node):
+    """At least one child holds (OR)."""
+
+    children: tuple[Node, ...]
+
+    def to_json(self) -> Any:
+        return {"any": [c.to_json() for c in self.children]}
+
+    def predicates(self) -> list["Pred"]:
+        return [p for c in self.children for p in c.predicates()]
+
+
+@dataclass(frozen=True)
+class Not(Node):
+    """The child does not hold."""
+
+    child: Node
+
+    def to_json(self) -> Any:
+        return {"not": self.child.to_json()}
+
+    def predicates(self) -> list["Pred"]:
+        return self.child.predicates()
+
+
+@dataclass(frozen=True)
+class Pred(Node):
+    """One predicate: ``field`` (one of :data:`FIELDS`) and its value as
+    written in JSON (a str, a bool, or a dict for dates and rights)."""
+
+    field: str
+    value: Any
+
+    def to_json(self) -> Any:
+        return {self.field: _copy(self.value)}
+
+    def predicates(self) -> list["Pred"]:
+        return [self]
+
+
+def _copy(v: Any) -> Any:
+    return dict(v) if isinstance(v, dict) else v
+
+
+FilterTree = Union[All, Any_, Not, Pred]
+
+
+def parse(tree: Any) -> Node:
+    """A filter tree from its JSON form (a dict, a JSON string, or a node
+    already parsed, returned as is).
+
+    Raises:
+        FilterError: the JSON is not a valid tree; the message names the
+            node (``$.any[0].captured.to``) and what is wrong with it.
+    """
+    if isinstance(tree, Node):
+        return tree
+    if isinstance(tree, (str, bytes)):
+        if len(tree) > MAX_JSON_CHARS:
+            raise FilterError("$", f"the filter JSON is {len(tree):,} characters: at most "
+                                   f"{MAX_JSON_CHARS:,}")
+        try:
+            tree = json.loads(tree)
+        except ValueError as exc:
+            raise FilterError("$", f"not JSON ({exc})") from None
+    count = [0]
+    return _node(tree, "$", 0, count)
+
+
+def _node(obj: Any, path: str, depth: int, count: list[int]) -> Node:
+    if depth > MAX_DEPTH:
+        raise FilterError(path, f"nested deeper than {MAX_DEPTH} levels")
+    if not isinstance(obj, dict) or len(obj) != 1:
+        raise FilterError(path, "a node is an object with exactly one key: all, any, not or "
+                                "a field (" + ", ".join(FIELDS) + ")")
+    (key, val), = obj.items()
+    if key in ("all", "any"):
+        if not isinstance(val, list) or not val:
+            raise FilterError(f"{path}.{key}", "a non-empty list of nodes")
+        kids = tuple(_node(v, f"{path}.{key}[{i}]", depth + 1, count) for i, v in enumerate(val))
+        return All(kids) if key == "all" else Any_(kids)
+    if key == "not":
+        return Not(_node(val, f"{path}.not", depth + 1, count))
+    count[0] += 1
+    if count[0] > MAX_PREDICATES:
+        raise FilterError(path, f"more than {MAX_PREDICATES} predicates in one filter")
+    return Pred(key, _value(key, val, f"{path}.{key}"))
+
+
+def _text(val: Any, path: str) -> str:
+    if not isinstance(val, str) or not val.strip():
+        raise FilterError(path, "a non-empty text")
+    if len(val) > MAX_VALUE_CHARS:
+        raise FilterError(path, f"{len(val):,} characters: at most {MAX_VALUE_CHARS}")
+    if any(ord(ch) < 32 for ch in val):
+        raise FilterError(path, "control characters are not allowed")
+    return val
+
+
+def _date(val: Any, path: str) -> str:
+    if not isinstance(val, str) or not _DATE.fullmatch(val):
+        raise FilterError(path, f"{val!r} is not a date YYYY-MM-DD")
+    try:
+        date.fromisoformat(val)
+    except ValueError:
+        raise FilterError(path, f"{val!r} is not a calendar date") from None
+    return val
+
+
+def _value(key: str, val: Any, path: str) -> Any:
+    if key in DATE_FIELDS:
+        if not isinstance(val, dict) or not val or set(val) - {"from", "to"}:
+            raise FilterError(path, 'a range {"from": "YYYY-MM-DD", "to": "YYYY-MM-DD"} '
+                                    '(either end may be left out)')
+        out = {k: _date(val[k], f"{path}.{k}") for k in ("from", "to") if k in val}
+        if "from" in out and "to" in out and out["from"] >= out["to"]:
+            raise FilterError(path, f"an empty range: from {out['from']} is not before to "
+                                    f"{out['to']} (the range is [from, to))")
+        return out
+    if key in TEXT_FIELDS:
+        return _text(val, path)
+    if key in CHOICE_FIELDS:
+        if val not in CHOICE_FIELDS[key]:
+            raise FilterError(path, f"{val!r} is not one of " + ", ".join(CHOICE_FIELDS[key]))
+        return val
+    if key == "media_type":
+        if not isinstance(val, str) or not _MEDIA_TYPE.fullmatch(val.lower()):
+            raise FilterError(path, f"{val!r} is not an image media type (image/png)")
+        return val
+    if key == "format":
+        if not isinstance(val, str) or val.lower().lstrip(".") not in FORMATS:
+            raise FilterError(path, f"{val!r} is not a format Loupe reads: "
+                                    + ", ".join(sorted(FORMATS)))
+        return val
+    if key == "cutout":
+        if not isinstance(val, bool):
+            raise FilterError(path, "true or false")
+        return val
+    if key == "rights":
+        if val in RIGHTS_STATES:
+            return val
+        if isinstance(val, dict) and set(val) == {"expiring_before"}:
+            return {"expiring_before": _date(val["expiring_before"], f"{path}.expiring_before")}
+        raise FilterError(path, '"embargoed", "expired" or {"expiring_before": "YYYY-MM-DD"}')
+    raise FilterError(path, f"unknown field {key!r}: one of all, any, not, " + ", ".join(FIELDS))
+
+
+def all_of(*nodes: Any) -> Node:
+    """The AND of several trees (JSON or nodes); one tree alone as is."""
+    parsed = [parse(n) for n in nodes if n is not None]
+    if not parsed:
+        raise FilterError("$", "no filter given")
+    return parsed[0] if len(parsed) == 1 else All(tuple(parsed))
