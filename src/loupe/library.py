@@ -1323,7 +1323,7 @@ class Library:
                           limit: int = 20, offset: int = 0, run: bool = True) -> dict[str, Any]:
         """Set a conversation's state by hand (a chip removed or edited) and
         search it; same return shape as :meth:`ask`. Raises
-        loupe.conversation.tree.TreeError for a tree outside the contract's shape."""
+        loupe.filters.FilterError for a tree outside the contract's shape."""
         from .conversation import search as csearch, store
 
         out = store.edit(self.conn, self.tenant_id, self.viewer, conversation, filter=filter, text=text)

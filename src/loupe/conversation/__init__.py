@@ -6,6 +6,7 @@ a server-side state owned by its user.
 - :mod:`.dates`: date phrases -> half-open UTC ranges (dateparser, fixed clock);
 - :mod:`.state`: applying a turn to the state;
 - :mod:`.store` / :mod:`.queries`: the owned conversation rows (migration 0021);
+- :mod:`.search`: the state through ``Library.search(text, filters=tree)``;
 - :mod:`.corpus`: exact-match evaluation on eval/conversation/corpus.jsonl.
 """
 from .parse import SentenceError, Turn, parse

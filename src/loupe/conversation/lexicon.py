@@ -32,6 +32,11 @@ COLOURS: dict[str, str] = {
     "brunes": "brown", "noir": "black", "noire": "black", "noirs": "black", "noires": "black",
     "blanc": "white", "blanche": "white", "blancs": "white", "blanches": "white",
     "gris": "grey", "grise": "grey", "grises": "grey", "beiges": "beige",
+    # the rest of the machine-words palette (loupe.pixels.palette, issue 15);
+    # "olive" and "lime" alone are left out: they are also fruit
+    "maroon": "maroon", "gold": "gold", "golden": "gold", "teal": "teal", "turquoise": "turquoise",
+    "navy": "navy", "magenta": "magenta", "bordeaux": "maroon", "doré": "gold", "dorée": "gold",
+    "dorés": "gold", "dorées": "gold", "turquoises": "turquoise", "magentas": "magenta",
 }
 
 PHRASES: dict[tuple[str, ...], dict] = {}
@@ -41,6 +46,10 @@ PHRASES.update(_forms("black and white|black & white|b&w|monochrome|greyscale|gr
                       "noir et blanc|noir & blanc|noirs et blancs|en noir et blanc|monochromes",
                       {"colour": "grey"}))
 PHRASES.update(_forms("en rose|couleur rose", {"colour": "pink"}))
+PHRASES.update(_forms("navy blue|bleu marine", {"colour": "navy"}))
+PHRASES.update(_forms("bleu canard", {"colour": "teal"}))
+PHRASES.update(_forms("lime green|vert citron|vert lime", {"colour": "lime"}))
+PHRASES.update(_forms("olive green|vert olive", {"colour": "olive"}))
 # kind
 PHRASES.update(_forms("illustration|illustrations|drawing|drawings|dessin|dessins", {"kind": "illustration"}))
 PHRASES.update(_forms("clipart|cliparts|clip art|clip-art|clip arts", {"kind": "clipart"}))

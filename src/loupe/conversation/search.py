@@ -30,6 +30,13 @@ def run(library, state: dict[str, Any], *, lang: str | None = None, limit: int =
                                             "no filter and no text"]}
     if flt is not None and not filters_supported(library):
         return {"search": None, "notices": [FILTERS_MISSING]}
+    from ..filters import FilterError
+
     kwargs = {"filters": flt} if flt is not None else {}
-    res = library.search(text, lang=lang, limit=limit, offset=offset, **kwargs)
+    try:
+        res = library.search(text, lang=lang, limit=limit, offset=offset, **kwargs)
+    except FilterError as exc:
+        # e.g. colour filters before machine words exist, an unknown collection,
+        # a rights state a member may not ask for: said, never searched without
+        return {"search": None, "notices": [f"the search was not run: {exc}"]}
     return {"search": res.as_dict(), "notices": []}

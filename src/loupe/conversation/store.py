@@ -16,7 +16,6 @@ from psycopg.types.json import Jsonb
 from . import queries as q
 from .parse import SentenceError, parse
 from .state import State, apply
-from .tree import check
 
 MAX_TURNS = 200          # turns in one conversation; the 201st is refused
 MAX_LISTED = 50          # conversations listed at once
@@ -121,9 +120,13 @@ def ask(conn: psycopg.Connection, tenant_id: int, viewer, sentence: str, *,
 def edit(conn: psycopg.Connection, tenant_id: int, viewer, cid: int, *,
          filter: dict | None, text: str) -> dict[str, Any]:
     """Set the state by hand (chips removed or edited); stored as a turn with
-    no sentence.  Raises :class:`loupe.conversation.tree.TreeError` for a tree
-    that is not of the contract's shape, ValueError for text over 1000 chars."""
-    check(filter)
+    no sentence.  The tree is checked by the filter tree's own parser
+    (:func:`loupe.filters.parse`).  Raises :class:`loupe.filters.FilterError`
+    naming the bad node, ValueError for text over 1000 characters."""
+    from ..filters import parse as parse_tree
+
+    if filter is not None:
+        filter = parse_tree(filter).to_json()
     if not isinstance(text, str) or len(text) > 1000:
         raise ValueError("the free text must be a string of at most 1000 characters")
     new = State(filter, text.strip())
