@@ -21,22 +21,28 @@ def filters_supported(library) -> bool:
     return "filters" in inspect.signature(type(library).search).parameters
 
 
-def run(library, state: dict[str, Any], *, lang: str | None = None, limit: int = 20,
-        offset: int = 0) -> dict[str, Any]:
-    """``{"search": SearchResult.as_dict() | None, "notices": [...]}`` for a state."""
+def result(library, state: dict[str, Any], *, lang: str | None = None, limit: int = 20,
+           offset: int = 0):
+    """``(SearchResult | None, notices)`` for a state: None when nothing can
+    honestly be searched (empty state, a filter the search cannot apply)."""
     flt, text = state.get("filter"), state.get("text", "")
     if flt is None and not text:
-        return {"search": None, "notices": ["nothing to search yet: the conversation holds "
-                                            "no filter and no text"]}
+        return None, ["nothing to search yet: the conversation holds no filter and no text"]
     if flt is not None and not filters_supported(library):
-        return {"search": None, "notices": [FILTERS_MISSING]}
+        return None, [FILTERS_MISSING]
     from ..filters import FilterError
 
     kwargs = {"filters": flt} if flt is not None else {}
     try:
-        res = library.search(text, lang=lang, limit=limit, offset=offset, **kwargs)
+        return library.search(text, lang=lang, limit=limit, offset=offset, **kwargs), []
     except FilterError as exc:
         # e.g. colour filters before machine words exist, an unknown collection,
         # a rights state a member may not ask for: said, never searched without
-        return {"search": None, "notices": [f"the search was not run: {exc}"]}
-    return {"search": res.as_dict(), "notices": []}
+        return None, [f"the search was not run: {exc}"]
+
+
+def run(library, state: dict[str, Any], *, lang: str | None = None, limit: int = 20,
+        offset: int = 0) -> dict[str, Any]:
+    """``{"search": SearchResult.as_dict() | None, "notices": [...]}`` for a state."""
+    res, notices = result(library, state, lang=lang, limit=limit, offset=offset)
+    return {"search": res.as_dict() if res is not None else None, "notices": notices}
