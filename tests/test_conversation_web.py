@@ -37,7 +37,7 @@ def test_three_turns_over_the_api_with_chips_and_the_search_verdict(site):
     r = client.post(f"/api/conversations/{cid}/turns", json={"sentence": "only png"}, headers=admin)
     second = r.json()
     assert (second["turn"]["intent"], second["state"]["filter"]) == ("refine", {"format": "png"})
-    assert second["chips"] == [{"k": 0, "label": "format png", "field": "format",
+    assert second["chips"] == [{"k": 0, "label": "format png", "shown": "format png", "field": "format",
                                 "negated": False, "value": "png", "editable": True}]
     assert second["search"]["total"] == 2
     assert sorted(h["title"] for h in second["search"]["hits"]) == ["dog-01.png", "dog-02.png"]

@@ -475,6 +475,8 @@ def parse(sentence: str, *, lang: str = "en", clock: datetime,
     """
     if not isinstance(sentence, str) or not sentence.strip():
         raise SentenceError("the sentence is empty")
+    if "\x00" in sentence:
+        raise SentenceError("the sentence holds a NUL character")
     if len(sentence) > MAX_SENTENCE_CHARS:
         raise SentenceError(f"the sentence has {len(sentence)} characters; the limit is {MAX_SENTENCE_CHARS}")
     if lang not in ("en", "fr"):

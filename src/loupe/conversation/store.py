@@ -7,6 +7,7 @@ is the tenant's local owner).  Every read and write goes through
 """
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from typing import Any
 
@@ -129,6 +130,8 @@ def edit(conn: psycopg.Connection, tenant_id: int, viewer, cid: int, *,
         filter = parse_tree(filter).to_json()
     if not isinstance(text, str) or len(text) > 1000:
         raise ValueError("the free text must be a string of at most 1000 characters")
+    if "\x00" in text or (filter is not None and "\\u0000" in json.dumps(filter)):
+        raise ValueError("the state holds a NUL character")
     new = State(filter, text.strip())
     result = {"intent": "replace", "filter": filter, "text": new.text, "unparsed": [],
               "message": None}

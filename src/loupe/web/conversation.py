@@ -58,16 +58,17 @@ class StateIn(BaseModel):
 
 
 def chips(state: dict) -> list[dict[str, Any]]:
-    """The state's top-level conjuncts as chips: ``{"k", "label", "field",
-    "negated", "value" | "from"/"to" | None, "editable"}``."""
+    """The state's top-level conjuncts as chips: ``{"k", "label" (the whole
+    conjunct in words), "shown" (without its "not"), "field", "negated",
+    "value" | "from"/"to", "editable"}``."""
     out = []
     for k, node in enumerate(conjuncts(state.get("filter"))):
         neg = "not" in node and len(node) == 1
         inner = node["not"] if neg else node
         field = next(iter(inner)) if len(inner) == 1 and not {"all", "any", "not"} & set(inner) \
             else None
-        chip: dict[str, Any] = {"k": k, "label": describe(node), "field": field, "negated": neg,
-                                "editable": False}
+        chip: dict[str, Any] = {"k": k, "label": describe(node), "shown": describe(inner),
+                                "field": field, "negated": neg, "editable": False}
         if field in TEXT_CHIPS:
             chip.update(value=inner[field], editable=True)
         elif field in ("captured", "added"):
