@@ -75,3 +75,29 @@ def evaluate(path: str | Path) -> dict:
             "by_predicate": {k: {"exact": a, "cases": b, "rate": a / b} for k, (a, b) in sorted(by_pred.items())},
             "by_language": {k: {"exact": a, "cases": b, "rate": a / b} for k, (a, b) in sorted(by_lang.items())},
             "misses": misses}
+
+
+def markdown(name: str, r: dict) -> str:
+    """The report of :func:`evaluate` as Markdown tables plus every miss."""
+    out = [f"### {name}: {r['exact']}/{r['cases']} exact ({r['rate']:.3f})", ""]
+    for title, key in (("intent", "by_intent"), ("predicate type", "by_predicate"),
+                       ("language", "by_language")):
+        out += [f"| {title} | exact | cases | rate |", "|---|---:|---:|---:|"]
+        out += [f"| {k} | {v['exact']} | {v['cases']} | {v['rate']:.3f} |" for k, v in r[key].items()]
+        out.append("")
+    if r["misses"]:
+        out += ["Every miss (field: expected → got; the state then differs accordingly):", ""]
+        for m in r["misses"]:
+            diffs = [f"{k}: `{json.dumps(m['expected'][k], ensure_ascii=False)}` → "
+                     f"`{json.dumps(m['got'][k], ensure_ascii=False)}`"
+                     for k in m["diff"] if k != "state" or m["diff"] == ["state"]]
+            out.append(f"- **{m['id']}** “{m['sentence']}” — " + "; ".join(diffs))
+        out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":   # python -m loupe.conversation.corpus FILE.jsonl ...
+    import sys
+
+    for arg in sys.argv[1:]:
+        print(markdown(Path(arg).name, evaluate(arg)))
