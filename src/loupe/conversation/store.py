@@ -82,9 +82,12 @@ def _record(conn, tenant_id, viewer, cid, sentence, result, state) -> dict[str, 
     return {"n": n}
 
 
-def current(conn, tenant_id, viewer, cid: int) -> tuple[dict[str, Any], State]:
-    """The conversation row and its state (owner-checked)."""
-    r = conn.execute(q.GET, {**_owner(tenant_id, viewer), "id": cid}).fetchone()
+def current(conn, tenant_id, viewer, cid: int, *, lock: bool = False) -> tuple[dict[str, Any], State]:
+    """The conversation row and its state (owner-checked); with ``lock`` the
+    row stays locked until the caller's transaction ends, so two turns sent
+    at once apply one after the other instead of both to the same state."""
+    r = conn.execute(q.GET_FOR_UPDATE if lock else q.GET,
+                     {**_owner(tenant_id, viewer), "id": cid}).fetchone()
     if r is None:
         raise ConversationNotFound(f"no conversation {cid} of yours")
     row = _row(r)
@@ -109,7 +112,7 @@ def ask(conn: psycopg.Connection, tenant_id: int, viewer, sentence: str, *,
             row = create(conn, tenant_id, viewer, lang or default_lang)
             state = State()
         else:
-            row, state = current(conn, tenant_id, viewer, conversation)
+            row, state = current(conn, tenant_id, viewer, conversation, lock=True)
         turn = parse(sentence, lang=lang or row["lang"], clock=clock, has_previous=not state.empty())
         new, message = apply(state, turn)
         result = turn.as_dict()
