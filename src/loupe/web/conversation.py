@@ -10,7 +10,6 @@ this page: the bulk form acts on a query, not on a conversation's filter.
 """
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
