@@ -1099,3 +1099,60 @@ class Library:
         self._manage()
         return people.reject(self.conn, self.tenant_id, self.languages(), face_id,
                              by=self._viewer_name())
+
+    # -- conversational search (X4, issue 17 part 2) ------------------------------
+
+    def ask(self, sentence: str, *, conversation: int | None = None, lang: str | None = None,
+            limit: int = 20, offset: int = 0, clock: datetime | None = None,
+            run: bool = True) -> dict[str, Any]:
+        """Compile ``sentence`` (en/fr) as the next turn of one of the viewer's
+        conversations (a new one when ``conversation`` is None), store it, and
+        run the resulting state through :meth:`search` (same permissions and
+        verdict). ``clock``: "now" for relative dates (default: the current UTC
+        time). Returns ``{"conversation", "n", "turn": {"intent", "filter",
+        "text", "unparsed", "message"}, "state": {"filter", "text"}, "search":
+        SearchResult dict | None, "notices"}``; see docs/conversation.md.
+
+        Raises:
+            loupe.conversation.SentenceError: empty sentence, over 1000
+                characters or 120 words, unsupported language, 200 turns.
+            loupe.conversation.store.ConversationNotFound: not one of the viewer's.
+        """
+        from .conversation import search as csearch, store
+
+        first = self.languages()[0] if self.languages() else "en"
+        out = store.ask(self.conn, self.tenant_id, self.viewer, sentence, conversation=conversation,
+                        lang=lang, clock=clock, default_lang=first if first in ("en", "fr") else "en")
+        return {**out, **(csearch.run(self, out["state"], limit=limit, offset=offset) if run
+                          else {"search": None, "notices": []})}
+
+    def conversation(self, conversation: int) -> dict[str, Any]:
+        """One of the viewer's conversations with its turns: ``{"id", "lang",
+        "state", "turns", "created_at", "updated_at", "history": [{"n",
+        "sentence", "result", "state", "at"}]}``. Raises ConversationNotFound."""
+        from .conversation import store
+
+        return store.get(self.conn, self.tenant_id, self.viewer, conversation)
+
+    def conversations(self) -> list[dict[str, Any]]:
+        """The viewer's conversations, most recent first (at most 50)."""
+        from .conversation import store
+
+        return store.listing(self.conn, self.tenant_id, self.viewer)
+
+    def edit_conversation(self, conversation: int, *, filter: dict | None, text: str = "",
+                          limit: int = 20, offset: int = 0, run: bool = True) -> dict[str, Any]:
+        """Set a conversation's state by hand (a chip removed or edited) and
+        search it; same return shape as :meth:`ask`. Raises
+        loupe.filters.FilterError for a tree outside the contract's shape."""
+        from .conversation import search as csearch, store
+
+        out = store.edit(self.conn, self.tenant_id, self.viewer, conversation, filter=filter, text=text)
+        return {**out, **(csearch.run(self, out["state"], limit=limit, offset=offset) if run
+                          else {"search": None, "notices": []})}
+
+    def delete_conversation(self, conversation: int) -> None:
+        """Delete one of the viewer's conversations. Raises ConversationNotFound."""
+        from .conversation import store
+
+        store.delete(self.conn, self.tenant_id, self.viewer, conversation)

@@ -21,7 +21,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..library import Library
-from . import api, pages, people, similar
+from . import api, conversation, pages, people, similar
 from ..eval.instrument import Evaluation
 from ..eval.judging import judging_router
 from .auth import LoginRequired, secret_is_live, user_library
@@ -86,6 +86,8 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
     app.include_router(similar.page_router)
     app.include_router(people.api_router)
     app.include_router(people.page_router)
+    app.include_router(conversation.api_router)
+    app.include_router(conversation.page_router)
     # the blind judging page of the evaluation instrument (E7), for logged-in
     # users: it shows each user only the pairs it may read, records grades
     # under the user's own name, and addresses pictures by the pool's random

@@ -1,0 +1,170 @@
+"""Date phrases of a sentence -> half-open UTC date ranges ``[start, end)``.
+
+The grammar here only finds *where* a date phrase is and how coarse it is
+(year, month, week, day, "the last N days"); turning the words into a calendar
+date is done by ``dateparser`` (commodity), always with an explicit clock
+(``RELATIVE_BASE``) so that "last month" means the same thing in a test and in
+the corpus.  Units: ``datetime.date``; the contract's dates are ISO strings.
+
+Granularity rules (docs/conversation.md "Dates"):
+- a year: [1 Jan, 1 Jan next year); a month (named, "last month", "ce mois-ci"):
+  the calendar month; "last week"/"la semaine dernière": the Monday-based week;
+  a day ("yesterday", "3 days ago", "14 July 2019", "2021-05-03"): that day;
+- "the last N days/weeks/months" / "ces N derniers jours": [clock - N units, tomorrow);
+- "since X" -> from X's start; "before X" -> to X's start; "after X" -> from X's end;
+  "until X" -> to X's end; "between X and Y" / "from X to Y" -> [X's start, Y's end).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from .lexicon import MONTHS
+
+_YEAR = re.compile(r"^(1[89]\d\d|20\d\d)$")
+_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_DMY = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})$")
+_DAYNUM = re.compile(r"^(\d{1,2})(st|nd|rd|th|er)?$")
+_NUM = re.compile(r"^\d{1,3}$")
+_UNITS = {"day": "day", "days": "day", "jour": "day", "jours": "day", "week": "week", "weeks": "week",
+          "semaine": "week", "semaines": "week", "month": "month", "months": "month", "mois": "month",
+          "year": "year", "years": "year", "an": "year", "ans": "year", "année": "year", "années": "year"}
+
+
+@dataclass(frozen=True)
+class Span:
+    """A date phrase: tokens ``[i, j)`` of the sentence mean ``[start, end)``."""
+    i: int
+    j: int
+    start: date
+    end: date
+
+
+def _month_end(d: date) -> date:
+    return date(d.year + (d.month == 12), d.month % 12 + 1, 1)
+
+
+def _parse(text: str, lang: str, clock: datetime) -> date | None:
+    import dateparser
+
+    got = dateparser.parse(text, languages=[lang], settings={
+        "RELATIVE_BASE": clock.replace(tzinfo=None), "PREFER_DAY_OF_MONTH": "first",
+        "RETURN_AS_TIMEZONE_AWARE": False, "PREFER_DATES_FROM": "past"})
+    return got.date() if got else None
+
+
+def _relative(low: list[str], i: int, lang: str, clock: datetime) -> Span | None:
+    """Relative phrases starting at token i (English and French)."""
+    today = clock.date()
+    w = low[i:i + 6] + [""] * 6
+
+    def month_of(d: date) -> tuple[date, date]:
+        s = d.replace(day=1)
+        return s, _month_end(s)
+
+    fixed = {
+        ("today",): (today, today + timedelta(1)), ("aujourd'hui",): (today, today + timedelta(1)),
+        ("this", "month"): month_of(today), ("ce", "mois-ci"): month_of(today), ("ce", "mois"): month_of(today),
+        ("this", "year"): (date(today.year, 1, 1), date(today.year + 1, 1, 1)),
+        ("cette", "année"): (date(today.year, 1, 1), date(today.year + 1, 1, 1)),
+        ("this", "week"): (today - timedelta(today.weekday()), today - timedelta(today.weekday()) + timedelta(7)),
+        ("cette", "semaine"): (today - timedelta(today.weekday()), today - timedelta(today.weekday()) + timedelta(7)),
+    }
+    for phrase, (s, e) in fixed.items():
+        if tuple(w[:len(phrase)]) == phrase:
+            return Span(i, i + len(phrase), s, e)
+    # phrases dateparser reads, with the granularity the grammar gives them
+    coarse = {("last", "month"): "month", ("le", "mois", "dernier"): "month", ("mois", "dernier"): "month",
+              ("last", "year"): "year", ("l'", "année", "dernière"): "year", ("année", "dernière"): "year",
+              ("l'", "an", "dernier"): "year", ("last", "week"): "week",
+              ("la", "semaine", "dernière"): "week", ("semaine", "dernière"): "week",
+              ("yesterday",): "day", ("hier",): "day"}
+    for phrase, unit in sorted(coarse.items(), key=lambda kv: -len(kv[0])):
+        if tuple(w[:len(phrase)]) == phrase:
+            # the full, canonical wording of each phrase is what dateparser is given
+            fr = phrase[-1] in ("dernier", "dernière") or phrase == ("hier",)
+            text = {("month", True): "le mois dernier", ("year", True): "l'année dernière",
+                    ("week", True): "la semaine dernière", ("day", True): "hier",
+                    ("month", False): "last month", ("year", False): "last year",
+                    ("week", False): "last week", ("day", False): "yesterday"}[(unit, fr)]
+            d = _parse(text, "fr" if fr else "en", clock)
+            if d is None:
+                return None
+            return Span(i, i + len(phrase), *_unit_range(d, unit))
+    # "3 days ago" / "il y a 3 jours"
+    if _NUM.match(w[0]) and w[1] in _UNITS and w[2] == "ago":
+        d = _parse(f"{w[0]} {w[1]} ago", "en", clock)
+        return Span(i, i + 3, *_unit_range(d, _UNITS[w[1]])) if d else None
+    if w[0:3] == ["il", "y", "a"] and _NUM.match(w[3]) and w[4] in _UNITS:
+        d = _parse(f"il y a {w[3]} {w[4]}", "fr", clock)
+        return Span(i, i + 5, *_unit_range(d, _UNITS[w[4]])) if d else None
+    # "the last 30 days" / "past 2 weeks" / "ces 30 derniers jours" / "les 30 derniers jours"
+    k = i + (1 if w[0] in ("the", "ces", "les", "des") else 0)
+    v = low[k:k + 3] + [""] * 3
+    if v[0] in ("last", "past") and _NUM.match(v[1]) and v[2] in _UNITS:
+        return Span(i, k + 3, _back(today, int(v[1]), _UNITS[v[2]]), today + timedelta(1))
+    if _NUM.match(v[0]) and v[1] in ("derniers", "dernières") and v[2] in _UNITS:
+        return Span(i, k + 3, _back(today, int(v[0]), _UNITS[v[2]]), today + timedelta(1))
+    return None
+
+
+def _back(today: date, n: int, unit: str) -> date:
+    if unit == "day":
+        return today - timedelta(n)
+    if unit == "week":
+        return today - timedelta(7 * n)
+    months = today.year * 12 + today.month - 1 - n * (12 if unit == "year" else 1)
+    return date(months // 12, months % 12 + 1, min(today.day, 28))
+
+
+def _unit_range(d: date, unit: str) -> tuple[date, date]:
+    if unit == "year":
+        return date(d.year, 1, 1), date(d.year + 1, 1, 1)
+    if unit == "month":
+        s = d.replace(day=1)
+        return s, _month_end(s)
+    if unit == "week":
+        s = d - timedelta(d.weekday())
+        return s, s + timedelta(7)
+    return d, d + timedelta(1)
+
+
+def _absolute(toks: list[str], low: list[str], i: int, lang: str, clock: datetime) -> Span | None:
+    """Year, month + year, day + month + year, ISO and d/m/y dates at token i."""
+    w = low[i:i + 4] + [""] * 4
+    m = _ISO.match(w[0]) or _DMY.match(w[0])
+    if m:
+        d = _parse(toks[i], lang, clock) if _ISO.match(w[0]) else None
+        if _DMY.match(w[0]):
+            try:
+                d = date(int(m.group(3)), int(m.group(2)), int(m.group(1)))
+            except ValueError:
+                d = None
+        return Span(i, i + 1, d, d + timedelta(1)) if d else None
+    if _DAYNUM.match(w[0]) and w[1] in MONTHS and _YEAR.match(w[2]):           # 14 July 2019
+        d = _parse(f"{_DAYNUM.match(w[0]).group(1)} {w[1]} {w[2]}", lang, clock)
+        return Span(i, i + 3, d, d + timedelta(1)) if d else None
+    if w[0] in MONTHS and _DAYNUM.match(w[1]) and _YEAR.match(w[2].rstrip(",")):  # July 14 2019
+        d = _parse(f"{w[0]} {_DAYNUM.match(w[1]).group(1)} {w[2]}", lang, clock)
+        return Span(i, i + 3, d, d + timedelta(1)) if d else None
+    if w[0] in MONTHS and _YEAR.match(w[1]):                                     # March 2019
+        d = _parse(f"{w[0]} {w[1]}", lang, clock)
+        return Span(i, i + 2, *_unit_range(d, "month")) if d else None
+    if _YEAR.match(w[0]):
+        y = int(w[0])
+        return Span(i, i + 1, date(y, 1, 1), date(y + 1, 1, 1))
+    return None
+
+
+def date_at(toks: list[str], low: list[str], i: int, lang: str, clock: datetime) -> Span | None:
+    """The date phrase that starts at token ``i``, or None.  A leading French
+    article belongs to the phrase ("le 14 juillet 2019", "le mois dernier")."""
+    if i >= len(low):
+        return None
+    got = _relative(low, i, lang, clock) or _absolute(toks, low, i, lang, clock)
+    if got is None and low[i] in ("le", "the", "on", "d'") and i + 1 < len(low):
+        inner = _relative(low, i + 1, lang, clock) or _absolute(toks, low, i + 1, lang, clock)
+        if inner is not None:
+            got = Span(i, inner.j, inner.start, inner.end)
+    return got

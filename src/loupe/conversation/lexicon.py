@@ -1,0 +1,191 @@
+"""Cue words and value words of the conversational compiler, English and French.
+
+Every table maps a phrase (a tuple of lower-cased tokens, as produced by
+:func:`loupe.conversation.parse.tokenize`) to a predicate of the filter-tree
+contract (notes/roster.md, "Shared contracts"), or lists the words of one role.
+Values follow the contract: English palette colour names, ``kind``,
+``orientation`` and ``background`` enumerations, lower-case file formats.
+Source of the mappings: written for this project (docs/conversation.md,
+"Lexicon"); "black and white" maps to the palette name ``grey`` because the
+contract's colour predicate only knows palette names.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+# -- predicates reached by one phrase, always (unambiguous words) -------------
+def _forms(words: str, predicate: dict) -> dict[tuple[str, ...], dict]:
+    return {tuple(w.split()): predicate for w in words.split("|")}
+
+
+COLOURS: dict[str, str] = {
+    # English
+    "red": "red", "orange": "orange", "yellow": "yellow", "green": "green", "blue": "blue",
+    "purple": "purple", "violet": "purple", "pink": "pink", "brown": "brown", "black": "black",
+    "white": "white", "grey": "grey", "gray": "grey", "beige": "beige",
+    # French (all genders and numbers); "rose" is left out: it is also the flower
+    "rouge": "red", "rouges": "red", "oranges": "orange", "jaune": "yellow", "jaunes": "yellow",
+    "vert": "green", "verte": "green", "verts": "green", "vertes": "green",
+    "bleu": "blue", "bleue": "blue", "bleus": "blue", "bleues": "blue",
+    "violette": "purple", "violets": "purple", "violettes": "purple",
+    "marron": "brown", "marrons": "brown", "brun": "brown", "brune": "brown", "bruns": "brown",
+    "brunes": "brown", "noir": "black", "noire": "black", "noirs": "black", "noires": "black",
+    "blanc": "white", "blanche": "white", "blancs": "white", "blanches": "white",
+    "gris": "grey", "grise": "grey", "grises": "grey", "beiges": "beige",
+    # the rest of the machine-words palette (loupe.pixels.palette, issue 15);
+    # "olive" and "lime" alone are left out: they are also fruit
+    "maroon": "maroon", "gold": "gold", "golden": "gold", "teal": "teal", "turquoise": "turquoise",
+    "navy": "navy", "magenta": "magenta", "bordeaux": "maroon", "doré": "gold", "dorée": "gold",
+    "dorés": "gold", "dorées": "gold", "turquoises": "turquoise", "magentas": "magenta",
+}
+
+PHRASES: dict[tuple[str, ...], dict] = {}
+for _w, _c in COLOURS.items():
+    PHRASES[(_w,)] = {"colour": _c}
+PHRASES.update(_forms("black and white|black & white|b&w|monochrome|greyscale|grayscale|"
+                      "noir et blanc|noir & blanc|noirs et blancs|en noir et blanc|monochromes",
+                      {"colour": "grey"}))
+PHRASES.update(_forms("en rose|couleur rose", {"colour": "pink"}))
+PHRASES.update(_forms("navy blue|bleu marine", {"colour": "navy"}))
+PHRASES.update(_forms("bleu canard", {"colour": "teal"}))
+PHRASES.update(_forms("lime green|vert citron|vert lime", {"colour": "lime"}))
+PHRASES.update(_forms("olive green|vert olive", {"colour": "olive"}))
+# kind
+PHRASES.update(_forms("illustration|illustrations|drawing|drawings|dessin|dessins", {"kind": "illustration"}))
+PHRASES.update(_forms("clipart|cliparts|clip art|clip-art|clip arts", {"kind": "clipart"}))
+PHRASES.update(_forms("line art|lineart|line drawing|line drawings|dessin au trait|dessins au trait",
+                      {"kind": "lineart"}))
+PHRASES.update(_forms("screenshot|screenshots|screen capture|screen captures|capture d' écran|"
+                      "captures d' écran", {"kind": "screenshot"}))
+PHRASES.update(_forms("document|documents|scan|scans|scanned documents|documents scannés",
+                      {"kind": "document"}))
+PHRASES.update(_forms("icon|icons|icône|icônes|icone|icones", {"kind": "icon"}))
+# orientation (unambiguous forms)
+PHRASES.update(_forms("vertical|verticale|verticales|verticaux|à la verticale|en hauteur",
+                      {"orientation": "portrait"}))
+PHRASES.update(_forms("horizontal|horizontale|horizontales|horizontaux|à l' horizontale|en largeur",
+                      {"orientation": "landscape"}))
+PHRASES.update(_forms("square|squares|carré|carrée|carrés|carrées|square format|format carré",
+                      {"orientation": "square"}))
+PHRASES.update(_forms("panorama|panoramas|panoramic|panoramique|panoramiques", {"orientation": "panorama"}))
+for _o, _words in (("portrait", ("portrait", "portraits")), ("landscape", ("landscape", "landscapes", "paysage", "paysages"))):
+    for _w in _words:
+        for _p in ((_w, "format"), ("format", _w), ("in", _w), ("en", _w), (_w, "orientation"),
+                   (_w, "mode"), (_w, "ones"), (_w, "one"), ("in", _w, "format"),
+                   ("en", "format", _w), ("au", "format", _w), ("in", _w, "orientation")):
+            PHRASES[_p] = {"orientation": _o}
+# background and cut-out
+for _name, _words in (("white", "white|blanc"), ("black", "black|noir"),
+                      ("transparent", "transparent"), ("uniform", "plain|uniform|uni")):
+    for _w in _words.split("|"):
+        for _p in (f"{_w} background", f"{_w} backgrounds", f"on a {_w} background",
+                   f"on {_w} background", f"against a {_w} background", f"with a {_w} background",
+                   f"fond {_w}", f"sur fond {_w}", f"sur un fond {_w}", f"avec un fond {_w}"):
+            PHRASES[tuple(_p.split())] = {"background": _name}
+PHRASES.update(_forms("transparent|transparents|transparente|transparentes", {"background": "transparent"}))
+PHRASES.update(_forms("cut-out|cut-outs|cutout|cutouts|cut out|cut outs|isolated|détouré|détourée|"
+                      "détourés|détourées|détourage", {"cutout": True}))
+# format and media type (a media type is matched by pattern in parse.py)
+for _f, _words in (("png", "png|pngs"), ("jpeg", "jpg|jpgs|jpeg|jpegs"), ("gif", "gif|gifs"),
+                   ("tiff", "tif|tiff|tiffs"), ("webp", "webp"), ("heic", "heic"), ("bmp", "bmp")):
+    for _w in _words.split("|"):
+        for _p in (_w, f"{_w} files", f"{_w} file", f"en {_w}", f"au format {_w}", f"in {_w}",
+                   f"fichiers {_w}", f"{_w} format", f"format {_w}"):
+            PHRASES[tuple(_p.split())] = {"format": _f}
+# rights
+PHRASES.update(_forms("embargoed|under embargo|sous embargo|en embargo", {"rights": "embargoed"}))
+PHRASES.update(_forms("expired|has expired|licence has expired|license has expired|"
+                      "whose licence has expired|whose license has expired|with expired licences|"
+                      "expiré|expirée|expirés|expirées|a expiré|dont la licence a expiré|"
+                      "licence expirée|droits expirés", {"rights": "expired"}))
+
+# -- words that need a restrictive or negative cue to be a predicate ------------
+AMBIGUOUS: dict[str, dict] = {
+    "photo": {"kind": "photo"}, "photos": {"kind": "photo"}, "photograph": {"kind": "photo"},
+    "photographs": {"kind": "photo"}, "photographie": {"kind": "photo"},
+    "photographies": {"kind": "photo"},
+    "portrait": {"orientation": "portrait"}, "portraits": {"orientation": "portrait"},
+    "landscape": {"orientation": "landscape"}, "landscapes": {"orientation": "landscape"},
+    "paysage": {"orientation": "landscape"}, "paysages": {"orientation": "landscape"},
+}
+
+# -- cue words -----------------------------------------------------------------
+RESTRICT = {"only", "just", "seulement", "uniquement", "juste", "que", "exclusively"}
+NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pas", "sans", "sauf",
+          "hormis", "excepté", "exceptés", "exceptées", "remove", "drop", "hide", "enlève", "enlever",
+          "retire", "retirer", "exclus", "exclure", "ni"}
+ADD = {"also", "too", "aussi", "également", "add", "ajoute", "ajouter"}
+ADD_PHRASES = {("as", "well"), ("en", "plus"), ("as", "well", "as")}
+CONNECT_OR = {"or", "ou"}
+CONNECT = {"and", "et", "but", "mais", "&"}
+ADDED_CUES = {"added", "uploaded", "uploads", "upload", "imported", "ajouté", "ajoutée", "ajoutés",
+              "ajoutées", "importé", "importée", "importés", "importées", "téléversé", "téléversées",
+              "téléversés"}
+CREATOR_STRONG = {("shot", "by"), ("taken", "by"), ("photographed", "by"), ("created", "by"),
+                  ("made", "by"), ("drawn", "by"), ("prises", "par"), ("prise", "par"), ("pris", "par"),
+                  ("photographiées", "par"), ("photographiés", "par"), ("réalisées", "par"),
+                  ("réalisés", "par"), ("faites", "par")}
+CREATOR_CUES = {"by", "par"}
+CREATOR_ANAPHOR = {"ceux", "celles", "celle", "celui"}   # "celles de Jean Dupont"
+PERSON_CUES = {"with", "featuring", "showing", "avec"}
+PLACE_CUES = {"in", "from", "at", "à", "au", "aux", "en", "de", "d'", "du", "near", "près"}
+KEYWORD_CUES = {("tagged",), ("tagged", "with"), ("tagged", "as"), ("labelled",), ("labeled",),
+                ("keyword",), ("with", "the", "keyword"), ("with", "keyword"), ("étiquetées",),
+                ("étiquetés",), ("étiquetée",), ("étiqueté",), ("taguées",), ("tagués",),
+                ("mot-clé",), ("mot-clef",), ("avec", "le", "mot-clé"), ("avec", "le", "mot-clef"),
+                ("le", "mot-clé")}
+COLLECTION_NOUNS = {"collection", "album", "shoot", "folder", "series", "set", "séance", "dossier",
+                    "reportage", "shooting", "série"}
+COLLECTION_LEAD = {"in", "from", "within", "dans", "de", "du", "d'", "the", "la", "le", "l'"}
+NAME_PARTICLES = {"de", "da", "van", "von", "der", "den", "du", "di", "la", "le", "del", "dos", "y"}
+EXPIRING = {("expiring", "before"), ("expire", "before"), ("that", "expire", "before"),
+            ("expires", "before"), ("qui", "expirent", "avant"), ("expirant", "avant"),
+            ("qui", "expire", "avant")}
+REPLACE_WORDS = {"instead", "plutôt", "actually", "now", "maintenant", "rather"}
+ANAPHORA = {"ones", "those", "these", "them", "celles", "ceux", "celle", "celui", "which", "that",
+            "qui", "dont", "parmi", "among"}
+
+FILLERS = {
+    # English request words, determiners, generic nouns of an image search
+    "show", "me", "find", "give", "get", "search", "for", "i", "want", "need", "looking", "look",
+    "please", "can", "could", "you", "the", "a", "an", "some", "all", "ones", "one", "those",
+    "these", "them", "that", "which", "are", "is", "pictures", "picture", "images", "image",
+    "pics", "pic", "photos", "photo", "photographs", "photograph", "shots", "shot", "of", "with",
+    "files", "file", "taken", "captured", "actually", "now", "instead", "rather", "among", "like",
+    "only", "just", "also", "too", "whose", "any",
+    # French
+    "montre", "montre-moi", "moi", "trouve", "trouve-moi", "cherche", "je", "veux", "voudrais",
+    "voir", "donne", "donne-moi", "les", "des", "la", "le", "l'", "un", "une", "du", "de", "d'",
+    "celles", "ceux", "celle", "celui", "photographies", "clichés", "cliché", "fichiers",
+    "fichier", "qui", "sont", "est", "avec", "prises", "pris", "prise", "plutôt", "maintenant",
+    "parmi", "dont", "aussi", "seulement", "uniquement", "juste",
+}
+
+MONTHS = {
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+    "sept", "oct", "nov", "dec", "janvier", "février", "fevrier", "mars", "avril", "mai", "juin",
+    "juillet", "août", "aout", "septembre", "octobre", "novembre", "décembre", "decembre",
+}
+
+
+@lru_cache(maxsize=1)
+def countries() -> dict[str, str]:
+    """Lower-cased English and French country names -> English ISO 3166 name.
+
+    Source: ``pycountry`` (ISO 3166-1 and its French translation catalogue);
+    the English value is ``common_name`` when ISO gives one, else ``name``.
+    """
+    import gettext
+
+    import pycountry
+
+    fr = gettext.translation("iso3166-1", pycountry.LOCALES_DIR, languages=["fr"], fallback=True)
+    out: dict[str, str] = {}
+    for c in pycountry.countries:
+        english = getattr(c, "common_name", None) or c.name
+        for n in (c.name, english, getattr(c, "official_name", None)):
+            if n:
+                out[n.lower()] = english
+                out[fr.gettext(n).lower()] = english
+    return out

@@ -1,0 +1,506 @@
+"""Sentence -> turn: a deterministic compiler from English or French to the
+filter tree of the shared contract (notes/roster.md) plus free text.
+
+No remote service and no model: a tokenizer, the phrase tables of
+:mod:`loupe.conversation.lexicon`, the date grammar of
+:mod:`loupe.conversation.dates` (calendar arithmetic by ``dateparser``) and the
+intent rules below.  What a cue introduced but could not be read, and negated
+free text (which no predicate can express), is listed in ``unparsed``; every
+other word the grammar does not consume stays in ``text`` for the search lanes.
+
+Intent rules (docs/conversation.md "Intents"), with a previous state:
+1. an "also / too / aussi / ajoute" cue -> ``add``;
+2. a sentence that starts with a negation ("not", "without", "sauf", "pas",
+   "enlève"...) -> ``remove`` (the turn's filter is the set taken out);
+3. a restrictive cue ("only", "just", "seulement"...) or an anaphora at the
+   start ("the red ones", "those", "celles", "which") -> ``refine``;
+4. a sentence with no free text (only constraints) -> ``refine``;
+5. otherwise -> ``replace``.  Without a previous state the intent is ``replace``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from . import lexicon as L
+from .dates import Span, date_at
+
+MAX_SENTENCE_CHARS = 1000   # a sentence longer than this is refused before any work
+MAX_TOKENS = 120
+
+_TOKEN = re.compile(r'"[^"]*"|«[^»]*»|“[^”]*”|[,;!?:()]|[^\s,;!?:()"«»“”]+')
+_ELISION = re.compile(r"^(l|d|qu|j|n|s|c)'(.+)$", re.IGNORECASE)
+_MEDIA = re.compile(r"^(image|video|application|audio)/[a-z0-9][a-z0-9.+-]{0,60}$")
+_QUOTES = "\"«»“”"
+
+
+class SentenceError(ValueError):
+    """The sentence breaks a bound (length, token count) or is empty."""
+
+
+@dataclass
+class Turn:
+    """One compiled sentence, in the contract's turn-result shape.
+
+    ``filter``: a filter-tree node (dict) or None; ``text``: free text for the
+    search lanes; ``unparsed``: phrases not understood; ``message``: None or a
+    clear sentence (a contradiction).  ``as_dict()`` gives exactly the contract's
+    JSON object.
+    """
+    intent: str
+    filter: dict | None
+    text: str
+    unparsed: list[str] = field(default_factory=list)
+    message: str | None = None
+    removed: dict | None = None   # for "remove": the set taken out (same as filter)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"intent": self.intent, "filter": self.filter, "text": self.text,
+                "unparsed": list(self.unparsed), "message": self.message}
+
+
+def tokenize(sentence: str) -> list[str]:
+    """Tokens of a sentence: quoted phrases stay whole (with their quotes),
+    French elisions are split ("l'année" -> "l'", "année"), punctuation that
+    separates clauses becomes ",", trailing dots are dropped."""
+    out: list[str] = []
+    for t in _TOKEN.findall(sentence.replace("’", "'")):
+        if t[0] in _QUOTES:
+            out.append(t)
+            continue
+        if t in (";", "!", "?", ":", "(", ")"):
+            out.append(",")
+            continue
+        t = t.rstrip(".")
+        if not t:
+            continue
+        m = _ELISION.match(t)
+        if m and t.lower() != "aujourd'hui":
+            out += [m.group(1) + "'", m.group(2)]
+        else:
+            out.append(t)
+    return out
+
+
+def _is_cap(t: str) -> bool:
+    return bool(t) and t[0].isalpha() and t[0].isupper()
+
+
+def _unquote(t: str) -> str | None:
+    return t[1:-1].strip() if t and t[0] in _QUOTES else None
+
+
+class _Scan:
+    """Left-to-right reading of one sentence (one instance per sentence)."""
+
+    def __init__(self, sentence: str, lang: str, clock: datetime):
+        self.toks = tokenize(sentence)
+        self.low = [t.lower() for t in self.toks]
+        self.n = len(self.toks)
+        self.lang = lang
+        self.clock = clock
+        self.role: list[str] = ["text"] * self.n      # text | used | filler | conn | neg
+        self.items: list[dict] = []                    # {"node", "neg", "i", "j", "field"}
+        self.unparsed: list[str] = []
+        self.add_cue = self.restrict_seen = False
+
+    # -- value readers -----------------------------------------------------
+    def name_run(self, i: int, digits: bool = False) -> int:
+        """End of a run of capitalised words starting at i (particles inside)."""
+        j = i
+        while j < self.n:
+            t = self.toks[j]
+            if _unquote(t) is None and _is_cap(t) and self.low[j] not in L.MONTHS:
+                j += 1
+            elif digits and j > i and t.isdigit():
+                j += 1
+            elif (j > i and self.low[j] in L.NAME_PARTICLES and j + 1 < self.n
+                  and _is_cap(self.toks[j + 1])):
+                j += 1
+            else:
+                break
+        return j
+
+    def lower_run(self, i: int) -> int:
+        stop = (L.PLACE_CUES - L.NAME_PARTICLES) | L.NEGATE | L.RESTRICT | L.CONNECT | L.CONNECT_OR \
+            | {"tagged", "with", "since", "before", "after", "between", "on", "added", ","}
+        j = i
+        while j < self.n and j - i < 4 and self.low[j] not in stop and date_at(
+                self.toks, self.low, j, self.lang, self.clock) is None:
+            j += 1
+        while j > i and self.low[j - 1] in L.NAME_PARTICLES:
+            j -= 1
+        return j
+
+    def phrase(self, i: int, table) -> int:
+        """Length of the longest phrase of ``table`` starting at i (0 if none)."""
+        for k in range(min(6, self.n - i), 0, -1):
+            if tuple(self.low[i:i + k]) in table:
+                return k
+        return 0
+
+    # -- matchers: each returns the end index or 0 ----------------------------
+    def emit(self, node: dict, i: int, j: int, neg: int | None) -> int:
+        for k in range(i, j):
+            self.role[k] = "used"
+        self.items.append({"node": node, "neg": neg, "i": i, "j": j, "field": next(iter(node))})
+        return j
+
+    def m_collection(self, i: int, neg: int | None) -> int:
+        k = i
+        while k < self.n and self.low[k] in L.COLLECTION_LEAD:
+            k += 1
+        if k >= self.n:
+            return 0
+        if self.low[k] in L.COLLECTION_NOUNS and k + 1 < self.n:      # collection Lisbonne
+            q = _unquote(self.toks[k + 1])
+            if q:
+                return self.emit({"collection": q}, i, k + 2, neg)
+            e = self.name_run(k + 1, digits=True)
+            if e > k + 1:
+                return self.emit({"collection": " ".join(self.toks[k + 1:e])}, i, e, neg)
+            return 0
+        q = _unquote(self.toks[k])
+        e = k + 1 if q else self.name_run(k, digits=True)
+        if e > k and e < self.n and self.low[e] in L.COLLECTION_NOUNS and (k > i or self.low[i] != "the"):
+            return self.emit({"collection": q or " ".join(self.toks[k:e])}, i, e + 1, neg)
+        return 0
+
+    def m_date(self, i: int, neg: int | None) -> int:
+        j, fld = i, "captured"
+        if self.low[j] in L.ADDED_CUES:
+            fld, j = "added", j + 1
+        if j >= self.n:
+            return 0
+        lead = self.low[j]
+        mod = {"since": "since", "depuis": "since", "before": "before", "avant": "before",
+               "after": "after", "après": "after", "until": "until", "till": "until",
+               "jusqu'à": "until", "jusqu'en": "until", "between": "between",
+               "entre": "between"}.get(lead)
+        span: Span | None = None
+        if mod:
+            span = date_at(self.toks, self.low, j + 1, self.lang, self.clock)
+            if span is None:
+                if fld == "captured":
+                    self.unparsed.append(" ".join(self.toks[j:j + 2]))
+                return 0
+        else:
+            if lead in ("in", "en", "on", "from", "de", "du", "d'", "during", "pendant", "of", "taken"):
+                span = date_at(self.toks, self.low, j + 1, self.lang, self.clock)
+            if span is None:
+                span = date_at(self.toks, self.low, j, self.lang, self.clock)
+            if span is None:
+                return 0
+        rng = {"from": span.start.isoformat(), "to": span.end.isoformat()}
+        end = span.j
+        if mod == "since":
+            rng = {"from": span.start.isoformat()}
+        elif mod == "before":
+            rng = {"to": span.start.isoformat()}
+        elif mod == "after":
+            rng = {"from": span.end.isoformat()}
+        elif mod == "until":
+            rng = {"to": span.end.isoformat()}
+        if (mod == "between" or (mod is None and lead in ("from", "de", "du"))) and end < self.n \
+                and self.low[end] in ("and", "et", "to", "à", "au", "until", "-"):
+            second = date_at(self.toks, self.low, end + 1, self.lang, self.clock)
+            if second is not None:
+                rng = {"from": span.start.isoformat(), "to": second.end.isoformat()}
+                end = second.j
+        return self.emit({fld: rng}, i, end, neg)
+
+    def m_expiring(self, i: int, neg: int | None) -> int:
+        k = self.phrase(i, L.EXPIRING)
+        if not k:
+            return 0
+        span = date_at(self.toks, self.low, i + k, self.lang, self.clock)
+        if span is None:
+            self.unparsed.append(" ".join(self.toks[i:i + k + 1]))
+            return 0
+        return self.emit({"rights": {"expiring_before": span.start.isoformat()}}, i, span.j, neg)
+
+    def m_keyword(self, i: int, neg: int | None) -> int:
+        k = self.phrase(i, L.KEYWORD_CUES)
+        if not k:
+            return 0
+        if i + k >= self.n or self.toks[i + k] == ",":
+            self.unparsed.append(" ".join(self.toks[i:i + k]))
+            return 0
+        v = _unquote(self.toks[i + k]) or self.toks[i + k]
+        return self.emit({"keyword": v}, i, i + k + 1, neg)
+
+    def m_creator(self, i: int, neg: int | None) -> int:
+        k = self.phrase(i, L.CREATOR_STRONG)
+        if k:
+            e = self.name_run(i + k) if i + k < self.n else i + k
+            if e == i + k:
+                e = self.lower_run(i + k)
+            if e == i + k:
+                self.unparsed.append(" ".join(self.toks[i:i + k]))
+                return 0
+            return self.emit({"creator": " ".join(self.toks[i + k:e])}, i, e, neg)
+        if self.low[i] in L.CREATOR_CUES and i + 1 < self.n:
+            e = self.name_run(i + 1)
+            if e > i + 1:
+                return self.emit({"creator": " ".join(self.toks[i + 1:e])}, i, e, neg)
+        if self.low[i] in L.CREATOR_ANAPHOR and i + 2 < self.n and self.low[i + 1] in ("de", "d'"):
+            e = self.name_run(i + 2)
+            if e > i + 2:
+                name = " ".join(self.toks[i + 2:e])
+                c = L.countries().get(name.lower())
+                return self.emit({"country": c} if c else {"creator": name}, i, e, neg)
+        return 0
+
+    def m_person(self, i: int, neg: int | None) -> int:
+        if self.low[i] in L.PERSON_CUES and i + 1 < self.n:
+            e = self.name_run(i + 1)
+            if e > i + 1:
+                return self.emit({"person": " ".join(self.toks[i + 1:e])}, i, e, neg)
+        return 0
+
+    def m_place(self, i: int, neg: int | None) -> int:
+        if self.low[i] not in L.PLACE_CUES or i + 1 >= self.n:
+            return 0
+        e = self.name_run(i + 1)
+        if e > i + 1:
+            name = " ".join(self.toks[i + 1:e])
+            c = L.countries().get(name.lower())
+            return self.emit({"country": c} if c else {"location": name}, i, e, neg)
+        c = L.countries().get(self.low[i + 1])        # a lower-case country name
+        if c:
+            return self.emit({"country": c}, i, i + 2, neg)
+        return 0
+
+    def m_media(self, i: int, neg: int | None) -> int:
+        k = 2 if self.low[i:i + 2] == ["au", "format"] else (1 if self.low[i] in ("format", "type") else 0)
+        if i + k < self.n and _MEDIA.match(self.low[i + k]):
+            return self.emit({"media_type": self.low[i + k]}, i, i + k + 1, neg)
+        return 0
+
+    def m_phrase(self, i: int, neg: int | None) -> int:
+        k = self.phrase(i, L.PHRASES)
+        if k:
+            return self.emit(dict(L.PHRASES[tuple(self.low[i:i + k])]), i, i + k, neg)
+        return 0
+
+    # -- the scan ----------------------------------------------------------
+    def run(self) -> None:
+        neg_at: int | None = None       # index of the active negation word
+        neg_used = False
+        restrict = False
+        neg_text: list[int] = []
+        i = 0
+
+        def close_neg():
+            nonlocal neg_at, neg_used, neg_text
+            if neg_at is not None and neg_text:
+                self.unparsed.append(" ".join([self.toks[neg_at]] + [self.toks[k] for k in neg_text]))
+            elif neg_at is not None and not neg_used:
+                self.unparsed.append(self.toks[neg_at])
+            neg_at, neg_used, neg_text = None, False, []
+
+        while i < self.n:
+            low = self.low[i]
+            if low == ",":
+                self.role[i] = "filler"
+                close_neg()
+                restrict = False
+                i += 1
+                continue
+            neg: int | None = neg_at
+            if self.phrase(i, L.ADD_PHRASES):
+                k = self.phrase(i, L.ADD_PHRASES)
+                for x in range(i, i + k):
+                    self.role[x] = "filler"
+                self.add_cue = True
+                i += k
+                continue
+            j = 0
+            for m in (self.m_collection, self.m_expiring, self.m_date, self.m_keyword,
+                      self.m_creator, self.m_person, self.m_place, self.m_media, self.m_phrase):
+                j = m(i, neg)
+                if j:
+                    break
+            if j:
+                neg_used = neg_used or neg is not None
+                restrict = False
+                i = j
+                continue
+            if low in L.AMBIGUOUS and (restrict or neg is not None):
+                self.emit(dict(L.AMBIGUOUS[low]), i, i + 1, neg)
+                neg_used = neg_used or neg is not None
+                restrict = False
+                i += 1
+                continue
+            if low in L.NEGATE:
+                close_neg()
+                self.role[i] = "neg"
+                neg_at = i
+            elif low in L.RESTRICT:
+                self.role[i] = "filler"
+                restrict = self.restrict_seen = True
+            elif low in L.ADD:
+                self.role[i] = "filler"
+                self.add_cue = True
+            elif low in L.CONNECT or low in L.CONNECT_OR:
+                self.role[i] = "conn"
+            elif low in L.FILLERS:
+                self.role[i] = "filler"
+            elif neg is not None:
+                self.role[i] = "negtext"
+                neg_text.append(i)
+            else:
+                restrict = False
+            i += 1
+        close_neg()
+
+    # -- results -----------------------------------------------------------
+    def text(self) -> str:
+        words = []
+        for k, r in enumerate(self.role):
+            if r == "text":
+                words.append(_unquote(self.toks[k]) or self.toks[k])
+            elif r == "conn" and 0 < k < self.n - 1 and self.role[k - 1] == "text" \
+                    and self.role[k + 1] == "text":
+                words.append(self.toks[k])
+        return " ".join(words)
+
+    def nodes(self) -> list[dict]:
+        """Predicates in sentence order; "a or b" of one field become any[...],
+        negated ones are wrapped in not (a negated any stays one not)."""
+        out: list[tuple[dict, bool]] = []
+        items = self.items
+        k = 0
+        while k < len(items):
+            group = [items[k]]
+            while k + 1 < len(items) and items[k + 1]["field"] == group[-1]["field"] \
+                    and items[k + 1]["neg"] == group[-1]["neg"] \
+                    and any(self.role[x] == "conn" and self.low[x] in L.CONNECT_OR
+                            for x in range(group[-1]["j"], items[k + 1]["i"])) \
+                    and all(self.role[x] in ("conn", "filler")
+                            for x in range(group[-1]["j"], items[k + 1]["i"])):
+                group.append(items[k + 1])
+                k += 1
+            node = group[0]["node"] if len(group) == 1 else {"any": [g["node"] for g in group]}
+            out.append((node, group[0]["neg"]))
+            k += 1
+        # the predicates under one negation word are one set taken out:
+        # "not the cut-outs from last month" = not (cut-out and last month)
+        res: list[dict] = []
+        k = 0
+        while k < len(out):
+            node, neg = out[k]
+            if neg is None:
+                res.append(node)
+                k += 1
+                continue
+            same = [node]
+            while k + 1 < len(out) and out[k + 1][1] == neg:
+                same.append(out[k + 1][0])
+                k += 1
+            res.append({"not": same[0] if len(same) == 1 else {"all": same}})
+            k += 1
+        return res
+
+    def leading(self) -> str | None:
+        """The first cue word of the sentence: 'neg', 'refine' or None."""
+        for k, low in enumerate(self.low):
+            if low in L.REPLACE_WORDS or low in ("and", "et", "but", "mais", "then", "puis"):
+                continue
+            if self.role[k] == "neg":
+                return "neg"
+            if low in L.RESTRICT or low in L.ANAPHORA or (low in ("the", "les") and "ones" in self.low):
+                return "refine"
+            return None
+        return None
+
+
+def conjuncts(node: dict | None) -> list[dict]:
+    """Top-level conjuncts of a filter tree (``all`` flattened one level)."""
+    if node is None:
+        return []
+    return list(node["all"]) if "all" in node else [node]
+
+
+def join_all(nodes: list[dict]) -> dict | None:
+    """The canonical tree for a conjunction: None, the node itself, or all[...]."""
+    if not nodes:
+        return None
+    return nodes[0] if len(nodes) == 1 else {"all": list(nodes)}
+
+
+def contradiction(nodes: list[dict]) -> str | None:
+    """A clear message when a predicate and its negation are both required."""
+    for n in nodes:
+        if "not" in n and n["not"] in nodes:
+            return (f"Contradictory: {describe(n['not'])} is both asked for and excluded, "
+                    "so nothing could match; the search was not changed.")
+        if "not" in n and "any" in n["not"] and any(x in nodes for x in n["not"]["any"]):
+            hit = next(x for x in n["not"]["any"] if x in nodes)
+            return (f"Contradictory: {describe(hit)} is both asked for and excluded, "
+                    "so nothing could match; the search was not changed.")
+    return None
+
+
+def describe(node: dict) -> str:
+    """Short human words for a node ("colour red", "captured 2019-01-01 to 2020-01-01")."""
+    if "all" in node:
+        return " and ".join(describe(n) for n in node["all"])
+    if "any" in node:
+        return " or ".join(describe(n) for n in node["any"])
+    if "not" in node:
+        return "not " + describe(node["not"])
+    (k, v), = node.items()
+    if isinstance(v, dict):
+        if "expiring_before" in v:
+            return f"rights expiring before {v['expiring_before']}"
+        parts = ([f"from {v['from']}"] if "from" in v else []) + ([f"before {v['to']}"] if "to" in v else [])
+        return f"{k} " + " ".join(parts)
+    if v is True:
+        return k
+    return f"{k} {v}"
+
+
+def parse(sentence: str, *, lang: str = "en", clock: datetime,
+          has_previous: bool = False) -> Turn:
+    """Compile one sentence into a :class:`Turn` (no state applied).
+
+    ``lang``: "en" or "fr" (cue words of both languages are always read; lang
+    picks dateparser's language).  ``clock``: the time "now" for relative
+    dates (aware or naive UTC).  ``has_previous``: whether a conversation state
+    exists (decides the intent).  Raises :class:`SentenceError` for an empty
+    sentence, one over ``MAX_SENTENCE_CHARS`` characters or ``MAX_TOKENS`` tokens.
+    """
+    if not isinstance(sentence, str) or not sentence.strip():
+        raise SentenceError("the sentence is empty")
+    if "\x00" in sentence:
+        raise SentenceError("the sentence holds a NUL character")
+    if len(sentence) > MAX_SENTENCE_CHARS:
+        raise SentenceError(f"the sentence has {len(sentence)} characters; the limit is {MAX_SENTENCE_CHARS}")
+    if lang not in ("en", "fr"):
+        raise SentenceError(f"language {lang!r} is not supported (en, fr)")
+    s = _Scan(sentence, lang, clock)
+    if s.n > MAX_TOKENS:
+        raise SentenceError(f"the sentence has {s.n} words; the limit is {MAX_TOKENS}")
+    s.run()
+    nodes = s.nodes()
+    text = s.text()
+    lead = s.leading()
+    if not has_previous:
+        intent = "replace"
+    elif s.add_cue:
+        intent = "add"
+    elif lead == "neg":
+        intent = "remove"
+    elif lead == "refine" or s.restrict_seen or not text:
+        intent = "refine"
+    else:
+        intent = "replace"
+    if intent == "remove":
+        taken = [n["not"] if "not" in n else n for n in nodes]
+        flt = taken[0] if len(taken) == 1 else ({"any": taken} if taken else None)
+        return Turn(intent, flt, text, s.unparsed, None, removed=flt)
+    flt = join_all(nodes)
+    return Turn(intent, flt, text, s.unparsed, contradiction(nodes))

@@ -1,0 +1,320 @@
+"""Conversational search (SPEC X4, issue 17 part 2): the deterministic
+compiler against its committed corpus, intents applied to the state, and the
+conversation as a server-side object owned by its user (migration 0021)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from imaging import make_image, write_sidecar
+
+from loupe import Library
+from loupe.conversation import SentenceError, State, apply, parse
+from loupe.conversation.corpus import evaluate
+from loupe.conversation.store import ConversationNotFound
+from loupe.filters import FilterError
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "eval" / "conversation" / "corpus.jsonl"
+CLOCK = datetime(2026, 6, 15, 12, tzinfo=timezone.utc)
+PREDICATES = {"captured", "added", "creator", "keyword", "collection", "media_type", "format",
+              "kind", "colour", "orientation", "background", "cutout", "country", "location",
+              "person", "rights"}
+
+
+# -- the compiler on its corpus ------------------------------------------------
+
+def test_corpus_is_large_bilingual_and_covers_every_predicate_and_intent():
+    lines = CORPUS.read_text(encoding="utf-8").splitlines()
+    header, cases = json.loads(lines[0]), [json.loads(x) for x in lines[1:]]
+    assert "BEFORE the parser" in header["header"]
+    assert len(cases) >= 100
+    langs = [c["lang"] for c in cases]
+    assert min(langs.count("en"), langs.count("fr")) >= 0.4 * len(cases)
+    r = evaluate(CORPUS)
+    assert set(r["by_predicate"]) == PREDICATES
+    assert set(r["by_intent"]) == {"replace", "refine", "add", "remove"}
+
+
+def test_exact_match_rate_on_the_corpus_is_at_least_0_9_per_intent_and_predicate():
+    r = evaluate(CORPUS)
+    assert r["rate"] >= 0.9, r["misses"]
+    assert all(v["rate"] >= 0.9 for v in r["by_intent"].values()), r["by_intent"]
+    assert all(v["rate"] >= 0.9 for v in r["by_predicate"].values()), r["by_predicate"]
+
+
+def _turns(*sentences: str, lang: str = "en") -> tuple[State, list]:
+    state, out = State(), []
+    for s in sentences:
+        turn = parse(s, lang=lang, clock=CLOCK, has_previous=not state.empty())
+        state, msg = apply(state, turn)
+        out.append((turn.intent, msg))
+    return state, out
+
+
+def test_three_turns_flowers_red_not_cutouts_in_english_and_french():
+    state, turns = _turns("flowers", "only the red ones", "not the cut-outs")
+    assert [t[0] for t in turns] == ["replace", "refine", "remove"]
+    assert state.as_dict() == {"filter": {"all": [{"colour": "red"}, {"not": {"cutout": True}}]},
+                               "text": "flowers"}
+    state, turns = _turns("des fleurs", "seulement les rouges", "sauf les détourées", lang="fr")
+    assert [t[0] for t in turns] == ["replace", "refine", "remove"]
+    assert state.as_dict() == {"filter": {"all": [{"colour": "red"}, {"not": {"cutout": True}}]},
+                               "text": "fleurs"}
+
+
+def test_a_contradictory_sentence_gives_a_clear_message_and_changes_nothing():
+    turn = parse("only red, not red", lang="en", clock=CLOCK)
+    assert turn.message == ("Contradictory: colour red is both asked for and excluded, so "
+                            "nothing could match; the search was not changed.")
+    before = State({"colour": "red"}, "flowers")
+    after, msg = apply(before, parse("not red", lang="en", clock=CLOCK, has_previous=True))
+    assert after == before and msg.startswith("Contradictory: colour red")
+
+
+def test_words_not_understood_stay_text_or_are_reported_never_dropped():
+    turn = parse("cats since Tuesday, not dogs", lang="en", clock=CLOCK)
+    assert turn.filter is None
+    assert turn.text == "cats since Tuesday"
+    assert turn.unparsed == ["since Tuesday", "not dogs"]
+
+
+def test_relative_dates_use_the_given_clock_and_half_open_ranges():
+    got = parse("flowers added last month", lang="en", clock=CLOCK).filter
+    assert got == {"added": {"from": "2026-05-01", "to": "2026-06-01"}}
+    other = datetime(2027, 1, 3, tzinfo=timezone.utc)
+    assert parse("photos de l'année dernière", lang="fr", clock=other).filter == \
+        {"captured": {"from": "2026-01-01", "to": "2027-01-01"}}
+    assert parse("taken on 31 December 2019", lang="en", clock=CLOCK).filter == \
+        {"captured": {"from": "2019-12-31", "to": "2020-01-01"}}
+
+
+def test_hostile_sentences_are_bounded_before_any_work():
+    with pytest.raises(SentenceError, match="1001 characters; the limit is 1000"):
+        parse("a" * 1001, lang="en", clock=CLOCK)
+    with pytest.raises(SentenceError, match="121 words; the limit is 120"):
+        parse("x " * 121, lang="en", clock=CLOCK)
+    with pytest.raises(SentenceError, match="empty"):
+        parse("   ", lang="en", clock=CLOCK)
+    turn = parse("by Robert'); DROP TABLE asset;-- <script>", lang="en", clock=CLOCK)
+    assert turn.filter == {"creator": "Robert'"}
+    assert "<script>" in turn.text    # plain data: quoting is the page's and the SQL's job
+
+
+# -- conversations are owned server-side objects --------------------------------
+
+@pytest.fixture
+def people(lib: Library) -> Library:
+    lib.create_user("alice", "alice-password")
+    lib.create_user("bob", "bob-password")
+    lib.create_user("root", "root-password", admin=True)
+    return lib
+
+
+def test_a_conversation_is_visible_only_to_its_owner(people: Library):
+    alice, bob, root = (people.as_user(n) for n in ("alice", "bob", "root"))
+    a = alice.ask("flowers", clock=CLOCK, run=False)
+    cid = a["conversation"]
+    alice.ask("only the red ones", conversation=cid, clock=CLOCK, run=False)
+    for other in (bob, root, people):          # a member, an admin, the local owner
+        with pytest.raises(ConversationNotFound):
+            other.conversation(cid)
+        with pytest.raises(ConversationNotFound):
+            other.ask("not the cut-outs", conversation=cid, clock=CLOCK, run=False)
+        with pytest.raises(ConversationNotFound):
+            other.edit_conversation(cid, filter=None, text="", run=False)
+        with pytest.raises(ConversationNotFound):
+            other.delete_conversation(cid)
+        assert [c["id"] for c in other.conversations()] == []
+    got = alice.conversation(cid)
+    assert got["state"] == {"filter": {"colour": "red"}, "text": "flowers"}
+    assert [(h["n"], h["sentence"], h["result"]["intent"]) for h in got["history"]] == \
+        [(1, "flowers", "replace"), (2, "only the red ones", "refine")]
+    people.delete_user("alice")
+    assert people.conn.execute("SELECT count(*) FROM conversation").fetchone()[0] == 0
+
+
+def test_turns_apply_by_intent_and_a_contradiction_is_stored_but_changes_nothing(people: Library):
+    alice = people.as_user("alice")
+    cid = alice.ask("flowers", clock=CLOCK, run=False)["conversation"]
+    alice.ask("only the red ones", conversation=cid, clock=CLOCK, run=False)
+    third = alice.ask("not the cut-outs", conversation=cid, clock=CLOCK, run=False)
+    assert third["turn"] == {"intent": "remove", "filter": {"cutout": True}, "text": "",
+                             "unparsed": [], "message": None}
+    assert third["state"] == {"filter": {"all": [{"colour": "red"}, {"not": {"cutout": True}}]},
+                              "text": "flowers"}
+    bad = alice.ask("not red", conversation=cid, clock=CLOCK, run=False)
+    assert bad["turn"]["message"].startswith("Contradictory: colour red")
+    assert bad["state"] == third["state"] and bad["n"] == 4
+    assert alice.conversation(cid)["state"] == third["state"]
+
+
+def test_editing_chips_checks_the_tree_shape(people: Library):
+    alice = people.as_user("alice")
+    cid = alice.ask("red flowers by Jane Doe", clock=CLOCK, run=False)["conversation"]
+    out = alice.edit_conversation(cid, filter={"creator": "John Smith"}, text="flowers", run=False)
+    assert out["state"] == {"filter": {"creator": "John Smith"}, "text": "flowers"}
+    with pytest.raises(FilterError, match=r"filter \$.orientation: "):
+        alice.edit_conversation(cid, filter={"orientation": "diagonal"}, run=False)
+    with pytest.raises(FilterError, match="64"):
+        alice.edit_conversation(cid, filter={"any": [{"colour": "red"}] * 70}, run=False)
+    assert alice.conversation(cid)["state"]["filter"] == {"creator": "John Smith"}
+
+
+def test_a_text_only_state_runs_the_normal_search_with_its_verdict(people: Library, photos: Path):
+    for name, title, rgb in (("a.png", "Red tulip", (200, 10, 10)),
+                             ("b.png", "Yellow tulip", (220, 220, 0)), ("c.png", "Boat", (0, 0, 200))):
+        write_sidecar(make_image(photos / name, size=(16, 16), color=rgb, fmt="PNG"),
+                      f"-XMP-dc:Title={title}")
+    people.ingest(photos)
+    people.grant("alice", asset_id=people.conn.execute(
+        "SELECT asset_id FROM search_document WHERE title = 'Red tulip'").fetchone()[0])
+    alice = people.as_user("alice")
+    out = alice.ask("show me tulip pictures", clock=CLOCK)
+    assert out["state"] == {"filter": None, "text": "tulip"}
+    direct = alice.search("tulip").as_dict()
+    assert out["search"]["total"] == direct["total"] == 1
+    assert [h["title"] for h in out["search"]["hits"]] == ["Red tulip"]
+    assert out["search"]["verdict"] == direct["verdict"] == "complete"
+    owner = people.ask("show me tulip pictures", clock=CLOCK)
+    assert owner["search"]["total"] == 2
+
+
+def test_loupe_ask_prints_what_it_understood_and_continues_a_conversation(lib, db_url: str,
+                                                                          home: Path):
+    from click.testing import CliRunner
+
+    from loupe.cli import main
+
+    base = ["--home", str(home), "--database-url", db_url]
+    clock = ["--clock", "2026-06-15T12:00:00+00:00"]
+    r = CliRunner().invoke(main, base + ["ask", "red flowers", *clock, "--json"])
+    assert r.exit_code == 0, r.output
+    first = json.loads(r.output)
+    assert first["turn"] == {"intent": "replace", "filter": {"colour": "red"}, "text": "flowers",
+                             "unparsed": [], "message": None}
+    cid = str(first["conversation"])
+    r = CliRunner().invoke(main, base + ["ask", "not the cut-outs from last month",
+                                         "--conversation", cid, *clock])
+    assert r.exit_code == 0, r.output
+    assert f"conversation {cid}, turn 2" in r.output
+    assert "intent: remove (this turn: cutout and captured from 2026-05-01 before 2026-06-01)" \
+        in r.output
+    assert ("filter: colour red · not cutout and captured from 2026-05-01 before 2026-06-01"
+            in r.output)
+    assert "free text: flowers" in r.output
+    r = CliRunner().invoke(main, base + ["ask", "x", "--conversation", "999999"])
+    assert r.exit_code == 1 and "no conversation 999999 of yours" in r.output
+    r = CliRunner().invoke(main, base + ["conversations", cid, "--json"])
+    assert [t["sentence"] for t in json.loads(r.output)["history"]] == \
+        ["red flowers", "not the cut-outs from last month"]
+
+
+# -- a conversation runs through the one search path ------------------------------
+
+TULIPS = [  # name, size (w, h), colour, title, creator, captured
+    ("a.png", (16, 32), (200, 10, 10), "Red tulip", "Jane Doe", "2019:04:02 10:00:00"),
+    ("b.png", (30, 20), (220, 220, 0), "Yellow tulip", "Jane Doe", "2020:04:02 10:00:00"),
+    ("c.png", (16, 32), (250, 100, 180), "Pink tulip", "John Smith", "2019:05:02 10:00:00"),
+    ("d.png", (16, 32), (0, 0, 200), "Blue boat", "Jane Doe", "2019:04:03 10:00:00"),
+]
+
+
+@pytest.fixture
+def tulips(people: Library, photos: Path) -> Library:
+    for name, size, rgb, title, creator, when in TULIPS:
+        write_sidecar(make_image(photos / name, size=size, color=rgb, fmt="PNG"),
+                      f"-XMP-dc:Title={title}", f"-XMP-dc:Creator={creator}",
+                      f"-XMP-exif:DateTimeOriginal={when}")
+    people.ingest(photos)
+    for title in ("Red tulip", "Yellow tulip"):
+        people.grant("alice", asset_id=people.conn.execute(
+            "SELECT asset_id FROM search_document WHERE title = %s", (title,)).fetchone()[0])
+    return people
+
+
+def _titles(out: dict) -> list[str]:
+    return sorted(h["title"] for h in out["search"]["hits"])
+
+
+def test_three_turns_narrow_the_real_result_set_for_owner_and_member(tulips: Library):
+    owner, alice = tulips, tulips.as_user("alice")
+    sentences = ["tulips", "only the ones by Jane Doe", "not the landscape ones"]
+    expect_owner = [["Pink tulip", "Red tulip", "Yellow tulip"], ["Red tulip", "Yellow tulip"],
+                    ["Red tulip"]]
+    expect_alice = [["Red tulip", "Yellow tulip"], ["Red tulip", "Yellow tulip"], ["Red tulip"]]
+    for who, expect in ((owner, expect_owner), (alice, expect_alice)):
+        cid = None
+        for sentence, titles in zip(sentences, expect):
+            out = who.ask(sentence, conversation=cid, clock=CLOCK)
+            cid = out["conversation"]
+            assert _titles(out) == titles, (who.viewer.name, sentence)
+            assert out["search"]["total"] == len(titles) and out["search"]["total_exact"]
+            assert out["search"]["verdict"] == "complete"
+            # the same search, asked directly, gives the same answer
+            direct = who.search(out["state"]["text"], filters=out["state"]["filter"]).as_dict()
+            assert (direct["total"], direct["verdict"]) == (out["search"]["total"], "complete")
+        assert out["state"] == {"filter": {"all": [{"creator": "Jane Doe"},
+                                                   {"not": {"orientation": "landscape"}}]},
+                                "text": "tulips"}
+
+
+def test_a_filter_the_search_cannot_apply_is_said_never_dropped(tulips: Library):
+    out = tulips.ask("red tulips", clock=CLOCK)
+    if out["search"] is None:       # before machine words (issue 15) are merged
+        assert out["notices"] == ["the search was not run: filter $.colour: colour filters "
+                                  "need machine words, which this library does not have yet (issue 15: "
+                                  "'loupe enrich')"]
+    else:
+        assert all("Red" in h["title"] for h in out["search"]["hits"])
+    chips = tulips.edit_conversation(out["conversation"], filter={"captured": {
+        "from": "2019-04-01", "to": "2019-05-01"}}, text="tulips")
+    assert _titles(chips) == ["Red tulip"]
+
+
+def _noisy(size, seed):
+    """A scene-like background (random pixels): not uniform, so no cut-out."""
+    import random
+
+    from PIL import Image
+
+    rnd = random.Random(seed)
+    im = Image.new("RGB", size)
+    im.putdata([(rnd.randrange(60, 120), rnd.randrange(90, 160), rnd.randrange(40, 90))
+                for _ in range(size[0] * size[1])])
+    return im
+
+
+def test_the_seed_conversation_flowers_red_not_cutouts_on_machine_words(people: Library,
+                                                                       photos: Path):
+    """Issue 17's "done when": "flowers" → "only the red ones" → "not the
+    cut-outs" gives the right sets. Colour and cut-out come from the machine
+    words of issue 15; until that branch is merged this test is skipped."""
+    if people.conn.execute("SELECT to_regclass('asset_machine')").fetchone()[0] is None:
+        pytest.skip("machine words (issue 15, migration 0019) are not in this build")
+    from PIL import Image, ImageDraw
+
+    red = _noisy((300, 240), 1)
+    ImageDraw.Draw(red).ellipse((60, 40, 240, 200), fill=(220, 20, 30))
+    red.save(photos / "red.png")
+    yellow = _noisy((300, 240), 2)
+    ImageDraw.Draw(yellow).ellipse((60, 40, 240, 200), fill=(240, 220, 20))
+    yellow.save(photos / "yellow.png")
+    stamp = Image.new("RGBA", (300, 240), (0, 0, 0, 0))
+    ImageDraw.Draw(stamp).ellipse((60, 40, 240, 200), fill=(220, 20, 60, 255))
+    stamp.save(photos / "stamp.png")
+    for name, title in (("red.png", "Red flowers"), ("yellow.png", "Yellow flowers"),
+                        ("stamp.png", "Flowers stamp")):
+        write_sidecar(photos / name, f"-XMP-dc:Title={title}")
+    people.ingest(photos)
+    cid, got = None, []
+    for sentence in ("flowers", "only the red ones", "not the cut-outs"):
+        out = people.ask(sentence, conversation=cid, clock=CLOCK)
+        cid = out["conversation"]
+        got.append((out["turn"]["intent"], _titles(out), out["search"]["verdict"]))
+    assert got == [("replace", ["Flowers stamp", "Red flowers", "Yellow flowers"], "complete"),
+                   ("refine", ["Flowers stamp", "Red flowers"], "complete"),
+                   ("remove", ["Red flowers"], "complete")]
