@@ -26,8 +26,9 @@ query id.
 
 ``import`` reads the judges' files (one ``{"sheet", "item", "grade"}`` per
 line, ``grades-<judge>.jsonl``), maps each line through the key to its pool
-pair and records it with ``Evaluation.judge`` (the judge's name is taken
-from the file name). Lines naming no pair, or with a grade outside 0..2,
+pair (by its token, or — with a committed key, which holds none — by query
+id and content hash in this pool) and records it with ``Evaluation.judge``
+(the judge's name is taken from the file name). Lines naming no pair, or with a grade outside 0..2,
 are reported and skipped.
 """
 
@@ -197,6 +198,12 @@ def import_grades(pool: str, key_dir: str, files: list[str]) -> None:
            (json.loads(x) for x in (Path(key_dir) / "key.jsonl").read_text().splitlines() if x)}
     with Library.open() as lib:
         ev = Evaluation(lib)
+        items = ev.pool_items(pool)
+        sha = ev._sha256(sorted({it["asset_id"] for it in items}))
+        by_pair = {(it["qid"], sha[it["asset_id"]]): it["token"] for it in items}
+        for k in key.values():  # a committed key holds no tokens: find the pair in this pool
+            if "token" not in k:
+                k["token"] = by_pair.get((k["qid"], k["sha256"]))
         for f in files:
             judge = Path(f).stem.removeprefix("grades-")
             ok, bad = 0, []
@@ -206,6 +213,8 @@ def import_grades(pool: str, key_dir: str, files: list[str]) -> None:
                 try:
                     r = json.loads(line)
                     k = key[(r["sheet"], int(r["item"]))]
+                    if k["token"] is None:
+                        raise KeyError(f"{k['qid']}/{k['sha256'][:12]} is not in pool {pool}")
                     g = int(r["grade"])
                     if g not in (0, 1, 2):
                         raise ValueError(f"grade {g}")
