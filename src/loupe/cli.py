@@ -556,10 +556,22 @@ def models_verify(obj: _Ctx, name: str, as_json: bool) -> None:
 @models.command("thresholds")
 @click.argument("name")
 @click.argument("settings", nargs=-1)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--from-set", "from_set", help="Provenance: the judged query set that chose the "
+              "values (e.g. demo-blind-tune).")
+@click.option("--split", help="Provenance: the split of that set the values were chosen on.")
+@click.option("--metric", help="Provenance: the criterion (e.g. \"Youden's J, grade >= 1\").")
+@click.option("--date", "date_", help="Provenance: the date they were chosen, YYYY-MM-DD "
+              "(default: today).")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print JSON: {"thresholds": {band: distance}, "provenance": {band: record|null}}.')
 @click.pass_obj
-def models_thresholds(obj: _Ctx, name: str, settings: tuple[str, ...], as_json: bool) -> None:
-    """Show or set NAME's distance thresholds, e.g. 1=0.65 2=0.6 3-5=0.55."""
+def models_thresholds(obj: _Ctx, name: str, settings: tuple[str, ...], from_set, split, metric,
+                      date_, as_json: bool) -> None:
+    """Show or set NAME's distance thresholds, e.g. 1=0.65 2=0.6 3-5=0.55, and
+    where each came from (recorded in the model's loupe-model.json). Values
+    set without --from-set/--split/--metric are recorded as set by hand."""
+    import datetime
+
     changes = {}
     for item in settings:
         key, _, value = item.partition("=")
@@ -567,16 +579,31 @@ def models_thresholds(obj: _Ctx, name: str, settings: tuple[str, ...], as_json: 
             changes[key] = float(value)
         except ValueError as exc:
             raise click.BadParameter(f"{item!r}: expected KEY=DISTANCE") from exc
+    given = {"set": from_set, "split": split, "metric": metric}
+    provenance = None
+    if any(v is not None for v in given.values()) or date_ is not None:
+        if not changes:
+            raise click.UsageError("provenance options go with the values they describe "
+                                   "(KEY=DISTANCE ...)")
+        missing = [f"--{'from-set' if k == 'set' else k}" for k, v in given.items() if v is None]
+        if missing:
+            raise click.UsageError(f"a provenance record needs {', '.join(missing)} too")
+        provenance = {**given, "date": date_ or datetime.date.today().isoformat()}
     with obj.open() as lib:
         if changes:
-            info = _model_call(lambda: lib.set_model_thresholds(name, changes))
-        else:  # show: the model file is left untouched
-            info = _model_call(lambda: lib.model_thresholds(name))
+            _model_call(lambda: lib.set_model_thresholds(name, changes, provenance=provenance))
+        # show: the model file is left untouched
+        info = _model_call(lambda: lib.model_thresholds(name))
+        prov = _model_call(lambda: lib.model_thresholds_provenance(name))
     if as_json:
-        _emit_json(info)
+        _emit_json({"thresholds": info, "provenance": prov})
         return
     for key, value in info.items():
-        click.echo(f"{key}\t{value}")
+        p = prov.get(key)
+        if p is None:
+            click.echo(f"{key}\t{value}")
+        else:
+            click.echo(f"{key}\t{value}\t" + "; ".join(f"{k} {v}" for k, v in p.items()))
 
 
 @models.command("use")

@@ -362,15 +362,33 @@ class Library:
         return {k: float(v) for k, v in
                 {**registry.DEFAULT_THRESHOLDS, **(cfg.get("thresholds") or {})}.items()}
 
-    def set_model_thresholds(self, name: str, thresholds: dict[str, float]) -> dict[str, float]:
+    def set_model_thresholds(self, name: str, thresholds: dict[str, float], *,
+                             provenance: dict[str, str] | None = None) -> dict[str, float]:
         """Override a model's distance thresholds by query length (keys ``1``,
         ``2``, ``3-5``, ``6-10``, ``11+``; values cosine distances in (0, 2]),
-        written to its ``loupe-model.json``. Returns the thresholds now in force.
+        written to its ``loupe-model.json``, with where they came from:
+        ``provenance`` = ``{"set", "split", "metric", "date"}`` (the judged
+        query set, its split, the criterion, YYYY-MM-DD), else "by hand"
+        (:func:`loupe.models.registry.set_thresholds`). Returns the
+        thresholds now in force.
 
         Raises:
-            ModelError: unknown model. ValueError: unknown key or value out of range.
+            ModelError: unknown model. ValueError: unknown key, value out of
+                range, or a bad provenance record.
         """
-        return registry.set_thresholds(self.home, name, thresholds)
+        return registry.set_thresholds(self.home, name, thresholds, provenance)
+
+    def model_thresholds_provenance(self, name: str) -> dict[str, dict[str, str] | None]:
+        """Where each of a model's thresholds came from: band → the record
+        written by :meth:`set_model_thresholds`, or None for a value written
+        at install time (read only).
+
+        Raises:
+            ModelError: no such model.
+        """
+        prov = registry.get_model(self.home, name).config.get("thresholds_provenance") or {}
+        return {k: (dict(prov[k]) if isinstance(prov.get(k), dict) else None)
+                for k in registry.DEFAULT_THRESHOLDS}
 
     def verify_model(self, name: str) -> dict[str, Any]:
         """Load a model and check its encoders (see :func:`loupe.models.registry.verify`)."""

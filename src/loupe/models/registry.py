@@ -6,13 +6,17 @@ install time and editable::
 
     {"name": "minilm", "kind": "sentence-transformers", "dims": 384,
      "thresholds": {"1": 0.35, "2": 0.42, "3-5": 0.45, "6-10": 0.48, "11+": 0.40},
+     "thresholds_provenance": {"3-5": {"set": "demo-blind-tune", "split": "tune",
+                                       "metric": "...", "date": "2026-12-01"}, ...},
      "prefixes": {"query": "", "document": ""},
      "content": {"sha256": "...", "files": {"model.onnx": [size, mtime_ns], ...}}}
 
 ``thresholds`` are the largest cosine distance a vector match may have, by
 query length in words (SPEC V4); the defaults are seed 002's, measured there
 for nomic-embed v1.5 — they belong to a model and should be calibrated for
-each one from judged queries.
+each one from judged queries. ``thresholds_provenance`` says, per band, where
+the value came from (:func:`set_thresholds`); a band without a record holds
+the value written at install time.
 
 ``content`` records the model's identity (:func:`fingerprint`): the sha256
 of its files, with their sizes and modification times so that an unchanged
@@ -23,6 +27,7 @@ with new query vectors, and ``loupe embed`` computes them again.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import shutil
@@ -164,11 +169,55 @@ def fingerprint(model: ModelInfo) -> str:
     return sha
 
 
-def set_thresholds(home: Path, name: str, thresholds: dict[str, float]) -> dict[str, float]:
-    """Merge ``thresholds`` into the model's loupe-model.json; return all of them.
+#: The fields of a threshold's provenance record (issue 14, V4): the query
+#: set whose judged runs chose it, the split of that set, the metric or
+#: criterion, and the date (YYYY-MM-DD) it was chosen.
+PROVENANCE_FIELDS = ("set", "split", "metric", "date")
+#: Longest provenance value accepted (characters).
+PROVENANCE_MAX = 200
+
+
+def check_provenance(provenance: dict[str, str]) -> dict[str, str]:
+    """A threshold provenance record, checked: exactly the keys of
+    :data:`PROVENANCE_FIELDS`, each a non-empty single-line string of at most
+    :data:`PROVENANCE_MAX` characters, ``date`` as YYYY-MM-DD.
 
     Raises:
-        ModelError: no such model. ValueError: unknown key or a value outside (0, 2].
+        ValueError: a missing or unknown key, or a bad value (named).
+    """
+    keys = set(provenance)
+    if keys != set(PROVENANCE_FIELDS):
+        raise ValueError(f"threshold provenance needs exactly {', '.join(PROVENANCE_FIELDS)} "
+                         f"(missing: {', '.join(sorted(set(PROVENANCE_FIELDS) - keys)) or '-'}; "
+                         f"unknown: {', '.join(sorted(keys - set(PROVENANCE_FIELDS))) or '-'})")
+    out = {}
+    for key in PROVENANCE_FIELDS:
+        value = provenance[key]
+        if not isinstance(value, str) or not value.strip() or len(value) > PROVENANCE_MAX \
+                or any(c in value for c in "\r\n\t"):
+            raise ValueError(f"threshold provenance {key}={value!r}: a single line of 1 to "
+                             f"{PROVENANCE_MAX} characters")
+        out[key] = value.strip()
+    try:
+        datetime.date.fromisoformat(out["date"])
+    except ValueError:
+        raise ValueError(f"threshold provenance date={out['date']!r}: use YYYY-MM-DD") from None
+    return out
+
+
+def set_thresholds(home: Path, name: str, thresholds: dict[str, float],
+                   provenance: dict[str, str] | None = None) -> dict[str, float]:
+    """Merge ``thresholds`` into the model's loupe-model.json; return all of them.
+
+    Each band set here gets a provenance record in ``thresholds_provenance``
+    (band → record): ``provenance`` (checked by :func:`check_provenance`:
+    the query set, split, metric and date that chose the value) or, without
+    one, ``{"set": "by hand", "date": today}`` — a value set by hand never
+    keeps the record of the value it replaced. Bands not set keep theirs.
+
+    Raises:
+        ModelError: no such model. ValueError: unknown key, a value outside
+            (0, 2], or a bad provenance record.
     """
     model = get_model(home, name)
     for key, value in thresholds.items():
@@ -176,9 +225,14 @@ def set_thresholds(home: Path, name: str, thresholds: dict[str, float]) -> dict[
             raise ValueError(f"unknown threshold {key!r}: use {', '.join(DEFAULT_THRESHOLDS)}")
         if not 0 < float(value) <= 2:
             raise ValueError(f"threshold {key}={value} outside (0, 2] (cosine distance)")
+    record = (check_provenance(provenance) if provenance is not None else
+              {"set": "by hand", "date": datetime.date.today().isoformat()})
     current = {**DEFAULT_THRESHOLDS, **(model.config.get("thresholds") or {})}
     current.update({k: float(v) for k, v in thresholds.items()})
     model.config["thresholds"] = current
+    prov = dict(model.config.get("thresholds_provenance") or {})
+    prov.update({k: dict(record) for k in thresholds})
+    model.config["thresholds_provenance"] = prov
     (model.folder / CONFIG_FILE).write_text(json.dumps(model.config, indent=2) + "\n",
                                             encoding="utf-8")
     return current

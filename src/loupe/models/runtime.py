@@ -106,11 +106,12 @@ class ModelCache:
         """The embedder of the model in ``folder`` described by ``config``
         (its ``loupe-model.json``), loaded on first use. A config changed in
         what the encoder reads (kind, prefixes, lengths...) is another entry
-        (the old one ages out); its distance thresholds are not read by the
-        encoder, and changing them loads nothing again."""
+        (the old one ages out); its distance thresholds and their provenance
+        are not read by the encoder, and changing them loads nothing again."""
         from .embedders import load_embedder
 
-        encoder_cfg = {k: v for k, v in config.items() if k != "thresholds"}
+        encoder_cfg = {k: v for k, v in config.items()
+                       if k not in ("thresholds", "thresholds_provenance")}
         key = (str(Path(folder).resolve()), json.dumps(encoder_cfg, sort_keys=True, default=str))
         with self._lock:
             emb = self._items.get(key)
