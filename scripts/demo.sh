@@ -49,7 +49,9 @@ if [ "$#" -gt 0 ]; then
 else
   run "cheetah"                        # one photo says cheetah
   run "tallest mammal in the world"    # words of a description: the giraffe first
-  run "madrid"                         # in no document: no results is the answer
+  run "madrid" --lang en               # in no English document: no results is the answer
+  run "madrid"                         # every language: Spanish stemming makes madrid and madre
+                                       # (mother) one stem, "madr": the Spanish "madre" is found
   run "temple d'or" --lang fr          # French titles, French stemming
   run "leafy vegetables"               # a food group of the IFCT vocabulary
   run "chetah"                         # a typo: corrected, and marked so
