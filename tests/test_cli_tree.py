@@ -103,3 +103,16 @@ def test_collections_thumbnail_and_original_commands(lib, db_url: str, home: Pat
     denied = run("original", str(asset_id), user="ann")
     assert denied.exit_code == 1 and f"asset {asset_id}" in denied.output
     assert json.loads(run("collections", "--json", user="ann").output) == []
+
+
+def test_python_dash_m_runs_the_whole_tree():
+    """``python -m loupe.cli`` (what the ``loupe`` script and the docs run)
+    knows every top-level command: its ``main()`` call comes after the last
+    command is defined (it once ran before ``ask`` and ``conversations``)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "loupe.cli", "--help"], capture_output=True,
+                         text=True, check=True).stdout
+    listed = set(re.findall(r"^  ([a-z][a-z-]*)\s", out, re.M))
+    assert set(main.commands) <= listed, sorted(set(main.commands) - listed)

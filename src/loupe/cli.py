@@ -1406,8 +1406,6 @@ def people_reject(obj: _Ctx, face_id: int, as_json: bool) -> None:
                       markup=False, highlight=False)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
 
 
 # -- conversational search (X4, issue 17 part 2) -------------------------------
@@ -1520,3 +1518,7 @@ def conversations(obj: _Ctx, conversation: int | None, delete: bool, as_json: bo
         console.print(f"{t['n']:>3}. {said}", highlight=False, markup=False)
         for line in _understood(t["result"], t["state"]):
             console.print("     " + line, highlight=False, markup=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

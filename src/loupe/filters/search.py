@@ -21,10 +21,11 @@ MACHINE_TABLE = "SELECT to_regclass('asset_machine') IS NOT NULL"
 
 
 def resolve_collections(conn: psycopg.Connection, tenant_id: int, tree: Node, *,
-                        see_all: bool = True) -> dict[str, list[int]]:
+                        viewer: Viewer = OWNER) -> dict[str, list[int]]:
     """Each ``collection`` value of ``tree`` → the ids of that collection and
     its sub-collections (names as :func:`loupe.scopes.search.collection_id`
-    reads them: path, ``id:N``, full path).
+    reads them in ``viewer``'s view: path, ``id:N``, full path; a collection
+    the viewer may not see is named like a missing one).
 
     Raises:
         FilterError: a name resolves to no collection or to several (the
@@ -36,7 +37,7 @@ def resolve_collections(conn: psycopg.Connection, tenant_id: int, tree: Node, *,
     for p in tree.predicates():
         if p.field == "collection" and p.value not in out:
             try:
-                cid = collection_id(conn, tenant_id, p.value, see_all=see_all)
+                cid = collection_id(conn, tenant_id, p.value, viewer=viewer)
             except UnknownScope as exc:
                 raise FilterError(f"collection {p.value!r}", str(exc)) from None
             out[p.value] = scope_collections(conn, tenant_id, cid)
@@ -53,8 +54,7 @@ def prepare(conn: psycopg.Connection, tenant_id: int, tree: Any, *, viewer: View
     """
     node = parse(tree)
     ctx = Context(now=now or datetime.now(timezone.utc),
-                  collections=resolve_collections(conn, tenant_id, node,
-                                                  see_all=viewer.see_all),
+                  collections=resolve_collections(conn, tenant_id, node, viewer=viewer),
                   see_all=viewer.see_all,
                   machine=bool(conn.execute(MACHINE_TABLE).fetchone()[0]))
     return compile_tree(node, ctx)

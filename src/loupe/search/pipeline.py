@@ -197,8 +197,7 @@ class SearchPipeline:
         if filter_scope:
             scope = Scope(label="filter " + req.clause.tree.dumps(), roots=[])
         elif req.scope is not None and req.scope != [] and req.scope != ():
-            scope = resolve_scope(self.conn, lib.tenant_id, req.scope,
-                                  see_all=lib.viewer.see_all)
+            scope = resolve_scope(self.conn, lib.tenant_id, req.scope, viewer=lib.viewer)
         # 1-2. analyze, lanes
         lanes = self.query_lanes(req.query, req.langs[0], notices)
         qt = query_terms_in(self.conn, req.query, req.langs)
