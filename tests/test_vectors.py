@@ -15,6 +15,7 @@ from loupe import Library
 from loupe.models import registry, runtime
 from loupe.models.embedders import ModelError
 from loupe.models.preprocess import PreprocessConfig, preprocess
+from conftest import without_machine_words
 
 
 def test_preprocessing_equals_a_hand_computed_tensor():
@@ -56,6 +57,7 @@ def colours(lib: Library, photos: Path) -> Library:
         img = make_image(photos / name, size=(16, 16), color=color, fmt="PNG")
         write_sidecar(img, f"-XMP-dc:Title={title}")
     lib.ingest(photos)
+    without_machine_words(lib)  # the pixels' colours reach search through the image lane only
     return lib
 
 
@@ -144,6 +146,7 @@ def test_rrf_fusion_matches_a_hand_worked_example(lib: Library, photos: Path, cl
         img = make_image(photos / name, size=(16, 16), color=color, fmt="PNG")
         write_sidecar(img, f"-XMP-dc:Title={title}")
     lib.ingest(photos)
+    without_machine_words(lib)  # the pixels' colours reach search through the image lane only
     lib.install_model(clip_dir)
     lib.use_model("tiny-clip", "image")
     lib.embed()
