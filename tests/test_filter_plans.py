@@ -83,13 +83,18 @@ def fbig(pg_admin_url, template_db, tmp_path_factory):
                                     (lib.tenant_id,)).fetchone()[0]
             lib.conn.execute("""INSERT INTO collection_member (collection_id, asset_id)
                                 SELECT %s, id FROM asset WHERE id %% 97 = 0""", (hand,))
-            # machine words (issue 15's asset_machine): a kind and a colour each
+            # machine words (issue 15's asset_machine): a kind and a colour each (a colour
+            # of 5 names, 20 % each, made a sequential scan the right plan)
             lib.conn.execute("""
                 INSERT INTO asset_machine (asset_id, tenant_id, kind, colours, version)
                 SELECT id, tenant_id,
                        (ARRAY['photo', 'illustration', 'clipart', 'lineart', 'screenshot',
                               'document', 'icon'])[id % 7 + 1],
-                       ARRAY[(ARRAY['red', 'blue', 'green', 'yellow', 'black'])[id % 5 + 1]], 1
+                       -- one of twenty palette names each (5 %), as the palette spreads
+                       ARRAY[(ARRAY['red', 'blue', 'green', 'yellow', 'black', 'white', 'grey',
+                                    'orange', 'brown', 'pink', 'purple', 'violet', 'navy',
+                                    'teal', 'cyan', 'olive', 'maroon', 'beige', 'gold',
+                                    'silver'])[id % 20 + 1]], 1
                 FROM asset""")
             other = lib.conn.execute("""INSERT INTO collection (tenant_id, name, path)
                                         VALUES (%s, 'selects', 'selects') RETURNING id""",

@@ -158,7 +158,7 @@ PREDICATES = [
     ({"country": "portugal"}, {"a1", "a2", "a3"}, {"a1", "a2", "a3"}),
     ({"country": "France"}, {"a5"}, {"a5"}),
     ({"collection": "shoot"}, {"a1", "a2", "a3"}, {"a1", "a2", "a3"}),
-    ({"collection": "private"}, {"a6"}, set()),
+    ({"collection": "private"}, {"a6"}, None),  # None: hidden from mia, named like a missing one
     ({"format": "png"}, {"a3"}, {"a3"}),
     ({"format": "JPG"}, {"a1", "a2", "a4", "a5", "a6"}, {"a1", "a2", "a4", "a5"}),
     ({"media_type": "image/png"}, {"a3"}, {"a3"}),
@@ -184,9 +184,24 @@ def test_each_predicate_gives_exact_totals_for_owner_and_member(flib, tree, owne
     res = flib.search("", filters=tree, limit=50)
     assert stems(res) == owner and res.total == len(owner)
     assert res.total_exact and res.verdict == "complete" and res.filter == tree
+    if member is None:
+        assert_hidden_like_missing(flib, "", tree)
+        return
     mia = flib.as_user("mia").search("", filters=tree, limit=50)
     assert stems(mia) == member and mia.total == len(member)
     assert mia.verdict == "complete"
+
+
+def assert_hidden_like_missing(flib, query: str, tree: dict) -> None:
+    """A collection mia may not see answers exactly as a missing one does
+    (issue 11: hidden collection names are not confirmable)."""
+    mia = flib.as_user("mia")
+    with pytest.raises(FilterError) as hidden:
+        mia.search(query, filters=tree, limit=50)
+    with pytest.raises(FilterError) as missing:
+        mia.search(query, filters={"collection": "no-such-folder"}, limit=50)
+    assert (str(hidden.value).replace(repr(tree["collection"]), "X")
+            == str(missing.value).replace("'no-such-folder'", "X"))
 
 
 def test_captured_range_boundaries_are_half_open_in_utc(flib):
@@ -243,6 +258,9 @@ def test_a_query_with_a_filter_counts_exactly_what_passes_it(flib, tree, owner, 
     res = flib.search("harbour", filters=tree, limit=50)
     assert stems(res) == owner and res.total == len(owner)
     assert res.verdict == "complete" and res.total_exact and res.filter == tree
+    if member is None:
+        assert_hidden_like_missing(flib, "harbour", tree)
+        return
     mia = flib.as_user("mia").search("harbour", filters=tree, limit=50)
     assert stems(mia) == member and mia.total == len(member) and mia.verdict == "complete"
 
