@@ -318,3 +318,11 @@ def test_the_seed_conversation_flowers_red_not_cutouts_on_machine_words(people: 
     assert got == [("replace", ["Flowers stamp", "Red flowers", "Yellow flowers"], "complete"),
                    ("refine", ["Flowers stamp", "Red flowers"], "complete"),
                    ("remove", ["Red flowers"], "complete")]
+
+
+@pytest.mark.parametrize("sentence", ["photos taken on 9999-12-31", "photos from 31/12/9999"])
+def test_a_date_past_the_calendar_stays_free_text(sentence):
+    """Attack run 3: a day whose next day is no date overflowed (a 500);
+    it is now words the parser did not turn into a filter."""
+    turn = parse(sentence, lang="en", clock=CLOCK)
+    assert turn.filter is None and "9999" in turn.text

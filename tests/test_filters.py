@@ -472,3 +472,13 @@ def test_capture_dates_are_read_as_utc_and_nonsense_is_no_date(lib, text, want):
     got = lib.conn.execute("SELECT loupe_file_captured(jsonb_build_object('date_taken', %s::text))"
                            "::text", (text,)).fetchone()[0]
     assert got == (want and want.replace("+00", "+00"))
+
+
+@pytest.mark.parametrize("tree", [{"captured": {"to": "9999-12-31"}},
+                                  {"rights": {"expiring_before": "9999-12-31"}}])
+def test_a_date_at_the_end_of_the_calendar_is_a_clear_error(tree):
+    """Attack run 3: 9999-12-31 gave a server error (its next day is no date)."""
+    with pytest.raises(FilterError, match="years 1800-9998 only"):
+        parse(tree)
+    with pytest.raises(FilterError, match=r"year 9999 is out of range \(1800-9998\)"):
+        date_range("9999-12-31")

@@ -118,6 +118,13 @@ def _back(today: date, n: int, unit: str) -> date:
     return date(months // 12, months % 12 + 1, min(today.day, 28))
 
 
+def _in_calendar(d: date | None) -> date | None:
+    """``d`` when its range's end is still a date (years 1800-9998, the
+    filter tree's bounds), else None: the words stay free text (attack run
+    3: "taken on 9999-12-31" overflowed)."""
+    return d if d is not None and 1800 <= d.year <= 9998 else None
+
+
 def _unit_range(d: date, unit: str) -> tuple[date, date]:
     if unit == "year":
         return date(d.year, 1, 1), date(d.year + 1, 1, 1)
@@ -141,6 +148,7 @@ def _absolute(toks: list[str], low: list[str], i: int, lang: str, clock: datetim
                 d = date(int(m.group(3)), int(m.group(2)), int(m.group(1)))
             except ValueError:
                 d = None
+        d = _in_calendar(d)
         return Span(i, i + 1, d, d + timedelta(1)) if d else None
     if _DAYNUM.match(w[0]) and w[1] in MONTHS and _YEAR.match(w[2]):           # 14 July 2019
         d = _parse(f"{_DAYNUM.match(w[0]).group(1)} {w[1]} {w[2]}", lang, clock)

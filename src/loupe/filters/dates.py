@@ -42,12 +42,16 @@ def _parse_point(text: str, now: date, path: str) -> tuple[date, date]:
             start = date(int(m[1]), int(m[2]), 1)
         except ValueError:
             raise FilterError(path, f"{text!r} is not a month YYYY-MM") from None
+        if not 1800 <= start.year <= 9998:
+            raise FilterError(path, f"year {start.year} is out of range (1800-9998)")
         return start, _next_month(start)
     if _DAY.fullmatch(t):
         try:
             d = date.fromisoformat(t)
         except ValueError:
             raise FilterError(path, f"{text!r} is not a calendar date") from None
+        if not 1800 <= d.year <= 9998:  # its end, the next day, must be a date too
+            raise FilterError(path, f"year {d.year} is out of range (1800-9998)")
         return d, d + timedelta(days=1)
     if t == "today":
         return now, now + timedelta(days=1)

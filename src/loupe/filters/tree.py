@@ -202,9 +202,11 @@ def _date(val: Any, path: str) -> str:
     if not isinstance(val, str) or not _DATE.fullmatch(val):
         raise FilterError(path, f"{val!r} is not a date YYYY-MM-DD")
     try:
-        date.fromisoformat(val)
+        d = date.fromisoformat(val)
     except ValueError:
         raise FilterError(path, f"{val!r} is not a calendar date") from None
+    if not 1800 <= d.year <= 9998:  # a day after it must still be a date (attack run 3: 9999-12-31)
+        raise FilterError(path, f"{val!r}: years 1800-9998 only")
     return val
 
 
