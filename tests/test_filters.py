@@ -482,3 +482,10 @@ def test_a_date_at_the_end_of_the_calendar_is_a_clear_error(tree):
         parse(tree)
     with pytest.raises(FilterError, match=r"year 9999 is out of range \(1800-9998\)"):
         date_range("9999-12-31")
+
+
+def test_json_nested_past_the_interpreter_is_the_depth_error():
+    """Attack run 3: ~1,900 levels (under the size limit) was a server error."""
+    deep = '{"not": ' * 1900 + '{"kind": "photo"}' + "}" * 1900
+    with pytest.raises(FilterError, match="nested deeper than 16 levels"):
+        parse(deep)

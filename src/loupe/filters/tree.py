@@ -164,6 +164,8 @@ def parse(tree: Any) -> Node:
             tree = json.loads(tree)
         except ValueError as exc:
             raise FilterError("$", f"not JSON ({exc})") from None
+        except RecursionError:  # ~1,000 levels: far past MAX_DEPTH (attack run 3, F2)
+            raise FilterError("$", f"nested deeper than {MAX_DEPTH} levels") from None
     count = [0]
     return _node(tree, "$", 0, count)
 
