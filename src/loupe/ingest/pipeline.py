@@ -39,6 +39,7 @@ from ..pixels import enrich as machine_enrich
 from ..pixels import store as machine_store
 from . import queries as q
 from .errors import BadFile
+from .pngcheck import compressed_chunk_problem
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file
 from .metadata import (ExifToolReader, bound_fields, check_readable, display_path,
                        document_ids, merge, normalize, sidecar_problem)
@@ -285,18 +286,23 @@ class Ingester:
         whatever its path names meanwhile (issue 11)."""
         fds: dict[str, int] = {}
         try:
+            bombs: dict[str, BadFile] = {}
             for f in batch:
                 if not f.regular:
                     continue
                 for path in (f.path, f.sidecar_path):
                     if path and (fd := _open_no_follow(path)) is not None:
                         fds[path] = fd
+                # compressed PNG metadata bounded before ExifTool inflates it
+                if f.path in fds and (why := compressed_chunk_problem(fds[f.path])):
+                    bombs[f.path] = BadFile(f.path, "metadata", why + ": not read")
+                    os.close(fds.pop(f.path))
             paths = ([f.path for f in batch if f.path in fds]
                      + [f.sidecar_path for f in batch
                         if f.path in fds and f.sidecar_path in fds])
             raw_by_path = reader.read(paths, fds={p: fds[p] for p in paths if p in fds})
-            return list(pool.map(lambda f: self._prepare(f, raw_by_path, fds.get(f.path)),
-                                 batch))
+            return list(pool.map(lambda f: bombs.get(f.path) or self._prepare(
+                f, raw_by_path, fds.get(f.path)), batch))
         finally:
             for fd in fds.values():
                 os.close(fd)

@@ -1,0 +1,76 @@
+"""Compressed metadata chunks of a PNG, measured before anything inflates them.
+
+A PNG's ``zTXt``, ``iTXt`` (compressed) and ``iCCP`` chunks hold zlib streams.
+ExifTool inflates them whole and has no limit, so a 0.5 MB file whose one
+text chunk inflates to 512 MiB cost the ingest gigabytes (attack run 3, F12).
+Pillow bounds the same chunks (``PIL.PngImagePlugin.MAX_TEXT_CHUNK`` per
+chunk, ``MAX_TEXT_MEMORY`` for a file); Loupe applies Pillow's bounds before
+ExifTool sees the file, inflating at most one byte past the bound
+(``zlib.decompressobj().decompress(data, max_length)``). Chunk layout:
+PNG specification (W3C, 3rd edition), §11.3.3.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+
+from PIL import PngImagePlugin
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: Inflated bytes allowed for one compressed chunk, and for all of a file's:
+#: Pillow's own bounds (1 MiB and 64 MiB in Pillow 11).
+MAX_CHUNK = PngImagePlugin.MAX_TEXT_CHUNK
+MAX_TOTAL = PngImagePlugin.MAX_TEXT_MEMORY
+#: A compressed chunk larger than this on disk is refused without reading it.
+MAX_STORED_CHUNK = 16 * 1024 * 1024
+
+
+def _payload(kind: bytes, data: bytes) -> bytes | None:
+    """The zlib stream of a chunk's data, or None when it holds none."""
+    name_end = data.find(b"\x00")
+    if name_end < 0:
+        return None
+    if kind in (b"zTXt", b"iCCP"):      # name \0 method(1) stream
+        return data[name_end + 2:]
+    # iTXt: keyword \0 compressed-flag(1) method(1) language \0 translated \0 text
+    if len(data) < name_end + 3 or data[name_end + 1] != 1:
+        return None
+    rest = data[name_end + 3:]
+    lang_end = rest.find(b"\x00")
+    trans_end = rest.find(b"\x00", lang_end + 1) if lang_end >= 0 else -1
+    return rest[trans_end + 1:] if trans_end >= 0 else None
+
+
+def compressed_chunk_problem(fd: int) -> str | None:
+    """Why the PNG open as ``fd`` (read with ``os.pread``; any other file is
+    not looked at) has compressed metadata Loupe will not inflate, or None.
+    Never raises for a malformed file (other checks name what is wrong)."""
+    try:
+        size = os.fstat(fd).st_size
+        if os.pread(fd, 8, 0) != PNG_SIGNATURE:
+            return None
+        pos, total = 8, 0
+        while pos + 8 <= size:
+            length, kind = struct.unpack(">I4s", os.pread(fd, 8, pos))
+            if kind in (b"zTXt", b"iTXt", b"iCCP"):
+                if length > MAX_STORED_CHUNK:
+                    return (f"a compressed {kind.decode()} metadata chunk of {length:,} bytes "
+                            f"(at most {MAX_STORED_CHUNK:,})")
+                stream = _payload(kind, os.pread(fd, length, pos + 8))
+                if stream:
+                    out = zlib.decompressobj().decompress(stream, MAX_CHUNK + 1)
+                    if len(out) > MAX_CHUNK:
+                        return (f"a compressed {kind.decode()} metadata chunk inflates past "
+                                f"{MAX_CHUNK:,} bytes (Pillow's bound, applied before ExifTool)")
+                    total += len(out)
+                    if total > MAX_TOTAL:
+                        return (f"compressed metadata chunks inflate past {MAX_TOTAL:,} bytes "
+                                f"in all")
+            if kind == b"IEND":
+                break
+            pos += 12 + length
+    except (OSError, struct.error, zlib.error):
+        return None
+    return None
