@@ -111,3 +111,26 @@ def test_bad_pixels_give_words_or_a_clear_warning(tmp_path: Path):
     assert got["animated"].error is None and got["animated"].colours == ["red"]  # first frame
     assert got["broken"].error.startswith("no machine words: UnidentifiedImageError")
     assert machine_text(got["broken"].as_row(), "en") == ""
+
+
+def test_a_large_16_bit_picture_is_shrunk_before_its_float_conversion(tmp_path):
+    """Attack run 3, F5: a 36 MP 16-bit greyscale PNG (82 KB) cost the
+    machine-words step about 900 MiB (float64 at full size); it is shrunk
+    first now. Peak memory measured in a fresh process (ru_maxrss)."""
+    import subprocess
+    import sys
+
+    import numpy as np
+    from PIL import Image
+
+    a = (np.arange(6000 * 6000, dtype=np.uint32) % 65535).astype(np.uint16).reshape(6000, 6000)
+    Image.fromarray(a).save(tmp_path / "g16.png")
+    del a
+    code = ("import resource; from loupe.pixels.analyse import analyse_file; "
+            "r0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
+            f"f = analyse_file({str(tmp_path / 'g16.png')!r}); "
+            "print(f.error, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - r0) // 1024)")
+    err, growth_mib = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                     check=True).stdout.split()
+    assert err == "None"
+    assert int(growth_mib) < 300   # measured: 102 MiB after, 892 MiB before

@@ -117,6 +117,13 @@ def analyse_image(im) -> MachineFacts:
     if im.format == "JPEG":
         im.draft("RGB", (SIDE * 2, SIDE * 2))
     frame = ImageOps.exif_transpose(im) if exif_o != 1 else im
+    if frame.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
+        # shrink before _to_rgba's float conversion: a 36 MP 16-bit picture
+        # as float64 is 288 MB and more (attack run 3, F5)
+        scale = max(frame.size) / SIDE
+        if scale > 1:
+            frame = frame.resize((max(1, round(frame.width / scale)),
+                                  max(1, round(frame.height / scale))), Image.Resampling.NEAREST)
     rgba = _to_rgba(frame)
     rgba.thumbnail((SIDE, SIDE), Image.Resampling.NEAREST)
     arr = np.asarray(rgba, dtype=np.uint8)
