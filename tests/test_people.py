@@ -554,3 +554,20 @@ def test_a_name_written_in_one_file_is_not_found_through_another(lib, photos):
     # confirmed in Loupe by a person: the name is the pixels' for every reader
     lib.name_person(person["id"], "Quentin Secretname")
     assert alice.search("Secretname").total == 1
+
+
+def test_a_member_sees_a_name_only_through_a_confirmed_face_it_may_read(plib):
+    """Attack run 3 (F3): faces that joined a named person by clustering are
+    machine guesses; a member whose only readable faces of the person are
+    such guesses must not learn the name a person gave in hidden pictures."""
+    obama = _person_of(plib, "private/obama2.jpg")
+    plib.name_person(obama, "Barack Obama")
+    public = [_by_path(plib, "public/obama.jpg"), _by_path(plib, "public/obama3.jpg")]
+    with plib.conn.transaction():   # they joined after the naming: not confirmed by anyone
+        plib.conn.execute("UPDATE face SET confirmed = false WHERE asset_id = ANY(%s)", (public,))
+    alice = plib.as_user("alice")
+    [seen] = alice.people()
+    assert seen["name"] is None and seen["label"].startswith("unnamed person #")
+    assert alice.person(obama)["name"] is None
+    assert {f["label"] for f in alice.asset_faces(public[0])} == {seen["label"]}
+    assert plib.person(obama)["name"] == "Barack Obama"       # the owner still sees it

@@ -252,7 +252,9 @@ def person(conn: psycopg.Connection, tenant_id: int, viewer: dict[str, Any],
         q.PERSON_FACES, {"person_id": person_id, "tenant_id": tenant_id, **viewer}).fetchall()
     if not faces:
         raise PeopleError(f"no person {person_id} in this library")
-    return {"id": row[0], "number": row[1], "name": row[2], "label": label(row[1], row[2]),
+    # a member sees the name only through a confirmed face it may read
+    name = row[2] if viewer.get("see_all") or any(f[8] for f in faces) else None
+    return {"id": row[0], "number": row[1], "name": name, "label": label(row[1], name),
             "hidden": row[3], "named_by": row[4] if viewer.get("see_all") else None,
             "assets": sorted({f[1] for f in faces}),
             "faces": [{"id": f[0], "asset_id": f[1], "box": [f[2], f[3], f[4], f[5]],

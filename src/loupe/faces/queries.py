@@ -104,7 +104,11 @@ WHERE id = %(face_id)s
 # pictures of someone exist). ``cover``: the viewer's readable face of the
 # person with the largest size.
 PEOPLE = """
-SELECT p.id, p.number, p.name, p.hidden,
+SELECT p.id, p.number,
+       -- a member sees the name only through a confirmed face it may read
+       -- (attack run 3: a member's own unconfirmed face showed the name a
+       -- person gave in hidden pictures)
+       CASE WHEN %(see_all)s OR bool_or(f.confirmed) THEN p.name END AS name, p.hidden,
        count(DISTINCT f.asset_id) AS assets, count(*) AS faces,
        count(*) FILTER (WHERE NOT f.confirmed) AS unconfirmed,
        (array_agg(f.id ORDER BY f.size_px DESC, f.id))[1] AS cover
@@ -116,7 +120,8 @@ WHERE p.tenant_id = %(tenant_id)s
   AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
                      %(see_all)s, %(principals)s::bigint[])
 GROUP BY p.id
-ORDER BY p.name IS NULL, count(DISTINCT f.asset_id) DESC, p.number
+ORDER BY (CASE WHEN %(see_all)s OR bool_or(f.confirmed) THEN p.name END) IS NULL,
+         count(DISTINCT f.asset_id) DESC, p.number
 LIMIT %(limit)s
 """
 
@@ -138,7 +143,15 @@ WHERE id = %(person_id)s AND tenant_id = %(tenant_id)s
 
 # The faces of one asset the viewer may read (the asset test).
 ASSET_FACES = """
-SELECT f.id, f.person_id, p.number, p.name, f.confirmed, f.box_x, f.box_y, f.box_w, f.box_h
+SELECT f.id, f.person_id, p.number,
+       -- the name only through a confirmed face the viewer may read (as PEOPLE)
+       CASE WHEN %(see_all)s OR EXISTS (
+                SELECT 1 FROM face c JOIN asset ca ON ca.id = c.asset_id
+                WHERE c.person_id = p.id AND c.confirmed
+                  AND loupe_can_read(ca.readers, ca.embargo_until, ca.rights_expire_at,
+                                     %(see_all)s, %(principals)s::bigint[]))
+            THEN p.name END AS name,
+       f.confirmed, f.box_x, f.box_y, f.box_w, f.box_h
 FROM face f JOIN asset a ON a.id = f.asset_id LEFT JOIN person p ON p.id = f.person_id
 WHERE f.asset_id = %(asset_id)s AND f.tenant_id = %(tenant_id)s
   AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
