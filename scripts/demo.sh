@@ -62,6 +62,8 @@ else
   fi
   "$LOUPE" grant guest --collection tuxpaint/animals
   guest() { echo; echo "\$ loupe --user guest search $*"; "$LOUPE" --user guest search "$@" --limit 5; }
-  guest "tallest mammal in the world"  # only the animal stamps: the mammals, the giraffe among them
-  guest "leafy vegetables"             # the food photos are not: no results, and no hint of them
+  guest "tallest mammal in the world"  # only the animal stamps (mammals first), nothing else
+  guest "leafy vegetables"             # the food photos are not readable: only meaning-based
+                                       # neighbours among the stamps, labelled approximate, and
+                                       # no hint of the food photos
 fi
