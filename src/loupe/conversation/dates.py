@@ -119,10 +119,12 @@ def _back(today: date, n: int, unit: str) -> date:
 
 
 def _in_calendar(d: date | None) -> date | None:
-    """``d`` when its range's end is still a date (years 1800-9998, the
-    filter tree's bounds), else None: the words stay free text (attack run
+    """``d`` when its range's end is still a date (the filter tree's years,
+    :func:`loupe.filters.tree.in_calendar`), else None: the words stay free text (attack run
     3: "taken on 9999-12-31" overflowed)."""
-    return d if d is not None and 1800 <= d.year <= 9998 else None
+    from ..filters.tree import in_calendar
+
+    return d if d is not None and in_calendar(d.year) else None
 
 
 def _unit_range(d: date, unit: str) -> tuple[date, date]:

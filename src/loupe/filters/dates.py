@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta, timezone
 
-from .tree import FilterError
+from .tree import FIRST_YEAR, LAST_YEAR, FilterError, in_calendar
 
 _YEAR = re.compile(r"\d{4}")
 _MONTH = re.compile(r"(\d{4})-(\d{2})")
@@ -33,8 +33,8 @@ def _parse_point(text: str, now: date, path: str) -> tuple[date, date]:
     t = text.strip().lower()
     if _YEAR.fullmatch(t):
         y = int(t)
-        if not 1800 <= y <= 9998:
-            raise FilterError(path, f"year {y} is out of range (1800-9998)")
+        if not in_calendar(y):
+            raise FilterError(path, f"year {y} is out of range ({FIRST_YEAR}-{LAST_YEAR})")
         return date(y, 1, 1), date(y + 1, 1, 1)
     m = _MONTH.fullmatch(t)
     if m:
@@ -42,16 +42,16 @@ def _parse_point(text: str, now: date, path: str) -> tuple[date, date]:
             start = date(int(m[1]), int(m[2]), 1)
         except ValueError:
             raise FilterError(path, f"{text!r} is not a month YYYY-MM") from None
-        if not 1800 <= start.year <= 9998:
-            raise FilterError(path, f"year {start.year} is out of range (1800-9998)")
+        if not in_calendar(start.year):
+            raise FilterError(path, f"year {start.year} is out of range ({FIRST_YEAR}-{LAST_YEAR})")
         return start, _next_month(start)
     if _DAY.fullmatch(t):
         try:
             d = date.fromisoformat(t)
         except ValueError:
             raise FilterError(path, f"{text!r} is not a calendar date") from None
-        if not 1800 <= d.year <= 9998:  # its end, the next day, must be a date too
-            raise FilterError(path, f"year {d.year} is out of range (1800-9998)")
+        if not in_calendar(d.year):
+            raise FilterError(path, f"year {d.year} is out of range ({FIRST_YEAR}-{LAST_YEAR})")
         return d, d + timedelta(days=1)
     if t == "today":
         return now, now + timedelta(days=1)

@@ -200,6 +200,16 @@ def _text(val: Any, path: str) -> str:
     return val
 
 
+#: Years a date of a filter may have: the range's end, the next day, must
+#: still be a date (attack run 3: 9999-12-31 overflowed).
+FIRST_YEAR, LAST_YEAR = 1800, 9998
+
+
+def in_calendar(year: int) -> bool:
+    """Whether ``year`` is within [FIRST_YEAR, LAST_YEAR]."""
+    return FIRST_YEAR <= year <= LAST_YEAR
+
+
 def _date(val: Any, path: str) -> str:
     if not isinstance(val, str) or not _DATE.fullmatch(val):
         raise FilterError(path, f"{val!r} is not a date YYYY-MM-DD")
@@ -207,8 +217,8 @@ def _date(val: Any, path: str) -> str:
         d = date.fromisoformat(val)
     except ValueError:
         raise FilterError(path, f"{val!r} is not a calendar date") from None
-    if not 1800 <= d.year <= 9998:  # a day after it must still be a date (attack run 3: 9999-12-31)
-        raise FilterError(path, f"{val!r}: years 1800-9998 only")
+    if not in_calendar(d.year):
+        raise FilterError(path, f"{val!r}: years {FIRST_YEAR}-{LAST_YEAR} only")
     return val
 
 
