@@ -82,11 +82,33 @@ def run_lane_benchmark(args) -> None:
     from loupe.vector import queries as vq
 
     rng = np.random.default_rng(5)
-    tmp = Path(tempfile.mkdtemp(prefix="loupe-vec-"))
-    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+    if args.home:
+        home = Path(args.home)
+    else:
+        tmp = Path(tempfile.mkdtemp(prefix="loupe-vec-"))
+        atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+        home = tmp / "home"
     x, centres, labels = clustered(args.vectors, args.dims, rng, spread=args.spread)
     words = [f"w{k}" for k in range(2000)]
-    lib = Library.open(tmp / "home", database_url=args.database_url, create=True)
+    zipf = 1.0 / np.arange(1, len(words) + 1)
+    zipf /= zipf.sum()
+    # --home keeps the loaded library: a second run with the same sizes reuses
+    # it (same seed, so the same vectors and queries) and skips load and build.
+    marker = home / f"bench-vector-{args.vectors}-{args.dims}-{args.spread}.ready"
+    if marker.exists():
+        lib = Library.open(home, database_url=args.database_url)
+        for i in range(args.vectors):  # the same draws as the load, for the same queries
+            rng.choice(words, size=8, p=zipf)
+        model_id = lib.conn.execute("SELECT id FROM embedding_model WHERE name = 'bench'"
+                                    ).fetchone()[0]
+        member = lib.conn.execute("SELECT id FROM principal WHERE name = 'bench-member'"
+                                  ).fetchone()[0]
+        print(f"vectors: {args.vectors:,} x {args.dims} dims, 1,000 clusters ({args.spread}); "
+              f"reusing the library loaded in {home} ({marker.read_text().strip()}); "
+              f"cores {os.cpu_count()}")
+        run_queries(args, lib, rng, x, words, model_id, member)
+        return
+    lib = Library.open(home, database_url=args.database_url, create=True)
     t0 = time.perf_counter()
     with lib.conn.transaction():
         lib.conn.execute("SELECT set_config('loupe.bulk', 'on', true)")
@@ -105,8 +127,6 @@ def run_lane_benchmark(args) -> None:
             for i in range(args.vectors):
                 cp.write_row((i + 1, lib.tenant_id, model_id, "image",
                               "[" + ",".join(f"{v:.6f}" for v in x[i]) + "]"))
-        zipf = 1.0 / np.arange(1, len(words) + 1)
-        zipf /= zipf.sum()
         lib.conn.execute("CREATE TEMP TABLE bench_text (id bigint, body text) ON COMMIT DROP")
         with lib.conn.cursor().copy("COPY bench_text (id, body) FROM STDIN") as cp:
             for i in range(args.vectors):
@@ -146,6 +166,17 @@ def run_lane_benchmark(args) -> None:
         lib.conn.execute("UPDATE asset SET readers = loupe_asset_readers(id)"
                          " WHERE tenant_id = %s AND id %% 2 = 0", (lib.tenant_id,))
     lib.conn.execute("VACUUM ANALYZE asset")
+    if args.home:
+        marker.write_text(f"load {load_s:.1f} s, HNSW build {build_s:.1f} s\n")
+    run_queries(args, lib, rng, x, words, model_id, member)
+
+
+def run_queries(args, lib, rng, x, words, model_id, member) -> None:
+    """The measured part: recall and latency as the owner and as the member."""
+    from loupe.fusion.search import VectorLane, fused_search
+    from loupe.lexical.search import QueryTerms
+    from loupe.vector import queries as vq
+
     viewers = [("owner", {"see_all": True, "principals": []}, np.ones(args.vectors, bool)),
                ("member (half the library granted)", {"see_all": False, "principals": [member]},
                 (np.arange(1, args.vectors + 1) % 2) == 0)]
@@ -312,6 +343,8 @@ def main() -> None:
     ap.add_argument("--dims", type=int, default=512)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--database-url")
+    ap.add_argument("--home", help="keep the loaded library in this folder; a later run with the "
+                                   "same --vectors/--dims/--spread reuses it (no load, no build)")
     ap.add_argument("--throughput", action="store_true")
     ap.add_argument("--spread", choices=["low-rank", "isotropic"], default="low-rank")
     ap.add_argument("--smoke", action="store_true",
