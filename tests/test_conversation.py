@@ -22,7 +22,7 @@ CORPUS = ROOT / "eval" / "conversation" / "corpus.jsonl"
 CLOCK = datetime(2026, 6, 15, 12, tzinfo=timezone.utc)
 PREDICATES = {"captured", "added", "creator", "keyword", "collection", "media_type", "format",
               "kind", "colour", "orientation", "background", "cutout", "country", "location",
-              "person", "rights"}
+              "person", "rights", "monochrome"}
 
 
 # -- the compiler on its corpus ------------------------------------------------
@@ -326,3 +326,74 @@ def test_a_date_past_the_calendar_stays_free_text(sentence):
     it is now words the parser did not turn into a filter."""
     turn = parse(sentence, lang="en", clock=CLOCK)
     assert turn.filter is None and "9999" in turn.text
+
+
+# -- issue 17 part 2, second pass (ask2): removal verbs, unknown verbs, generalised misses -------
+
+RED_FLOWERS = State({"colour": "red"}, "flowers")
+
+
+@pytest.mark.parametrize("sentence,lang", [
+    ("get rid of the cut-outs", "en"), ("drop the cut-outs", "en"), ("exclude the cut-outs", "en"),
+    ("leave out the cut-outs", "en"), ("hide the cut-outs", "en"), ("no more cut-outs", "en"),
+    ("I don't want the cut-outs", "en"), ("take out the isolated ones", "en"),
+    ("ditch the cutouts", "en"), ("sans les détourées", "fr"), ("enlève les détourées", "fr"),
+    ("retire les détourées", "fr"), ("vire les détourées", "fr"), ("pas de détourées", "fr"),
+    ("plus de détourées", "fr"), ("je ne veux plus les détourées", "fr"),
+    ("supprime les détourées", "fr"),
+])
+def test_removal_verbs_remove_and_never_fall_back_to_replace(sentence, lang):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed, turn.message) == \
+        ("remove", {"cutout": True}, "", [], None)
+    state, msg = apply(RED_FLOWERS, turn)
+    assert msg is None
+    assert state.as_dict() == {"filter": {"all": [{"colour": "red"}, {"not": {"cutout": True}}]},
+                               "text": "flowers"}
+
+
+@pytest.mark.parametrize("sentence,lang,verb", [
+    ("nuke the cut-outs", "en", "nuke"), ("zappe les détourées", "fr", "zappe"),
+    ("scrap all the png files", "en", "scrap"),
+])
+def test_a_sentence_whose_intent_cannot_be_told_says_so_and_changes_nothing(sentence, lang, verb):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert turn.message.startswith(f"Unclear: I could not tell whether “{verb}” asks to keep "
+                                   "only, add or remove what follows; the search was not changed")
+    assert verb in turn.unparsed
+    state, msg = apply(RED_FLOWERS, turn)
+    assert state == RED_FLOWERS and msg == turn.message
+    # a new subject before a cue is still a new search, and a first turn has nothing to invert
+    assert parse("boats from 2019", lang="en", clock=CLOCK, has_previous=True).intent == "replace"
+    assert parse(sentence, lang=lang, clock=CLOCK).message is None
+
+
+@pytest.mark.parametrize("sentence,lang,intent,flt,text", [
+    ("keep only the horizontal ones", "en", "refine", {"orientation": "landscape"}, ""),
+    ("garde seulement les horizontales", "fr", "refine", {"orientation": "landscape"}, ""),
+    ("plus the green ones", "en", "add", {"colour": "green"}, ""),
+    ("what about 2018?", "en", "refine", {"captured": {"from": "2018-01-01", "to": "2019-01-01"}}, ""),
+    ("images uploaded since January", "en", "refine", {"added": {"from": "2026-01-01"}}, ""),
+    ("ajoutées depuis décembre", "fr", "refine", {"added": {"from": "2025-12-01"}}, ""),
+    ("landscape-oriented shots of the team", "en", "replace", {"orientation": "landscape"}, "team"),
+    ("images dont les droits ont expiré", "fr", "refine", {"rights": "expired"}, ""),
+    ("photos whose rights have expired", "en", "refine", {"rights": "expired"}, ""),
+    ("exclus tout ce qui est de Bob Stone", "fr", "remove", {"creator": "Bob Stone"}, ""),
+    ("remove everything by Bob Stone", "en", "remove", {"creator": "Bob Stone"}, ""),
+    ("I'm looking for pictures of Lisbon harbours", "en", "replace", {"location": "Lisbon"}, "harbours"),
+    ("the march for climate", "en", "replace", None, "march climate"),
+])
+def test_wordings_the_first_lexicon_missed_are_read_by_rule(sentence, lang, intent, flt, text):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, text, [])
+
+
+def test_black_and_white_is_the_monochrome_predicate_not_the_colour_grey():
+    for sentence, lang in (("black and white portraits", "en"), ("portraits en noir et blanc", "fr"),
+                           ("greyscale portraits", "en"), ("portraits monochromes", "fr")):
+        turn = parse(sentence, lang=lang, clock=CLOCK)
+        assert (turn.filter, turn.text) == ({"monochrome": True}, "portraits"), sentence
+    turn = parse("not the black and white ones", lang="en", clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter) == ("remove", {"monochrome": True})
+    assert parse("grey cats", lang="en", clock=CLOCK).filter == {"colour": "grey"}
+    assert parse("cats in colour", lang="en", clock=CLOCK).filter == {"not": {"monochrome": True}}

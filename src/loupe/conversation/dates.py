@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from .lexicon import MONTHS
+from .lexicon import FULL_MONTHS, MONTHS
 
 _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)$")
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
@@ -167,12 +167,29 @@ def _absolute(toks: list[str], low: list[str], i: int, lang: str, clock: datetim
     return None
 
 
-def date_at(toks: list[str], low: list[str], i: int, lang: str, clock: datetime) -> Span | None:
+def _bare_month(low: list[str], i: int, clock: datetime) -> Span | None:
+    """A month named without a year ("since January", "depuis janvier"): the
+    latest such month that has begun by the clock (June 2026: January ->
+    January 2026, December -> December 2025); "may" alone is never read (modal verb)."""
+    m = FULL_MONTHS.get(low[i])
+    if m is None or (i + 1 < len(low) and (_YEAR.match(low[i + 1]) or _DAYNUM.match(low[i + 1]))):
+        return None
+    today = clock.date()
+    y = today.year if m <= today.month else today.year - 1
+    s = date(y, m, 1)
+    return Span(i, i + 1, s, _month_end(s))
+
+
+def date_at(toks: list[str], low: list[str], i: int, lang: str, clock: datetime,
+            after_cue: bool = False) -> Span | None:
     """The date phrase that starts at token ``i``, or None.  A leading French
-    article belongs to the phrase ("le 14 juillet 2019", "le mois dernier")."""
+    article belongs to the phrase ("le 14 juillet 2019", "le mois dernier").
+    ``after_cue``: the word before is a date cue (since, in, depuis...), so a
+    month named alone is a date too (see :func:`_bare_month`)."""
     if i >= len(low):
         return None
-    got = _relative(low, i, lang, clock) or _absolute(toks, low, i, lang, clock)
+    got = _relative(low, i, lang, clock) or _absolute(toks, low, i, lang, clock) \
+        or (_bare_month(low, i, clock) if after_cue else None)
     if got is None and low[i] in ("le", "the", "on", "d'") and i + 1 < len(low):
         inner = _relative(low, i + 1, lang, clock) or _absolute(toks, low, i + 1, lang, clock)
         if inner is not None:

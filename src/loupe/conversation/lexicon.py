@@ -7,7 +7,9 @@ Values follow the contract: English palette colour names, ``kind``,
 ``orientation`` and ``background`` enumerations, lower-case file formats.
 Source of the mappings: written for this project (docs/conversation.md,
 "Lexicon"); "black and white" maps to the palette name ``grey`` because the
-contract's colour predicate only knows palette names.
+contract's colour predicate only knew palette names; since issue 17 row 2
+(migration 0025) they are the predicate ``{"monochrome": true}``, decided from
+the pixels (loupe.pixels.monochrome).
 """
 from __future__ import annotations
 
@@ -42,9 +44,14 @@ COLOURS: dict[str, str] = {
 PHRASES: dict[tuple[str, ...], dict] = {}
 for _w, _c in COLOURS.items():
     PHRASES[(_w,)] = {"colour": _c}
-PHRASES.update(_forms("black and white|black & white|b&w|monochrome|greyscale|grayscale|"
-                      "noir et blanc|noir & blanc|noirs et blancs|en noir et blanc|monochromes",
-                      {"colour": "grey"}))
+PHRASES.update(_forms("black and white|black & white|black-and-white|b&w|b/w|monochrome|monochromes|"
+                      "monochromatic|greyscale|grayscale|grey-scale|gray-scale|in black and white|"
+                      "noir et blanc|noir & blanc|noirs et blancs|noir-et-blanc|en noir et blanc|"
+                      "en n&b|n&b|en niveaux de gris|niveaux de gris|monochrome|monochromes",
+                      {"monochrome": True}))
+PHRASES.update(_forms("in colour|in color|en couleur|en couleurs|full colour|full color|full-colour|"
+                      "full-color",
+                      {"not": {"monochrome": True}}))
 PHRASES.update(_forms("en rose|couleur rose", {"colour": "pink"}))
 PHRASES.update(_forms("navy blue|bleu marine", {"colour": "navy"}))
 PHRASES.update(_forms("bleu canard", {"colour": "teal"}))
@@ -74,6 +81,15 @@ for _o, _words in (("portrait", ("portrait", "portraits")), ("landscape", ("land
                    (_w, "mode"), (_w, "ones"), (_w, "one"), ("in", _w, "format"),
                    ("en", "format", _w), ("au", "format", _w), ("in", _w, "orientation")):
             PHRASES[_p] = {"orientation": _o}
+    for _w in (_o, _o + "s") if _o == "portrait" else ("landscape", "landscapes"):
+        for _suffix in ("oriented", "orientation", "format", "mode", "shaped", "style"):
+            PHRASES[(f"{_w}-{_suffix}",)] = {"orientation": _o}
+for _o, _w in (("portrait", "vertically"), ("portrait", "upright"), ("landscape", "horizontally"),
+               ("landscape", "wide")):
+    for _p in ((_w, "oriented"), (f"{_w}-oriented",), (_w, "framed"), (f"{_w}-framed",)):
+        PHRASES[_p] = {"orientation": _o}
+PHRASES.update(_forms("taller than wide", {"orientation": "portrait"}))
+PHRASES.update(_forms("wider than tall|widescreen", {"orientation": "landscape"}))
 # background and cut-out
 for _name, _words in (("white", "white|blanc"), ("black", "black|noir"),
                       ("transparent", "transparent"), ("uniform", "plain|uniform|uni")):
@@ -98,6 +114,16 @@ PHRASES.update(_forms("expired|has expired|licence has expired|license has expir
                       "whose licence has expired|whose license has expired|with expired licences|"
                       "expiré|expirée|expirés|expirées|a expiré|dont la licence a expiré|"
                       "licence expirée|droits expirés", {"rights": "expired"}))
+# "whose rights have expired", "dont les droits ont expiré": subject + verb + participle
+for _subj in ("rights", "right", "licence", "license", "licences", "licenses", "usage rights",
+              "droits", "droit", "licence", "licences", "droits d' usage"):
+    for _lead in ("", "whose ", "with ", "dont les ", "dont la ", "dont le ", "les ", "la ", "le ", "the "):
+        for _verb in ("have expired", "has expired", "expired", "are expired", "is expired", "ont expiré",
+                      "a expiré", "est expirée", "sont expirés", "sont expirées", "expirés", "expirée",
+                      "expirées", "échus", "échue", "échues", "périmés", "périmée"):
+            PHRASES[tuple(f"{_lead}{_subj} {_verb}".split())] = {"rights": "expired"}
+PHRASES.update(_forms("out of licence|out of license|no longer licensed|licence expirée|"
+                      "hors licence|plus sous licence", {"rights": "expired"}))
 
 # -- words that need a restrictive or negative cue to be a predicate ------------
 AMBIGUOUS: dict[str, dict] = {
@@ -110,12 +136,49 @@ AMBIGUOUS: dict[str, dict] = {
 }
 
 # -- cue words -----------------------------------------------------------------
-RESTRICT = {"only", "just", "seulement", "uniquement", "juste", "que", "exclusively"}
+RESTRICT = {"only", "just", "seulement", "uniquement", "juste", "que", "exclusively",
+            # "keep the red ones" / "garde les rouges": keeping is narrowing
+            "keep", "garde", "gardez", "garder", "conserve", "conserver", "conservez", "narrow",
+            "restrict", "limit", "restreins", "limite", "filtre", "filter"}
+RESTRICT_PHRASES = {tuple(p.split()) for p in (
+    "narrow down to|narrow it down to|narrow to|restrict to|limit to|filter to|filter by|"
+    "keep only|nothing but|none but|what about|how about|and what about|et pour|et en|"
+    "et si on prend|quid de|et côté|rien que|limite à|limite aux|restreins à|restreins aux").split("|")}
 NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pas", "sans", "sauf",
           "hormis", "excepté", "exceptés", "exceptées", "remove", "drop", "hide", "enlève", "enlever",
-          "retire", "retirer", "exclus", "exclure", "ni"}
-ADD = {"also", "too", "aussi", "également", "add", "ajoute", "ajouter"}
-ADD_PHRASES = {("as", "well"), ("en", "plus"), ("as", "well", "as")}
+          "retire", "retirer", "exclus", "exclure", "ni",
+          # removal verbs (issue 17 row 1): an unknown one used to fall back to replace
+          "removing", "omit", "omitting", "skip", "skipping", "discard", "ditch", "lose", "eliminate",
+          "delete", "nix", "enlevez", "enlève-moi", "retirez",
+          "retire-moi", "vire", "virer", "virez", "vire-moi", "supprime", "supprimer", "supprimez",
+          "ôte", "ôter", "ôtez", "élimine", "éliminer", "éliminez", "excluez", "exclue", "cache",
+          "cacher", "cachez", "masque", "masquer", "masquez", "écarte", "écarter", "écartez",
+          "dégage", "dégager", "jette", "jeter", "hiding", "excepting", "barring"}
+# multi-word removal phrases, longest first; "plus de" / "ne ... plus" are read in parse.py
+NEGATE_PHRASES = {tuple(p.split()) for p in (
+    "get rid of|getting rid of|leave out|leave off|take out|take away|filter out|weed out|cross out|"
+    "throw out|rule out|strip out|no more|not any|none of|but not|other than|apart from the|"
+    "don't want|do not want|don't need|do not need|don't show|do not show|don't include|"
+    "do not include|don't like|no longer|not interested in|i don't want|i do not want|"
+    "we don't want|without any|except for|with the exception of|anything but|"
+    "aucune|aucun|à part|en dehors des|en dehors de|à l' exception de|"
+    "à l' exception des|je ne veux pas|je ne veux plus|ne veux pas|ne veux plus|je ne veux pas de|"
+    "ne montre pas|ne montre plus|fais disparaître|fait disparaître|débarrasse-moi de|"
+    "débarrasse-toi de|laisse de côté|mets de côté|on enlève|on retire|on vire|on oublie"
+).split("|")}
+# determiners after which an unknown leading word reads as a command verb ("nuke the cut-outs")
+DETERMINERS = {"the", "all", "those", "these", "any", "les", "la", "le", "l'", "des", "ces", "tous",
+               "toutes", "cette", "ce", "cet"}
+# quantifiers that say nothing under a negation ("exclude anything by X", "exclus tout ce qui")
+NEG_FILLERS = {"anything", "everything", "all", "any", "every", "stuff", "things", "thing", "those",
+               "tout", "toutes", "tous", "ce", "ceux", "celles", "qui", "est", "sont", "ça", "cela",
+               "that", "which", "is", "are", "was", "were", "what", "les", "des", "de", "d'", "the"}
+ADD = {"also", "too", "aussi", "également", "add", "ajoute", "ajouter", "plus", "include", "adding",
+       "ajoutez", "rajoute", "rajoutez", "inclus", "inclure", "incluez", "additionally", "besides"}
+ADD_PHRASES = {tuple(p.split()) for p in (
+    "as well|en plus|as well as|and also|along with|together with|in addition|in addition to|"
+    "on top of that|throw in|bring in|bring back|put back|mix in|de plus|ainsi que|remets|"
+    "remettez|et aussi|avec en plus|ajoute aussi|rajoute aussi").split("|")}
 CONNECT_OR = {"or", "ou"}
 CONNECT = {"and", "et", "but", "mais", "&"}
 ADDED_CUES = {"added", "uploaded", "uploads", "upload", "imported", "ajouté", "ajoutée", "ajoutés",
@@ -124,9 +187,18 @@ ADDED_CUES = {"added", "uploaded", "uploads", "upload", "imported", "ajouté", "
 CREATOR_STRONG = {("shot", "by"), ("taken", "by"), ("photographed", "by"), ("created", "by"),
                   ("made", "by"), ("drawn", "by"), ("prises", "par"), ("prise", "par"), ("pris", "par"),
                   ("photographiées", "par"), ("photographiés", "par"), ("réalisées", "par"),
-                  ("réalisés", "par"), ("faites", "par")}
+                  ("réalisés", "par"), ("faites", "par"), ("photographié", "par"),
+                  ("photographiée", "par"), ("photographiés", "par"), ("pris", "en", "photo", "par"),
+                  ("prises", "en", "photo", "par"), ("réalisé", "par"), ("réalisée", "par"),
+                  ("fait", "par"), ("faite", "par"), ("faits", "par"), ("signé", "par"),
+                  ("signées", "par"), ("signés", "par"), ("signée", "par"), ("dessiné", "par"),
+                  ("dessinées", "par"), ("dessinés", "par"), ("créé", "par"), ("créées", "par"),
+                  ("créés", "par"), ("credited", "to"), ("photographed", "by"), ("captured", "by"),
+                  ("snapped", "by"), ("authored", "by"), ("illustrated", "by"), ("designed", "by"),
+                  ("painted", "by")}
 CREATOR_CUES = {"by", "par"}
-CREATOR_ANAPHOR = {"ceux", "celles", "celle", "celui"}   # "celles de Jean Dupont"
+CREATOR_ANAPHOR = {"ceux", "celles", "celle", "celui",   # "celles de Jean Dupont"
+                   "est", "sont"}                         # "tout ce qui est de Bob Stone"
 PERSON_CUES = {"with", "featuring", "showing", "avec"}
 PLACE_CUES = {"in", "from", "at", "à", "au", "aux", "en", "de", "d'", "du", "near", "près"}
 KEYWORD_CUES = {("tagged",), ("tagged", "with"), ("tagged", "as"), ("labelled",), ("labeled",),
@@ -152,13 +224,26 @@ FILLERS = {
     "these", "them", "that", "which", "are", "is", "pictures", "picture", "images", "image",
     "pics", "pic", "photos", "photo", "photographs", "photograph", "shots", "shot", "of", "with",
     "files", "file", "taken", "captured", "actually", "now", "instead", "rather", "among", "like",
-    "only", "just", "also", "too", "whose", "any",
+    "only", "just", "also", "too", "whose", "any", "i'm", "im", "we're", "let's", "let", "us",
+    "see", "we", "would", "like", "have", "got", "do", "there", "here", "my", "our", "your",
+    "ok", "okay", "right", "hmm", "well", "so", "thanks", "again", "more", "ones", "shots", "snaps",
+    "photographs", "ne", "n'",
     # French
     "montre", "montre-moi", "moi", "trouve", "trouve-moi", "cherche", "je", "veux", "voudrais",
     "voir", "donne", "donne-moi", "les", "des", "la", "le", "l'", "un", "une", "du", "de", "d'",
     "celles", "ceux", "celle", "celui", "photographies", "clichés", "cliché", "fichiers",
     "fichier", "qui", "sont", "est", "avec", "prises", "pris", "prise", "plutôt", "maintenant",
-    "parmi", "dont", "aussi", "seulement", "uniquement", "juste",
+    "parmi", "dont", "aussi", "seulement", "uniquement", "juste", "montrez", "montrez-moi",
+    "affiche", "affiche-moi", "affichez", "trouvez", "cherchez", "voudrais", "aimerais",
+    "j'", "j", "voici", "voilà", "bon", "alors", "ok", "d'accord", "merci", "photos", "vues",
+    "nos", "mes", "vos", "ces", "nous", "a-t-il",
+}
+
+FULL_MONTHS = {   # a month named alone ("since January") is a date only after a date cue
+    "january": 1, "february": 2, "march": 3, "april": 4, "june": 6, "july": 7, "august": 8,
+    "september": 9, "october": 10, "november": 11, "december": 12, "janvier": 1, "février": 2,
+    "fevrier": 2, "mars": 3, "avril": 4, "mai": 5, "juin": 6, "juillet": 7, "août": 8, "aout": 8,
+    "septembre": 9, "octobre": 10, "novembre": 11, "décembre": 12, "decembre": 12,
 }
 
 MONTHS = {

@@ -181,14 +181,14 @@ class _Scan:
                "entre": "between"}.get(lead)
         span: Span | None = None
         if mod:
-            span = date_at(self.toks, self.low, j + 1, self.lang, self.clock)
+            span = date_at(self.toks, self.low, j + 1, self.lang, self.clock, after_cue=True)
             if span is None:
                 if fld == "captured":
                     self.unparsed.append(" ".join(self.toks[j:j + 2]))
                 return 0
         else:
             if lead in ("in", "en", "on", "from", "de", "du", "d'", "during", "pendant", "of", "taken"):
-                span = date_at(self.toks, self.low, j + 1, self.lang, self.clock)
+                span = date_at(self.toks, self.low, j + 1, self.lang, self.clock, after_cue=True)
             if span is None:
                 span = date_at(self.toks, self.low, j, self.lang, self.clock)
             if span is None:
@@ -261,6 +261,17 @@ class _Scan:
         return 0
 
     def m_place(self, i: int, neg: int | None) -> int:
+        if self.low[i] == "of" and i + 1 < self.n:
+            # "pictures of Paris": a country, or one capitalised word, is a place;
+            # "of Ana Silva" (two words or more) stays text: a person or a place
+            e = self.name_run(i + 1)
+            name = " ".join(self.toks[i + 1:e])
+            c = L.countries().get(name.lower()) if e > i + 1 else None
+            if c:
+                return self.emit({"country": c}, i, e, neg)
+            if e == i + 2 and i > 0 and self.low[i - 1] in L.FILLERS:
+                return self.emit({"location": name}, i, e, neg)
+            return 0
         if self.low[i] not in L.PLACE_CUES or i + 1 >= self.n:
             return 0
         e = self.name_run(i + 1)
@@ -288,6 +299,7 @@ class _Scan:
     # -- the scan ----------------------------------------------------------
     def run(self) -> None:
         neg_at: int | None = None       # index of the active negation word
+        neg_end = 0                     # end of that negation phrase
         neg_used = False
         restrict = False
         neg_text: list[int] = []
@@ -295,11 +307,20 @@ class _Scan:
 
         def close_neg():
             nonlocal neg_at, neg_used, neg_text
+            cue = self.toks[neg_at:neg_end] if neg_at is not None else []
             if neg_at is not None and neg_text:
-                self.unparsed.append(" ".join([self.toks[neg_at]] + [self.toks[k] for k in neg_text]))
+                self.unparsed.append(" ".join(cue + [self.toks[k] for k in neg_text]))
             elif neg_at is not None and not neg_used:
-                self.unparsed.append(self.toks[neg_at])
+                self.unparsed.append(" ".join(cue))
             neg_at, neg_used, neg_text = None, False, []
+
+        def start_neg(k: int) -> None:
+            nonlocal neg_at, neg_end
+            close_neg()
+            self.role[i] = "neg"
+            for x in range(i + 1, i + k):
+                self.role[x] = "filler"
+            neg_at, neg_end = i, i + k
 
         while i < self.n:
             low = self.low[i]
@@ -310,6 +331,22 @@ class _Scan:
                 i += 1
                 continue
             neg: int | None = neg_at
+            # removal phrases first ("get rid of", "no more", "plus de", "je ne veux plus")
+            k = self.phrase(i, L.NEGATE_PHRASES)
+            if not k and low == "plus" and (any(x in ("ne", "n'") for x in self.low[:i]) or (
+                    i + 1 < self.n and self.low[i + 1] in ("de", "d'"))):
+                k = 1                          # "je n'en veux plus", "plus de détourées"
+            if k:
+                start_neg(k)
+                i += k
+                continue
+            k = self.phrase(i, L.RESTRICT_PHRASES)
+            if k:
+                for x in range(i, i + k):
+                    self.role[x] = "filler"
+                restrict = self.restrict_seen = True
+                i += k
+                continue
             if self.phrase(i, L.ADD_PHRASES):
                 k = self.phrase(i, L.ADD_PHRASES)
                 for x in range(i, i + k):
@@ -335,9 +372,7 @@ class _Scan:
                 i += 1
                 continue
             if low in L.NEGATE:
-                close_neg()
-                self.role[i] = "neg"
-                neg_at = i
+                start_neg(1)
             elif low in L.RESTRICT:
                 self.role[i] = "filler"
                 restrict = self.restrict_seen = True
@@ -346,7 +381,7 @@ class _Scan:
                 self.add_cue = True
             elif low in L.CONNECT or low in L.CONNECT_OR:
                 self.role[i] = "conn"
-            elif low in L.FILLERS:
+            elif low in L.FILLERS or (neg is not None and low in L.NEG_FILLERS):
                 self.role[i] = "filler"
             elif neg is not None:
                 self.role[i] = "negtext"
@@ -413,8 +448,25 @@ class _Scan:
                 return "neg"
             if low in L.RESTRICT or low in L.ANAPHORA or (low in ("the", "les") and "ones" in self.low):
                 return "refine"
+            if self.role[k] == "filler":     # "I don't want...", "show me only..."
+                continue
             return None
         return None
+
+    def unknown_verb(self) -> list[str] | None:
+        """Words that look like a command verb no table knows: the sentence's
+        only free text is a run of one or two words at its very start, right
+        before a determiner, and the rest was read as predicates ("nuke the
+        cut-outs", "zappe les détourées").  Whether such a verb keeps, adds or
+        removes cannot be told, and guessing ``replace`` could invert the request."""
+        k = 0
+        while k < self.n and self.role[k] == "text" and k < 2:
+            k += 1
+        if k == 0 or k >= self.n or self.low[k] not in L.DETERMINERS:
+            return None
+        if any(r == "text" for r in self.role[k:]) or not self.items:
+            return None
+        return self.toks[:k]
 
 
 def conjuncts(node: dict | None) -> list[dict]:
@@ -488,6 +540,14 @@ def parse(sentence: str, *, lang: str = "en", clock: datetime,
     nodes = s.nodes()
     text = s.text()
     lead = s.leading()
+    unknown = s.unknown_verb() if has_previous and not s.add_cue and lead is None \
+        and not s.restrict_seen else None
+    if unknown:
+        words = " ".join(unknown)
+        return Turn("refine", join_all(nodes), text, s.unparsed + [words],
+                    f"Unclear: I could not tell whether “{words}” asks to keep only, add or "
+                    "remove what follows; the search was not changed (say “only …”, “also …” "
+                    "or “not …”, or edit the chips).")
     if not has_previous:
         intent = "replace"
     elif s.add_cue:
