@@ -397,3 +397,60 @@ def test_black_and_white_is_the_monochrome_predicate_not_the_colour_grey():
     assert (turn.intent, turn.filter) == ("remove", {"monochrome": True})
     assert parse("grey cats", lang="en", clock=CLOCK).filter == {"colour": "grey"}
     assert parse("cats in colour", lang="en", clock=CLOCK).filter == {"not": {"monochrome": True}}
+
+
+# -- bounds on what a user stores (attack run 3, F7) ----------------------------------------
+
+def test_a_turn_whose_state_breaks_the_filter_bounds_is_refused_and_nothing_is_stored(
+        people: Library):
+    from loupe.conversation.store import MAX_TURNS_KEPT, StateTooLarge
+
+    bob = people.as_user("bob")
+    tags = " and ".join(f"tagged t{k}" for k in range(39))
+    first = bob.ask(f"only {tags}", run=False)
+    cid = first["conversation"]
+    assert len(first["state"]["filter"]["all"]) == 39
+    with pytest.raises(StateTooLarge, match=rf"conversation {cid}: its filter would break a bound "
+                       r"\(filter \$\.all\[64\]: more than 64 predicates in one filter\); the "
+                       "turn was not applied"):
+        bob.ask("only " + " and ".join(f"tagged u{k}" for k in range(39)), conversation=cid,
+                run=False)
+    conv = bob.conversation(cid)
+    assert conv["turns"] == 1 and conv["state"] == first["state"] and len(conv["history"]) == 1
+    # "also ..." nests any[state, turn] one level deeper each time: depth is bounded too
+    with pytest.raises(StateTooLarge, match="nested deeper than 16 levels"):
+        for k in range(20):
+            bob.ask(f"also by Person{k} Name", conversation=cid, run=False)
+    # the free text is bounded although each sentence is short
+    cid2 = bob.ask("x", run=False)["conversation"]
+    with pytest.raises(StateTooLarge, match=r"its free text would have 1,0\d\d characters; the "
+                       "limit is 1,000"):
+        for k in range(200):
+            bob.ask(f"only with words{k} " + "w" * 40, conversation=cid2, run=False)
+    # only the newest MAX_TURNS_KEPT turn rows are kept; the turn count goes on
+    cid3 = bob.ask("flowers", run=False)["conversation"]
+    for _ in range(MAX_TURNS_KEPT + 5):
+        bob.ask("only the red ones", conversation=cid3, run=False)
+    conv = bob.conversation(cid3)
+    assert conv["turns"] == MAX_TURNS_KEPT + 6
+    assert [t["n"] for t in conv["history"]] == list(range(conv["turns"] - MAX_TURNS_KEPT + 1,
+                                                           conv["turns"] + 1))
+    with pytest.raises(StateTooLarge, match="free text"):
+        bob.edit_conversation(cid2, filter=None, text="a" * 999 + " b")
+
+
+def test_a_user_keeps_at_most_max_conversations_the_least_recently_used_go(people: Library):
+    from loupe.conversation.store import MAX_CONVERSATIONS
+
+    alice, bob = people.as_user("alice"), people.as_user("bob")
+    mine = bob.ask("bob's own", run=False)["conversation"]
+    ids = [alice.ask(f"cats {k}", run=False)["conversation"] for k in range(MAX_CONVERSATIONS)]
+    alice.ask("again", conversation=ids[0], run=False)     # used: now the most recent
+    out = alice.ask("one more", run=False)
+    assert out["dropped"] == [ids[1]]
+    listed = {c["id"] for c in alice.conversations()}
+    assert len(listed) == MAX_CONVERSATIONS and ids[1] not in listed and ids[0] in listed
+    count = people.conn.execute("SELECT count(*) FROM conversation c JOIN principal p ON "
+                                "p.id = c.owner_id WHERE p.name = 'alice'").fetchone()[0]
+    assert count == MAX_CONVERSATIONS
+    assert bob.conversation(mine)["turns"] == 1     # another user's are never touched

@@ -1471,6 +1471,9 @@ def ask(obj: _Ctx, sentence: str, conversation: int | None, lang: str | None, li
         console.print(line, highlight=False, markup=False)
     for notice in out["notices"]:
         console.print(f"note: {notice}", highlight=False, markup=False)
+    if out.get("dropped"):
+        console.print(f"note: your oldest conversations {', '.join(map(str, out['dropped']))} were "
+                      "deleted (at most 50 are kept per user)", highlight=False, markup=False)
     res = out["search"]
     if res is None:
         return
