@@ -382,6 +382,21 @@ def test_a_sentence_whose_intent_cannot_be_told_says_so_and_changes_nothing(sent
     ("remove everything by Bob Stone", "en", "remove", {"creator": "Bob Stone"}, ""),
     ("I'm looking for pictures of Lisbon harbours", "en", "replace", {"location": "Lisbon"}, "harbours"),
     ("the march for climate", "en", "replace", None, "march climate"),
+    ("photos from the 90s", "en", "refine", {"captured": {"from": "1990-01-01", "to": "2000-01-01"}}, ""),
+    ("les photos des années 1980", "fr", "refine",
+     {"captured": {"from": "1980-01-01", "to": "1990-01-01"}}, ""),
+    ("images added prior to 2020", "en", "refine", {"added": {"to": "2020-01-01"}}, ""),
+    ("photos à partir de 2018", "fr", "refine", {"captured": {"from": "2018-01-01"}}, ""),
+    ("since the start of the year", "en", "refine", {"captured": {"from": "2026-01-01"}}, ""),
+    ("pictures taken over the past week", "en", "refine",
+     {"captured": {"from": "2026-06-08", "to": "2026-06-16"}}, ""),
+    ("forget that, show me dogs in Paris", "en", "replace", {"location": "Paris"}, "dogs"),
+    ("oublie ça, des chats à Lyon", "fr", "replace", {"location": "Lyon"}, "chats"),
+    ("reddish sunsets", "en", "replace", {"colour": "red"}, "sunsets"),
+    ("celles-ci en format vertical", "fr", "refine", {"orientation": "portrait"}, ""),
+    ("logos sans fond", "fr", "replace", {"background": "transparent"}, "logos"),
+    ("dont la licence expire avant 2027", "fr", "refine", {"rights": {"expiring_before": "2027-01-01"}}, ""),
+    ("with the tag harbour", "en", "refine", {"keyword": "harbour"}, ""),
 ])
 def test_wordings_the_first_lexicon_missed_are_read_by_rule(sentence, lang, intent, flt, text):
     turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)

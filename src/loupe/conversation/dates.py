@@ -63,8 +63,14 @@ def _relative(low: list[str], i: int, lang: str, clock: datetime) -> Span | None
         s = d.replace(day=1)
         return s, _month_end(s)
 
+    year = (date(today.year, 1, 1), date(today.year + 1, 1, 1))
     fixed = {
         ("today",): (today, today + timedelta(1)), ("aujourd'hui",): (today, today + timedelta(1)),
+        # "since the start of the year", "depuis le début de l'année"
+        ("the", "start", "of", "the", "year"): year, ("the", "beginning", "of", "the", "year"): year,
+        ("the", "start", "of", "this", "year"): year, ("le", "début", "de", "l'", "année"): year,
+        ("début", "de", "l'", "année"): year, ("january", "1st"): year, ("new", "year"): year,
+        ("le", "début", "d'", "année"): year,
         ("this", "month"): month_of(today), ("ce", "mois-ci"): month_of(today), ("ce", "mois"): month_of(today),
         ("this", "year"): (date(today.year, 1, 1), date(today.year + 1, 1, 1)),
         ("cette", "année"): (date(today.year, 1, 1), date(today.year + 1, 1, 1)),
@@ -104,6 +110,10 @@ def _relative(low: list[str], i: int, lang: str, clock: datetime) -> Span | None
     v = low[k:k + 3] + [""] * 3
     if v[0] in ("last", "past") and _NUM.match(v[1]) and v[2] in _UNITS:
         return Span(i, k + 3, _back(today, int(v[1]), _UNITS[v[2]]), today + timedelta(1))
+    # "the past week" / "over the past month": one unit back, rolling (unlike "last week",
+    # the previous calendar week)
+    if w[0] == "the" and v[0] == "past" and v[1] in _UNITS and _UNITS[v[1]] != "day":
+        return Span(i, k + 2, _back(today, 1, _UNITS[v[1]]), today + timedelta(1))
     if _NUM.match(v[0]) and v[1] in ("derniers", "dernières") and v[2] in _UNITS:
         return Span(i, k + 3, _back(today, int(v[0]), _UNITS[v[2]]), today + timedelta(1))
     return None
@@ -164,7 +174,25 @@ def _absolute(toks: list[str], low: list[str], i: int, lang: str, clock: datetim
     if _YEAR.match(w[0]):
         y = int(w[0])
         return Span(i, i + 1, date(y, 1, 1), date(y + 1, 1, 1))
+    # decades: "the 1990s", "the 90s", "the '90s", "les années 90", "les années 1990"
+    k = 1 if w[0] in ("the", "les") else 0
+    m = _DECADE.match(w[k])
+    if m:
+        return _decade(i, i + k + 1, m.group(1))
+    if w[k] == "années" and re.match(r"^(\d0|1[89]\d0|20\d0)$", w[k + 1]):
+        return _decade(i, i + k + 2, w[k + 1])
     return None
+
+
+_DECADE = re.compile(r"^'?(\d0|1[89]\d0|20\d0)'?s$")
+
+
+def _decade(i: int, j: int, digits: str) -> Span:
+    """[first year, first year + 10) of a decade; two digits are 19xx from 30 up, else 20xx."""
+    y = int(digits)
+    if y < 100:
+        y += 1900 if y >= 30 else 2000
+    return Span(i, j, date(y, 1, 1), date(y + 10, 1, 1))
 
 
 def _bare_month(low: list[str], i: int, clock: datetime) -> Span | None:

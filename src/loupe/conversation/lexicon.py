@@ -44,6 +44,18 @@ COLOURS: dict[str, str] = {
 PHRASES: dict[tuple[str, ...], dict] = {}
 for _w, _c in COLOURS.items():
     PHRASES[(_w,)] = {"colour": _c}
+# "-ish" and French "-âtre" / "-té" forms of the colour names
+for _w, _c in (("reddish", "red"), ("bluish", "blue"), ("blueish", "blue"), ("greenish", "green"),
+               ("yellowish", "yellow"), ("pinkish", "pink"), ("purplish", "purple"),
+               ("brownish", "brown"), ("greyish", "grey"), ("grayish", "grey"), ("orangey", "orange"),
+               ("orangish", "orange"), ("blackish", "black"), ("whitish", "white"),
+               ("rougeâtre", "red"), ("rougeâtres", "red"), ("bleuté", "blue"), ("bleutée", "blue"),
+               ("bleutés", "blue"), ("bleutées", "blue"), ("verdâtre", "green"),
+               ("verdâtres", "green"), ("jaunâtre", "yellow"), ("jaunâtres", "yellow"),
+               ("grisâtre", "grey"), ("grisâtres", "grey"), ("rosé", "pink"), ("rosée", "pink"),
+               ("rosés", "pink"), ("rosées", "pink"), ("orangé", "orange"), ("orangée", "orange"),
+               ("orangés", "orange"), ("orangées", "orange")):
+    PHRASES[(_w,)] = {"colour": _c}
 PHRASES.update(_forms("black and white|black & white|black-and-white|b&w|b/w|monochrome|monochromes|"
                       "monochromatic|greyscale|grayscale|grey-scale|gray-scale|in black and white|"
                       "noir et blanc|noir & blanc|noirs et blancs|noir-et-blanc|en noir et blanc|"
@@ -75,6 +87,21 @@ PHRASES.update(_forms("horizontal|horizontale|horizontales|horizontaux|à l' hor
 PHRASES.update(_forms("square|squares|carré|carrée|carrés|carrées|square format|format carré",
                       {"orientation": "square"}))
 PHRASES.update(_forms("panorama|panoramas|panoramic|panoramique|panoramiques", {"orientation": "panorama"}))
+# "vertical format", "format horizontal", "in square format", "orientation verticale"...
+for _o, _words in (("portrait", "vertical|verticale|verticales|verticaux"),
+                   ("landscape", "horizontal|horizontale|horizontales|horizontaux"),
+                   ("square", "square|carré|carrée|carrés|carrées"),
+                   ("panorama", "panoramic|panoramique|panoramiques|panorama")):
+    for _w in _words.split("|"):
+        for _p in (f"{_w} format", f"format {_w}", f"in {_w} format", f"en format {_w}",
+                   f"au format {_w}", f"{_w} orientation", f"orientation {_w}",
+                   f"in {_w} orientation", f"en orientation {_w}", f"{_w} ones", f"{_w} shots",
+                   f"{_w} images", f"{_w} pictures", f"{_w} photos"):
+            PHRASES.setdefault(tuple(_p.split()), {"orientation": _o})
+PHRASES.update(_forms("en orientation portrait|orientation portrait|portrait orientation",
+                      {"orientation": "portrait"}))
+PHRASES.update(_forms("en orientation paysage|orientation paysage|landscape orientation",
+                      {"orientation": "landscape"}))
 for _o, _words in (("portrait", ("portrait", "portraits")), ("landscape", ("landscape", "landscapes", "paysage", "paysages"))):
     for _w in _words:
         for _p in ((_w, "format"), ("format", _w), ("in", _w), ("en", _w), (_w, "orientation"),
@@ -98,7 +125,15 @@ for _name, _words in (("white", "white|blanc"), ("black", "black|noir"),
                    f"on {_w} background", f"against a {_w} background", f"with a {_w} background",
                    f"fond {_w}", f"sur fond {_w}", f"sur un fond {_w}", f"avec un fond {_w}"):
             PHRASES[tuple(_p.split())] = {"background": _name}
-PHRASES.update(_forms("transparent|transparents|transparente|transparentes", {"background": "transparent"}))
+PHRASES.update(_forms("transparent|transparents|transparente|transparentes|sans fond|"
+                      "with no background|with transparency|no background|fond transparent|"
+                      "à fond transparent|avec transparence", {"background": "transparent"}))
+for _name, _words in (("white", "white|blanc"), ("black", "black|noir"), ("uniform", "plain|uni")):
+    for _w in _words.split("|"):
+        for _p in (f"{_w} backdrop", f"on a {_w} backdrop", f"on {_w} backdrop",
+                   f"against a {_w} backdrop", f"{_w} backdrops", f"à fond {_w}",
+                   f"en fond {_w}", f"avec fond {_w}"):
+            PHRASES.setdefault(tuple(_p.split()), {"background": _name})
 PHRASES.update(_forms("cut-out|cut-outs|cutout|cutouts|cut out|cut outs|isolated|détouré|détourée|"
                       "détourés|détourées|détourage", {"cutout": True}))
 # format and media type (a media type is matched by pattern in parse.py)
@@ -108,6 +143,10 @@ for _f, _words in (("png", "png|pngs"), ("jpeg", "jpg|jpgs|jpeg|jpegs"), ("gif",
         for _p in (_w, f"{_w} files", f"{_w} file", f"en {_w}", f"au format {_w}", f"in {_w}",
                    f"fichiers {_w}", f"{_w} format", f"format {_w}"):
             PHRASES[tuple(_p.split())] = {"format": _f}
+        for _p in (f"in {_w} format", f"as {_w}", f"as {_w} files", f"en format {_w}",
+                   f"sous forme de {_w}", f"{_w} only", f"{_w} images", f"{_w} pictures",
+                   f"images {_w}", f"{_w}s"):
+            PHRASES.setdefault(tuple(_p.split()), {"format": _f})
 # rights
 PHRASES.update(_forms("embargoed|under embargo|sous embargo|en embargo", {"rights": "embargoed"}))
 PHRASES.update(_forms("expired|has expired|licence has expired|license has expired|"
@@ -154,6 +193,11 @@ NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pa
           "ôte", "ôter", "ôtez", "élimine", "éliminer", "éliminez", "excluez", "exclue", "cache",
           "cacher", "cachez", "masque", "masquer", "masquez", "écarte", "écarter", "écartez",
           "dégage", "dégager", "jette", "jeter", "hiding", "excepting", "barring"}
+# "forget that, ...": a new search, whatever follows (the words are dropped)
+REPLACE_PHRASES = {tuple(p.split()) for p in (
+    "forget that|forget it|forget all that|forget everything|start over|start again|"
+    "new search|never mind|scratch that|let's start over|oublie ça|oublie tout|oublions ça|"
+    "laisse tomber|recommence|recommençons|on recommence|nouvelle recherche|autre chose").split("|")}
 # multi-word removal phrases, longest first; "plus de" / "ne ... plus" are read in parse.py
 NEGATE_PHRASES = {tuple(p.split()) for p in (
     "get rid of|getting rid of|leave out|leave off|take out|take away|filter out|weed out|cross out|"
@@ -201,7 +245,11 @@ CREATOR_ANAPHOR = {"ceux", "celles", "celle", "celui",   # "celles de Jean Dupon
                    "est", "sont"}                         # "tout ce qui est de Bob Stone"
 PERSON_CUES = {"with", "featuring", "showing", "avec"}
 PLACE_CUES = {"in", "from", "at", "à", "au", "aux", "en", "de", "d'", "du", "near", "près"}
-KEYWORD_CUES = {("tagged",), ("tagged", "with"), ("tagged", "as"), ("labelled",), ("labeled",),
+KEYWORD_CUES = {("with", "the", "tag"), ("with", "tag"), ("avec", "le", "tag"),
+                ("avec", "l'", "étiquette"), ("étiquette",), ("avec", "le", "mot", "clé"),
+                ("mot", "clé"), ("keyworded",), ("labelled", "as"), ("labeled", "as"),
+                ("marquées",), ("marqués",), ("taggées",), ("taggés",), ("taguées", "avec"),
+                ("tagged",), ("tagged", "with"), ("tagged", "as"), ("labelled",), ("labeled",),
                 ("keyword",), ("with", "the", "keyword"), ("with", "keyword"), ("étiquetées",),
                 ("étiquetés",), ("étiquetée",), ("étiqueté",), ("taguées",), ("tagués",),
                 ("mot-clé",), ("mot-clef",), ("avec", "le", "mot-clé"), ("avec", "le", "mot-clef"),
@@ -210,12 +258,19 @@ COLLECTION_NOUNS = {"collection", "album", "shoot", "folder", "series", "set", "
                     "reportage", "shooting", "série"}
 COLLECTION_LEAD = {"in", "from", "within", "dans", "de", "du", "d'", "the", "la", "le", "l'"}
 NAME_PARTICLES = {"de", "da", "van", "von", "der", "den", "du", "di", "la", "le", "del", "dos", "y"}
-EXPIRING = {("expiring", "before"), ("expire", "before"), ("that", "expire", "before"),
+EXPIRING = {tuple(f"{s}{v} {b}".split()) for s in ("", "licence ", "license ", "rights ",
+                                                   "droits ", "la licence ", "les droits ",
+                                                   "whose licence ", "whose rights ",
+                                                   "dont la licence ", "dont les droits ")
+            for v in ("expiring", "expire", "expires", "expirent", "expirant", "expirera",
+                      "expireront", "ending", "ends", "run out", "runs out")
+            for b in ("before", "avant", "by", "prior to", "avant le")} | {("expiring", "before"), ("expire", "before"), ("that", "expire", "before"),
             ("expires", "before"), ("qui", "expirent", "avant"), ("expirant", "avant"),
             ("qui", "expire", "avant")}
 REPLACE_WORDS = {"instead", "plutôt", "actually", "now", "maintenant", "rather"}
 ANAPHORA = {"ones", "those", "these", "them", "celles", "ceux", "celle", "celui", "which", "that",
-            "qui", "dont", "parmi", "among"}
+            "qui", "dont", "parmi", "among", "celles-ci", "ceux-ci", "celles-là", "ceux-là",
+            "celle-ci", "celui-ci"}
 
 FILLERS = {
     # English request words, determiners, generic nouns of an image search
@@ -236,7 +291,19 @@ FILLERS = {
     "parmi", "dont", "aussi", "seulement", "uniquement", "juste", "montrez", "montrez-moi",
     "affiche", "affiche-moi", "affichez", "trouvez", "cherchez", "voudrais", "aimerais",
     "j'", "j", "voici", "voilà", "bon", "alors", "ok", "d'accord", "merci", "photos", "vues",
-    "nos", "mes", "vos", "ces", "nous", "a-t-il",
+    "nos", "mes", "vos", "ces", "nous", "a-t-il", "celles-ci", "ceux-ci", "celles-là", "ceux-là",
+    "celle-ci", "celui-ci",
+}
+
+# date cues of more than one word (parse.m_date): the range they take of the date after them
+DATE_CUE_PHRASES = {
+    ("prior", "to"): "before", ("earlier", "than"): "before", ("older", "than"): "before",
+    ("up", "to"): "until", ("up", "until"): "until", ("no", "later", "than"): "until",
+    ("later", "than"): "after", ("newer", "than"): "after", ("more", "recent", "than"): "after",
+    ("à", "partir", "de"): "since", ("à", "partir", "d'"): "since", ("starting", "from"): "since",
+    ("starting",): "since", ("onwards", "from"): "since", ("plus", "récentes", "que"): "after",
+    ("plus", "anciennes", "que"): "before", ("antérieures", "à"): "before",
+    ("postérieures", "à"): "after", ("jusqu'", "à"): "until", ("jusqu'", "en"): "until",
 }
 
 FULL_MONTHS = {   # a month named alone ("since January") is a date only after a date cue

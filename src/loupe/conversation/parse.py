@@ -104,7 +104,7 @@ class _Scan:
         self.role: list[str] = ["text"] * self.n      # text | used | filler | conn | neg
         self.items: list[dict] = []                    # {"node", "neg", "i", "j", "field"}
         self.unparsed: list[str] = []
-        self.add_cue = self.restrict_seen = False
+        self.add_cue = self.restrict_seen = self.replace_cue = False
 
     # -- value readers -----------------------------------------------------
     def name_run(self, i: int, digits: bool = False) -> int:
@@ -179,6 +179,11 @@ class _Scan:
                "after": "after", "après": "after", "until": "until", "till": "until",
                "jusqu'à": "until", "jusqu'en": "until", "between": "between",
                "entre": "between"}.get(lead)
+        if mod is None:    # two- and three-word cues: "prior to", "à partir de", "up to"
+            for words, m in L.DATE_CUE_PHRASES.items():
+                if tuple(self.low[j:j + len(words)]) == words:
+                    mod, j = m, j + len(words) - 1
+                    break
         span: Span | None = None
         if mod:
             span = date_at(self.toks, self.low, j + 1, self.lang, self.clock, after_cue=True)
@@ -187,7 +192,8 @@ class _Scan:
                     self.unparsed.append(" ".join(self.toks[j:j + 2]))
                 return 0
         else:
-            if lead in ("in", "en", "on", "from", "de", "du", "d'", "during", "pendant", "of", "taken"):
+            if lead in ("in", "en", "on", "from", "de", "du", "d'", "during", "pendant", "of", "taken",
+                        "over", "within", "durant", "dans"):
                 span = date_at(self.toks, self.low, j + 1, self.lang, self.clock, after_cue=True)
             if span is None:
                 span = date_at(self.toks, self.low, j, self.lang, self.clock)
@@ -338,6 +344,13 @@ class _Scan:
                 k = 1                          # "je n'en veux plus", "plus de détourées"
             if k:
                 start_neg(k)
+                i += k
+                continue
+            k = self.phrase(i, L.REPLACE_PHRASES)
+            if k:                               # "forget that, ...": a new search
+                for x in range(i, i + k):
+                    self.role[x] = "filler"
+                self.replace_cue = True
                 i += k
                 continue
             k = self.phrase(i, L.RESTRICT_PHRASES)
@@ -541,14 +554,14 @@ def parse(sentence: str, *, lang: str = "en", clock: datetime,
     text = s.text()
     lead = s.leading()
     unknown = s.unknown_verb() if has_previous and not s.add_cue and lead is None \
-        and not s.restrict_seen else None
+        and not s.restrict_seen and not s.replace_cue else None
     if unknown:
         words = " ".join(unknown)
         return Turn("refine", join_all(nodes), text, s.unparsed + [words],
                     f"Unclear: I could not tell whether “{words}” asks to keep only, add or "
                     "remove what follows; the search was not changed (say “only …”, “also …” "
                     "or “not …”, or edit the chips).")
-    if not has_previous:
+    if not has_previous or s.replace_cue:
         intent = "replace"
     elif s.add_cue:
         intent = "add"
