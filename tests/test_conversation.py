@@ -397,6 +397,16 @@ def test_a_sentence_whose_intent_cannot_be_told_says_so_and_changes_nothing(sent
     ("logos sans fond", "fr", "replace", {"background": "transparent"}, "logos"),
     ("dont la licence expire avant 2027", "fr", "refine", {"rights": {"expiring_before": "2027-01-01"}}, ""),
     ("with the tag harbour", "en", "refine", {"keyword": "harbour"}, ""),
+    ("beach photos from last summer", "en", "replace",
+     {"captured": {"from": "2025-06-01", "to": "2025-09-01"}}, "beach"),
+    ("les photos de l'hiver dernier", "fr", "refine",
+     {"captured": {"from": "2025-12-01", "to": "2026-03-01"}}, ""),
+    ("summer 2019 in Greece", "en", "refine", {"all": [
+        {"captured": {"from": "2019-06-01", "to": "2019-09-01"}}, {"country": "Greece"}]}, ""),
+    ("pas de PNG", "fr", "remove", {"format": "png"}, ""),
+    ("nothing tagged draft", "en", "remove", {"keyword": "draft"}, ""),
+    ("cut-outs on white", "en", "refine", {"all": [{"cutout": True}, {"background": "white"}]}, ""),
+    ("anything shot by Marta Reyes", "en", "refine", {"creator": "Marta Reyes"}, ""),
 ])
 def test_wordings_the_first_lexicon_missed_are_read_by_rule(sentence, lang, intent, flt, text):
     turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)

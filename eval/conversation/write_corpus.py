@@ -19,8 +19,9 @@ HEADER = {
         "decided before the parser: see docs/conversation.md 'Corpus conventions'. "
         "Corrections after the parser was written: 2026-12-01 ~04:10 UTC (ask2, issue 17 row 2): "
         "the convention for 'black and white' / 'noir et blanc' changed from colour grey to the new "
-        "predicate {monochrome: true}; en-011, en-118, fr-011 and fr-114 were changed accordingly, "
-        "nothing else."
+        "predicate {monochrome: true}; en-011, en-118, fr-011 and fr-114 were changed accordingly; "
+        "~04:05 UTC (ask2, row 3): quantifiers ('everything', 'tout') are no longer free text, "
+        "en-010 and fr-010 changed accordingly; nothing else."
     ),
     "clock": "2026-06-15T12:00:00+00:00",
     "conventions": (
@@ -32,6 +33,7 @@ HEADER = {
         "media type) replaces its old value; a turn with no free text after a previous turn refines; "
         "'black and white' = {monochrome: true} (colour grey before 2026-12-01 04:10); country values are English ISO 3166 names; "
         "fillers (show me, the, pictures, photos without a cue, of, with, de, des...) are dropped from text; "
+        "so are quantifiers (anything, everything, tout) since 2026-12-01 04:05; "
         "unparsed lists negated free text and cue phrases whose value could not be read."
     ),
 }
@@ -115,7 +117,7 @@ case("en-007", "en", "portraits shot by anne de vries", "replace", cre("anne de 
      note="'portraits' without a restrictive cue stays free text; strong cue 'shot by' accepts a lower-case name")
 case("en-008", "en", "images tagged harbour", "replace", kw("harbour"))
 case("en-009", "en", 'pictures tagged "sea view"', "replace", kw("sea view"))
-case("en-010", "en", "everything in the Lisbon collection", "replace", coll("Lisbon"), "everything")
+case("en-010", "en", "everything in the Lisbon collection", "replace", coll("Lisbon"), "")
 case("en-011", "en", "only the portraits from the Lisbon shoot, not the black and white ones", "replace",
      A(ori("portrait"), coll("Lisbon"), N(MONO)), "",
      note="seed 002's sentence; 'black and white' is the monochrome predicate")
@@ -251,7 +253,7 @@ case("fr-006", "fr", "les photos prises par Jean Dupont", "replace", cre("Jean D
 case("fr-007", "fr", "images par Marie-Claire Martin", "replace", cre("Marie-Claire Martin"))
 case("fr-008", "fr", "images étiquetées port", "replace", kw("port"))
 case("fr-009", "fr", "photos avec le mot-clé « vue mer »", "replace", kw("vue mer"))
-case("fr-010", "fr", "tout dans la collection Lisbonne", "replace", coll("Lisbonne"), "tout")
+case("fr-010", "fr", "tout dans la collection Lisbonne", "replace", coll("Lisbonne"), "")
 case("fr-011", "fr", "seulement les portraits de la séance Lisbonne, sauf les noir et blanc", "replace",
      A(ori("portrait"), coll("Lisbonne"), N(MONO)))
 case("fr-012", "fr", "fichiers PNG sur fond transparent", "replace", A(fmt("png"), bg("transparent")))

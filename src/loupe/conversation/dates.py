@@ -54,10 +54,55 @@ def _parse(text: str, lang: str, clock: datetime) -> date | None:
     return got.date() if got else None
 
 
+#: Seasons, meteorological, northern hemisphere (the months they start and
+#: end in): spring March-May, summer June-August, autumn September-November,
+#: winter December-February.
+SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12, "printemps": 3,
+           "été": 6, "automne": 9, "hiver": 12}
+
+
+def _season_range(month: int, year: int) -> tuple[date, date]:
+    s = date(year, month, 1)
+    e = date(year + (month + 3 > 12), (month + 3 - 1) % 12 + 1, 1)
+    return s, e
+
+
+def _season(low: list[str], i: int, today: date) -> Span | None:
+    """"last summer" / "l'été dernier" (the latest one over by the clock),
+    "this summer" / "cet été" (the one of the clock's year; winter: the one
+    that began in December of the year before when the clock is in January
+    or February), "summer 2019" / "l'été 2019" (that year's; winter: from its
+    December)."""
+    w = low[i:i + 4] + [""] * 4
+    if w[0] in ("last", "this", "cet", "ce", "cette") and w[1] in SEASONS:
+        m, j = SEASONS[w[1]], i + 2
+        kind = "last" if w[0] == "last" else "this"
+    elif w[0] == "l'" and w[1] in SEASONS and w[2] in ("dernier", "passé"):
+        m, j, kind = SEASONS[w[1]], i + 3, "last"
+    elif w[0] in SEASONS and w[1] in ("dernier", "passé", "last"):
+        m, j, kind = SEASONS[w[0]], i + 2, "last"
+    elif w[0] in SEASONS and _YEAR.match(w[1]):
+        return Span(i, i + 2, *_season_range(SEASONS[w[0]], int(w[1])))
+    elif w[0] in ("l'", "the") and w[1] in SEASONS and _YEAR.match(w[2]):
+        return Span(i, i + 3, *_season_range(SEASONS[w[1]], int(w[2])))
+    else:
+        return None
+    if kind == "this":
+        y = today.year - (m == 12 and today.month < 3)
+        return Span(i, j, *_season_range(m, y))
+    y = today.year
+    while _season_range(m, y)[1] > today:
+        y -= 1
+    return Span(i, j, *_season_range(m, y))
+
+
 def _relative(low: list[str], i: int, lang: str, clock: datetime) -> Span | None:
     """Relative phrases starting at token i (English and French)."""
     today = clock.date()
     w = low[i:i + 6] + [""] * 6
+    got = _season(low, i, today)
+    if got is not None:
+        return got
 
     def month_of(d: date) -> tuple[date, date]:
         s = d.replace(day=1)

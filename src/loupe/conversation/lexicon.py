@@ -132,7 +132,7 @@ for _name, _words in (("white", "white|blanc"), ("black", "black|noir"), ("unifo
     for _w in _words.split("|"):
         for _p in (f"{_w} backdrop", f"on a {_w} backdrop", f"on {_w} backdrop",
                    f"against a {_w} backdrop", f"{_w} backdrops", f"à fond {_w}",
-                   f"en fond {_w}", f"avec fond {_w}"):
+                   f"en fond {_w}", f"avec fond {_w}", f"on {_w}"):
             PHRASES.setdefault(tuple(_p.split()), {"background": _name})
 PHRASES.update(_forms("cut-out|cut-outs|cutout|cutouts|cut out|cut outs|isolated|détouré|détourée|"
                       "détourés|détourées|détourage", {"cutout": True}))
@@ -193,6 +193,12 @@ NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pa
           "ôte", "ôter", "ôtez", "élimine", "éliminer", "éliminez", "excluez", "exclue", "cache",
           "cacher", "cachez", "masque", "masquer", "masquez", "écarte", "écarter", "écartez",
           "dégage", "dégager", "jette", "jeter", "hiding", "excepting", "barring"}
+# function words of more than one token, dropped from the text ("tout ce qui a été photographié")
+FILLER_PHRASES = {tuple(p.split()) for p in (
+    "a été|ont été|ont été prises|a été prise|ce qui|ce que|tout ce qui|that were|that was|"
+    "which were|which was|that have been|which have been|have been|has been|were taken|"
+    "was taken|ones that|ones which|those that|those which|qui ont été|qui a été").split("|")}
+
 # "forget that, ...": a new search, whatever follows (the words are dropped)
 REPLACE_PHRASES = {tuple(p.split()) for p in (
     "forget that|forget it|forget all that|forget everything|start over|start again|"
@@ -205,7 +211,7 @@ NEGATE_PHRASES = {tuple(p.split()) for p in (
     "don't want|do not want|don't need|do not need|don't show|do not show|don't include|"
     "do not include|don't like|no longer|not interested in|i don't want|i do not want|"
     "we don't want|without any|except for|with the exception of|anything but|"
-    "aucune|aucun|à part|en dehors des|en dehors de|à l' exception de|"
+    "nothing|none|rien|aucune|aucun|à part|en dehors des|en dehors de|à l' exception de|"
     "à l' exception des|je ne veux pas|je ne veux plus|ne veux pas|ne veux plus|je ne veux pas de|"
     "ne montre pas|ne montre plus|fais disparaître|fait disparaître|débarrasse-moi de|"
     "débarrasse-toi de|laisse de côté|mets de côté|on enlève|on retire|on vire|on oublie"
@@ -279,7 +285,7 @@ FILLERS = {
     "these", "them", "that", "which", "are", "is", "pictures", "picture", "images", "image",
     "pics", "pic", "photos", "photo", "photographs", "photograph", "shots", "shot", "of", "with",
     "files", "file", "taken", "captured", "actually", "now", "instead", "rather", "among", "like",
-    "only", "just", "also", "too", "whose", "any", "i'm", "im", "we're", "let's", "let", "us",
+    "only", "just", "also", "too", "whose", "any", "anything", "everything", "something", "i'm", "im", "we're", "let's", "let", "us",
     "see", "we", "would", "like", "have", "got", "do", "there", "here", "my", "our", "your",
     "ok", "okay", "right", "hmm", "well", "so", "thanks", "again", "more", "ones", "shots", "snaps",
     "photographs", "ne", "n'",
@@ -292,7 +298,7 @@ FILLERS = {
     "affiche", "affiche-moi", "affichez", "trouvez", "cherchez", "voudrais", "aimerais",
     "j'", "j", "voici", "voilà", "bon", "alors", "ok", "d'accord", "merci", "photos", "vues",
     "nos", "mes", "vos", "ces", "nous", "a-t-il", "celles-ci", "ceux-ci", "celles-là", "ceux-là",
-    "celle-ci", "celui-ci",
+    "celle-ci", "celui-ci", "tout", "tous", "toutes",
 }
 
 # date cues of more than one word (parse.m_date): the range they take of the date after them

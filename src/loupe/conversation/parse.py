@@ -280,6 +280,8 @@ class _Scan:
             return 0
         if self.low[i] not in L.PLACE_CUES or i + 1 >= self.n:
             return 0
+        if self.phrase(i + 1, L.PHRASES) and self.low[i + 1] not in L.countries():
+            return 0                    # "pas de PNG", "in PNG", "en JPEG": a format, not a place
         e = self.name_run(i + 1)
         if e > i + 1:
             name = " ".join(self.toks[i + 1:e])
@@ -344,6 +346,12 @@ class _Scan:
                 k = 1                          # "je n'en veux plus", "plus de détourées"
             if k:
                 start_neg(k)
+                i += k
+                continue
+            k = self.phrase(i, L.FILLER_PHRASES)
+            if k:
+                for x in range(i, i + k):
+                    self.role[x] = "filler"
                 i += k
                 continue
             k = self.phrase(i, L.REPLACE_PHRASES)
