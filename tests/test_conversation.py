@@ -407,10 +407,20 @@ def test_a_sentence_whose_intent_cannot_be_told_says_so_and_changes_nothing(sent
     ("nothing tagged draft", "en", "remove", {"keyword": "draft"}, ""),
     ("cut-outs on white", "en", "refine", {"all": [{"cutout": True}, {"background": "white"}]}, ""),
     ("anything shot by Marta Reyes", "en", "refine", {"creator": "Marta Reyes"}, ""),
+    ("entre mars et mai 2024", "fr", "refine", {"captured": {"from": "2024-03-01", "to": "2024-06-01"}}, ""),
+    ("les six derniers mois", "fr", "refine", {"captured": {"from": "2025-12-15", "to": "2026-06-16"}}, ""),
+    ("photos prises avant-hier", "fr", "refine", {"captured": {"from": "2026-06-13", "to": "2026-06-14"}}, ""),
+    ("pictures from around 2010", "en", "refine", {"captured": {"from": "2010-01-01", "to": "2011-01-01"}}, ""),
 ])
 def test_wordings_the_first_lexicon_missed_are_read_by_rule(sentence, lang, intent, flt, text):
     turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, text, [])
+
+
+def test_an_inverted_date_range_is_said_and_never_searched():
+    turn = parse("between 2021 and 2019", lang="en", clock=CLOCK)
+    assert (turn.filter, turn.text, turn.unparsed) == (None, "between 2021 and 2019",
+                                                       ["between 2021 and 2019"])
 
 
 def test_black_and_white_is_the_monochrome_predicate_not_the_colour_grey():

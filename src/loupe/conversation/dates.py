@@ -26,7 +26,27 @@ _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)$")
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _DMY = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})$")
 _DAYNUM = re.compile(r"^(\d{1,2})(st|nd|rd|th|er)?$")
-_NUM = re.compile(r"^\d{1,3}$")
+_DIGITS = re.compile(r"^\d{1,3}$")
+#: number words up to twelve (en, fr) in "the last two weeks", "les six derniers mois"
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "un": 1, "une": 1,
+                "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "sept": 7, "huit": 8, "neuf": 9,
+                "dix": 10, "onze": 11, "douze": 12, "a": 1}
+
+
+class _Num:
+    """``_NUM.match(word)`` for digits and number words; ``int(_NUM.value(word))``."""
+
+    @staticmethod
+    def match(word: str) -> bool:
+        return bool(_DIGITS.match(word)) or word in NUMBER_WORDS
+
+    @staticmethod
+    def value(word: str) -> int:
+        return int(word) if _DIGITS.match(word) else NUMBER_WORDS[word]
+
+
+_NUM = _Num()
 _UNITS = {"day": "day", "days": "day", "jour": "day", "jours": "day", "week": "week", "weeks": "week",
           "semaine": "week", "semaines": "week", "month": "month", "months": "month", "mois": "month",
           "year": "year", "years": "year", "an": "year", "ans": "year", "année": "year", "années": "year"}
@@ -116,6 +136,9 @@ def _relative(low: list[str], i: int, lang: str, clock: datetime) -> Span | None
         ("the", "start", "of", "this", "year"): year, ("le", "début", "de", "l'", "année"): year,
         ("début", "de", "l'", "année"): year, ("january", "1st"): year, ("new", "year"): year,
         ("le", "début", "d'", "année"): year,
+        ("the", "day", "before", "yesterday"): (today - timedelta(2), today - timedelta(1)),
+        ("day", "before", "yesterday"): (today - timedelta(2), today - timedelta(1)),
+        ("avant-hier",): (today - timedelta(2), today - timedelta(1)),
         ("this", "month"): month_of(today), ("ce", "mois-ci"): month_of(today), ("ce", "mois"): month_of(today),
         ("this", "year"): (date(today.year, 1, 1), date(today.year + 1, 1, 1)),
         ("cette", "année"): (date(today.year, 1, 1), date(today.year + 1, 1, 1)),
@@ -145,22 +168,22 @@ def _relative(low: list[str], i: int, lang: str, clock: datetime) -> Span | None
             return Span(i, i + len(phrase), *_unit_range(d, unit))
     # "3 days ago" / "il y a 3 jours"
     if _NUM.match(w[0]) and w[1] in _UNITS and w[2] == "ago":
-        d = _parse(f"{w[0]} {w[1]} ago", "en", clock)
+        d = _parse(f"{_NUM.value(w[0])} {w[1]} ago", "en", clock)
         return Span(i, i + 3, *_unit_range(d, _UNITS[w[1]])) if d else None
     if w[0:3] == ["il", "y", "a"] and _NUM.match(w[3]) and w[4] in _UNITS:
-        d = _parse(f"il y a {w[3]} {w[4]}", "fr", clock)
+        d = _parse(f"il y a {_NUM.value(w[3])} {w[4]}", "fr", clock)
         return Span(i, i + 5, *_unit_range(d, _UNITS[w[4]])) if d else None
     # "the last 30 days" / "past 2 weeks" / "ces 30 derniers jours" / "les 30 derniers jours"
     k = i + (1 if w[0] in ("the", "ces", "les", "des") else 0)
     v = low[k:k + 3] + [""] * 3
     if v[0] in ("last", "past") and _NUM.match(v[1]) and v[2] in _UNITS:
-        return Span(i, k + 3, _back(today, int(v[1]), _UNITS[v[2]]), today + timedelta(1))
+        return Span(i, k + 3, _back(today, _NUM.value(v[1]), _UNITS[v[2]]), today + timedelta(1))
     # "the past week" / "over the past month": one unit back, rolling (unlike "last week",
     # the previous calendar week)
     if w[0] == "the" and v[0] == "past" and v[1] in _UNITS and _UNITS[v[1]] != "day":
         return Span(i, k + 2, _back(today, 1, _UNITS[v[1]]), today + timedelta(1))
     if _NUM.match(v[0]) and v[1] in ("derniers", "dernières") and v[2] in _UNITS:
-        return Span(i, k + 3, _back(today, int(v[0]), _UNITS[v[2]]), today + timedelta(1))
+        return Span(i, k + 3, _back(today, _NUM.value(v[0]), _UNITS[v[2]]), today + timedelta(1))
     return None
 
 

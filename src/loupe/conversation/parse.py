@@ -193,8 +193,11 @@ class _Scan:
                 return 0
         else:
             if lead in ("in", "en", "on", "from", "de", "du", "d'", "during", "pendant", "of", "taken",
-                        "over", "within", "durant", "dans"):
-                span = date_at(self.toks, self.low, j + 1, self.lang, self.clock, after_cue=True)
+                        "over", "within", "durant", "dans", "around", "circa", "vers", "environ",
+                        "about", "c."):
+                k = j + 1 + (j + 1 < self.n and self.low[j + 1] in ("around", "circa", "vers",
+                                                                    "environ", "about"))
+                span = date_at(self.toks, self.low, k, self.lang, self.clock, after_cue=True)
             if span is None:
                 span = date_at(self.toks, self.low, j, self.lang, self.clock)
             if span is None:
@@ -211,9 +214,18 @@ class _Scan:
             rng = {"to": span.end.isoformat()}
         if (mod == "between" or (mod is None and lead in ("from", "de", "du"))) and end < self.n \
                 and self.low[end] in ("and", "et", "to", "à", "au", "until", "-"):
-            second = date_at(self.toks, self.low, end + 1, self.lang, self.clock)
+            second = date_at(self.toks, self.low, end + 1, self.lang, self.clock, after_cue=True)
             if second is not None:
-                rng = {"from": span.start.isoformat(), "to": second.end.isoformat()}
+                start = span.start
+                if start >= second.end and span.j - span.i == 1 and self.low[span.i] in L.FULL_MONTHS:
+                    # "entre mars et mai 2024": the month named alone takes the year of the second
+                    start = start.replace(year=second.start.year)
+                    if start >= second.end:
+                        start = start.replace(year=start.year - 1)
+                if start >= second.end:      # "between 2021 and 2019": said, not searched
+                    self.unparsed.append(" ".join(self.toks[i:second.j]))
+                    return second.j              # the words stay free text
+                rng = {"from": start.isoformat(), "to": second.end.isoformat()}
                 end = second.j
         return self.emit({fld: rng}, i, end, neg)
 
