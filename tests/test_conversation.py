@@ -411,6 +411,11 @@ def test_a_sentence_whose_intent_cannot_be_told_says_so_and_changes_nothing(sent
     ("les six derniers mois", "fr", "refine", {"captured": {"from": "2025-12-15", "to": "2026-06-16"}}, ""),
     ("photos prises avant-hier", "fr", "refine", {"captured": {"from": "2026-06-13", "to": "2026-06-14"}}, ""),
     ("pictures from around 2010", "en", "refine", {"captured": {"from": "2010-01-01", "to": "2011-01-01"}}, ""),
+    ("but not the ones by John Smith", "en", "remove", {"creator": "John Smith"}, ""),
+    ("les photos où apparaît Julie Martin", "fr", "refine", {"person": "Julie Martin"}, ""),
+    ("et celles en orange aussi", "fr", "add", {"colour": "orange"}, ""),
+    ("images tagged 'holiday'", "en", "refine", {"keyword": "holiday"}, ""),
+    ("finalement, des bateaux", "fr", "replace", None, "bateaux"),
 ])
 def test_wordings_the_first_lexicon_missed_are_read_by_rule(sentence, lang, intent, flt, text):
     turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)

@@ -65,6 +65,9 @@ PHRASES.update(_forms("in colour|in color|en couleur|en couleurs|full colour|ful
                       "full-color",
                       {"not": {"monochrome": True}}))
 PHRASES.update(_forms("en rose|couleur rose", {"colour": "pink"}))
+for _w, _c in COLOURS.items():       # "en orange", "in red", "couleur jaune"
+    for _p in (("en", _w), ("in", _w), ("couleur", _w), ("coloured", _w), ("colored", _w)):
+        PHRASES.setdefault(_p, {"colour": _c})
 PHRASES.update(_forms("navy blue|bleu marine", {"colour": "navy"}))
 PHRASES.update(_forms("bleu canard", {"colour": "teal"}))
 PHRASES.update(_forms("lime green|vert citron|vert lime", {"colour": "lime"}))
@@ -249,7 +252,11 @@ CREATOR_STRONG = {("shot", "by"), ("taken", "by"), ("photographed", "by"), ("cre
 CREATOR_CUES = {"by", "par"}
 CREATOR_ANAPHOR = {"ceux", "celles", "celle", "celui",   # "celles de Jean Dupont"
                    "est", "sont"}                         # "tout ce qui est de Bob Stone"
-PERSON_CUES = {"with", "featuring", "showing", "avec"}
+PERSON_CUES = {"with", "featuring", "showing", "avec", "starring", "depicting"}
+PERSON_PHRASES = {tuple(p.split()) for p in (
+    "où apparaît|où apparaissent|où figure|où figurent|où l' on voit|où on voit|sur lesquelles on voit|"
+    "sur lesquels on voit|qui montrent|qui montre|in which we see|where we see|that show|that shows|"
+    "which show|with the person|avec la personne").split("|")}
 PLACE_CUES = {"in", "from", "at", "à", "au", "aux", "en", "de", "d'", "du", "near", "près"}
 KEYWORD_CUES = {("with", "the", "tag"), ("with", "tag"), ("avec", "le", "tag"),
                 ("avec", "l'", "étiquette"), ("étiquette",), ("avec", "le", "mot", "clé"),
@@ -273,7 +280,8 @@ EXPIRING = {tuple(f"{s}{v} {b}".split()) for s in ("", "licence ", "license ", "
             for b in ("before", "avant", "by", "prior to", "avant le")} | {("expiring", "before"), ("expire", "before"), ("that", "expire", "before"),
             ("expires", "before"), ("qui", "expirent", "avant"), ("expirant", "avant"),
             ("qui", "expire", "avant")}
-REPLACE_WORDS = {"instead", "plutôt", "actually", "now", "maintenant", "rather"}
+REPLACE_WORDS = {"instead", "plutôt", "actually", "now", "maintenant", "rather", "finalement",
+                 "alternatively", "otherwise", "sinon"}
 ANAPHORA = {"ones", "those", "these", "them", "celles", "ceux", "celle", "celui", "which", "that",
             "qui", "dont", "parmi", "among", "celles-ci", "ceux-ci", "celles-là", "ceux-là",
             "celle-ci", "celui-ci"}
@@ -285,7 +293,8 @@ FILLERS = {
     "these", "them", "that", "which", "are", "is", "pictures", "picture", "images", "image",
     "pics", "pic", "photos", "photo", "photographs", "photograph", "shots", "shot", "of", "with",
     "files", "file", "taken", "captured", "actually", "now", "instead", "rather", "among", "like",
-    "only", "just", "also", "too", "whose", "any", "anything", "everything", "something", "i'm", "im", "we're", "let's", "let", "us",
+    "only", "just", "also", "too", "whose", "any", "what", "was", "were", "finalement",
+    "alternatively", "otherwise", "sinon", "anything", "everything", "something", "i'm", "im", "we're", "let's", "let", "us",
     "see", "we", "would", "like", "have", "got", "do", "there", "here", "my", "our", "your",
     "ok", "okay", "right", "hmm", "well", "so", "thanks", "again", "more", "ones", "shots", "snaps",
     "photographs", "ne", "n'",

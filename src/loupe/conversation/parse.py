@@ -247,6 +247,8 @@ class _Scan:
             self.unparsed.append(" ".join(self.toks[i:i + k]))
             return 0
         v = _unquote(self.toks[i + k]) or self.toks[i + k]
+        if len(v) > 2 and v[0] == v[-1] == "'":       # tagged 'holiday'
+            v = v[1:-1]
         return self.emit({"keyword": v}, i, i + k + 1, neg)
 
     def m_creator(self, i: int, neg: int | None) -> int:
@@ -272,10 +274,11 @@ class _Scan:
         return 0
 
     def m_person(self, i: int, neg: int | None) -> int:
-        if self.low[i] in L.PERSON_CUES and i + 1 < self.n:
-            e = self.name_run(i + 1)
-            if e > i + 1:
-                return self.emit({"person": " ".join(self.toks[i + 1:e])}, i, e, neg)
+        k = self.phrase(i, L.PERSON_PHRASES) or (1 if self.low[i] in L.PERSON_CUES else 0)
+        if k and i + k < self.n:
+            e = self.name_run(i + k)
+            if e > i + k:
+                return self.emit({"person": " ".join(self.toks[i + k:e])}, i, e, neg)
         return 0
 
     def m_place(self, i: int, neg: int | None) -> int:
@@ -292,7 +295,9 @@ class _Scan:
             return 0
         if self.low[i] not in L.PLACE_CUES or i + 1 >= self.n:
             return 0
-        if self.phrase(i + 1, L.PHRASES) and self.low[i + 1] not in L.countries():
+        nxt = self.toks[i + 1]
+        if self.phrase(i + 1, L.PHRASES) and self.low[i + 1] not in L.countries() \
+                and (not _is_cap(nxt) or nxt.isupper()):
             return 0                    # "pas de PNG", "in PNG", "en JPEG": a format, not a place
         e = self.name_run(i + 1)
         if e > i + 1:
@@ -475,10 +480,10 @@ class _Scan:
     def leading(self) -> str | None:
         """The first cue word of the sentence: 'neg', 'refine' or None."""
         for k, low in enumerate(self.low):
+            if self.role[k] == "neg":          # before the connectors: "but not" is one cue
+                return "neg"
             if low in L.REPLACE_WORDS or low in ("and", "et", "but", "mais", "then", "puis"):
                 continue
-            if self.role[k] == "neg":
-                return "neg"
             if low in L.RESTRICT or low in L.ANAPHORA or (low in ("the", "les") and "ones" in self.low):
                 return "refine"
             if self.role[k] == "filler":     # "I don't want...", "show me only..."
