@@ -354,7 +354,7 @@ def test_removal_verbs_remove_and_never_fall_back_to_replace(sentence, lang):
 
 @pytest.mark.parametrize("sentence,lang,verb", [
     ("nuke the cut-outs", "en", "nuke"), ("zappe les détourées", "fr", "zappe"),
-    ("scrap all the png files", "en", "scrap"),
+    ("scrap all the png files", "en", "scrap"), ("please nuke the cut-outs", "en", "nuke"),
 ])
 def test_a_sentence_whose_intent_cannot_be_told_says_so_and_changes_nothing(sentence, lang, verb):
     turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)

@@ -497,14 +497,17 @@ class _Scan:
         before a determiner, and the rest was read as predicates ("nuke the
         cut-outs", "zappe les détourées").  Whether such a verb keeps, adds or
         removes cannot be told, and guessing ``replace`` could invert the request."""
-        k = 0
-        while k < self.n and self.role[k] == "text" and k < 2:
+        s = 0
+        while s < self.n and self.role[s] in ("filler", "conn"):   # "please", "can you", "and"
+            s += 1
+        k = s
+        while k < self.n and self.role[k] == "text" and k - s < 2:
             k += 1
-        if k == 0 or k >= self.n or self.low[k] not in L.DETERMINERS:
+        if k == s or k >= self.n or self.low[k] not in L.DETERMINERS:
             return None
         if any(r == "text" for r in self.role[k:]) or not self.items:
             return None
-        return self.toks[:k]
+        return self.toks[s:k]
 
 
 def conjuncts(node: dict | None) -> list[dict]:
