@@ -22,7 +22,7 @@ CORPUS = ROOT / "eval" / "conversation" / "corpus.jsonl"
 CLOCK = datetime(2026, 6, 15, 12, tzinfo=timezone.utc)
 PREDICATES = {"captured", "added", "creator", "keyword", "collection", "media_type", "format",
               "kind", "colour", "orientation", "background", "cutout", "country", "location",
-              "person", "rights"}
+              "person", "rights", "monochrome"}
 
 
 # -- the compiler on its corpus ------------------------------------------------
@@ -326,3 +326,171 @@ def test_a_date_past_the_calendar_stays_free_text(sentence):
     it is now words the parser did not turn into a filter."""
     turn = parse(sentence, lang="en", clock=CLOCK)
     assert turn.filter is None and "9999" in turn.text
+
+
+# -- issue 17 part 2, second pass (ask2): removal verbs, unknown verbs, generalised misses -------
+
+RED_FLOWERS = State({"colour": "red"}, "flowers")
+
+
+@pytest.mark.parametrize("sentence,lang", [
+    ("get rid of the cut-outs", "en"), ("drop the cut-outs", "en"), ("exclude the cut-outs", "en"),
+    ("leave out the cut-outs", "en"), ("hide the cut-outs", "en"), ("no more cut-outs", "en"),
+    ("I don't want the cut-outs", "en"), ("take out the isolated ones", "en"),
+    ("ditch the cutouts", "en"), ("sans les détourées", "fr"), ("enlève les détourées", "fr"),
+    ("retire les détourées", "fr"), ("vire les détourées", "fr"), ("pas de détourées", "fr"),
+    ("plus de détourées", "fr"), ("je ne veux plus les détourées", "fr"),
+    ("supprime les détourées", "fr"),
+])
+def test_removal_verbs_remove_and_never_fall_back_to_replace(sentence, lang):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed, turn.message) == \
+        ("remove", {"cutout": True}, "", [], None)
+    state, msg = apply(RED_FLOWERS, turn)
+    assert msg is None
+    assert state.as_dict() == {"filter": {"all": [{"colour": "red"}, {"not": {"cutout": True}}]},
+                               "text": "flowers"}
+
+
+@pytest.mark.parametrize("sentence,lang,verb", [
+    ("nuke the cut-outs", "en", "nuke"), ("zappe les détourées", "fr", "zappe"),
+    ("scrap all the png files", "en", "scrap"), ("please nuke the cut-outs", "en", "nuke"),
+])
+def test_a_sentence_whose_intent_cannot_be_told_says_so_and_changes_nothing(sentence, lang, verb):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert turn.message.startswith(f"Unclear: I could not tell whether “{verb}” asks to keep "
+                                   "only, add or remove what follows; the search was not changed")
+    assert verb in turn.unparsed
+    state, msg = apply(RED_FLOWERS, turn)
+    assert state == RED_FLOWERS and msg == turn.message
+    # a new subject before a cue is still a new search, and a first turn has nothing to invert
+    assert parse("boats from 2019", lang="en", clock=CLOCK, has_previous=True).intent == "replace"
+    assert parse(sentence, lang=lang, clock=CLOCK).message is None
+
+
+@pytest.mark.parametrize("sentence,lang,intent,flt,text", [
+    ("keep only the horizontal ones", "en", "refine", {"orientation": "landscape"}, ""),
+    ("garde seulement les horizontales", "fr", "refine", {"orientation": "landscape"}, ""),
+    ("plus the green ones", "en", "add", {"colour": "green"}, ""),
+    ("what about 2018?", "en", "refine", {"captured": {"from": "2018-01-01", "to": "2019-01-01"}}, ""),
+    ("images uploaded since January", "en", "refine", {"added": {"from": "2026-01-01"}}, ""),
+    ("ajoutées depuis décembre", "fr", "refine", {"added": {"from": "2025-12-01"}}, ""),
+    ("landscape-oriented shots of the team", "en", "replace", {"orientation": "landscape"}, "team"),
+    ("images dont les droits ont expiré", "fr", "refine", {"rights": "expired"}, ""),
+    ("photos whose rights have expired", "en", "refine", {"rights": "expired"}, ""),
+    ("exclus tout ce qui est de Bob Stone", "fr", "remove", {"creator": "Bob Stone"}, ""),
+    ("remove everything by Bob Stone", "en", "remove", {"creator": "Bob Stone"}, ""),
+    ("I'm looking for pictures of Lisbon harbours", "en", "replace", {"location": "Lisbon"}, "harbours"),
+    ("the march for climate", "en", "replace", None, "march climate"),
+    ("photos from the 90s", "en", "refine", {"captured": {"from": "1990-01-01", "to": "2000-01-01"}}, ""),
+    ("les photos des années 1980", "fr", "refine",
+     {"captured": {"from": "1980-01-01", "to": "1990-01-01"}}, ""),
+    ("images added prior to 2020", "en", "refine", {"added": {"to": "2020-01-01"}}, ""),
+    ("photos à partir de 2018", "fr", "refine", {"captured": {"from": "2018-01-01"}}, ""),
+    ("since the start of the year", "en", "refine", {"captured": {"from": "2026-01-01"}}, ""),
+    ("pictures taken over the past week", "en", "refine",
+     {"captured": {"from": "2026-06-08", "to": "2026-06-16"}}, ""),
+    ("forget that, show me dogs in Paris", "en", "replace", {"location": "Paris"}, "dogs"),
+    ("oublie ça, des chats à Lyon", "fr", "replace", {"location": "Lyon"}, "chats"),
+    ("reddish sunsets", "en", "replace", {"colour": "red"}, "sunsets"),
+    ("celles-ci en format vertical", "fr", "refine", {"orientation": "portrait"}, ""),
+    ("logos sans fond", "fr", "replace", {"background": "transparent"}, "logos"),
+    ("dont la licence expire avant 2027", "fr", "refine", {"rights": {"expiring_before": "2027-01-01"}}, ""),
+    ("with the tag harbour", "en", "refine", {"keyword": "harbour"}, ""),
+    ("beach photos from last summer", "en", "replace",
+     {"captured": {"from": "2025-06-01", "to": "2025-09-01"}}, "beach"),
+    ("les photos de l'hiver dernier", "fr", "refine",
+     {"captured": {"from": "2025-12-01", "to": "2026-03-01"}}, ""),
+    ("summer 2019 in Greece", "en", "refine", {"all": [
+        {"captured": {"from": "2019-06-01", "to": "2019-09-01"}}, {"country": "Greece"}]}, ""),
+    ("pas de PNG", "fr", "remove", {"format": "png"}, ""),
+    ("nothing tagged draft", "en", "remove", {"keyword": "draft"}, ""),
+    ("cut-outs on white", "en", "refine", {"all": [{"cutout": True}, {"background": "white"}]}, ""),
+    ("anything shot by Marta Reyes", "en", "refine", {"creator": "Marta Reyes"}, ""),
+    ("entre mars et mai 2024", "fr", "refine", {"captured": {"from": "2024-03-01", "to": "2024-06-01"}}, ""),
+    ("les six derniers mois", "fr", "refine", {"captured": {"from": "2025-12-15", "to": "2026-06-16"}}, ""),
+    ("photos prises avant-hier", "fr", "refine", {"captured": {"from": "2026-06-13", "to": "2026-06-14"}}, ""),
+    ("pictures from around 2010", "en", "refine", {"captured": {"from": "2010-01-01", "to": "2011-01-01"}}, ""),
+    ("but not the ones by John Smith", "en", "remove", {"creator": "John Smith"}, ""),
+    ("les photos où apparaît Julie Martin", "fr", "refine", {"person": "Julie Martin"}, ""),
+    ("et celles en orange aussi", "fr", "add", {"colour": "orange"}, ""),
+    ("images tagged 'holiday'", "en", "refine", {"keyword": "holiday"}, ""),
+    ("finalement, des bateaux", "fr", "replace", None, "bateaux"),
+])
+def test_wordings_the_first_lexicon_missed_are_read_by_rule(sentence, lang, intent, flt, text):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, text, [])
+
+
+def test_an_inverted_date_range_is_said_and_never_searched():
+    turn = parse("between 2021 and 2019", lang="en", clock=CLOCK)
+    assert (turn.filter, turn.text, turn.unparsed) == (None, "between 2021 and 2019",
+                                                       ["between 2021 and 2019"])
+
+
+def test_black_and_white_is_the_monochrome_predicate_not_the_colour_grey():
+    for sentence, lang in (("black and white portraits", "en"), ("portraits en noir et blanc", "fr"),
+                           ("greyscale portraits", "en"), ("portraits monochromes", "fr")):
+        turn = parse(sentence, lang=lang, clock=CLOCK)
+        assert (turn.filter, turn.text) == ({"monochrome": True}, "portraits"), sentence
+    turn = parse("not the black and white ones", lang="en", clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter) == ("remove", {"monochrome": True})
+    assert parse("grey cats", lang="en", clock=CLOCK).filter == {"colour": "grey"}
+    assert parse("cats in colour", lang="en", clock=CLOCK).filter == {"not": {"monochrome": True}}
+
+
+# -- bounds on what a user stores (attack run 3, F7) ----------------------------------------
+
+def test_a_turn_whose_state_breaks_the_filter_bounds_is_refused_and_nothing_is_stored(
+        people: Library):
+    from loupe.conversation.store import MAX_TURNS_KEPT, StateTooLarge
+
+    bob = people.as_user("bob")
+    tags = " and ".join(f"tagged t{k}" for k in range(39))
+    first = bob.ask(f"only {tags}", run=False)
+    cid = first["conversation"]
+    assert len(first["state"]["filter"]["all"]) == 39
+    with pytest.raises(StateTooLarge, match=rf"conversation {cid}: its filter would break a bound "
+                       r"\(filter \$\.all\[64\]: more than 64 predicates in one filter\); the "
+                       "turn was not applied"):
+        bob.ask("only " + " and ".join(f"tagged u{k}" for k in range(39)), conversation=cid,
+                run=False)
+    conv = bob.conversation(cid)
+    assert conv["turns"] == 1 and conv["state"] == first["state"] and len(conv["history"]) == 1
+    # "also ..." nests any[state, turn] one level deeper each time: depth is bounded too
+    with pytest.raises(StateTooLarge, match="nested deeper than 16 levels"):
+        for k in range(20):
+            bob.ask(f"also by Person{k} Name", conversation=cid, run=False)
+    # the free text is bounded although each sentence is short
+    cid2 = bob.ask("x", run=False)["conversation"]
+    with pytest.raises(StateTooLarge, match=r"its free text would have 1,0\d\d characters; the "
+                       "limit is 1,000"):
+        for k in range(200):
+            bob.ask(f"only with words{k} " + "w" * 40, conversation=cid2, run=False)
+    # only the newest MAX_TURNS_KEPT turn rows are kept; the turn count goes on
+    cid3 = bob.ask("flowers", run=False)["conversation"]
+    for _ in range(MAX_TURNS_KEPT + 5):
+        bob.ask("only the red ones", conversation=cid3, run=False)
+    conv = bob.conversation(cid3)
+    assert conv["turns"] == MAX_TURNS_KEPT + 6
+    assert [t["n"] for t in conv["history"]] == list(range(conv["turns"] - MAX_TURNS_KEPT + 1,
+                                                           conv["turns"] + 1))
+    with pytest.raises(StateTooLarge, match="free text"):
+        bob.edit_conversation(cid2, filter=None, text="a" * 999 + " b")
+
+
+def test_a_user_keeps_at_most_max_conversations_the_least_recently_used_go(people: Library):
+    from loupe.conversation.store import MAX_CONVERSATIONS
+
+    alice, bob = people.as_user("alice"), people.as_user("bob")
+    mine = bob.ask("bob's own", run=False)["conversation"]
+    ids = [alice.ask(f"cats {k}", run=False)["conversation"] for k in range(MAX_CONVERSATIONS)]
+    alice.ask("again", conversation=ids[0], run=False)     # used: now the most recent
+    out = alice.ask("one more", run=False)
+    assert out["dropped"] == [ids[1]]
+    listed = {c["id"] for c in alice.conversations()}
+    assert len(listed) == MAX_CONVERSATIONS and ids[1] not in listed and ids[0] in listed
+    count = people.conn.execute("SELECT count(*) FROM conversation c JOIN principal p ON "
+                                "p.id = c.owner_id WHERE p.name = 'alice'").fetchone()[0]
+    assert count == MAX_CONVERSATIONS
+    assert bob.conversation(mine)["turns"] == 1     # another user's are never touched

@@ -33,6 +33,7 @@ def test_three_turns_over_the_api_with_chips_and_the_search_verdict(site):
     assert first["turn"] == {"intent": "replace", "filter": None, "text": "animals",
                              "unparsed": [], "message": None}
     assert first["search"]["total"] == 5 and first["search"]["verdict"] == "complete"
+    assert first["dropped"] == []      # no conversation of this user had to make room
     r = client.post(f"/api/conversations/{cid}/turns", json={"sentence": "only png"}, headers=admin)
     second = r.json()
     assert (second["turn"]["intent"], second["state"]["filter"]) == ("refine", {"format": "png"})
@@ -76,3 +77,20 @@ def test_a_conversation_is_its_users_alone_over_the_api(site):
     r = client.post("/api/conversations", json={"sentence": "x" * 1001}, headers=alice)
     assert r.status_code == 422
     assert client.delete(f"/api/conversations/{cid}", headers=alice).status_code == 204
+
+
+def test_a_turn_past_the_state_bounds_is_a_400_and_stores_nothing(site):
+    """attack run 3, F7: a member's conversation cannot grow past the filter bounds."""
+    client, auth = site
+    bob = auth("bob")
+    tags = " and ".join(f"tagged t{k}" for k in range(39))
+    cid = client.post("/api/conversations", json={"sentence": f"only {tags}"},
+                      headers=bob).json()["conversation"]
+    more = " and ".join(f"tagged u{k}" for k in range(39))
+    r = client.post(f"/api/conversations/{cid}/turns", json={"sentence": f"only {more}"},
+                    headers=bob)
+    assert r.status_code == 400
+    assert r.json()["detail"].startswith(f"conversation {cid}: its filter would break a bound "
+                                         "(filter $.all[64]: more than 64 predicates")
+    got = client.get(f"/api/conversations/{cid}", headers=bob).json()
+    assert got["turns"] == 1 and len(got["state"]["filter"]["all"]) == 39

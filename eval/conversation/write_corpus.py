@@ -17,7 +17,11 @@ HEADER = {
         "every relative date: 2026-06-15T12:00:00Z (a Monday); date ranges are half-open "
         "[from, to) in UTC, per the filter-tree contract in notes/roster.md. Conventions "
         "decided before the parser: see docs/conversation.md 'Corpus conventions'. "
-        "Corrections after the parser was written: none so far (any will be listed here)."
+        "Corrections after the parser was written: 2026-12-01 ~04:10 UTC (ask2, issue 17 row 2): "
+        "the convention for 'black and white' / 'noir et blanc' changed from colour grey to the new "
+        "predicate {monochrome: true}; en-011, en-118, fr-011 and fr-114 were changed accordingly; "
+        "~04:05 UTC (ask2, row 3): quantifiers ('everything', 'tout') are no longer free text, "
+        "en-010 and fr-010 changed accordingly; nothing else."
     ),
     "clock": "2026-06-15T12:00:00+00:00",
     "conventions": (
@@ -27,8 +31,9 @@ HEADER = {
         "add: the new predicate joins a same-field top-level conjunct by any, else any[previous, new]; "
         "refine: conjunction, a single-valued field (dates, kind, orientation, background, format, "
         "media type) replaces its old value; a turn with no free text after a previous turn refines; "
-        "'black and white' = colour grey; country values are English ISO 3166 names; "
+        "'black and white' = {monochrome: true} (colour grey before 2026-12-01 04:10); country values are English ISO 3166 names; "
         "fillers (show me, the, pictures, photos without a cue, of, with, de, des...) are dropped from text; "
+        "so are quantifiers (anything, everything, tout) since 2026-12-01 04:05; "
         "unparsed lists negated free text and cue phrases whose value could not be read."
     ),
 }
@@ -95,6 +100,7 @@ def country(c): return {"country": c}
 def loc(c): return {"location": c}
 def person(p): return {"person": p}
 def rights(r): return {"rights": r}
+MONO = {"monochrome": True}
 
 
 Y2019 = cap("2019-01-01", "2020-01-01")
@@ -111,10 +117,10 @@ case("en-007", "en", "portraits shot by anne de vries", "replace", cre("anne de 
      note="'portraits' without a restrictive cue stays free text; strong cue 'shot by' accepts a lower-case name")
 case("en-008", "en", "images tagged harbour", "replace", kw("harbour"))
 case("en-009", "en", 'pictures tagged "sea view"', "replace", kw("sea view"))
-case("en-010", "en", "everything in the Lisbon collection", "replace", coll("Lisbon"), "everything")
+case("en-010", "en", "everything in the Lisbon collection", "replace", coll("Lisbon"), "")
 case("en-011", "en", "only the portraits from the Lisbon shoot, not the black and white ones", "replace",
-     A(ori("portrait"), coll("Lisbon"), N(col("grey"))), "",
-     note="seed 002's sentence; 'black and white' maps to the palette name grey")
+     A(ori("portrait"), coll("Lisbon"), N(MONO)), "",
+     note="seed 002's sentence; 'black and white' is the monochrome predicate")
 case("en-012", "en", "PNG files with a transparent background", "replace", A(fmt("png"), bg("transparent")))
 case("en-013", "en", "image/tiff scans", "replace", A(mt("image/tiff"), kind("document")))
 case("en-014", "en", "illustrations of cats", "replace", kind("illustration"), "cats")
@@ -209,8 +215,8 @@ case("en-116", "en", "which are on a white background", "refine", bg("white"), p
      state=(A(CUT, bg("white")), "shoes"))
 case("en-117", "en", "in Portugal", "refine", country("Portugal"), prev=(None, "tiles"),
      state=(country("Portugal"), "tiles"))
-case("en-118", "en", "not the black and white ones", "remove", col("grey"), prev=(None, "portraits"),
-     state=(N(col("grey")), "portraits"))
+case("en-118", "en", "not the black and white ones", "remove", MONO, prev=(None, "portraits"),
+     state=(N(MONO), "portraits"))
 case("en-119", "en", "only the photos", "refine", kind("photo"), prev=(kind("illustration"), "cats"),
      state=(kind("photo"), "cats"))
 case("en-120", "en", "remove the screenshots", "remove", kind("screenshot"), prev=(None, "login"),
@@ -247,9 +253,9 @@ case("fr-006", "fr", "les photos prises par Jean Dupont", "replace", cre("Jean D
 case("fr-007", "fr", "images par Marie-Claire Martin", "replace", cre("Marie-Claire Martin"))
 case("fr-008", "fr", "images étiquetées port", "replace", kw("port"))
 case("fr-009", "fr", "photos avec le mot-clé « vue mer »", "replace", kw("vue mer"))
-case("fr-010", "fr", "tout dans la collection Lisbonne", "replace", coll("Lisbonne"), "tout")
+case("fr-010", "fr", "tout dans la collection Lisbonne", "replace", coll("Lisbonne"), "")
 case("fr-011", "fr", "seulement les portraits de la séance Lisbonne, sauf les noir et blanc", "replace",
-     A(ori("portrait"), coll("Lisbonne"), N(col("grey"))))
+     A(ori("portrait"), coll("Lisbonne"), N(MONO)))
 case("fr-012", "fr", "fichiers PNG sur fond transparent", "replace", A(fmt("png"), bg("transparent")))
 case("fr-013", "fr", "illustrations de chats", "replace", kind("illustration"), "chats")
 case("fr-014", "fr", "dessins au trait d'oiseaux", "replace", kind("lineart"), "oiseaux",
@@ -327,8 +333,8 @@ case("fr-112", "fr", "seulement celles sur fond blanc", "refine", bg("white"), p
      state=(A(CUT, bg("white")), "chaussures"))
 case("fr-113", "fr", "au Portugal", "refine", country("Portugal"), prev=(None, "azulejos"),
      state=(country("Portugal"), "azulejos"))
-case("fr-114", "fr", "pas les noir et blanc", "remove", col("grey"), prev=(None, "portraits"),
-     state=(N(col("grey")), "portraits"))
+case("fr-114", "fr", "pas les noir et blanc", "remove", MONO, prev=(None, "portraits"),
+     state=(N(MONO), "portraits"))
 case("fr-115", "fr", "seulement les photos", "refine", kind("photo"), prev=(kind("illustration"), "chats"),
      state=(kind("photo"), "chats"))
 case("fr-116", "fr", "retire les captures d'écran", "remove", kind("screenshot"), prev=(None, "connexion"),

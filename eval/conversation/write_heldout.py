@@ -17,7 +17,7 @@ kind, ori, bg, CUT, cre, kw, coll = W.kind, W.ori, W.bg, W.CUT, W.cre, W.kw, W.c
 fmt, mt, country, loc, person, rights = W.fmt, W.mt, W.country, W.loc, W.person, W.rights
 
 case("h-en-01", "en", "I'm looking for blue sky pictures from 2015", "replace", A(col("blue"), cap("2015-01-01", "2016-01-01")), "sky")
-case("h-en-02", "en", "anything photographed by Ana Silva last year", "replace", A(cre("Ana Silva"), cap("2025-01-01", "2026-01-01")), "anything")
+case("h-en-02", "en", "anything photographed by Ana Silva last year", "replace", A(cre("Ana Silva"), cap("2025-01-01", "2026-01-01")), "")
 case("h-en-03", "en", "pics of Paris in December 2022", "replace", A(loc("Paris"), cap("2022-12-01", "2023-01-01")))
 case("h-en-04", "en", "transparent PNG logos", "replace", A(bg("transparent"), fmt("png")), "logos")
 case("h-en-05", "en", "no screenshots please", "replace", N(kind("screenshot")))
@@ -37,7 +37,7 @@ case("h-en-18", "en", "orange and purple posters from the past 2 weeks", "replac
 case("h-en-19", "en", "photos that are under embargo", "replace", rights("embargoed"))
 case("h-en-20", "en", "scanned documents tagged invoice", "replace", A(kind("document"), kw("invoice")))
 case("h-fr-01", "fr", "je cherche des photos de ciel bleu de 2015", "replace", A(col("blue"), cap("2015-01-01", "2016-01-01")), "ciel")
-case("h-fr-02", "fr", "tout ce qui a été photographié par Ana Silva l'an dernier", "replace", A(cre("Ana Silva"), cap("2025-01-01", "2026-01-01")), "tout ce a été")
+case("h-fr-02", "fr", "tout ce qui a été photographié par Ana Silva l'an dernier", "replace", A(cre("Ana Silva"), cap("2025-01-01", "2026-01-01")), "")
 case("h-fr-03", "fr", "Paris en décembre 2022", "replace", cap("2022-12-01", "2023-01-01"), "Paris")
 case("h-fr-04", "fr", "logos PNG transparents", "replace", A(fmt("png"), bg("transparent")), "logos")
 case("h-fr-05", "fr", "pas de captures d'écran", "replace", N(kind("screenshot")))
@@ -66,7 +66,12 @@ if __name__ == "__main__":
                         "Correction at 01:02 UTC, after the first run: h-fr-03 expected 'Paris' both "
                         "as a location filter and as free text (self-contradictory); by the corpus "
                         "conventions a name without a cue stays free text, so the filter is the date "
-                        "alone. No other case was changed.")
+                        "alone. No other case was changed then. Since 2026-12-01 ~04:05 UTC this set "
+                        "is TUNING data (ask2, issue 17 part 2 row 3; the new held-out set is "
+                        "heldout2.jsonl, written by someone else): h-en-02 and h-fr-02 expected the "
+                        "quantifiers and auxiliaries 'anything' / 'tout ce a été' as free text; the "
+                        "convention is now that they carry no search content (corpus en-010 and "
+                        "fr-010 changed likewise).")
     with out.open("w", encoding="utf-8") as f:
         f.write(json.dumps(header, ensure_ascii=False) + "\n")
         for c in W.CASES:

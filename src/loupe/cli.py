@@ -189,6 +189,8 @@ def _filter_options(f):
         click.option("--background", multiple=True, help="transparent, white, black, uniform, "
                      "scene (machine words)."),
         click.option("--cutout/--no-cutout", default=None, help="A cut-out (or not)."),
+        click.option("--monochrome/--no-monochrome", default=None, help="Black and white / "
+                     "greyscale pixels (or in colour) (machine words)."),
         click.option("--embargoed", is_flag=True, help="Under embargo now (owner and admins)."),
         click.option("--expired", is_flag=True, help="Usage rights expired (owner and admins)."),
         click.option("--expiring-before", metavar="YYYY-MM-DD",
@@ -212,6 +214,7 @@ def _filter_tree(kw: dict):
             "kind": kw.pop("kind"), "colour": kw.pop("colour"),
             "background": kw.pop("background"), "captured": kw.pop("captured"),
             "added": kw.pop("added"), "cutout": kw.pop("cutout"),
+            "monochrome": kw.pop("monochrome"),
             "embargoed": kw.pop("embargoed"), "expired": kw.pop("expired"),
             "expiring_before": kw.pop("expiring_before")}
     return tree_from_options(opts, where=kw.pop("where"),
@@ -1468,6 +1471,9 @@ def ask(obj: _Ctx, sentence: str, conversation: int | None, lang: str | None, li
         console.print(line, highlight=False, markup=False)
     for notice in out["notices"]:
         console.print(f"note: {notice}", highlight=False, markup=False)
+    if out.get("dropped"):
+        console.print(f"note: your oldest conversations {', '.join(map(str, out['dropped']))} were "
+                      "deleted (at most 50 are kept per user)", highlight=False, markup=False)
     res = out["search"]
     if res is None:
         return

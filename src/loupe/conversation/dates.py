@@ -20,13 +20,33 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from .lexicon import MONTHS
+from .lexicon import FULL_MONTHS, MONTHS
 
 _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)$")
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _DMY = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})$")
 _DAYNUM = re.compile(r"^(\d{1,2})(st|nd|rd|th|er)?$")
-_NUM = re.compile(r"^\d{1,3}$")
+_DIGITS = re.compile(r"^\d{1,3}$")
+#: number words up to twelve (en, fr) in "the last two weeks", "les six derniers mois"
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "un": 1, "une": 1,
+                "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "sept": 7, "huit": 8, "neuf": 9,
+                "dix": 10, "onze": 11, "douze": 12, "a": 1}
+
+
+class _Num:
+    """``_NUM.match(word)`` for digits and number words; ``int(_NUM.value(word))``."""
+
+    @staticmethod
+    def match(word: str) -> bool:
+        return bool(_DIGITS.match(word)) or word in NUMBER_WORDS
+
+    @staticmethod
+    def value(word: str) -> int:
+        return int(word) if _DIGITS.match(word) else NUMBER_WORDS[word]
+
+
+_NUM = _Num()
 _UNITS = {"day": "day", "days": "day", "jour": "day", "jours": "day", "week": "week", "weeks": "week",
           "semaine": "week", "semaines": "week", "month": "month", "months": "month", "mois": "month",
           "year": "year", "years": "year", "an": "year", "ans": "year", "année": "year", "années": "year"}
@@ -54,17 +74,71 @@ def _parse(text: str, lang: str, clock: datetime) -> date | None:
     return got.date() if got else None
 
 
+#: Seasons, meteorological, northern hemisphere (the months they start and
+#: end in): spring March-May, summer June-August, autumn September-November,
+#: winter December-February.
+SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12, "printemps": 3,
+           "été": 6, "automne": 9, "hiver": 12}
+
+
+def _season_range(month: int, year: int) -> tuple[date, date]:
+    s = date(year, month, 1)
+    e = date(year + (month + 3 > 12), (month + 3 - 1) % 12 + 1, 1)
+    return s, e
+
+
+def _season(low: list[str], i: int, today: date) -> Span | None:
+    """"last summer" / "l'été dernier" (the latest one over by the clock),
+    "this summer" / "cet été" (the one of the clock's year; winter: the one
+    that began in December of the year before when the clock is in January
+    or February), "summer 2019" / "l'été 2019" (that year's; winter: from its
+    December)."""
+    w = low[i:i + 4] + [""] * 4
+    if w[0] in ("last", "this", "cet", "ce", "cette") and w[1] in SEASONS:
+        m, j = SEASONS[w[1]], i + 2
+        kind = "last" if w[0] == "last" else "this"
+    elif w[0] == "l'" and w[1] in SEASONS and w[2] in ("dernier", "passé"):
+        m, j, kind = SEASONS[w[1]], i + 3, "last"
+    elif w[0] in SEASONS and w[1] in ("dernier", "passé", "last"):
+        m, j, kind = SEASONS[w[0]], i + 2, "last"
+    elif w[0] in SEASONS and _YEAR.match(w[1]):
+        return Span(i, i + 2, *_season_range(SEASONS[w[0]], int(w[1])))
+    elif w[0] in ("l'", "the") and w[1] in SEASONS and _YEAR.match(w[2]):
+        return Span(i, i + 3, *_season_range(SEASONS[w[1]], int(w[2])))
+    else:
+        return None
+    if kind == "this":
+        y = today.year - (m == 12 and today.month < 3)
+        return Span(i, j, *_season_range(m, y))
+    y = today.year
+    while _season_range(m, y)[1] > today:
+        y -= 1
+    return Span(i, j, *_season_range(m, y))
+
+
 def _relative(low: list[str], i: int, lang: str, clock: datetime) -> Span | None:
     """Relative phrases starting at token i (English and French)."""
     today = clock.date()
     w = low[i:i + 6] + [""] * 6
+    got = _season(low, i, today)
+    if got is not None:
+        return got
 
     def month_of(d: date) -> tuple[date, date]:
         s = d.replace(day=1)
         return s, _month_end(s)
 
+    year = (date(today.year, 1, 1), date(today.year + 1, 1, 1))
     fixed = {
         ("today",): (today, today + timedelta(1)), ("aujourd'hui",): (today, today + timedelta(1)),
+        # "since the start of the year", "depuis le début de l'année"
+        ("the", "start", "of", "the", "year"): year, ("the", "beginning", "of", "the", "year"): year,
+        ("the", "start", "of", "this", "year"): year, ("le", "début", "de", "l'", "année"): year,
+        ("début", "de", "l'", "année"): year, ("january", "1st"): year, ("new", "year"): year,
+        ("le", "début", "d'", "année"): year,
+        ("the", "day", "before", "yesterday"): (today - timedelta(2), today - timedelta(1)),
+        ("day", "before", "yesterday"): (today - timedelta(2), today - timedelta(1)),
+        ("avant-hier",): (today - timedelta(2), today - timedelta(1)),
         ("this", "month"): month_of(today), ("ce", "mois-ci"): month_of(today), ("ce", "mois"): month_of(today),
         ("this", "year"): (date(today.year, 1, 1), date(today.year + 1, 1, 1)),
         ("cette", "année"): (date(today.year, 1, 1), date(today.year + 1, 1, 1)),
@@ -94,18 +168,22 @@ def _relative(low: list[str], i: int, lang: str, clock: datetime) -> Span | None
             return Span(i, i + len(phrase), *_unit_range(d, unit))
     # "3 days ago" / "il y a 3 jours"
     if _NUM.match(w[0]) and w[1] in _UNITS and w[2] == "ago":
-        d = _parse(f"{w[0]} {w[1]} ago", "en", clock)
+        d = _parse(f"{_NUM.value(w[0])} {w[1]} ago", "en", clock)
         return Span(i, i + 3, *_unit_range(d, _UNITS[w[1]])) if d else None
     if w[0:3] == ["il", "y", "a"] and _NUM.match(w[3]) and w[4] in _UNITS:
-        d = _parse(f"il y a {w[3]} {w[4]}", "fr", clock)
+        d = _parse(f"il y a {_NUM.value(w[3])} {w[4]}", "fr", clock)
         return Span(i, i + 5, *_unit_range(d, _UNITS[w[4]])) if d else None
     # "the last 30 days" / "past 2 weeks" / "ces 30 derniers jours" / "les 30 derniers jours"
     k = i + (1 if w[0] in ("the", "ces", "les", "des") else 0)
     v = low[k:k + 3] + [""] * 3
     if v[0] in ("last", "past") and _NUM.match(v[1]) and v[2] in _UNITS:
-        return Span(i, k + 3, _back(today, int(v[1]), _UNITS[v[2]]), today + timedelta(1))
+        return Span(i, k + 3, _back(today, _NUM.value(v[1]), _UNITS[v[2]]), today + timedelta(1))
+    # "the past week" / "over the past month": one unit back, rolling (unlike "last week",
+    # the previous calendar week)
+    if w[0] == "the" and v[0] == "past" and v[1] in _UNITS and _UNITS[v[1]] != "day":
+        return Span(i, k + 2, _back(today, 1, _UNITS[v[1]]), today + timedelta(1))
     if _NUM.match(v[0]) and v[1] in ("derniers", "dernières") and v[2] in _UNITS:
-        return Span(i, k + 3, _back(today, int(v[0]), _UNITS[v[2]]), today + timedelta(1))
+        return Span(i, k + 3, _back(today, _NUM.value(v[0]), _UNITS[v[2]]), today + timedelta(1))
     return None
 
 
@@ -164,15 +242,50 @@ def _absolute(toks: list[str], low: list[str], i: int, lang: str, clock: datetim
     if _YEAR.match(w[0]):
         y = int(w[0])
         return Span(i, i + 1, date(y, 1, 1), date(y + 1, 1, 1))
+    # decades: "the 1990s", "the 90s", "the '90s", "les années 90", "les années 1990"
+    k = 1 if w[0] in ("the", "les") else 0
+    m = _DECADE.match(w[k])
+    if m:
+        return _decade(i, i + k + 1, m.group(1))
+    if w[k] == "années" and re.match(r"^(\d0|1[89]\d0|20\d0)$", w[k + 1]):
+        return _decade(i, i + k + 2, w[k + 1])
     return None
 
 
-def date_at(toks: list[str], low: list[str], i: int, lang: str, clock: datetime) -> Span | None:
+_DECADE = re.compile(r"^'?(\d0|1[89]\d0|20\d0)'?s$")
+
+
+def _decade(i: int, j: int, digits: str) -> Span:
+    """[first year, first year + 10) of a decade; two digits are 19xx from 30 up, else 20xx."""
+    y = int(digits)
+    if y < 100:
+        y += 1900 if y >= 30 else 2000
+    return Span(i, j, date(y, 1, 1), date(y + 10, 1, 1))
+
+
+def _bare_month(low: list[str], i: int, clock: datetime) -> Span | None:
+    """A month named without a year ("since January", "depuis janvier"): the
+    latest such month that has begun by the clock (June 2026: January ->
+    January 2026, December -> December 2025); "may" alone is never read (modal verb)."""
+    m = FULL_MONTHS.get(low[i])
+    if m is None or (i + 1 < len(low) and (_YEAR.match(low[i + 1]) or _DAYNUM.match(low[i + 1]))):
+        return None
+    today = clock.date()
+    y = today.year if m <= today.month else today.year - 1
+    s = date(y, m, 1)
+    return Span(i, i + 1, s, _month_end(s))
+
+
+def date_at(toks: list[str], low: list[str], i: int, lang: str, clock: datetime,
+            after_cue: bool = False) -> Span | None:
     """The date phrase that starts at token ``i``, or None.  A leading French
-    article belongs to the phrase ("le 14 juillet 2019", "le mois dernier")."""
+    article belongs to the phrase ("le 14 juillet 2019", "le mois dernier").
+    ``after_cue``: the word before is a date cue (since, in, depuis...), so a
+    month named alone is a date too (see :func:`_bare_month`)."""
     if i >= len(low):
         return None
-    got = _relative(low, i, lang, clock) or _absolute(toks, low, i, lang, clock)
+    got = _relative(low, i, lang, clock) or _absolute(toks, low, i, lang, clock) \
+        or (_bare_month(low, i, clock) if after_cue else None)
     if got is None and low[i] in ("le", "the", "on", "d'") and i + 1 < len(low):
         inner = _relative(low, i + 1, lang, clock) or _absolute(toks, low, i + 1, lang, clock)
         if inner is not None:

@@ -104,7 +104,7 @@ class _Scan:
         self.role: list[str] = ["text"] * self.n      # text | used | filler | conn | neg
         self.items: list[dict] = []                    # {"node", "neg", "i", "j", "field"}
         self.unparsed: list[str] = []
-        self.add_cue = self.restrict_seen = False
+        self.add_cue = self.restrict_seen = self.replace_cue = False
 
     # -- value readers -----------------------------------------------------
     def name_run(self, i: int, digits: bool = False) -> int:
@@ -179,16 +179,25 @@ class _Scan:
                "after": "after", "après": "after", "until": "until", "till": "until",
                "jusqu'à": "until", "jusqu'en": "until", "between": "between",
                "entre": "between"}.get(lead)
+        if mod is None:    # two- and three-word cues: "prior to", "à partir de", "up to"
+            for words, m in L.DATE_CUE_PHRASES.items():
+                if tuple(self.low[j:j + len(words)]) == words:
+                    mod, j = m, j + len(words) - 1
+                    break
         span: Span | None = None
         if mod:
-            span = date_at(self.toks, self.low, j + 1, self.lang, self.clock)
+            span = date_at(self.toks, self.low, j + 1, self.lang, self.clock, after_cue=True)
             if span is None:
                 if fld == "captured":
                     self.unparsed.append(" ".join(self.toks[j:j + 2]))
                 return 0
         else:
-            if lead in ("in", "en", "on", "from", "de", "du", "d'", "during", "pendant", "of", "taken"):
-                span = date_at(self.toks, self.low, j + 1, self.lang, self.clock)
+            if lead in ("in", "en", "on", "from", "de", "du", "d'", "during", "pendant", "of", "taken",
+                        "over", "within", "durant", "dans", "around", "circa", "vers", "environ",
+                        "about", "c."):
+                k = j + 1 + (j + 1 < self.n and self.low[j + 1] in ("around", "circa", "vers",
+                                                                    "environ", "about"))
+                span = date_at(self.toks, self.low, k, self.lang, self.clock, after_cue=True)
             if span is None:
                 span = date_at(self.toks, self.low, j, self.lang, self.clock)
             if span is None:
@@ -205,9 +214,18 @@ class _Scan:
             rng = {"to": span.end.isoformat()}
         if (mod == "between" or (mod is None and lead in ("from", "de", "du"))) and end < self.n \
                 and self.low[end] in ("and", "et", "to", "à", "au", "until", "-"):
-            second = date_at(self.toks, self.low, end + 1, self.lang, self.clock)
+            second = date_at(self.toks, self.low, end + 1, self.lang, self.clock, after_cue=True)
             if second is not None:
-                rng = {"from": span.start.isoformat(), "to": second.end.isoformat()}
+                start = span.start
+                if start >= second.end and span.j - span.i == 1 and self.low[span.i] in L.FULL_MONTHS:
+                    # "entre mars et mai 2024": the month named alone takes the year of the second
+                    start = start.replace(year=second.start.year)
+                    if start >= second.end:
+                        start = start.replace(year=start.year - 1)
+                if start >= second.end:      # "between 2021 and 2019": said, not searched
+                    self.unparsed.append(" ".join(self.toks[i:second.j]))
+                    return second.j              # the words stay free text
+                rng = {"from": start.isoformat(), "to": second.end.isoformat()}
                 end = second.j
         return self.emit({fld: rng}, i, end, neg)
 
@@ -229,6 +247,8 @@ class _Scan:
             self.unparsed.append(" ".join(self.toks[i:i + k]))
             return 0
         v = _unquote(self.toks[i + k]) or self.toks[i + k]
+        if len(v) > 2 and v[0] == v[-1] == "'":       # tagged 'holiday'
+            v = v[1:-1]
         return self.emit({"keyword": v}, i, i + k + 1, neg)
 
     def m_creator(self, i: int, neg: int | None) -> int:
@@ -254,15 +274,31 @@ class _Scan:
         return 0
 
     def m_person(self, i: int, neg: int | None) -> int:
-        if self.low[i] in L.PERSON_CUES and i + 1 < self.n:
-            e = self.name_run(i + 1)
-            if e > i + 1:
-                return self.emit({"person": " ".join(self.toks[i + 1:e])}, i, e, neg)
+        k = self.phrase(i, L.PERSON_PHRASES) or (1 if self.low[i] in L.PERSON_CUES else 0)
+        if k and i + k < self.n:
+            e = self.name_run(i + k)
+            if e > i + k:
+                return self.emit({"person": " ".join(self.toks[i + k:e])}, i, e, neg)
         return 0
 
     def m_place(self, i: int, neg: int | None) -> int:
+        if self.low[i] == "of" and i + 1 < self.n:
+            # "pictures of Paris": a country, or one capitalised word, is a place;
+            # "of Ana Silva" (two words or more) stays text: a person or a place
+            e = self.name_run(i + 1)
+            name = " ".join(self.toks[i + 1:e])
+            c = L.countries().get(name.lower()) if e > i + 1 else None
+            if c:
+                return self.emit({"country": c}, i, e, neg)
+            if e == i + 2 and i > 0 and self.low[i - 1] in L.FILLERS:
+                return self.emit({"location": name}, i, e, neg)
+            return 0
         if self.low[i] not in L.PLACE_CUES or i + 1 >= self.n:
             return 0
+        nxt = self.toks[i + 1]
+        if self.phrase(i + 1, L.PHRASES) and self.low[i + 1] not in L.countries() \
+                and (not _is_cap(nxt) or nxt.isupper()):
+            return 0                    # "pas de PNG", "in PNG", "en JPEG": a format, not a place
         e = self.name_run(i + 1)
         if e > i + 1:
             name = " ".join(self.toks[i + 1:e])
@@ -288,6 +324,7 @@ class _Scan:
     # -- the scan ----------------------------------------------------------
     def run(self) -> None:
         neg_at: int | None = None       # index of the active negation word
+        neg_end = 0                     # end of that negation phrase
         neg_used = False
         restrict = False
         neg_text: list[int] = []
@@ -295,11 +332,20 @@ class _Scan:
 
         def close_neg():
             nonlocal neg_at, neg_used, neg_text
+            cue = self.toks[neg_at:neg_end] if neg_at is not None else []
             if neg_at is not None and neg_text:
-                self.unparsed.append(" ".join([self.toks[neg_at]] + [self.toks[k] for k in neg_text]))
+                self.unparsed.append(" ".join(cue + [self.toks[k] for k in neg_text]))
             elif neg_at is not None and not neg_used:
-                self.unparsed.append(self.toks[neg_at])
+                self.unparsed.append(" ".join(cue))
             neg_at, neg_used, neg_text = None, False, []
+
+        def start_neg(k: int) -> None:
+            nonlocal neg_at, neg_end
+            close_neg()
+            self.role[i] = "neg"
+            for x in range(i + 1, i + k):
+                self.role[x] = "filler"
+            neg_at, neg_end = i, i + k
 
         while i < self.n:
             low = self.low[i]
@@ -310,6 +356,35 @@ class _Scan:
                 i += 1
                 continue
             neg: int | None = neg_at
+            # removal phrases first ("get rid of", "no more", "plus de", "je ne veux plus")
+            k = self.phrase(i, L.NEGATE_PHRASES)
+            if not k and low == "plus" and (any(x in ("ne", "n'") for x in self.low[:i]) or (
+                    i + 1 < self.n and self.low[i + 1] in ("de", "d'"))):
+                k = 1                          # "je n'en veux plus", "plus de détourées"
+            if k:
+                start_neg(k)
+                i += k
+                continue
+            k = self.phrase(i, L.FILLER_PHRASES)
+            if k:
+                for x in range(i, i + k):
+                    self.role[x] = "filler"
+                i += k
+                continue
+            k = self.phrase(i, L.REPLACE_PHRASES)
+            if k:                               # "forget that, ...": a new search
+                for x in range(i, i + k):
+                    self.role[x] = "filler"
+                self.replace_cue = True
+                i += k
+                continue
+            k = self.phrase(i, L.RESTRICT_PHRASES)
+            if k:
+                for x in range(i, i + k):
+                    self.role[x] = "filler"
+                restrict = self.restrict_seen = True
+                i += k
+                continue
             if self.phrase(i, L.ADD_PHRASES):
                 k = self.phrase(i, L.ADD_PHRASES)
                 for x in range(i, i + k):
@@ -335,9 +410,7 @@ class _Scan:
                 i += 1
                 continue
             if low in L.NEGATE:
-                close_neg()
-                self.role[i] = "neg"
-                neg_at = i
+                start_neg(1)
             elif low in L.RESTRICT:
                 self.role[i] = "filler"
                 restrict = self.restrict_seen = True
@@ -346,7 +419,7 @@ class _Scan:
                 self.add_cue = True
             elif low in L.CONNECT or low in L.CONNECT_OR:
                 self.role[i] = "conn"
-            elif low in L.FILLERS:
+            elif low in L.FILLERS or (neg is not None and low in L.NEG_FILLERS):
                 self.role[i] = "filler"
             elif neg is not None:
                 self.role[i] = "negtext"
@@ -407,14 +480,34 @@ class _Scan:
     def leading(self) -> str | None:
         """The first cue word of the sentence: 'neg', 'refine' or None."""
         for k, low in enumerate(self.low):
+            if self.role[k] == "neg":          # before the connectors: "but not" is one cue
+                return "neg"
             if low in L.REPLACE_WORDS or low in ("and", "et", "but", "mais", "then", "puis"):
                 continue
-            if self.role[k] == "neg":
-                return "neg"
             if low in L.RESTRICT or low in L.ANAPHORA or (low in ("the", "les") and "ones" in self.low):
                 return "refine"
+            if self.role[k] == "filler":     # "I don't want...", "show me only..."
+                continue
             return None
         return None
+
+    def unknown_verb(self) -> list[str] | None:
+        """Words that look like a command verb no table knows: the sentence's
+        only free text is a run of one or two words at its very start, right
+        before a determiner, and the rest was read as predicates ("nuke the
+        cut-outs", "zappe les détourées").  Whether such a verb keeps, adds or
+        removes cannot be told, and guessing ``replace`` could invert the request."""
+        s = 0
+        while s < self.n and self.role[s] in ("filler", "conn"):   # "please", "can you", "and"
+            s += 1
+        k = s
+        while k < self.n and self.role[k] == "text" and k - s < 2:
+            k += 1
+        if k == s or k >= self.n or self.low[k] not in L.DETERMINERS:
+            return None
+        if any(r == "text" for r in self.role[k:]) or not self.items:
+            return None
+        return self.toks[s:k]
 
 
 def conjuncts(node: dict | None) -> list[dict]:
@@ -488,7 +581,15 @@ def parse(sentence: str, *, lang: str = "en", clock: datetime,
     nodes = s.nodes()
     text = s.text()
     lead = s.leading()
-    if not has_previous:
+    unknown = s.unknown_verb() if has_previous and not s.add_cue and lead is None \
+        and not s.restrict_seen and not s.replace_cue else None
+    if unknown:
+        words = " ".join(unknown)
+        return Turn("refine", join_all(nodes), text, s.unparsed + [words],
+                    f"Unclear: I could not tell whether “{words}” asks to keep only, add or "
+                    "remove what follows; the search was not changed (say “only …”, “also …” "
+                    "or “not …”, or edit the chips).")
+    if not has_previous or s.replace_cue:
         intent = "replace"
     elif s.add_cue:
         intent = "add"

@@ -36,6 +36,25 @@ SELECT id, lang, state, turns, created_at, updated_at
  LIMIT %(limit)s
 """
 
+# the owner's conversations past the newest %(keep)s (least recently used first
+# to go): deleted before a new one is created, so an owner holds at most
+# store.MAX_CONVERSATIONS (their turns go by ON DELETE CASCADE)
+DROP_OLDEST = """
+DELETE FROM conversation
+ WHERE id IN (SELECT id FROM conversation
+               WHERE tenant_id = %(tenant_id)s AND owner_id IS NOT DISTINCT FROM %(owner_id)s
+               ORDER BY updated_at DESC, id DESC
+              OFFSET %(keep)s)
+RETURNING id
+"""
+
+# the turns of one conversation older than its newest %(keep)s (the state
+# after each turn is a full snapshot: keeping every turn grew quadratically)
+DROP_OLD_TURNS = """
+DELETE FROM conversation_turn
+ WHERE conversation_id = %(id)s AND n <= %(n)s - %(keep)s
+"""
+
 ADD_TURN = """
 INSERT INTO conversation_turn (conversation_id, n, sentence, result, state)
 VALUES (%(id)s, %(n)s, %(sentence)s, %(result)s, %(state)s)

@@ -20,7 +20,8 @@ from typing import Any
 
 from .parse import Turn, conjuncts, contradiction, join_all
 
-SINGLE = {"captured", "added", "kind", "orientation", "background", "media_type", "format", "cutout"}
+SINGLE = {"captured", "added", "kind", "orientation", "background", "media_type", "format", "cutout",
+          "monochrome"}
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,47 @@ from .state import State, apply
 
 MAX_TURNS = 200          # turns in one conversation; the 201st is refused
 MAX_LISTED = 50          # conversations listed at once
+# Bounds of what one user may store (attack run 3, F7: 200 turns of a growing
+# state were 3.8 MB, and conversations per user had no limit); each is checked
+# before the turn is stored or searched.
+MAX_CONVERSATIONS = 50   # per user: creating one more drops the least recently used
+MAX_TURNS_KEPT = 30      # turn rows kept per conversation (older ones are deleted)
+MAX_STATE_CHARS = 8_000  # the state (filter tree + text) as JSON; the tree also
+                         # keeps the filter tree's own bounds (loupe.filters.parse:
+                         # 64 predicates, 16 levels, 200 characters a value)
+MAX_TEXT_CHARS = 1_000   # the state's free text
 
 
 class ConversationNotFound(LookupError):
     """No conversation with this id belongs to the viewer."""
+
+
+class StateTooLarge(SentenceError):
+    """The state a turn (or an edit) would leave breaks a bound: the filter
+    tree's (predicates, depth, value length), ``MAX_STATE_CHARS`` or
+    ``MAX_TEXT_CHARS``. Nothing is stored."""
+
+
+def check_state(state: dict[str, Any], cid: int | None = None) -> None:
+    """Raise :class:`StateTooLarge` when ``state`` (``{"filter", "text"}``)
+    breaks a bound; the message names the conversation, the bound and the value."""
+    from ..filters import FilterError, parse as parse_tree
+
+    where = f"conversation {cid}" if cid is not None else "the conversation"
+    advice = "; the turn was not applied: remove some chips or start a new conversation"
+    if state.get("filter") is not None:
+        try:
+            parse_tree(state["filter"])
+        except FilterError as exc:
+            raise StateTooLarge(f"{where}: its filter would break a bound ({exc}){advice}") from None
+    text = state.get("text") or ""
+    if len(text) > MAX_TEXT_CHARS:
+        raise StateTooLarge(f"{where}: its free text would have {len(text):,} characters; the "
+                            f"limit is {MAX_TEXT_CHARS:,}{advice}")
+    size = len(json.dumps(state, ensure_ascii=False))
+    if size > MAX_STATE_CHARS:
+        raise StateTooLarge(f"{where}: its state would be {size:,} characters of JSON; the "
+                            f"limit is {MAX_STATE_CHARS:,}{advice}")
 
 
 def _row(r) -> dict[str, Any]:
@@ -36,10 +73,17 @@ def _owner(tenant_id: int, viewer) -> dict[str, Any]:
 
 
 def create(conn: psycopg.Connection, tenant_id: int, viewer, lang: str) -> dict[str, Any]:
-    """A new, empty conversation owned by ``viewer``."""
+    """A new, empty conversation owned by ``viewer``.  When the viewer already
+    has ``MAX_CONVERSATIONS``, the least recently used ones are deleted first
+    so that the new one is the MAX_CONVERSATIONS-th (their ids are in the
+    returned row's ``"dropped"``)."""
     if lang not in ("en", "fr"):
         raise SentenceError(f"language {lang!r} is not supported (en, fr)")
-    return _row(conn.execute(q.CREATE, {**_owner(tenant_id, viewer), "lang": lang}).fetchone())
+    dropped = [r[0] for r in conn.execute(
+        q.DROP_OLDEST, {**_owner(tenant_id, viewer), "keep": MAX_CONVERSATIONS - 1})]
+    row = _row(conn.execute(q.CREATE, {**_owner(tenant_id, viewer), "lang": lang}).fetchone())
+    row["dropped"] = sorted(dropped)
+    return row
 
 
 def get(conn: psycopg.Connection, tenant_id: int, viewer, cid: int) -> dict[str, Any]:
@@ -76,6 +120,8 @@ def _record(conn, tenant_id, viewer, cid, sentence, result, state) -> dict[str, 
         raise SentenceError(f"conversation {cid} has {r[3]} turns; the limit is {MAX_TURNS}: "
                             f"start a new one")
     n = r[3] + 1
+    check_state(state, cid)
+    conn.execute(q.DROP_OLD_TURNS, {"id": cid, "n": n, "keep": MAX_TURNS_KEPT})
     conn.execute(q.ADD_TURN, {"id": cid, "n": n, "sentence": sentence, "result": Jsonb(result),
                               "state": Jsonb(state)})
     conn.execute(q.SET_STATE, {**p, "state": Jsonb(state), "n": n})
@@ -101,10 +147,12 @@ def ask(conn: psycopg.Connection, tenant_id: int, viewer, sentence: str, *,
     ``conversation`` is None) and store the turn and the new state.
 
     Returns ``{"conversation": id, "turn": <contract turn result>, "state":
-    {"filter", "text"}, "n": turn number}``; a turn with a message (a
-    contradiction) is stored but leaves the state unchanged.
-    Raises :class:`SentenceError` (empty or too long sentence, too many turns)
-    and :class:`ConversationNotFound`.
+    {"filter", "text"}, "n": turn number, "dropped": [ids of the viewer's
+    oldest conversations deleted to make room, see :func:`create`]}``; a turn
+    with a message (a contradiction) is stored but leaves the state unchanged.
+    Raises :class:`SentenceError` (empty or too long sentence, too many turns),
+    :class:`StateTooLarge` (the state after the turn breaks a bound; nothing is
+    stored, a new conversation is not created) and :class:`ConversationNotFound`.
     """
     clock = clock or datetime.now(timezone.utc)
     with conn.transaction():
@@ -118,7 +166,8 @@ def ask(conn: psycopg.Connection, tenant_id: int, viewer, sentence: str, *,
         result = turn.as_dict()
         result["message"] = message
         rec = _record(conn, tenant_id, viewer, row["id"], sentence, result, new.as_dict())
-    return {"conversation": row["id"], "turn": result, "state": new.as_dict(), "n": rec["n"]}
+    return {"conversation": row["id"], "turn": result, "state": new.as_dict(), "n": rec["n"],
+            "dropped": row.get("dropped", [])}
 
 
 def edit(conn: psycopg.Connection, tenant_id: int, viewer, cid: int, *,
@@ -126,13 +175,15 @@ def edit(conn: psycopg.Connection, tenant_id: int, viewer, cid: int, *,
     """Set the state by hand (chips removed or edited); stored as a turn with
     no sentence.  The tree is checked by the filter tree's own parser
     (:func:`loupe.filters.parse`).  Raises :class:`loupe.filters.FilterError`
-    naming the bad node, ValueError for text over 1000 characters."""
+    naming the bad node, :class:`StateTooLarge` for a state past a bound (text
+    over ``MAX_TEXT_CHARS``, JSON over ``MAX_STATE_CHARS``)."""
     from ..filters import parse as parse_tree
 
     if filter is not None:
         filter = parse_tree(filter).to_json()
-    if not isinstance(text, str) or len(text) > 1000:
-        raise ValueError("the free text must be a string of at most 1000 characters")
+    if not isinstance(text, str):
+        raise ValueError("the free text must be a string")
+    check_state({"filter": filter, "text": text.strip()}, cid)   # before any write
     if "\x00" in text or (filter is not None and "\\u0000" in json.dumps(filter)):
         raise ValueError("the state holds a NUL character")
     new = State(filter, text.strip())

@@ -44,8 +44,8 @@ _POS_INF = datetime(9999, 12, 31, tzinfo=timezone.utc)
 #: Which fields a driver may start from, most selective kind first.
 _DRIVER_ORDER = ("collection", "creator", "keyword", "location", "country", "captured",
                  "added", "media_type", "format", "rights", "kind", "colour", "background",
-                 "orientation", "cutout")
-MACHINE_FIELDS = ("kind", "colour", "background", "cutout")
+                 "orientation", "cutout", "monochrome")
+MACHINE_FIELDS = ("kind", "colour", "background", "cutout", "monochrome")
 
 
 @dataclass

@@ -64,6 +64,10 @@ TEST = {
                   " AND m.background = {v})",
     "cutout": "EXISTS (SELECT 1 FROM asset_machine m WHERE m.asset_id = a.id"
               " AND m.cutout = {v})",
+    # black and white / greyscale: asset_machine.monochrome (0019; decided from the
+    # pixels' chroma by loupe.pixels.colours); NULL (not analysed) matches neither value
+    "monochrome": "EXISTS (SELECT 1 FROM asset_machine m WHERE m.asset_id = a.id"
+                  " AND m.monochrome = {v})",
 }
 
 DRIVER = {
@@ -96,6 +100,9 @@ DRIVER = {
                   " AND m.background = {v}",
     "cutout": "SELECT m.asset_id FROM asset_machine m WHERE m.tenant_id = %(tenant_id)s"
               " AND m.cutout = {v}",
+    # index asset_machine_monochrome_idx (migration 0025)
+    "monochrome": "SELECT m.asset_id FROM asset_machine m WHERE m.tenant_id = %(tenant_id)s"
+                  " AND m.monochrome = {v}",
 }
 
 # Every asset of the tenant (a tree with no positive predicate to start from,

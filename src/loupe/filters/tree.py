@@ -11,6 +11,7 @@ conversational compiler, issue 17 part 2)::
       {"collection": "path or id:N"}                              sub-collections included
       {"media_type": "image/png"}  {"format": "png"}
       {"kind": "photo"}  {"colour": "red"}  {"background": "white"}  {"cutout": true}
+      {"monochrome": true}  (black and white / greyscale pixels, issue 17 row 2)
       {"orientation": "portrait"|"landscape"|"square"|"panorama"}  as displayed
       {"country": "Portugal"}  {"location": "Lisbon"}
       {"person": "Name"}
@@ -55,7 +56,7 @@ TEXT_FIELDS = ("creator", "keyword", "collection", "country", "location", "perso
 CHOICE_FIELDS = {"kind": KINDS, "orientation": ORIENTATIONS, "background": BACKGROUNDS}
 DATE_FIELDS = ("captured", "added")
 FIELDS = (DATE_FIELDS + TEXT_FIELDS + tuple(CHOICE_FIELDS)
-          + ("media_type", "format", "cutout", "rights"))
+          + ("media_type", "format", "cutout", "monochrome", "rights"))
 
 _MEDIA_TYPE = re.compile(r"image/[a-z0-9][a-z0-9.+-]{0,60}")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -247,7 +248,7 @@ def _value(key: str, val: Any, path: str) -> Any:
             raise FilterError(path, f"{val!r} is not a format Loupe reads: "
                                     + ", ".join(sorted(FORMATS)))
         return val
-    if key == "cutout":
+    if key in ("cutout", "monochrome"):
         if not isinstance(val, bool):
             raise FilterError(path, "true or false")
         return val
@@ -277,7 +278,7 @@ OPTION_FIELDS = ("creator", "keyword", "collection", "media_type", "format", "or
 def tree_from_options(options: dict[str, Any], *, where: Any = None,
                       all_collections: bool = False, now: Any = None) -> Node | None:
     """A tree from readable options: ``{"creator": ["Jane"], "captured":
-    "2019", "cutout": True, "rights": "expired", "expiring_before": "2027-01-01",
+    "2019", "cutout": True, "monochrome": False, "rights": "expired", "expiring_before": "2027-01-01",
     ...}`` (lists: alternatives, OR; ``captured`` / ``added`` read by
     :func:`loupe.filters.dates.date_range` against ``now``), AND-ed with the
     JSON tree ``where``. Several collections are their union unless
@@ -307,8 +308,9 @@ def tree_from_options(options: dict[str, Any], *, where: Any = None,
     for name in DATE_FIELDS:
         if options.get(name):
             parts.append({name: date_range(options[name], now=now, path=f"--{name}")})
-    if options.get("cutout") is not None:
-        parts.append({"cutout": bool(options["cutout"])})
+    for flag in ("cutout", "monochrome"):
+        if options.get(flag) is not None:
+            parts.append({flag: bool(options[flag])})
     for state in ("embargoed", "expired"):
         if options.get(state):
             parts.append({"rights": state})

@@ -84,7 +84,9 @@ def _answer(lib: Library, out: dict, limit: int, offset: int) -> dict[str, Any]:
     return {**{k: out[k] for k in ("conversation", "n", "turn", "state")},
             "chips": chips(out["state"]),
             "search": service.search_payload(res, None, lib) if res is not None else None,
-            "notices": notices}
+            "notices": notices,
+            # the viewer's least recently used conversations deleted to make room (store.create)
+            "dropped": out.get("dropped", [])}
 
 
 def _call(fn):
