@@ -2,11 +2,12 @@
 
 Usage::
 
-    python eval/e9_distractors.py CACHE OUT_DIR LIMIT   # CACHE: scripts/build_demo_library.sh's cache
+    python eval/e9_distractors.py CACHE OUT_DIR LIMIT [MANIFEST]   # CACHE: scripts/build_demo_library.sh's cache
 
 Writes up to LIMIT Open Clip Art PNGs (Debian ``openclipart-png`` / ``-svg``,
 extracted in ``CACHE/root/``) that the demo library does not hold (by their
-openclipart path, read from ``demo/library.manifest.jsonl``), each with its
+openclipart path, read from ``demo/library.manifest.jsonl`` or MANIFEST, the
+demo library's manifest where it was built elsewhere), each with its
 real title, description, keywords and creator from the SVG's RDF, chosen by
 the demo builder's own rule (public domain, a title, at least two keywords)
 and written by its own writer (XMP sidecars), under ``OUT_DIR/distractors/``.
@@ -15,22 +16,24 @@ Order: ``sha256("loupe-e9:" + openclipart path)`` — deterministic.
 import hashlib
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts/demo"))
-import build_demo_library as b  # noqa: E402
+from demo_builder.openclipart import collect_openclipart  # noqa: E402
+from demo_builder.writer import make_unique, write_library  # noqa: E402
 
 
-def main(cache: str, out: str, limit: int) -> None:
+def main(cache: str, out: str, limit: int, manifest: str | None = None) -> None:
     root = os.path.join(cache, "root")
     demo = set()
-    for line in open(REPO / "demo/library.manifest.jsonl", encoding="utf-8"):
+    for line in open(manifest or REPO / "demo/library.manifest.jsonl", encoding="utf-8"):
         r = json.loads(line)
         if r.get("openclipart_path"):
             demo.add(r["openclipart_path"])
-    items = b.collect_openclipart(os.path.join(root, "openclipart-png"),
+    items = collect_openclipart(os.path.join(root, "openclipart-png"),
                                   os.path.join(root, "openclipart-svg"), 100000)
     items = [it for it in items if it.extra["openclipart_path"] not in demo]
     items.sort(key=lambda it: hashlib.sha256(
@@ -39,12 +42,12 @@ def main(cache: str, out: str, limit: int) -> None:
     for it in items:
         it.rel = "distractors/" + it.rel
         it.source = "distractor"
-    b.make_unique(items)
-    recs = b.write_library(items, os.path.abspath(out), b.shutil.which("exiftool") or "exiftool")
+    make_unique(items)
+    recs = write_library(items, os.path.abspath(out), shutil.which("exiftool") or "exiftool")
     print(f"{len(recs)} distractors written to {out}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), *sys.argv[4:])

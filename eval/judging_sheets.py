@@ -3,6 +3,7 @@
 Usage (from the repository root, the demo library's home in ``LOUPE_HOME``)::
 
     python eval/judging_sheets.py sample  OUT.jsonl             # the judged sample of the test split
+    python eval/judging_sheets.py sample-tune OUT.jsonl [N]     # N (45) tune-split queries, for calibration
     python eval/judging_sheets.py sheets  POOL SHEETS_DIR KEY_DIR RUN...   # pool the runs, draw the sheets
     python eval/judging_sheets.py import  POOL KEY_DIR GRADES.jsonl...     # judges' grades → the pool
 
@@ -13,6 +14,14 @@ content hash)``; the last picture of each of the five largest strata is left
 out (60 remain); walking the pictures stratum by stratum in that order, the
 registers objects, style, question are taken in turn (20 of each), so every
 stratum gets a mix of registers. No query text is read to choose.
+
+``sample-tune`` draws N (default 45) queries of the *tune* split the same
+way, one per picture, for calibrating the text lane's cut-offs without
+touching the test split: the 71 tune pictures are grouped by stratum and
+ordered within it by the same salted hash; each stratum keeps its first
+round(N x size / 71) pictures (largest remainder, ties by stratum name, so
+the counts add up to N); then the registers are taken in turn stratum by
+stratum as above (N / 3 of each).
 
 ``sheets`` pools the top 10 of every run (``Evaluation.pool``: each distinct
 (query, asset) pair once, shuffled with a fixed seed, each with a random
@@ -95,6 +104,48 @@ def sample(out: str) -> None:
         for r in chosen:
             f.write(json.dumps(r) + "\n")
     print(f"{len(chosen)} queries -> {out}")
+
+
+def sample_tune(out: str, n: str = "45") -> None:
+    """Write ``n`` tune-split queries, one per picture, stratified (module docstring)."""
+    want = int(n)
+    _, rows = _rows(BLIND)
+    tune = [r for r in rows if r["strata"]["split"] == "tune"]
+    by_pic: dict[str, dict[str, dict]] = defaultdict(dict)
+    for r in tune:
+        by_pic[r["truth"][0]["sha256"]][r["register"]] = r
+    if not 0 < want <= len(by_pic):
+        sys.exit(f"sample-tune: N must be 1..{len(by_pic)} (one query per tune picture), got {want}")
+    strata: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for sha, regs in by_pic.items():
+        s = next(iter(regs.values()))["strata"]
+        strata[(s["source"], s["kind"])].append(sha)
+    for pics in strata.values():
+        pics.sort(key=lambda h: hashlib.sha256((SALT + h).encode()).hexdigest())
+    total = len(by_pic)
+    quota = {k: want * len(v) // total for k, v in strata.items()}
+    rest = sorted(strata, key=lambda k: (-(want * len(strata[k]) % total), k))
+    for k in rest[:want - sum(quota.values())]:
+        quota[k] += 1
+    chosen, i = [], 0
+    for k in sorted(strata):
+        for sha in strata[k][:quota[k]]:
+            regs = by_pic[sha]
+            reg = REGISTERS[i % 3]
+            if reg not in regs:  # every tune picture has all three; guard anyway
+                reg = sorted(regs)[0]
+            chosen.append(regs[reg])
+            i += 1
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("# Judged sample of the demo blind set's TUNE split (eval/judging_sheets.py sample-tune):\n"
+                f"# one query per picture, {want} of the {total} tune pictures, each source x kind\n"
+                f"# stratum keeping its first round({want} x size / {total}) pictures (largest remainder)\n"
+                f"# by sha256('{SALT}' + content hash); registers objects/style/question in turn\n"
+                "# over the pictures taken stratum by stratum. Queries copied unchanged from demo-blind.jsonl.\n")
+        for r in chosen:
+            f.write(json.dumps(r) + "\n")
+    from collections import Counter
+    print(f"{len(chosen)} queries -> {out}; registers {dict(Counter(r['register'] for r in chosen))}")
 
 
 def _viewable(path: Path, side: int) -> Image.Image:
@@ -232,6 +283,8 @@ if __name__ == "__main__":
     cmd, *args = sys.argv[1:]
     if cmd == "sample":
         sample(*args)
+    elif cmd == "sample-tune":
+        sample_tune(*args)
     elif cmd == "sheets":
         sheets(args[0], args[1], args[2], args[3:])
     elif cmd == "import":
