@@ -23,14 +23,16 @@ from .access import users as access
 from .access.users import AccessError, UnknownUser
 from .privacy import private_home
 from .access.viewer import OWNER, Viewer
+from .assets import view
+from .assets.view import AssetNotFound
 from .bulk.actions import apply_action, audit_log as read_audit_log
 from .db import DATABASE_URL_ENV, migrate, resolve_database_url
-from .db.migrate import applied
+from .db import session
+from .db.session import LibraryNotInitialized, UnknownTenant
 from .db.server import stop_embedded
 from .document.compile import rebuild_all_file_documents, rebuild_documents
 from .document.languages import normalize_lang, validate_languages
 from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
-from .ingest.image import displayed_size
 from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
 from .fusion import settings as fusion_config
 from .filters import facets as filter_facets, search as filter_search
@@ -59,20 +61,6 @@ DEFAULT_HOME = "~/.loupe"
 def default_home() -> Path:
     """``$LOUPE_HOME`` or ``~/.loupe``."""
     return Path(os.environ.get(HOME_ENV) or DEFAULT_HOME).expanduser()
-
-
-class UnknownTenant(LookupError):
-    """Raised when a tenant name does not exist (create it with ``init``)."""
-
-
-class LibraryNotInitialized(LookupError):
-    """Raised when opening a home or database that holds no Loupe library yet
-    (create it with ``loupe init``); a mistyped ``LOUPE_HOME`` must not look
-    like an empty library."""
-
-
-class AssetNotFound(LookupError):
-    """Raised when an asset id does not exist in the current tenant."""
 
 
 class Library:
@@ -119,44 +107,13 @@ class Library:
                 ``LOUPE_QUERY_VECTOR_CACHE`` is not a whole number in its range.
         """
         home_path = Path(home).expanduser() if home else default_home()
-        url_given = database_url or os.environ.get(DATABASE_URL_ENV)
-        if not create and not url_given and not (home_path / "pgdata").is_dir():
-            raise LibraryNotInitialized(
-                f"no Loupe library in {home_path}: create one with 'loupe init' "
-                f"(or set LOUPE_HOME to the library's home)")
-        private_home(home_path)   # 0700 folders, 0600 files from here on (issue 11)
-        url = resolve_database_url(home_path, database_url)
-        conn = psycopg.connect(url, autocommit=True)
+        conn = session.connect(home_path, database_url, create=create)
         try:
-            if not create and not applied(conn):
-                raise LibraryNotInitialized(
-                    "the database holds no Loupe library: create one with 'loupe init'")
-            newly = migrate(conn)
-            if any(n.startswith(("0011_", "0017_")) for n in newly):
-                # file documents of existing multi-file assets (migration 0011),
-                # compiled again by the current analyzer (0017: 0013's)
-                rebuild_all_file_documents(conn)
-            if any(n.startswith("0022_") for n in newly):
-                # names people wrote in files ingested before Loupe read them
-                from .faces.backfill import backfill_people
-
-                backfill_people(conn)
-            from pgvector.psycopg import register_vector
-
-            register_vector(conn)
-            lexical_bounds.env_setting("LOUPE_QUERY_VECTOR_CACHE")
-            for stmt in vq.hnsw_session(lexical_bounds.env_setting("LOUPE_HNSW_EF_SEARCH")):
-                conn.execute(stmt)
-            row = conn.execute(q.TENANT_BY_NAME, {"name": tenant}).fetchone()
-            if row is None and create:
-                row = conn.execute(q.CREATE_TENANT, {"name": tenant}).fetchone()
-            if row is None:
-                raise UnknownTenant(f"no tenant named {tenant!r}: create it with "
-                                    f"'loupe --tenant {tenant} init'")
+            tenant_id = session.tenant_id(conn, tenant, create=create)
         except BaseException:
             conn.close()
             raise
-        return cls(conn, home_path, row[0], tenant)
+        return cls(conn, home_path, tenant_id, tenant)
 
     def close(self) -> None:
         """Close the connection (the embedded server stops when its last user exits)."""
@@ -492,61 +449,20 @@ class Library:
         return code
 
     def _asset_row(self, asset_id: int) -> tuple:
-        row = self.conn.execute(q.ASSET, {"tenant_id": self.tenant_id, "asset_id": asset_id,
-                                          **self.viewer.params()}).fetchone()
-        if row is None:
-            # the same answer for "does not exist" and "not yours to see" (P1)
-            raise AssetNotFound(f"no asset {asset_id} in tenant {self.tenant!r}")
-        return row
+        return view.asset_row(self.conn, self.tenant_id, self.tenant, self.viewer, asset_id)
 
     def show(self, asset_id: int) -> dict[str, Any]:
-        """Everything stored about one asset: pixels, files with metadata,
-        collections and search documents. ``width``/``height`` are the size as
-        displayed (EXIF orientation applied); ``stored_width``/``stored_height``
-        the stored pixels and ``orientation`` the EXIF value 1..8.
+        """Everything stored about one asset that the viewer may read: pixels
+        (``width``/``height`` as displayed, ``stored_width``/``stored_height``,
+        ``orientation``), files with metadata, collections, search documents
+        and machine facts (:func:`loupe.assets.view.asset_record`).
 
         Raises:
             AssetNotFound: no such asset in this tenant, or one the viewer
                 may not read (the two are not told apart).
         """
-        row = self._asset_row(asset_id)
-        params = {"tenant_id": self.tenant_id, "asset_id": asset_id, **self.viewer.params()}
-        cols = ["id", "sha256", "byte_size", "media_type", "width", "height", "orientation",
-                "thumbnail", "created_at", "updated_at", "embargo_until", "rights_expire_at"]
-        asset = dict(zip(cols, row))
-        # width/height as displayed (EXIF orientation applied: 5..8 turn the
-        # picture a quarter, swapping the sides); the stored pixels and the
-        # orientation are given apart
-        asset["stored_width"], asset["stored_height"] = asset["width"], asset["height"]
-        asset["width"], asset["height"] = displayed_size(asset["width"], asset["height"],
-                                                         asset["orientation"])
-        asset["sha256"] = bytes(asset["sha256"]).hex()
-        asset["thumbnail"] = str(self.home / asset["thumbnail"]) if asset["thumbnail"] else None
-        for key in ("created_at", "updated_at", "embargo_until", "rights_expire_at"):
-            asset[key] = asset[key].isoformat() if asset[key] else None
-        asset["files"] = [
-            {"path": r[0], "collection": r[1], "sidecar": r[2], "metadata": r[3]}
-            for r in self.conn.execute(q.ASSET_FILES, params)]
-        asset["documents"] = [
-            {"lang": r[0], "title": r[1], "description": r[2], "keywords": r[3],
-             "collections": r[4], "filename": r[5], "creator": r[6], "copyright": r[7],
-             "location": r[8], "doc_len": r[9], "vocabulary": r[10]}
-            for r in self.conn.execute(q.ASSET_DOCUMENTS, params)]
-        asset["machine"] = self._machine_facts(asset_id)
-        return asset
-
-    def _machine_facts(self, asset_id: int) -> dict[str, Any] | None:
-        """The machine facts of an asset the viewer may see (its pixels: the
-        same in every file) with their words per library language, or None."""
-        from .pixels.store import load
-        from .pixels.words import machine_text
-
-        facts = load(self.conn, asset_id)
-        if facts is None:
-            return None
-        facts["computed_at"] = facts["computed_at"].isoformat()
-        facts["words"] = {lang: machine_text(facts, lang) for lang in self.languages()}
-        return facts
+        return view.asset_record(self.conn, self.home, self.tenant_id,
+                                 self._asset_row(asset_id), self.viewer, self.languages())
 
     def thumbnail(self, asset_id: int) -> Path:
         """The asset's thumbnail file (WebP, longest side 384 px).
@@ -554,10 +470,7 @@ class Library:
         Raises:
             AssetNotFound: no such asset, one the viewer may not read, or no thumbnail.
         """
-        thumb = self._asset_row(asset_id)[7]
-        if not thumb or not (self.home / thumb).is_file():
-            raise AssetNotFound(f"asset {asset_id} has no thumbnail")
-        return self.home / thumb
+        return view.thumbnail_path(self.home, self._asset_row(asset_id))
 
     def original(self, asset_id: int) -> Path:
         """The asset's primary file (first by path among those the viewer may
@@ -574,63 +487,25 @@ class Library:
 
     def open_original(self, asset_id: int) -> tuple[Any, Path]:
         """The asset's original, opened: ``(binary file object at offset 0,
-        path)``. A file is served only if it is still the asset's bytes as
-        ingested: no component of its path is a symbolic link (its stored
-        path is canonical), it is opened without following a link
-        (``O_NOFOLLOW``) nor blocking (``O_NONBLOCK``), it is a regular file,
-        and its size and SHA-256 are the asset's. So a file replaced after
-        ingest by a link (to /etc/shadow, to a private file) or by other
-        bytes is never served: the next file is tried, else not found.
-        Read what is returned, not the path (the check holds for this
-        descriptor only).
+        path)``, the first of its files the viewer may read that still holds
+        the asset's bytes as ingested: a file replaced after ingest by a link
+        (to /etc/shadow, to a private file) or by other bytes is never served
+        (:func:`loupe.assets.view.open_verified`). Read what is returned, not
+        the path (the check holds for this descriptor only).
 
         Raises:
             AssetNotFound: no such asset, one the viewer may not read, or no
                 file of it holds its bytes any more.
         """
-        import hashlib
-        import stat as stat_
-
-        row = self._asset_row(asset_id)
-        sha, size = bytes(row[1]), row[2]
-        for f in self.conn.execute(q.ASSET_FILES, {"tenant_id": self.tenant_id,
-                                                   "asset_id": asset_id,
-                                                   **self.viewer.params()}):
-            path = f[0]
-            if os.path.realpath(path) != path:
-                continue
-            try:
-                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            except OSError:
-                continue
-            fh = os.fdopen(fd, "rb")
-            st = os.fstat(fd)
-            if not stat_.S_ISREG(st.st_mode) or st.st_size != size:
-                fh.close()
-                continue
-            h = hashlib.sha256()
-            while chunk := fh.read(1 << 20):
-                h.update(chunk)
-            if h.digest() != sha:
-                fh.close()
-                continue
-            fh.seek(0)
-            return fh, Path(path)
-        raise AssetNotFound(f"asset {asset_id}: no file of it on disk holds its bytes any more")
+        return view.open_original(self.conn, self.tenant_id, self.viewer,
+                                  self._asset_row(asset_id))
 
     def collections(self) -> list[dict[str, Any]]:
-        """Collections (folders as ingested, and hand-made ones) with the number
-        of assets in each, sub-collections included, that the viewer may read:
-        ``{"id", "path", "parent_id", "hand_made", "assets", "full_path"}``
-        (``full_path``: source root + path, None for hand-made ones; a scope
-        or grant names a collection by ``id:<id>`` or its full path when its
-        path is ambiguous). A member only sees collections where it can read
-        something, and no server path: its ``full_path`` is None (issue 11)."""
-        see_all = self.viewer.see_all
-        return [{"id": r[0], "path": r[1], "parent_id": r[2], "hand_made": r[3],
-                 "assets": r[4], "full_path": r[5] if see_all else None}
-                for r in self.conn.execute(q.COLLECTIONS, {"tenant_id": self.tenant_id,
-                                                           **self.viewer.params()})]
+        """Collections (folders as ingested, and hand-made ones) the viewer can
+        read something in, with asset counts, sub-collections included
+        (:func:`loupe.assets.view.collections`; a scope or grant names one by
+        ``id:<id>`` or its full path when its path is ambiguous)."""
+        return view.collections(self.conn, self.tenant_id, self.viewer)
 
     # -- users, groups, grants (P1) --------------------------------------------
 
