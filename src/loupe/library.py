@@ -39,13 +39,12 @@ from .filters import facets as filter_facets, search as filter_search
 from .lexical import settings as lexical_bounds
 from .lexical.search import analyze as analyze_text
 from .models import registry, runtime
-from .models.embedders import Embedder, ModelError
+from .models.embedders import Embedder
 from .scopes.search import Scope, collection_id, resolve_scope
 from .search.pipeline import SearchPipeline, SearchRequest
 from .search.result import Hit, SearchResult
-from .vector import identity as model_identity
-from .vector import queries as vq
-from .vector.embed import EmbedSummary, build_variants, embed_images, embed_texts
+from .vector import lanes
+from .vector.embed import EmbedSummary
 from . import queries as q
 
 HOME_ENV = "LOUPE_HOME"
@@ -275,27 +274,18 @@ class Library:
 
     # -- models and vector lanes -------------------------------------------------
 
-    def _embedder(self, name: str) -> Embedder:
-        """The model's embedder, loaded once per process (:func:`loupe.models.registry.embedder`)."""
+    def embedder(self, name: str) -> Embedder:
+        """Installed model ``name``'s embedder, one per process shared by every
+        Library (:func:`loupe.models.registry.embedder`). Raises ModelError."""
         return registry.embedder(self.home, name)
-
-    def _adopt(self, model_id: int, info: registry.ModelInfo) -> int | None:
-        """Record the model folder's content for ``model_id``; the vectors a
-        previous content computed are removed (returns how many, or None)."""
-        return model_identity.adopt(self.conn, model_id, content=registry.fingerprint(info),
-                                    kind=info.kind, dims=info.dims)
 
     def vectors_waiting(self) -> dict[str, int]:
         """Assets without a vector of their lane's active model, per lane."""
-        return {r[0]: r[6] - r[5] for r in self.conn.execute(
-            vq.LANE_MODELS, {"tenant_id": self.tenant_id}) if r[6] > r[5]}
+        return lanes.waiting(self.conn, self.tenant_id)
 
     def models(self) -> list[dict[str, Any]]:
         """Installed models, and the lanes of this tenant each one serves."""
-        active = {r[2]: r[0] for r in self.conn.execute(vq.LANE_MODELS, {"tenant_id": self.tenant_id})}
-        return [{"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder),
-                 "lanes": [lane for name, lane in active.items() if name == m.name]}
-                for m in registry.list_models(self.home)]
+        return lanes.installed(self.conn, self.home, self.tenant_id)
 
     def install_model(self, source: str | Path, *, name: str | None = None) -> dict[str, Any]:
         """Install a model from a folder or archive (see :func:`loupe.models.registry.install`)."""
@@ -309,15 +299,9 @@ class Library:
         return {"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder)}
 
     def model_thresholds(self, name: str) -> dict[str, float]:
-        """A model's distance thresholds by query length (keys ``1``, ``2``,
-        ``3-5``, ``6-10``, ``11+``; cosine distances), read only.
-
-        Raises:
-            ModelError: no such model.
-        """
-        cfg = registry.get_model(self.home, name).config
-        return {k: float(v) for k, v in
-                {**registry.DEFAULT_THRESHOLDS, **(cfg.get("thresholds") or {})}.items()}
+        """A model's distance thresholds by query length, read only
+        (:func:`loupe.models.registry.thresholds`). Raises ModelError."""
+        return registry.thresholds(self.home, name)
 
     def set_model_thresholds(self, name: str, thresholds: dict[str, float], *,
                              provenance: dict[str, str] | None = None) -> dict[str, float]:
@@ -336,16 +320,9 @@ class Library:
         return registry.set_thresholds(self.home, name, thresholds, provenance)
 
     def model_thresholds_provenance(self, name: str) -> dict[str, dict[str, str] | None]:
-        """Where each of a model's thresholds came from: band → the record
-        written by :meth:`set_model_thresholds`, or None for a value written
-        at install time (read only).
-
-        Raises:
-            ModelError: no such model.
-        """
-        prov = registry.get_model(self.home, name).config.get("thresholds_provenance") or {}
-        return {k: (dict(prov[k]) if isinstance(prov.get(k), dict) else None)
-                for k in registry.DEFAULT_THRESHOLDS}
+        """Where each of a model's thresholds came from, read only
+        (:func:`loupe.models.registry.thresholds_provenance`). Raises ModelError."""
+        return registry.thresholds_provenance(self.home, name)
 
     def verify_model(self, name: str) -> dict[str, Any]:
         """Load a model and check its encoders (see :func:`loupe.models.registry.verify`)."""
@@ -353,35 +330,14 @@ class Library:
 
     def use_model(self, name: str, lane: str) -> dict[str, Any]:
         """Make ``name`` the model of this tenant's ``image`` or ``text`` lane and
-        create its HNSW index. Vectors of a previous model stay until replaced;
-        run :meth:`embed` to compute the new ones.
+        create its HNSW index (:func:`loupe.vector.lanes.use`). Vectors of a
+        previous model stay until replaced; run :meth:`embed` to compute the new ones.
 
         Raises:
             ModelError: unknown model, or a model that cannot encode what the lane needs.
             ValueError: a lane other than image/text.
         """
-        if lane not in ("image", "text"):
-            raise ValueError("lane must be 'image' or 'text'")
-        model = registry.get_model(self.home, name)
-        emb = model.embedder()
-        need = {"image": {"image", "text"}, "text": {"text"}}[lane]
-        if not need <= emb.modalities:
-            raise ModelError(f"{name} ({model.kind}) cannot serve the {lane} lane: it encodes "
-                             f"{', '.join(sorted(emb.modalities))} only")
-        content = registry.fingerprint(model)
-        with self.conn.transaction():
-            model_id, dims, _ = self.conn.execute(vq.REGISTER_MODEL, {
-                "name": name, "kind": model.kind, "dims": model.dims,
-                "content": content}).fetchone()
-            self.conn.execute(vq.SET_LANE_MODEL, {"tenant_id": self.tenant_id, "lane": lane,
-                                                 "model_id": model_id})
-        removed = self._adopt(model_id, model)
-        self.conn.execute(vq.hnsw_index(model_id, lane, model.dims))
-        out = {"lane": lane, "model": name, "dims": model.dims,
-               "content_sha256": content}
-        if removed is not None:
-            out["vectors_removed"] = removed
-        return out
+        return lanes.use(self.conn, self.home, self.tenant_id, name, lane)
 
     def build_variants(self, model: str) -> dict[str, int]:
         """Build the "image", "caption" and "both" vector sets of an image-text
@@ -390,47 +346,14 @@ class Library:
         Raises:
             ModelError: unknown model, or one that does not encode both images and text.
         """
-        info = registry.get_model(self.home, model)
-        emb = self._embedder(model)
-        if not {"image", "text"} <= emb.modalities:
-            raise ModelError(f"{model} does not encode both images and text")
-        with self.conn.transaction():
-            model_id, dims, _ = self.conn.execute(vq.REGISTER_MODEL, {
-                "name": model, "kind": info.kind, "dims": info.dims,
-                "content": registry.fingerprint(info)}).fetchone()
-        self._adopt(model_id, info)
-        dims = info.dims
-        for lane in ("image", "caption", "both"):
-            self.conn.execute(vq.hnsw_index(model_id, lane, dims))
-        return build_variants(self.conn, self.tenant_id, model_id, model, emb,
-                              self.languages()[0])
+        return lanes.variants(self.conn, self.home, self.tenant_id, model, self.languages()[0])
 
     def embed(self, *, lane: str | None = None, progress=None) -> list[EmbedSummary]:
-        """Compute the vectors the tenant's active lanes are missing (image lane:
-        pixels; text lane: the budgeted embedding text). Returns one summary per lane.
-
-        A model whose folder now holds other content than the model its
-        vectors came from (V3) has those vectors removed first (every
-        tenant's: they are all wrong) and computed again; the summary's
-        ``replaced`` counts the vectors removed."""
-        out = []
-        for ln, model_id, name, kind, dims, n_vec, n_assets, stored in self.conn.execute(
-                vq.LANE_MODELS, {"tenant_id": self.tenant_id}).fetchall():
-            if lane and ln != lane:
-                continue
-            info = registry.get_model(self.home, name)
-            removed = self._adopt(model_id, info)
-            emb = self._embedder(name)
-            if ln == "image":
-                summary = embed_images(self.conn, self.tenant_id, model_id, name, emb,
-                                       progress=progress)
-            else:
-                summary = embed_texts(self.conn, self.tenant_id, model_id, name, emb,
-                                      self.languages()[0], progress=progress)
-            summary.content_sha256 = registry.fingerprint(info)
-            summary.replaced = removed or 0
-            out.append(summary)
-        return out
+        """Compute the vectors the tenant's active lanes are missing, one
+        summary per lane; vectors of a model whose folder changed content (V3)
+        are removed and computed again (:func:`loupe.vector.lanes.embed`)."""
+        return lanes.embed(self.conn, self.home, self.tenant_id, self.languages()[0],
+                           lane=lane, progress=progress)
 
     def analyze(self, text: str, *, lang: str | None = None, query: bool = False) -> list[str]:
         """The terms the analyzer of ``lang`` emits for ``text``: every term in
