@@ -21,39 +21,32 @@ import psycopg
 
 from .access import users as access
 from .access.users import AccessError, UnknownUser
-from .privacy import private_home
 from .access.viewer import OWNER, Viewer
 from .assets import view
 from .assets.view import AssetNotFound
-from .bulk.actions import apply_action, audit_log as read_audit_log
-from .db import DATABASE_URL_ENV, migrate, resolve_database_url
+from .bulk import run as bulk_run
+from .bulk.actions import audit_log as read_audit_log
+from .db import DATABASE_URL_ENV
 from .db import session
 from .db.session import LibraryNotInitialized, UnknownTenant
 from .db.server import stop_embedded
-from .document.compile import rebuild_all_file_documents, rebuild_documents
-from .document.languages import normalize_lang, validate_languages
-from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
-from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
+from .document import rebuild
+from .document.languages import query_language, validate_languages
+from .ingest.pipeline import MAX_PIXELS_LIMIT, IngestSummary, Ingester, ProgressFn, check_max_pixels
 from .fusion import settings as fusion_config
 from .filters import facets as filter_facets, search as filter_search
 from .lexical import settings as lexical_bounds
 from .lexical.search import analyze as analyze_text
 from .models import registry, runtime
 from .models.embedders import Embedder
-from .scopes.search import Scope, collection_id, resolve_scope
-from .search.pipeline import SearchPipeline, SearchRequest
+from .scopes.search import collection_id
+from .search.pipeline import BULK_MAX, OFFSET_MAX, SearchPipeline, SearchRequest, check_page
 from .search.result import Hit, SearchResult
 from .vector import lanes
 from .vector.embed import EmbedSummary
 from . import queries as q
 
 HOME_ENV = "LOUPE_HOME"
-#: Most assets one bulk action may reach (the deep band's ceiling, C3).
-BULK_MAX = 50_000
-#: Largest decompression-bomb ceiling an ingest accepts (pixels).
-MAX_PIXELS_LIMIT = 1_000_000_000
-#: Largest search offset accepted (row numbers are bigint; no result is larger).
-OFFSET_MAX = 1_000_000_000
 DEFAULT_HOME = "~/.loupe"
 
 
@@ -150,31 +143,21 @@ class Library:
     # -- commands ---------------------------------------------------------------
 
     def init(self, languages: list[str] | None = None) -> dict[str, Any]:
-        """Set the library languages (one search document per asset per language)
-        and rebuild documents if they changed. Returns the tenant's settings.
-
-        The list replaces the previous one: documents of languages left out
-        are removed, those of new languages are built.
+        """Set the library languages (one search document per asset per
+        language): the list replaces the previous one, documents of languages
+        left out are removed and those of new ones built
+        (:func:`loupe.document.rebuild.set_languages`). Returns the tenant's settings.
 
         Raises:
             ValueError: an empty list or a code Loupe has no analyzer for.
         """
         if languages is not None:
-            langs = validate_languages(languages)
-            old = self.languages()
-            if langs != old:
-                with self.conn.transaction():
-                    self.conn.execute(q.SET_LANGUAGES, {"tenant_id": self.tenant_id, "langs": langs})
-                    for (asset_id,) in self.conn.execute(
-                            q.ASSET_IDS, {"tenant_id": self.tenant_id}).fetchall():
-                        rebuild_documents(self.conn, self.tenant_id, asset_id, langs)
-                    self.conn.execute(q.DROP_LANGUAGE_STATS,
-                                      {"tenant_id": self.tenant_id, "langs": langs})
+            rebuild.set_languages(self.conn, self.tenant_id, validate_languages(languages))
         return {"tenant": self.tenant, "home": str(self.home), "languages": self.languages()}
 
     def languages(self) -> list[str]:
         """The tenant's library languages, first = default query language."""
-        return list(self.conn.execute(q.TENANT_LANGUAGES, {"tenant_id": self.tenant_id}).fetchone()[0])
+        return rebuild.languages(self.conn, self.tenant_id)
 
     def ingest(self, path: str | Path, *, progress: ProgressFn | None = None,
                max_pixels: int | None = None,
@@ -190,11 +173,7 @@ class Library:
             NotADirectoryError: ``path`` is not a folder.
             ValueError: ``max_pixels`` out of its range.
         """
-        if max_pixels is not None and (isinstance(max_pixels, bool)
-                                       or not isinstance(max_pixels, int)
-                                       or not 1 <= max_pixels <= MAX_PIXELS_LIMIT):
-            raise ValueError(f"max_pixels = {max_pixels!r} is out of range: it must be within "
-                             f"1 and {MAX_PIXELS_LIMIT:,}")
+        check_max_pixels(max_pixels)
         kwargs = {"max_pixels": max_pixels} if max_pixels else {}
         ingester = Ingester(self.conn, self.tenant_id, self.home, **kwargs)
         return ingester.ingest(path, progress=progress, on_wait=on_wait)
@@ -230,23 +209,16 @@ class Library:
             loupe.filters.FilterError: the filter tree is not valid (the
                 message names the node), or names an unknown collection.
         """
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= BULK_MAX:
-            raise ValueError(f"limit = {limit!r} is out of range: it must be within 1 and "
-                             f"{BULK_MAX:,}")
-        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= OFFSET_MAX:
-            raise ValueError(f"offset = {offset!r} is out of range: it must be within 0 and "
-                             f"{OFFSET_MAX:,}")
-        if facets:
-            res = self.search(query, lang=lang, limit=limit, offset=offset, scope=scope,
-                              title_band=title_band, filters=filters)
-            res.facets = self.facets(query, lang=lang, scope=scope, filters=filters)
-            return res
+        check_page(limit, offset)
         langs = [self._lang(lang)] if lang else self.languages()
         if filters is not None:   # issue 17: the filtered set is the search's scope
-            return filter_search.filtered_search(self, query, langs, limit, offset, scope,
-                                                 filters)
-        return SearchPipeline(self).run(SearchRequest(query, langs, limit, offset, scope,
-                                                      title_band))
+            res = filter_search.filtered_search(self, query, langs, limit, offset, scope, filters)
+        else:
+            res = SearchPipeline(self).run(SearchRequest(query, langs, limit, offset, scope,
+                                                         title_band))
+        if facets:
+            res.facets = self.facets(query, lang=lang, scope=scope, filters=filters)
+        return res
 
     def facets(self, query: str = "", *, filters: Any = None,
                scope: str | list[str] | None = None, lang: str | None = None,
@@ -267,10 +239,6 @@ class Library:
                  and len(full.hits) == full.total)
         return filter_facets.facets(self.conn, self.tenant_id, self.viewer,
                                     [h.asset_id for h in full.hits], exact=exact, top=top)
-
-    def _scope(self, scope: str | list[str]) -> Scope:
-        """Resolve collection names (one or several: their union)."""
-        return resolve_scope(self.conn, self.tenant_id, scope, viewer=self.viewer)
 
     # -- models and vector lanes -------------------------------------------------
 
@@ -362,14 +330,7 @@ class Library:
         return analyze_text(self.conn, text, lang, query=query)
 
     def _lang(self, lang: str | None) -> str:
-        langs = self.languages()
-        if not lang:
-            return langs[0]
-        code = normalize_lang(lang)
-        if code not in langs:
-            raise ValueError(f"{lang!r} is not a language of this library ({', '.join(langs)}): "
-                             f"add it with 'loupe init --languages {','.join(langs + [code])}'")
-        return code
+        return query_language(self.languages(), lang)
 
     def _asset_row(self, asset_id: int) -> tuple:
         return view.asset_row(self.conn, self.tenant_id, self.tenant, self.viewer, asset_id)
@@ -616,22 +577,10 @@ class Library:
                 or a path naming several.
         """
         self._manage()
-        # the assets the same search shows: without a language, every language's
-        lang = self._lang(lang) if lang else None
-        label = None
-        if scope:
-            resolved = self._scope(scope)
-            scope, label = [f"id:{i}" for i in resolved.roots], resolved.label
-        if filters is not None:   # the audit log records the filter with the scope
-            label = ((label + " ") if label else "") + "filter " + \
-                filter_search.parse(filters).dumps()
-
-        def run():
-            return self.search(query, lang=lang, scope=scope, limit=BULK_MAX, filters=filters)
-
-        return apply_action(self.conn, self.tenant_id, self.viewer, self.languages(), action,
-                            value, run_search=run, query=query, scope=label, confirm=confirm,
-                            match="any" if any_term else "all", dry_run=dry_run)
+        lang = self._lang(lang) if lang else None   # without one, every language's
+        return bulk_run.bulk(self, action, value, query=query, scope=scope, lang=lang,
+                             confirm=confirm, any_term=any_term, dry_run=dry_run,
+                             filters=filters)
 
     def audit_log(self, limit: int = 50) -> list[dict[str, Any]]:
         """The latest bulk actions and actions on users, newest first (owner
@@ -640,29 +589,16 @@ class Library:
         return read_audit_log(self.conn, self.tenant_id, limit)
 
     def import_vocabulary(self, path: str | Path, *, name: str | None = None) -> dict[str, Any]:
-        """Import (or replace) a controlled vocabulary from a JSON, CSV or SKOS file
-        (see :mod:`loupe.document.vocabulary`) and rebuild the search documents
-        of the assets it touches, all in one transaction.
+        """Import (or replace) a controlled vocabulary from a JSON, CSV or SKOS
+        file and rebuild the documents of the assets it touches, in one
+        transaction (:func:`loupe.document.rebuild.import_vocabulary`).
 
         Returns ``{"vocabulary", "terms", "assets_tagged", "documents_rebuilt"}``.
 
         Raises:
             loupe.document.vocabulary.VocabularyError: the file cannot be imported.
         """
-        vocab_name, terms = read_vocabulary(path)
-        vocab_name = name or vocab_name
-        params = {"tenant_id": self.tenant_id}
-        langs = self.languages()
-        with self.conn.transaction():
-            before = {r[0] for r in self.conn.execute(q.ASSETS_WITH_VOCABULARY, params)}
-            vocab_id = store_vocabulary(self.conn, self.tenant_id, vocab_name, terms)
-            after = {r[0] for r in self.conn.execute(AFFECTED_ASSETS, params)}
-            rebuilt = 0
-            for asset_id in sorted(before | after):
-                rebuilt += rebuild_documents(self.conn, self.tenant_id, asset_id, langs)
-            tagged = self.conn.execute(q.VOCABULARY_ASSETS, {"vocabulary_id": vocab_id}).fetchone()[0]
-        return {"vocabulary": vocab_name, "terms": len(terms), "assets_tagged": tagged,
-                "documents_rebuilt": rebuilt}
+        return rebuild.import_vocabulary(self.conn, self.tenant_id, self.languages(), path, name)
 
     def lexical_settings(self) -> dict[str, Any]:
         """The lexical lane's settings: k1, field-group weights and b (title,
@@ -792,21 +728,9 @@ class Library:
         Raises:
             ValueError: an unknown key or a value out of its bound (named).
         """
-        from .pixels import queries as pq
+        from .pixels.enrich import change_settings
 
-        new = {**self.machine_settings(), **changes}
-        if set(new) != {"ocr", "ocr_budget_ms", "ocr_min_score"}:
-            raise ValueError(f"unknown machine setting(s): {sorted(set(changes) - set(new))}")
-        if not isinstance(new["ocr"], bool):
-            raise ValueError(f"ocr must be true or false, not {new['ocr']!r}")
-        if not (isinstance(new["ocr_budget_ms"], int) and 100 <= new["ocr_budget_ms"] <= 60000):
-            raise ValueError(f"ocr_budget_ms = {new['ocr_budget_ms']!r} is out of range: "
-                             f"it must be a whole number within 100 and 60,000")
-        if not 0 <= float(new["ocr_min_score"]) <= 1:
-            raise ValueError(f"ocr_min_score = {new['ocr_min_score']!r} is out of range: "
-                             f"it must be within 0 and 1")
-        self.conn.execute(pq.SET_MACHINE_SETTINGS, {**new, "tenant_id": self.tenant_id})
-        return self.machine_settings()
+        return change_settings(self.conn, self.tenant_id, **changes)
 
     def hash(self, *, progress: ProgressFn | None = None) -> dict[str, int]:
         """Compute the perceptual hashes of assets ingested before they
