@@ -157,3 +157,20 @@ def collections(conn: psycopg.Connection, tenant_id: int, viewer: Viewer) -> lis
     return [{"id": r[0], "path": r[1], "parent_id": r[2], "hand_made": r[3],
              "assets": r[4], "full_path": r[5] if viewer.see_all else None}
             for r in conn.execute(q.COLLECTIONS, {"tenant_id": tenant_id, **viewer.params()})]
+
+
+def stats(conn: psycopg.Connection, tenant_id: int) -> dict[str, Any]:
+    """Counts of the tenant's ``assets``, ``files``, ``collections`` and
+    ``documents`` (language → count)."""
+    row = conn.execute(q.STATS, {"tenant_id": tenant_id}).fetchone()
+    docs = {r[0]: r[1] for r in conn.execute(q.DOC_COUNTS, {"tenant_id": tenant_id})}
+    return {"assets": row[0], "files": row[1], "collections": row[2], "documents": docs}
+
+
+def failures(conn: psycopg.Connection, tenant_id: int, run_id: int | None) -> list[dict[str, Any]]:
+    """Problems of ingest run ``run_id`` (None: the latest): ``{"run_id",
+    "path", "kind", "reason", "severity"}``, ``severity`` ``error`` (file not
+    ingested) or ``warning`` (ingested with a problem)."""
+    rows = conn.execute(q.FAILURES, {"tenant_id": tenant_id, "run_id": run_id})
+    return [{"run_id": r[0], "path": r[1], "kind": r[2], "reason": r[3], "severity": r[4]}
+            for r in rows]

@@ -98,3 +98,18 @@ def tenant_id(conn: psycopg.Connection, tenant: str, *, create: bool) -> int:
         raise UnknownTenant(f"no tenant named {tenant!r}: create it with "
                             f"'loupe --tenant {tenant} init'")
     return row[0]
+
+
+def stop(home: Path, database_url: str | None, *, force: bool) -> dict:
+    """Stop library ``home``'s embedded server (:func:`loupe.db.server.stop_embedded`).
+
+    Raises:
+        ValueError: a database URL is configured (Loupe does not manage that server).
+        loupe.db.server.ServerInUse, loupe.db.DatabaseUnavailable: as ``stop_embedded``.
+    """
+    from .server import stop_embedded
+
+    if database_url or os.environ.get(DATABASE_URL_ENV):
+        raise ValueError(f"{DATABASE_URL_ENV} (or --database-url) is set: that server is "
+                         f"not Loupe's to stop")
+    return stop_embedded(home / "pgdata", force=force)

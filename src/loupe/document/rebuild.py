@@ -56,3 +56,9 @@ def import_vocabulary(conn: psycopg.Connection, tenant_id: int, langs: list[str]
         tagged = conn.execute(q.VOCABULARY_ASSETS, {"vocabulary_id": vocab_id}).fetchone()[0]
     return {"vocabulary": vocab_name, "terms": len(terms), "assets_tagged": tagged,
             "documents_rebuilt": rebuilt}
+
+
+def vocabularies(conn: psycopg.Connection, tenant_id: int) -> list[dict[str, Any]]:
+    """The tenant's vocabularies: ``{"vocabulary", "terms", "assets_tagged"}``."""
+    return [{"vocabulary": r[0], "terms": r[1], "assets_tagged": r[2]}
+            for r in conn.execute(q.VOCABULARIES, {"tenant_id": tenant_id})]
