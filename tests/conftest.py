@@ -119,3 +119,41 @@ def without_machine_words(lib) -> None:
             "AND a.tenant_id = %s RETURNING m.asset_id", (lib.tenant_id,)).fetchall()]
         for asset_id in ids:
             rebuild_documents(conn, lib.tenant_id, asset_id, lib.languages())
+
+
+#: The three swatches of tiny-clip's hand-worked example (tests/tinymodels.py:
+#: axis 0 = red, 1 = green, 2 = blue, 3 = "kettle"): A red, B blue, C red
+#: (250, 0, 0) with no words. For "kettle red", the lexical lane ranks A
+#: ("Red kettle", both terms) 1 and B ("Kettle") 2; the image lane ranks A
+#: (distance ~0.29) 1 and C 2, and cuts B (1 - 0 = 1.0 > 0.42).
+KETTLE_SWATCHES = [("a.png", (255, 0, 0), "Red kettle"), ("b.png", (0, 0, 255), "Kettle"),
+                   ("c.png", (250, 0, 0), "Untitled")]
+
+
+@pytest.fixture
+def kettle_swatches(lib: Library, photos: Path, tmp_path: Path):
+    """The hand-worked example of :data:`KETTLE_SWATCHES`, built on demand:
+    ``build(folder=None, title_a="Red kettle", clip=None) -> lib`` writes the
+    three 16x16 PNGs with their XMP titles (A's title ``title_a``) under
+    ``photos`` (in sub-folder ``folder``: a collection), ingests them
+    without machine words (the pixels' colours reach search through the
+    image lane only), installs tiny-clip (``clip``: a built folder, else one
+    built under ``tmp_path/src``), makes it the image lane's and embeds."""
+    from imaging import make_image, write_sidecar
+    from tinymodels import build_clip
+
+    def build(*, folder: str | None = None, title_a: str = "Red kettle",
+              clip: Path | None = None) -> Library:
+        where = photos / folder if folder else photos
+        where.mkdir(exist_ok=True)
+        for (name, color, title), own in zip(KETTLE_SWATCHES, [title_a, None, None]):
+            img = make_image(where / name, size=(16, 16), color=color, fmt="PNG")
+            write_sidecar(img, f"-XMP-dc:Title={own or title}")
+        lib.ingest(photos)
+        without_machine_words(lib)
+        lib.install_model(clip or build_clip(tmp_path / "src" / "tiny-clip"))
+        lib.use_model("tiny-clip", "image")
+        lib.embed()
+        return lib
+
+    return build

@@ -96,3 +96,13 @@ def test_filters_benchmark_runs_every_filter_and_path():
                      "hybrid unfiltered"):
             assert re.search(rf"^{re.escape(name)}\s+[\d,]+\s+{path}\s", out, re.M), (name, path)
     assert out.count("x   hybrid") == 4
+
+
+def test_visibility_ab_benchmark_finds_the_member_page_equal_to_the_owners():
+    """A member who may read every asset gets the owner's page and counts
+    (issue 13: the A/B once reported every query as differing, comparing
+    columns that had left the statements)."""
+    out = smoke("visibility_ab")
+    assert "queries whose compared rows differ between A and B: 0" in out
+    assert "left out (returned by one side only): none" in out
+    assert len(re.findall(r"^(owner|member)\s+all\s", out, re.M)) == 2

@@ -11,31 +11,18 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from imaging import make_image, write_sidecar
-from tinymodels import build_clip
 
 from loupe import Library
 from loupe.cli import main
 from loupe.eval import Evaluation
 from loupe.web.service import search_payload
-from conftest import without_machine_words
 
 
 @pytest.fixture
-def tiny(lib: Library, photos: Path, tmp_path: Path) -> Library:
-    # tiny-clip's space: axis 0 = red, 1 = green, 2 = blue, 3 = "kettle".
-    # No title holds the word "red"; two pictures are red.
-    for name, color, title in [("a.png", (255, 0, 0), "Crimson kettle"),
-                               ("b.png", (0, 0, 255), "Kettle"),
-                               ("c.png", (250, 0, 0), "Untitled")]:
-        img = make_image(photos / name, size=(16, 16), color=color, fmt="PNG")
-        write_sidecar(img, f"-XMP-dc:Title={title}")
-    lib.ingest(photos)
-    without_machine_words(lib)  # the pixels' colours reach search through the image lane only
-    lib.install_model(build_clip(tmp_path / "src" / "tiny-clip"))
-    lib.use_model("tiny-clip", "image")
-    lib.embed()
-    return lib
+def tiny(kettle_swatches) -> Library:
+    # tiny-clip's space: axis 0 = red, 1 = green, 2 = blue, 3 = "kettle"
+    # (conftest.KETTLE_SWATCHES). No title holds the word "red"; two pictures are red.
+    return kettle_swatches(title_a="Crimson kettle")
 
 
 def write_set(path: Path, queries: list[tuple[str, str]]) -> Path:

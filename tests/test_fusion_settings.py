@@ -10,32 +10,17 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from imaging import make_image, write_sidecar
-from tinymodels import build_clip
 
 from loupe import Library
 from loupe.cli import main
-from conftest import without_machine_words
 
 
 @pytest.fixture
-def three(lib: Library, photos: Path, tmp_path: Path) -> Library:
-    # test_vectors' hand-worked example, in folder "set" (a collection, for
-    # the scoped statement): lexical lane for "kettle red": A 1, B 2; image
-    # lane: A 1, C 2 (B is blue, cut by the threshold)
-    folder = photos / "set"
-    folder.mkdir()
-    for name, color, title in [("a.png", (255, 0, 0), "Red kettle"),
-                               ("b.png", (0, 0, 255), "Kettle"),
-                               ("c.png", (250, 0, 0), "Untitled")]:
-        img = make_image(folder / name, size=(16, 16), color=color, fmt="PNG")
-        write_sidecar(img, f"-XMP-dc:Title={title}")
-    lib.ingest(photos)
-    without_machine_words(lib)  # the pixels' colours reach search through the image lane only
-    lib.install_model(build_clip(tmp_path / "src" / "tiny-clip"))
-    lib.use_model("tiny-clip", "image")
-    lib.embed()
-    return lib
+def three(kettle_swatches) -> Library:
+    # test_vectors' hand-worked example (conftest.KETTLE_SWATCHES), in folder
+    # "set" (a collection, for the scoped statement): lexical lane for
+    # "kettle red": A 1, B 2; image lane: A 1, C 2 (B is blue, cut by the threshold)
+    return kettle_swatches(folder="set")
 
 
 def ranked(res) -> list[tuple[str, float]]:

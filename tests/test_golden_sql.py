@@ -6,7 +6,9 @@ statements it reaches.
 Statements: lexical and scoped (no vector lane), fused and scoped_fused with
 0, 1 and 2 vector lanes, each for the owner (sees everything) and a member;
 and each kind with a condition on assets (what a filter compiles to, see
-loupe.search.clause), to show where it enters.
+loupe.search.clause), to show where it enters: those are kept as unified
+diffs against the member's statement without one (``*_clause_member.diff``),
+not as a second copy of that statement.
 
 Regenerate after an intended change, then read the diff before committing:
 
@@ -16,6 +18,7 @@ Regenerate after an intended change, then read the diff before committing:
 
 from __future__ import annotations
 
+import difflib
 import os
 from pathlib import Path
 
@@ -52,9 +55,16 @@ def cases() -> dict[str, tuple[str, list, bool, object]]:
         for kind in (st.FUSED, st.SCOPED_FUSED):
             for lanes in ([], [IMAGE], [TEXT, IMAGE]):
                 out[f"{kind}_{len(lanes)}lanes_{who}"] = (kind, lanes, member, None)
+    return out
+
+
+def clause_cases() -> dict[str, tuple[str, str, list]]:
+    """name → (kind, the golden statement it is a diff against, lanes)."""
+    out = {}
     for kind in st.KINDS:
-        lanes = [TEXT, IMAGE] if kind in (st.FUSED, st.SCOPED_FUSED) else []
-        out[f"{kind}_clause_member"] = (kind, lanes, True, ExampleClause())
+        fused = kind in (st.FUSED, st.SCOPED_FUSED)
+        out[f"{kind}_clause_member"] = (kind, f"{kind}_2lanes_member" if fused
+                                        else f"{kind}_member", [TEXT, IMAGE] if fused else [])
     return out
 
 
@@ -65,7 +75,18 @@ def render(kind: str, lanes: list, member: bool, clause) -> str:
     return "\n".join(line.rstrip() for line in text.strip().splitlines()) + "\n"
 
 
+def clause_diff(name: str) -> str:
+    """The unified diff from the member's statement to the same statement
+    with :class:`ExampleClause` (where a filter enters it)."""
+    kind, base, lanes = CLAUSE_CASES[name]
+    return "".join(difflib.unified_diff(
+        render(kind, lanes, True, None).splitlines(keepends=True),
+        render(kind, lanes, True, ExampleClause()).splitlines(keepends=True),
+        fromfile=f"{base}.sql", tofile=f"{name} (with a condition on assets)"))
+
+
 CASES = cases()
+CLAUSE_CASES = clause_cases()
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -79,9 +100,22 @@ def test_statement_matches_its_golden_file(name: str):
                                      f"regenerate (LOUPE_REGEN_SQL=1) and review git diff tests/sql/")
 
 
+@pytest.mark.parametrize("name", sorted(CLAUSE_CASES))
+def test_a_condition_on_assets_enters_where_its_golden_diff_says(name: str):
+    path = GOLDEN / f"{name}.diff"
+    got = clause_diff(name)
+    if REGEN:
+        path.write_text(got)
+    assert path.exists(), f"{path} missing: regenerate with LOUPE_REGEN_SQL=1"
+    assert got == path.read_text(), (f"{name}: where the condition enters changed; if intended, "
+                                     f"regenerate (LOUPE_REGEN_SQL=1) and review git diff tests/sql/")
+
+
 def test_no_stale_golden_file():
     names = {p.stem for p in GOLDEN.glob("*.sql")}
     assert names == set(CASES), f"stale or missing: {sorted(names ^ set(CASES))}"
+    diffs = {p.stem for p in GOLDEN.glob("*.diff")}
+    assert diffs == set(CLAUSE_CASES), f"stale or missing: {sorted(diffs ^ set(CLAUSE_CASES))}"
 
 
 def test_every_placeholder_is_a_parameter_the_pipeline_gathers():
@@ -91,7 +125,9 @@ def test_every_placeholder_is_a_parameter_the_pipeline_gathers():
 
     from loupe.lexical.search import QueryTerms
 
-    for name, (kind, lanes, member, clause) in CASES.items():
+    every = {**CASES, **{n: (k, lanes, True, ExampleClause())
+                         for n, (k, _, lanes) in CLAUSE_CASES.items()}}
+    for name, (kind, lanes, member, clause) in every.items():
         params = st.parameters(tenant_id=1, terms=QueryTerms.single("en", ["x"]).params(),
                                query="x", raw_cap=3000, keep_cap=1000, limit=20, offset=0,
                                lanes=lanes, collections=[1], clause=clause)

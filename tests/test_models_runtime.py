@@ -89,17 +89,17 @@ def test_every_library_of_a_process_shares_one_copy_of_a_model(db_url: str, home
     with Library.open(home, database_url=db_url) as a, \
             Library.open(home, database_url=db_url) as b:   # two pooled connections
         a.install_model(build_clip(tmp_path / "tiny"), name="tiny")
-        first = a._embedder("tiny")
-        assert b._embedder("tiny") is first
+        first = a.embedder("tiny")
+        assert b.embedder("tiny") is first
         a.create_user("ann", "correct horse battery")
-        assert b.as_user("ann")._embedder("tiny") is first
+        assert b.as_user("ann").embedder("tiny") is first
         assert first.encode_texts(["red"]).shape == (1, 4)
         # a model installed again under its name is loaded again
         import shutil
 
         shutil.rmtree(home / "models" / "tiny")
         b.install_model(build_clip(tmp_path / "tiny2", swap=True), name="tiny")
-        again = a._embedder("tiny")
+        again = a.embedder("tiny")
         assert again is not first
         np.testing.assert_allclose(again.encode_texts(["red"]), [[0, 1, 0, 0]], atol=1e-6)
 

@@ -136,20 +136,12 @@ def test_model_a_is_never_compared_with_model_b(colours: Library, tmp_path: Path
     assert counts == {"clip-a": 3, "clip-b": 3}
 
 
-def test_rrf_fusion_matches_a_hand_worked_example(lib: Library, photos: Path, clip_dir: Path):
+def test_rrf_fusion_matches_a_hand_worked_example(kettle_swatches, clip_dir: Path):
     # lexical lane for "kettle red": A (title "Red kettle", both terms) ranks 1,
     # B ("Kettle") ranks 2; image lane: A (red pixels) distance ~0.29 ranks 1,
-    # C (red pixels, no words) ranks 2; B is blue: 1 - 0 = 1.0, cut by 0.42.
-    specs = [("a.png", (255, 0, 0), "Red kettle"), ("b.png", (0, 0, 255), "Kettle"),
-             ("c.png", (250, 0, 0), "Untitled")]
-    for name, color, title in specs:
-        img = make_image(photos / name, size=(16, 16), color=color, fmt="PNG")
-        write_sidecar(img, f"-XMP-dc:Title={title}")
-    lib.ingest(photos)
-    without_machine_words(lib)  # the pixels' colours reach search through the image lane only
-    lib.install_model(clip_dir)
-    lib.use_model("tiny-clip", "image")
-    lib.embed()
+    # C (red pixels, no words) ranks 2; B is blue: 1 - 0 = 1.0, cut by 0.42
+    # (conftest.KETTLE_SWATCHES).
+    lib = kettle_swatches(clip=clip_dir)
     res = lib.search("kettle red")
     got = [(h.title, h.explain["lexical"]["rank"], h.explain["image"]["rank"], round(h.score, 6))
            for h in res.hits]

@@ -6,14 +6,22 @@
     ...     summary = lib.ingest("~/Pictures/library")
     ...     result = lib.search("cheetah")
     ...     print(result.total, [h.title for h in result.hits])
+
+``Library`` is a facade: each method checks who may call it, then delegates
+to the stage that does the work (``db.session``, ``assets.view``,
+``ingest``, ``search``, ``filters``, ``vector.lanes``, ``models.registry``,
+``access.users``, ``bulk``, ``document.rebuild``, ``similar``, ``pixels``,
+``faces.people``, ``conversation``), whose docstrings give the shapes and
+errors in full. Methods that write for the tenant are for the owner and
+admins only (:class:`AccessError` for a member).
 """
 
 from __future__ import annotations
 
 import os
-from datetime import datetime
-from dataclasses import asdict
 from collections.abc import Callable
+from dataclasses import asdict
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,38 +29,33 @@ import psycopg
 
 from .access import users as access
 from .access.users import AccessError, UnknownUser
-from .privacy import private_home
 from .access.viewer import OWNER, Viewer
-from .bulk.actions import apply_action, audit_log as read_audit_log
-from .db import DATABASE_URL_ENV, migrate, resolve_database_url
-from .db.migrate import applied
-from .db.server import stop_embedded
-from .document.compile import rebuild_all_file_documents, rebuild_documents
-from .document.languages import normalize_lang, validate_languages
-from .document.vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
-from .ingest.image import displayed_size
-from .ingest.pipeline import IngestSummary, Ingester, ProgressFn
-from .fusion import settings as fusion_config
+from .assets import view
+from .assets.view import AssetNotFound
+from .bulk import run as bulk_run
+from .bulk.actions import audit_log as read_audit_log
+from .db import DATABASE_URL_ENV, session
+from .db.session import LibraryNotInitialized, UnknownTenant
+from .document import rebuild
+from .document.languages import query_language, validate_languages
 from .filters import facets as filter_facets, search as filter_search
+from .fusion import settings as fusion_config
+from .ingest.pipeline import MAX_PIXELS_LIMIT, IngestSummary, Ingester, ProgressFn, check_max_pixels
 from .lexical import settings as lexical_bounds
 from .lexical.search import analyze as analyze_text
 from .models import registry, runtime
-from .models.embedders import Embedder, ModelError
-from .scopes.search import Scope, collection_id, resolve_scope
-from .search.pipeline import SearchPipeline, SearchRequest
+from .models.embedders import Embedder
+from .scopes.search import collection_id
+from .search.pipeline import BULK_MAX, OFFSET_MAX, SearchPipeline, SearchRequest, check_page
 from .search.result import Hit, SearchResult
-from .vector import identity as model_identity
-from .vector import queries as vq
-from .vector.embed import EmbedSummary, build_variants, embed_images, embed_texts
-from . import queries as q
+from .vector import lanes
+from .vector.embed import EmbedSummary
+
+__all__ = ["Library", "default_home", "AccessError", "AssetNotFound", "Hit",
+           "LibraryNotInitialized", "SearchResult", "UnknownTenant", "UnknownUser",
+           "BULK_MAX", "OFFSET_MAX", "MAX_PIXELS_LIMIT", "DATABASE_URL_ENV"]
 
 HOME_ENV = "LOUPE_HOME"
-#: Most assets one bulk action may reach (the deep band's ceiling, C3).
-BULK_MAX = 50_000
-#: Largest decompression-bomb ceiling an ingest accepts (pixels).
-MAX_PIXELS_LIMIT = 1_000_000_000
-#: Largest search offset accepted (row numbers are bigint; no result is larger).
-OFFSET_MAX = 1_000_000_000
 DEFAULT_HOME = "~/.loupe"
 
 
@@ -61,18 +64,29 @@ def default_home() -> Path:
     return Path(os.environ.get(HOME_ENV) or DEFAULT_HOME).expanduser()
 
 
-class UnknownTenant(LookupError):
-    """Raised when a tenant name does not exist (create it with ``init``)."""
+def _home(home: str | Path | None) -> Path:
+    return Path(home).expanduser() if home else default_home()
 
 
-class LibraryNotInitialized(LookupError):
-    """Raised when opening a home or database that holds no Loupe library yet
-    (create it with ``loupe init``); a mistyped ``LOUPE_HOME`` must not look
-    like an empty library."""
+# Stages imported when first used (``loupe`` commands start faster without them).
+def _people():
+    from .faces import people
+    return people
 
 
-class AssetNotFound(LookupError):
-    """Raised when an asset id does not exist in the current tenant."""
+def _store():
+    from .conversation import store
+    return store
+
+
+def _csearch():
+    from .conversation import search
+    return search
+
+
+def _enrich():
+    from .pixels import enrich
+    return enrich
 
 
 class Library:
@@ -91,6 +105,8 @@ class Library:
     #: may be given its own (a test's clock).
     encoder_health = runtime.ENCODER_HEALTH
     query_vectors = runtime.QUERY_VECTORS
+    #: Bounds of the fusion settings (see :data:`loupe.fusion.settings.FUSION_BOUNDS`).
+    FUSION_BOUNDS = fusion_config.FUSION_BOUNDS
 
     def __init__(self, conn: psycopg.Connection, home: Path, tenant_id: int, tenant: str,
                  viewer: Viewer = OWNER):
@@ -106,10 +122,9 @@ class Library:
     def open(cls, home: str | Path | None = None, *, database_url: str | None = None,
              tenant: str = "default", create: bool = False) -> "Library":
         """Connect (starting the embedded PostgreSQL if no URL is configured),
-        apply pending migrations and bind to ``tenant``.
-
-        With ``create`` (what ``loupe init`` does) a missing library and a
-        missing tenant are created; without it they are errors.
+        apply pending migrations and bind to ``tenant``; with ``create`` (what
+        ``loupe init`` does) a missing library and tenant are created
+        (:mod:`loupe.db.session`).
 
         Raises:
             loupe.db.DatabaseUnavailable: no database could be reached.
@@ -118,45 +133,13 @@ class Library:
             loupe.lexical.settings.SettingError: ``LOUPE_HNSW_EF_SEARCH`` or
                 ``LOUPE_QUERY_VECTOR_CACHE`` is not a whole number in its range.
         """
-        home_path = Path(home).expanduser() if home else default_home()
-        url_given = database_url or os.environ.get(DATABASE_URL_ENV)
-        if not create and not url_given and not (home_path / "pgdata").is_dir():
-            raise LibraryNotInitialized(
-                f"no Loupe library in {home_path}: create one with 'loupe init' "
-                f"(or set LOUPE_HOME to the library's home)")
-        private_home(home_path)   # 0700 folders, 0600 files from here on (issue 11)
-        url = resolve_database_url(home_path, database_url)
-        conn = psycopg.connect(url, autocommit=True)
+        home_path = _home(home)
+        conn = session.connect(home_path, database_url, create=create)
         try:
-            if not create and not applied(conn):
-                raise LibraryNotInitialized(
-                    "the database holds no Loupe library: create one with 'loupe init'")
-            newly = migrate(conn)
-            if any(n.startswith(("0011_", "0017_")) for n in newly):
-                # file documents of existing multi-file assets (migration 0011),
-                # compiled again by the current analyzer (0017: 0013's)
-                rebuild_all_file_documents(conn)
-            if any(n.startswith("0022_") for n in newly):
-                # names people wrote in files ingested before Loupe read them
-                from .faces.backfill import backfill_people
-
-                backfill_people(conn)
-            from pgvector.psycopg import register_vector
-
-            register_vector(conn)
-            lexical_bounds.env_setting("LOUPE_QUERY_VECTOR_CACHE")
-            for stmt in vq.hnsw_session(lexical_bounds.env_setting("LOUPE_HNSW_EF_SEARCH")):
-                conn.execute(stmt)
-            row = conn.execute(q.TENANT_BY_NAME, {"name": tenant}).fetchone()
-            if row is None and create:
-                row = conn.execute(q.CREATE_TENANT, {"name": tenant}).fetchone()
-            if row is None:
-                raise UnknownTenant(f"no tenant named {tenant!r}: create it with "
-                                    f"'loupe --tenant {tenant} init'")
+            return cls(conn, home_path, session.tenant_id(conn, tenant, create=create), tenant)
         except BaseException:
             conn.close()
             raise
-        return cls(conn, home_path, row[0], tenant)
 
     def close(self) -> None:
         """Close the connection (the embedded server stops when its last user exits)."""
@@ -165,25 +148,16 @@ class Library:
     @staticmethod
     def stop(home: str | Path | None = None, *, database_url: str | None = None,
              force: bool = False) -> dict[str, Any]:
-        """Stop the embedded PostgreSQL server of library ``home`` (what
-        ``loupe stop`` does), after dropping the pids of dead processes (a
-        ``kill -9``-ed command) from its list of users.
-
-        Returns ``{"pgdata", "was_running", "stopped", "stale_handles_removed",
-        "users"}`` (``users``: live pids of other loupe processes using it).
+        """Stop library ``home``'s embedded PostgreSQL server (``loupe stop``),
+        after dropping the pids of dead processes from its users: ``{"pgdata",
+        "was_running", "stopped", "stale_handles_removed", "users"}``.
 
         Raises:
-            ValueError: a database URL is configured (Loupe does not manage
-                that server).
-            loupe.db.server.ServerInUse: other live processes use the server
-                and ``force`` is false (with ``force`` their sessions end).
-            loupe.db.DatabaseUnavailable: ``pg_ctl`` failed.
+            ValueError: a database URL is configured (not Loupe's server).
+            loupe.db.server.ServerInUse: other live processes use it and
+                ``force`` is false. loupe.db.DatabaseUnavailable: ``pg_ctl`` failed.
         """
-        if database_url or os.environ.get(DATABASE_URL_ENV):
-            raise ValueError(f"{DATABASE_URL_ENV} (or --database-url) is set: that server is "
-                             f"not Loupe's to stop")
-        home_path = Path(home).expanduser() if home else default_home()
-        return stop_embedded(home_path / "pgdata", force=force)
+        return session.stop(_home(home), database_url, force=force)
 
     def __enter__(self) -> "Library":
         return self
@@ -191,54 +165,34 @@ class Library:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- commands ---------------------------------------------------------------
+    # -- library, ingest, search --------------------------------------------------
 
     def init(self, languages: list[str] | None = None) -> dict[str, Any]:
-        """Set the library languages (one search document per asset per language)
-        and rebuild documents if they changed. Returns the tenant's settings.
-
-        The list replaces the previous one: documents of languages left out
-        are removed, those of new languages are built.
-
-        Raises:
-            ValueError: an empty list or a code Loupe has no analyzer for.
-        """
+        """Set the library languages (one search document per asset per
+        language; the list replaces the previous one and documents follow,
+        :func:`loupe.document.rebuild.set_languages`). Returns the tenant's
+        settings. Raises ValueError: an empty list or an unknown code."""
         if languages is not None:
-            langs = validate_languages(languages)
-            old = self.languages()
-            if langs != old:
-                with self.conn.transaction():
-                    self.conn.execute(q.SET_LANGUAGES, {"tenant_id": self.tenant_id, "langs": langs})
-                    for (asset_id,) in self.conn.execute(
-                            q.ASSET_IDS, {"tenant_id": self.tenant_id}).fetchall():
-                        rebuild_documents(self.conn, self.tenant_id, asset_id, langs)
-                    self.conn.execute(q.DROP_LANGUAGE_STATS,
-                                      {"tenant_id": self.tenant_id, "langs": langs})
+            rebuild.set_languages(self.conn, self.tenant_id, validate_languages(languages))
         return {"tenant": self.tenant, "home": str(self.home), "languages": self.languages()}
 
     def languages(self) -> list[str]:
         """The tenant's library languages, first = default query language."""
-        return list(self.conn.execute(q.TENANT_LANGUAGES, {"tenant_id": self.tenant_id}).fetchone()[0])
+        return rebuild.languages(self.conn, self.tenant_id)
 
     def ingest(self, path: str | Path, *, progress: ProgressFn | None = None,
                max_pixels: int | None = None,
                on_wait: Callable[[str], None] | None = None) -> IngestSummary:
-        """Ingest every image under ``path`` (see :mod:`loupe.ingest.pipeline`).
-        While another ingest of the same folder runs this one waits for it,
-        calling ``on_wait`` with a sentence saying so.
-
-        ``max_pixels`` (default 150,000,000) is within 1 and
-        :data:`MAX_PIXELS_LIMIT` (a billion pixels decode to 3 GB of RGB).
+        """Ingest every image under ``path`` (:mod:`loupe.ingest.pipeline`);
+        while another ingest of the same folder runs, wait for it, telling
+        ``on_wait``. ``max_pixels``: default 150,000,000, at most
+        :data:`MAX_PIXELS_LIMIT`.
 
         Raises:
             NotADirectoryError: ``path`` is not a folder.
             ValueError: ``max_pixels`` out of its range.
         """
-        if max_pixels is not None and (isinstance(max_pixels, bool)
-                                       or not isinstance(max_pixels, int)
-                                       or not 1 <= max_pixels <= MAX_PIXELS_LIMIT):
-            raise ValueError(f"max_pixels = {max_pixels!r} is out of range: it must be within "
-                             f"1 and {MAX_PIXELS_LIMIT:,}")
+        check_max_pixels(max_pixels)
         kwargs = {"max_pixels": max_pixels} if max_pixels else {}
         ingester = Ingester(self.conn, self.tenant_id, self.home, **kwargs)
         return ingester.ingest(path, progress=progress, on_wait=on_wait)
@@ -247,61 +201,38 @@ class Library:
                offset: int = 0, scope: str | list[str] | None = None,
                title_band: bool = False, filters: Any = None,
                facets: bool = False) -> SearchResult:
-        """Search the library, or inside collection ``scope`` (its path, e.g.
-        ``animals/mammals``, its id ``id:42`` or its full path
-        ``/photos/animals/mammals``; see
-        :func:`loupe.scopes.search.collection_id`), sub-collections included.
-        A list of collections searches their **union**; the verdict is the
-        union's (every member of any of them is in the scope). Without
-        ``lang`` the search looks in every library language's document, the
-        query analysed for each language, one row per asset ranked by its best
-        document, the total counting distinct assets; ``lang`` restricts it
-        to that language's documents. With ``title_band`` (library-wide
-        search), every asset whose title holds all the query's terms stays
-        reachable after the ranked rows even when a cap left it out (C2).
-        ``filters``: a filter tree (JSON dict or text, or a
-        :class:`loupe.filters.Node`; docs/filters.md): only assets it accepts
-        are searched, ranked, banded and counted; with an empty ``query``
-        the filtered set itself is listed, newest first. ``facets``: also
-        the top values per facet of the whole result (:meth:`facets`).
+        """Search the library (:class:`loupe.search.pipeline.SearchPipeline`):
+        in ``scope``, a collection (path, ``id:42``, full path) with its
+        sub-collections, or a list (their union); in ``lang``'s documents, or
+        every language's (an asset's best); ``title_band``: every asset whose
+        title holds all the terms stays reachable (C2); ``filters``: a filter
+        tree (docs/filters.md; empty ``query``: the filtered set, newest
+        first); ``facets``: with :meth:`facets`.
 
         Raises:
-            ValueError: ``limit`` outside [1, BULK_MAX] or ``offset`` outside
-                [0, OFFSET_MAX], a stored lexical setting out of range
-                (:class:`loupe.lexical.settings.SettingError`), ``lang`` is not a
-                library language, or the query is too long (see
-                :data:`loupe.lexical.search.MAX_QUERY_CHARS`, ``MAX_QUERY_TERMS``).
-            loupe.filters.FilterError: the filter tree is not valid (the
-                message names the node), or names an unknown collection.
+            ValueError: ``limit`` outside [1, BULK_MAX], ``offset`` outside [0,
+                OFFSET_MAX], a stored setting out of range, ``lang`` not a library
+                language, or the query too long (loupe.lexical.search.MAX_QUERY_*).
+            loupe.filters.FilterError: a bad filter tree (named) or collection.
         """
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= BULK_MAX:
-            raise ValueError(f"limit = {limit!r} is out of range: it must be within 1 and "
-                             f"{BULK_MAX:,}")
-        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= OFFSET_MAX:
-            raise ValueError(f"offset = {offset!r} is out of range: it must be within 0 and "
-                             f"{OFFSET_MAX:,}")
-        if facets:
-            res = self.search(query, lang=lang, limit=limit, offset=offset, scope=scope,
-                              title_band=title_band, filters=filters)
-            res.facets = self.facets(query, lang=lang, scope=scope, filters=filters)
-            return res
+        check_page(limit, offset)
         langs = [self._lang(lang)] if lang else self.languages()
         if filters is not None:   # issue 17: the filtered set is the search's scope
-            return filter_search.filtered_search(self, query, langs, limit, offset, scope,
-                                                 filters)
-        return SearchPipeline(self).run(SearchRequest(query, langs, limit, offset, scope,
-                                                      title_band))
+            res = filter_search.filtered_search(self, query, langs, limit, offset, scope, filters)
+        else:
+            res = SearchPipeline(self).run(SearchRequest(query, langs, limit, offset, scope,
+                                                         title_band))
+        if facets:
+            res.facets = self.facets(query, lang=lang, scope=scope, filters=filters)
+        return res
 
     def facets(self, query: str = "", *, filters: Any = None,
                scope: str | list[str] | None = None, lang: str | None = None,
                top: int = filter_facets.TOP) -> dict[str, Any]:
-        """Top ``top`` values per facet (collection, creator, keyword, year,
-        format, orientation, country, kind, colour) of the whole result of
-        :meth:`search` with the same arguments, each with its count and the
-        filter node that narrows to it: ``{"exact", "facets": {facet:
-        [{"value", "key", "count", "filter"}]}}`` (see
-        :func:`loupe.filters.facets.facets`). Counts are exact when the
-        result is complete, lower bounds ("at least") otherwise.
+        """Top ``top`` values per facet of the whole result of :meth:`search`
+        with the same arguments, with counts and the filter node narrowing
+        to each (:func:`loupe.filters.facets.facets`): exact when the result
+        is complete, lower bounds otherwise.
 
         Raises: as :meth:`search`; ValueError for ``top`` outside [1, 100].
         """
@@ -312,36 +243,31 @@ class Library:
         return filter_facets.facets(self.conn, self.tenant_id, self.viewer,
                                     [h.asset_id for h in full.hits], exact=exact, top=top)
 
-    def _scope(self, scope: str | list[str]) -> Scope:
-        """Resolve collection names (one or several: their union)."""
-        return resolve_scope(self.conn, self.tenant_id, scope, viewer=self.viewer)
+    def analyze(self, text: str, *, lang: str | None = None, query: bool = False) -> list[str]:
+        """The terms the analyzer of ``lang`` emits for ``text``: every term in
+        document order, or with ``query=True`` the distinct terms a query searches."""
+        return analyze_text(self.conn, text, self._lang(lang), query=query)
 
-    # -- models and vector lanes -------------------------------------------------
+    def _lang(self, lang: str | None) -> str:
+        return query_language(self.languages(), lang)
 
-    def _embedder(self, name: str) -> Embedder:
-        """The model's embedder, loaded once per process (:func:`loupe.models.registry.embedder`)."""
+    # -- models and vector lanes (loupe.vector.lanes, loupe.models.registry) --------
+
+    def embedder(self, name: str) -> Embedder:
+        """Installed model ``name``'s embedder, one per process shared by every
+        Library (:func:`loupe.models.registry.embedder`). Raises ModelError."""
         return registry.embedder(self.home, name)
-
-    def _adopt(self, model_id: int, info: registry.ModelInfo) -> int | None:
-        """Record the model folder's content for ``model_id``; the vectors a
-        previous content computed are removed (returns how many, or None)."""
-        return model_identity.adopt(self.conn, model_id, content=registry.fingerprint(info),
-                                    kind=info.kind, dims=info.dims)
 
     def vectors_waiting(self) -> dict[str, int]:
         """Assets without a vector of their lane's active model, per lane."""
-        return {r[0]: r[6] - r[5] for r in self.conn.execute(
-            vq.LANE_MODELS, {"tenant_id": self.tenant_id}) if r[6] > r[5]}
+        return lanes.waiting(self.conn, self.tenant_id)
 
     def models(self) -> list[dict[str, Any]]:
         """Installed models, and the lanes of this tenant each one serves."""
-        active = {r[2]: r[0] for r in self.conn.execute(vq.LANE_MODELS, {"tenant_id": self.tenant_id})}
-        return [{"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder),
-                 "lanes": [lane for name, lane in active.items() if name == m.name]}
-                for m in registry.list_models(self.home)]
+        return lanes.installed(self.conn, self.home, self.tenant_id)
 
     def install_model(self, source: str | Path, *, name: str | None = None) -> dict[str, Any]:
-        """Install a model from a folder or archive (see :func:`loupe.models.registry.install`)."""
+        """Install a model from a folder or archive (:func:`loupe.models.registry.install`)."""
         m = registry.install(self.home, source, name=name)
         runtime.forget_model(self.home, m.name, m.folder)
         return {"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder)}
@@ -352,25 +278,16 @@ class Library:
         return {"name": m.name, "kind": m.kind, "dims": m.dims, "folder": str(m.folder)}
 
     def model_thresholds(self, name: str) -> dict[str, float]:
-        """A model's distance thresholds by query length (keys ``1``, ``2``,
-        ``3-5``, ``6-10``, ``11+``; cosine distances), read only.
-
-        Raises:
-            ModelError: no such model.
-        """
-        cfg = registry.get_model(self.home, name).config
-        return {k: float(v) for k, v in
-                {**registry.DEFAULT_THRESHOLDS, **(cfg.get("thresholds") or {})}.items()}
+        """A model's distance thresholds by query length, read only
+        (:func:`loupe.models.registry.thresholds`). Raises ModelError."""
+        return registry.thresholds(self.home, name)
 
     def set_model_thresholds(self, name: str, thresholds: dict[str, float], *,
                              provenance: dict[str, str] | None = None) -> dict[str, float]:
         """Override a model's distance thresholds by query length (keys ``1``,
-        ``2``, ``3-5``, ``6-10``, ``11+``; values cosine distances in (0, 2]),
-        written to its ``loupe-model.json``, with where they came from:
-        ``provenance`` = ``{"set", "split", "metric", "date"}`` (the judged
-        query set, its split, the criterion, YYYY-MM-DD), else "by hand"
-        (:func:`loupe.models.registry.set_thresholds`). Returns the
-        thresholds now in force.
+        ``2``, ``3-5``, ``6-10``, ``11+``; cosine distances in (0, 2]), with
+        their ``provenance`` ``{"set", "split", "metric", "date"}``, else "by
+        hand" (:func:`loupe.models.registry.set_thresholds`). Returns those in force.
 
         Raises:
             ModelError: unknown model. ValueError: unknown key, value out of
@@ -379,260 +296,97 @@ class Library:
         return registry.set_thresholds(self.home, name, thresholds, provenance)
 
     def model_thresholds_provenance(self, name: str) -> dict[str, dict[str, str] | None]:
-        """Where each of a model's thresholds came from: band → the record
-        written by :meth:`set_model_thresholds`, or None for a value written
-        at install time (read only).
-
-        Raises:
-            ModelError: no such model.
-        """
-        prov = registry.get_model(self.home, name).config.get("thresholds_provenance") or {}
-        return {k: (dict(prov[k]) if isinstance(prov.get(k), dict) else None)
-                for k in registry.DEFAULT_THRESHOLDS}
+        """Where each of a model's thresholds came from, read only
+        (:func:`loupe.models.registry.thresholds_provenance`). Raises ModelError."""
+        return registry.thresholds_provenance(self.home, name)
 
     def verify_model(self, name: str) -> dict[str, Any]:
-        """Load a model and check its encoders (see :func:`loupe.models.registry.verify`)."""
+        """Load a model and check its encoders (:func:`loupe.models.registry.verify`)."""
         return registry.verify(registry.get_model(self.home, name))
 
     def use_model(self, name: str, lane: str) -> dict[str, Any]:
-        """Make ``name`` the model of this tenant's ``image`` or ``text`` lane and
-        create its HNSW index. Vectors of a previous model stay until replaced;
-        run :meth:`embed` to compute the new ones.
+        """Make ``name`` the model of this tenant's ``image`` or ``text`` lane
+        (:func:`loupe.vector.lanes.use`); run :meth:`embed` for its vectors.
 
         Raises:
             ModelError: unknown model, or a model that cannot encode what the lane needs.
             ValueError: a lane other than image/text.
         """
-        if lane not in ("image", "text"):
-            raise ValueError("lane must be 'image' or 'text'")
-        model = registry.get_model(self.home, name)
-        emb = model.embedder()
-        need = {"image": {"image", "text"}, "text": {"text"}}[lane]
-        if not need <= emb.modalities:
-            raise ModelError(f"{name} ({model.kind}) cannot serve the {lane} lane: it encodes "
-                             f"{', '.join(sorted(emb.modalities))} only")
-        content = registry.fingerprint(model)
-        with self.conn.transaction():
-            model_id, dims, _ = self.conn.execute(vq.REGISTER_MODEL, {
-                "name": name, "kind": model.kind, "dims": model.dims,
-                "content": content}).fetchone()
-            self.conn.execute(vq.SET_LANE_MODEL, {"tenant_id": self.tenant_id, "lane": lane,
-                                                 "model_id": model_id})
-        removed = self._adopt(model_id, model)
-        self.conn.execute(vq.hnsw_index(model_id, lane, model.dims))
-        out = {"lane": lane, "model": name, "dims": model.dims,
-               "content_sha256": content}
-        if removed is not None:
-            out["vectors_removed"] = removed
-        return out
+        return lanes.use(self.conn, self.home, self.tenant_id, name, lane)
 
     def build_variants(self, model: str) -> dict[str, int]:
         """Build the "image", "caption" and "both" vector sets of an image-text
-        model over this tenant's assets, for the evaluation instrument (V7, E4).
-
-        Raises:
-            ModelError: unknown model, or one that does not encode both images and text.
-        """
-        info = registry.get_model(self.home, model)
-        emb = self._embedder(model)
-        if not {"image", "text"} <= emb.modalities:
-            raise ModelError(f"{model} does not encode both images and text")
-        with self.conn.transaction():
-            model_id, dims, _ = self.conn.execute(vq.REGISTER_MODEL, {
-                "name": model, "kind": info.kind, "dims": info.dims,
-                "content": registry.fingerprint(info)}).fetchone()
-        self._adopt(model_id, info)
-        dims = info.dims
-        for lane in ("image", "caption", "both"):
-            self.conn.execute(vq.hnsw_index(model_id, lane, dims))
-        return build_variants(self.conn, self.tenant_id, model_id, model, emb,
-                              self.languages()[0])
+        model, for the evaluation instrument (V7, E4; :func:`loupe.vector.lanes.variants`).
+        Raises ModelError: unknown model, or not both images and text."""
+        return lanes.variants(self.conn, self.home, self.tenant_id, model, self.languages()[0])
 
     def embed(self, *, lane: str | None = None, progress=None) -> list[EmbedSummary]:
-        """Compute the vectors the tenant's active lanes are missing (image lane:
-        pixels; text lane: the budgeted embedding text). Returns one summary per lane.
+        """Compute the vectors the tenant's active lanes are missing, one
+        summary per lane; vectors of a model whose folder changed content (V3)
+        are removed and computed again (:func:`loupe.vector.lanes.embed`)."""
+        return lanes.embed(self.conn, self.home, self.tenant_id, self.languages()[0],
+                           lane=lane, progress=progress)
 
-        A model whose folder now holds other content than the model its
-        vectors came from (V3) has those vectors removed first (every
-        tenant's: they are all wrong) and computed again; the summary's
-        ``replaced`` counts the vectors removed."""
-        out = []
-        for ln, model_id, name, kind, dims, n_vec, n_assets, stored in self.conn.execute(
-                vq.LANE_MODELS, {"tenant_id": self.tenant_id}).fetchall():
-            if lane and ln != lane:
-                continue
-            info = registry.get_model(self.home, name)
-            removed = self._adopt(model_id, info)
-            emb = self._embedder(name)
-            if ln == "image":
-                summary = embed_images(self.conn, self.tenant_id, model_id, name, emb,
-                                       progress=progress)
-            else:
-                summary = embed_texts(self.conn, self.tenant_id, model_id, name, emb,
-                                      self.languages()[0], progress=progress)
-            summary.content_sha256 = registry.fingerprint(info)
-            summary.replaced = removed or 0
-            out.append(summary)
-        return out
-
-    def analyze(self, text: str, *, lang: str | None = None, query: bool = False) -> list[str]:
-        """The terms the analyzer of ``lang`` emits for ``text``: every term in
-        document order, or with ``query=True`` the distinct terms a query searches."""
-        lang = self._lang(lang)
-        return analyze_text(self.conn, text, lang, query=query)
-
-    def _lang(self, lang: str | None) -> str:
-        langs = self.languages()
-        if not lang:
-            return langs[0]
-        code = normalize_lang(lang)
-        if code not in langs:
-            raise ValueError(f"{lang!r} is not a language of this library ({', '.join(langs)}): "
-                             f"add it with 'loupe init --languages {','.join(langs + [code])}'")
-        return code
+    # -- assets as the viewer may see them (loupe.assets.view) ----------------------
 
     def _asset_row(self, asset_id: int) -> tuple:
-        row = self.conn.execute(q.ASSET, {"tenant_id": self.tenant_id, "asset_id": asset_id,
-                                          **self.viewer.params()}).fetchone()
-        if row is None:
-            # the same answer for "does not exist" and "not yours to see" (P1)
-            raise AssetNotFound(f"no asset {asset_id} in tenant {self.tenant!r}")
-        return row
+        return view.asset_row(self.conn, self.tenant_id, self.tenant, self.viewer, asset_id)
 
     def show(self, asset_id: int) -> dict[str, Any]:
-        """Everything stored about one asset: pixels, files with metadata,
-        collections and search documents. ``width``/``height`` are the size as
-        displayed (EXIF orientation applied); ``stored_width``/``stored_height``
-        the stored pixels and ``orientation`` the EXIF value 1..8.
+        """Everything stored about one asset the viewer may read: pixels
+        (``width``/``height`` as displayed, ``stored_width``/``stored_height``,
+        ``orientation``), files with metadata, search documents and machine
+        facts (:func:`loupe.assets.view.asset_record`).
 
         Raises:
             AssetNotFound: no such asset in this tenant, or one the viewer
                 may not read (the two are not told apart).
         """
-        row = self._asset_row(asset_id)
-        params = {"tenant_id": self.tenant_id, "asset_id": asset_id, **self.viewer.params()}
-        cols = ["id", "sha256", "byte_size", "media_type", "width", "height", "orientation",
-                "thumbnail", "created_at", "updated_at", "embargo_until", "rights_expire_at"]
-        asset = dict(zip(cols, row))
-        # width/height as displayed (EXIF orientation applied: 5..8 turn the
-        # picture a quarter, swapping the sides); the stored pixels and the
-        # orientation are given apart
-        asset["stored_width"], asset["stored_height"] = asset["width"], asset["height"]
-        asset["width"], asset["height"] = displayed_size(asset["width"], asset["height"],
-                                                         asset["orientation"])
-        asset["sha256"] = bytes(asset["sha256"]).hex()
-        asset["thumbnail"] = str(self.home / asset["thumbnail"]) if asset["thumbnail"] else None
-        for key in ("created_at", "updated_at", "embargo_until", "rights_expire_at"):
-            asset[key] = asset[key].isoformat() if asset[key] else None
-        asset["files"] = [
-            {"path": r[0], "collection": r[1], "sidecar": r[2], "metadata": r[3]}
-            for r in self.conn.execute(q.ASSET_FILES, params)]
-        asset["documents"] = [
-            {"lang": r[0], "title": r[1], "description": r[2], "keywords": r[3],
-             "collections": r[4], "filename": r[5], "creator": r[6], "copyright": r[7],
-             "location": r[8], "doc_len": r[9], "vocabulary": r[10]}
-            for r in self.conn.execute(q.ASSET_DOCUMENTS, params)]
-        asset["machine"] = self._machine_facts(asset_id)
-        return asset
-
-    def _machine_facts(self, asset_id: int) -> dict[str, Any] | None:
-        """The machine facts of an asset the viewer may see (its pixels: the
-        same in every file) with their words per library language, or None."""
-        from .pixels.store import load
-        from .pixels.words import machine_text
-
-        facts = load(self.conn, asset_id)
-        if facts is None:
-            return None
-        facts["computed_at"] = facts["computed_at"].isoformat()
-        facts["words"] = {lang: machine_text(facts, lang) for lang in self.languages()}
-        return facts
+        return view.asset_record(self.conn, self.home, self.tenant_id,
+                                 self._asset_row(asset_id), self.viewer, self.languages())
 
     def thumbnail(self, asset_id: int) -> Path:
         """The asset's thumbnail file (WebP, longest side 384 px).
-
-        Raises:
-            AssetNotFound: no such asset, one the viewer may not read, or no thumbnail.
-        """
-        thumb = self._asset_row(asset_id)[7]
-        if not thumb or not (self.home / thumb).is_file():
-            raise AssetNotFound(f"asset {asset_id} has no thumbnail")
-        return self.home / thumb
+        Raises AssetNotFound: no such asset, not readable, or no thumbnail."""
+        return view.thumbnail_path(self.home, self._asset_row(asset_id))
 
     def original(self, asset_id: int) -> Path:
-        """The asset's primary file (first by path among those the viewer may
-        read) as it is on disk, checked to hold the asset's bytes (see
-        :meth:`open_original`).
-
-        Raises:
-            AssetNotFound: no such asset, one the viewer may not read, or no
-                file of it holds its bytes any more.
-        """
+        """The path of the asset's primary file, checked as by
+        :meth:`open_original` (which see, and prefer). Raises AssetNotFound."""
         fh, path = self.open_original(asset_id)
         fh.close()
         return path
 
     def open_original(self, asset_id: int) -> tuple[Any, Path]:
         """The asset's original, opened: ``(binary file object at offset 0,
-        path)``. A file is served only if it is still the asset's bytes as
-        ingested: no component of its path is a symbolic link (its stored
-        path is canonical), it is opened without following a link
-        (``O_NOFOLLOW``) nor blocking (``O_NONBLOCK``), it is a regular file,
-        and its size and SHA-256 are the asset's. So a file replaced after
-        ingest by a link (to /etc/shadow, to a private file) or by other
-        bytes is never served: the next file is tried, else not found.
-        Read what is returned, not the path (the check holds for this
-        descriptor only).
+        path)``, the first of its files the viewer may read that still holds
+        the asset's bytes as ingested; a file replaced by a link or by other
+        bytes is never served (:func:`loupe.assets.view.open_verified`). Read
+        what is returned, not the path.
 
         Raises:
             AssetNotFound: no such asset, one the viewer may not read, or no
                 file of it holds its bytes any more.
         """
-        import hashlib
-        import stat as stat_
-
-        row = self._asset_row(asset_id)
-        sha, size = bytes(row[1]), row[2]
-        for f in self.conn.execute(q.ASSET_FILES, {"tenant_id": self.tenant_id,
-                                                   "asset_id": asset_id,
-                                                   **self.viewer.params()}):
-            path = f[0]
-            if os.path.realpath(path) != path:
-                continue
-            try:
-                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            except OSError:
-                continue
-            fh = os.fdopen(fd, "rb")
-            st = os.fstat(fd)
-            if not stat_.S_ISREG(st.st_mode) or st.st_size != size:
-                fh.close()
-                continue
-            h = hashlib.sha256()
-            while chunk := fh.read(1 << 20):
-                h.update(chunk)
-            if h.digest() != sha:
-                fh.close()
-                continue
-            fh.seek(0)
-            return fh, Path(path)
-        raise AssetNotFound(f"asset {asset_id}: no file of it on disk holds its bytes any more")
+        return view.open_original(self.conn, self.tenant_id, self.viewer,
+                                  self._asset_row(asset_id))
 
     def collections(self) -> list[dict[str, Any]]:
-        """Collections (folders as ingested, and hand-made ones) with the number
-        of assets in each, sub-collections included, that the viewer may read:
-        ``{"id", "path", "parent_id", "hand_made", "assets", "full_path"}``
-        (``full_path``: source root + path, None for hand-made ones; a scope
-        or grant names a collection by ``id:<id>`` or its full path when its
-        path is ambiguous). A member only sees collections where it can read
-        something, and no server path: its ``full_path`` is None (issue 11)."""
-        see_all = self.viewer.see_all
-        return [{"id": r[0], "path": r[1], "parent_id": r[2], "hand_made": r[3],
-                 "assets": r[4], "full_path": r[5] if see_all else None}
-                for r in self.conn.execute(q.COLLECTIONS, {"tenant_id": self.tenant_id,
-                                                           **self.viewer.params()})]
+        """Collections the viewer can read something in, with asset counts
+        (:func:`loupe.assets.view.collections`; a member sees no ``full_path``)."""
+        return view.collections(self.conn, self.tenant_id, self.viewer)
 
-    # -- users, groups, grants (P1) --------------------------------------------
+    def failures(self, run_id: int | None = None) -> list[dict[str, Any]]:
+        """Problems of an ingest run (default: the latest), ``severity``
+        ``error`` or ``warning`` (:func:`loupe.assets.view.failures`)."""
+        return view.failures(self.conn, self.tenant_id, run_id)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts of assets, files, collections and documents per language."""
+        return {"tenant": self.tenant, **view.stats(self.conn, self.tenant_id),
+                "languages": self.languages()}
+
+    # -- users, groups, grants (P1; loupe.access.users) --------------------------------
 
     @property
     def user(self) -> dict[str, Any] | None:
@@ -641,12 +395,8 @@ class Library:
         return self.viewer.as_dict()
 
     def as_user(self, name: str) -> "Library":
-        """This library seen by user ``name``, on the same connection: search,
-        show, thumbnail, original, collections and bulk apply its visibility.
-
-        Raises:
-            UnknownUser: no such user in this tenant.
-        """
+        """This library seen by user ``name``, on the same connection.
+        Raises UnknownUser: no such user in this tenant."""
         viewer = access.viewer_for(self.conn, self.tenant_id, name)
         return Library(self.conn, self.home, self.tenant_id, self.tenant, viewer)
 
@@ -661,35 +411,21 @@ class Library:
         return viewer.as_dict() if viewer else None
 
     def create_user(self, name: str, password: str, *, admin: bool = False) -> dict[str, Any]:
-        """Create a user (owner and admins only). Admins see everything in the tenant.
-
-        Raises:
-            AccessError: not allowed, name taken or invalid, password too short.
-        """
+        """Create a user; admins see everything in the tenant. Raises
+        AccessError: not allowed, name taken or invalid, password too short."""
         self._manage()
         return access.create_user(self.conn, self.tenant_id, name, password, admin=admin)
 
     def set_password(self, name: str, password: str) -> dict[str, Any]:
-        """Give user ``name`` a new password and end its login sessions (API
-        tokens stay); owner and admins only, audited. Returns ``{"user",
-        "sessions_revoked", "audit_id"}``.
-
-        Raises:
-            AccessError: not allowed, password too short. UnknownUser: no such user.
-        """
+        """A new password for ``name``, ending its login sessions; audited
+        (:func:`loupe.access.users.set_password`). Raises AccessError, UnknownUser."""
         self._manage()
         return access.set_password(self.conn, self.tenant_id, self.viewer, name, password)
 
     def disable_user(self, name: str) -> dict[str, Any]:
-        """Disable user ``name``: it cannot log in and its sessions and API
-        tokens are revoked at once (grants and groups are kept); owner and
-        admins only, audited. Returns ``{"user", "disabled", "tokens_revoked",
-        "audit_id"}``.
-
-        Raises:
-            AccessError: not allowed, or an admin disabling itself.
-            UnknownUser: no such user.
-        """
+        """No login for ``name``; its sessions and API tokens revoked at once;
+        audited (:func:`loupe.access.users.set_disabled`). Raises AccessError
+        (also: an admin disabling itself), UnknownUser."""
         self._manage()
         return access.set_disabled(self.conn, self.tenant_id, self.viewer, name, True)
 
@@ -699,54 +435,37 @@ class Library:
         return access.set_disabled(self.conn, self.tenant_id, self.viewer, name, False)
 
     def revoke_tokens(self, name: str) -> dict[str, Any]:
-        """Revoke every login session and API token of user ``name``; owner and
-        admins only, audited. Returns ``{"user", "tokens_revoked", "audit_id"}``.
-
-        Raises:
-            AccessError: not allowed. UnknownUser: no such user.
-        """
+        """Revoke every login session and API token of ``name``; audited
+        (:func:`loupe.access.users.revoke_tokens`). Raises AccessError, UnknownUser."""
         self._manage()
         return access.revoke_tokens(self.conn, self.tenant_id, self.viewer, name)
 
     def delete_user(self, name: str) -> dict[str, Any]:
-        """Delete user ``name`` with its sessions, tokens, group memberships
-        and grants (its uploads stay in the library); owner and admins only,
-        audited. Returns ``{"user", "deleted", "audit_id"}``.
-
-        Raises:
-            AccessError: not allowed, or an admin deleting itself.
-            UnknownUser: no such user.
-        """
+        """Delete ``name`` with its sessions, tokens, memberships and grants (its
+        uploads stay); audited (:func:`loupe.access.users.delete_user`). Raises
+        AccessError (also: an admin deleting itself), UnknownUser."""
         self._manage()
         return access.delete_user(self.conn, self.tenant_id, self.viewer, name)
 
     def create_group(self, name: str) -> dict[str, Any]:
-        """Create a group (owner and admins only).
-
-        Raises:
-            AccessError: not allowed, name taken or invalid.
-        """
+        """Create a group. Raises AccessError: not allowed, name taken or invalid."""
         self._manage()
         return access.create_group(self.conn, self.tenant_id, name)
 
     def add_member(self, group: str, user: str) -> None:
-        """Put ``user`` in ``group`` (owner and admins only).
-
-        Raises:
-            AccessError: not allowed. UnknownUser: no such group or user.
-        """
+        """Put ``user`` in ``group``. Raises AccessError, UnknownUser (group or user)."""
         self._manage()
         access.add_member(self.conn, self.tenant_id, group, user)
 
     def principals(self) -> list[dict[str, Any]]:
-        """Users and groups of the tenant (owner and admins only)."""
+        """Users and groups of the tenant (:func:`loupe.access.users.principals`)."""
         self._manage()
         return access.principals(self.conn, self.tenant_id)
 
     def grant(self, principal: str, *, collection: str | None = None,
               asset_id: int | None = None, revoke: bool = False) -> None:
-        """Let a user or group read a collection (by path, ``id:N`` or full
-        path as for :meth:`search`, sub-collections included) or one asset; with ``revoke`` take it back. Owner and admins only.
+        """Let a user or group read a collection (named as for :meth:`search`,
+        sub-collections included) or one asset; with ``revoke`` take it back.
 
         Raises:
             AccessError: not allowed, or not exactly one of collection / asset_id.
@@ -765,50 +484,34 @@ class Library:
         self.grant(principal, collection=collection, asset_id=asset_id, revoke=True)
 
     def grants(self) -> list[dict[str, Any]]:
-        """Every grant of the tenant: ``{"principal", "kind", "on", "target",
-        "collection_id", "full_path"}`` (see :func:`loupe.access.users.grants`)."""
+        """Every grant of the tenant (:func:`loupe.access.users.grants`)."""
         self._manage()
         return access.grants(self.conn, self.tenant_id)
 
     def set_embargo(self, asset_ids: list[int], until: datetime | None) -> int:
-        """Hide assets from members until ``until`` (None clears). Owner and
-        admins only. Returns the number of assets updated."""
+        """Hide assets from members until ``until`` (None clears). Returns the
+        number of assets updated."""
         self._manage()
         return access.set_dates(self.conn, self.tenant_id, list(asset_ids), embargo=until)
 
     def set_rights_expiry(self, asset_ids: list[int], until: datetime | None) -> int:
         """Hide assets from members from ``until`` on, when their usage rights
-        expire (None clears). Owner and admins only. Returns the number updated."""
+        expire (None clears). Returns the number updated."""
         self._manage()
         return access.set_dates(self.conn, self.tenant_id, list(asset_ids),
                                 rights_expiry=until)
 
-    # -- bulk actions (C6) -------------------------------------------------------
+    # -- bulk actions (C6; loupe.bulk) ----------------------------------------------------
 
     def bulk(self, action: str, value: Any, *, query: str,
              scope: str | list[str] | None = None, lang: str | None = None,
              confirm: bool = False, any_term: bool = False,
              dry_run: bool = False, filters: Any = None) -> dict[str, Any]:
-        """Apply ``action`` to the assets that ``query`` (in ``scope``: one
-        collection or the union of several, as for :meth:`search`) finds for
-        this viewer — all of them, not one page — in one transaction, and
-        record it in the audit log (see :mod:`loupe.bulk.actions` for the
-        actions). Allowed directly when the result is ``complete``; otherwise
-        only with ``confirm``.
-
-        Match rule: by default only the assets whose search document holds
-        **every** query term; with ``any_term`` every asset the search ranks
-        (some of the terms, or close in meaning). Both counts are returned;
-        ``dry_run`` returns them without changing anything. ``filters``: a
-        filter tree, as for :meth:`search` (the action reaches only assets it
-        accepts; with an empty ``query``, every asset it accepts).
-
-        Returns ``{"action", "value", "match", "matched_all_terms",
-        "matched_any", "count", "verdict", "total", "total_exact",
-        "confirmed", "audit_id", "dry_run"}``.
-
-        Only the owner and admins act in bulk: a grant lets a member read,
-        and a bulk action changes what others find (an embargo hides assets).
+        """Apply ``action`` to every asset ``query`` finds for this viewer (in
+        ``scope``, under ``filters``, as for :meth:`search`), in one
+        transaction, audited (:func:`loupe.bulk.run.bulk`): directly when the
+        result is complete, otherwise only with ``confirm``. By default only
+        assets holding every query term; ``any_term``: every ranked asset.
 
         Raises:
             AccessError: the viewer is a member.
@@ -818,134 +521,66 @@ class Library:
                 or a path naming several.
         """
         self._manage()
-        # the assets the same search shows: without a language, every language's
-        lang = self._lang(lang) if lang else None
-        label = None
-        if scope:
-            resolved = self._scope(scope)
-            scope, label = [f"id:{i}" for i in resolved.roots], resolved.label
-        if filters is not None:   # the audit log records the filter with the scope
-            label = ((label + " ") if label else "") + "filter " + \
-                filter_search.parse(filters).dumps()
-
-        def run():
-            return self.search(query, lang=lang, scope=scope, limit=BULK_MAX, filters=filters)
-
-        return apply_action(self.conn, self.tenant_id, self.viewer, self.languages(), action,
-                            value, run_search=run, query=query, scope=label, confirm=confirm,
-                            match="any" if any_term else "all", dry_run=dry_run)
+        lang = self._lang(lang) if lang else None   # without one, every language's
+        return bulk_run.bulk(self, action, value, query=query, scope=scope, lang=lang,
+                             confirm=confirm, any_term=any_term, dry_run=dry_run,
+                             filters=filters)
 
     def audit_log(self, limit: int = 50) -> list[dict[str, Any]]:
-        """The latest bulk actions and actions on users, newest first (owner
-        and admins only)."""
+        """The latest bulk actions and actions on users, newest first."""
         self._manage()
         return read_audit_log(self.conn, self.tenant_id, limit)
 
+    # -- vocabularies and settings ---------------------------------------------------------
+
     def import_vocabulary(self, path: str | Path, *, name: str | None = None) -> dict[str, Any]:
-        """Import (or replace) a controlled vocabulary from a JSON, CSV or SKOS file
-        (see :mod:`loupe.document.vocabulary`) and rebuild the search documents
-        of the assets it touches, all in one transaction.
-
-        Returns ``{"vocabulary", "terms", "assets_tagged", "documents_rebuilt"}``.
-
-        Raises:
-            loupe.document.vocabulary.VocabularyError: the file cannot be imported.
-        """
-        vocab_name, terms = read_vocabulary(path)
-        vocab_name = name or vocab_name
-        params = {"tenant_id": self.tenant_id}
-        langs = self.languages()
-        with self.conn.transaction():
-            before = {r[0] for r in self.conn.execute(q.ASSETS_WITH_VOCABULARY, params)}
-            vocab_id = store_vocabulary(self.conn, self.tenant_id, vocab_name, terms)
-            after = {r[0] for r in self.conn.execute(AFFECTED_ASSETS, params)}
-            rebuilt = 0
-            for asset_id in sorted(before | after):
-                rebuilt += rebuild_documents(self.conn, self.tenant_id, asset_id, langs)
-            tagged = self.conn.execute(q.VOCABULARY_ASSETS, {"vocabulary_id": vocab_id}).fetchone()[0]
-        return {"vocabulary": vocab_name, "terms": len(terms), "assets_tagged": tagged,
-                "documents_rebuilt": rebuilt}
-
-    def lexical_settings(self) -> dict[str, Any]:
-        """The lexical lane's settings: k1, field-group weights and b (title,
-        keywords, description, other, machine), vocabulary decay, raw and keep caps
-        (:func:`loupe.lexical.settings.read`)."""
-        return lexical_bounds.read(self.conn, self.tenant_id)
-
-    def set_lexical_settings(self, **changes: Any) -> dict[str, Any]:
-        """Change lexical settings (keys as returned by :meth:`lexical_settings`).
-
-        A change of k1, weights, b or vocab_decay rebuilds the tenant's
-        lexical index (statistics, impacts) in the same transaction
-        (:func:`loupe.lexical.settings.change`).
-
-        Raises:
-            ValueError: an unknown key.
-            loupe.lexical.settings.SettingError (a ValueError): a value out of
-                its range, named with the bound (see :mod:`loupe.lexical.settings`).
-        """
-        return lexical_bounds.change(self.conn, self.tenant_id, self.languages(), **changes)
-
-    #: Bounds of the fusion settings (see :data:`loupe.fusion.settings.FUSION_BOUNDS`).
-    FUSION_BOUNDS = fusion_config.FUSION_BOUNDS
-
-    def fusion_settings(self) -> dict[str, Any]:
-        """The fusion settings (SPEC F1, migration 0016): ``w_lexical``,
-        ``w_text``, ``w_image`` (each lane's weight in reciprocal rank fusion)
-        and ``rrf_k`` (RRF's rank constant); rrf(d) = Σ w_lane / (k + rank).
-        Defaults: weights 1, k 60 (plain RRF, Cormack et al. 2009)."""
-        return fusion_config.read(self.conn, self.tenant_id)
-
-    def set_fusion_settings(self, **changes: Any) -> dict[str, Any]:
-        """Change fusion settings (keys as returned by :meth:`fusion_settings`);
-        takes effect on the next search. Returns the settings.
-
-        Raises:
-            ValueError: an unknown key, a value that is not a finite number
-                (k: an integer), a value outside :data:`FUSION_BOUNDS`, or
-                every weight zero (:func:`loupe.fusion.settings.change`).
-        """
-        return fusion_config.change(self.conn, self.tenant_id, **changes)
+        """Import (or replace) a controlled vocabulary (JSON, CSV or SKOS) and
+        rebuild the documents it touches, in one transaction
+        (:func:`loupe.document.rebuild.import_vocabulary`). Raises
+        loupe.document.vocabulary.VocabularyError: the file cannot be imported."""
+        return rebuild.import_vocabulary(self.conn, self.tenant_id, self.languages(), path, name)
 
     def vocabularies(self) -> list[dict[str, Any]]:
         """The tenant's vocabularies with their term and tagged-asset counts."""
-        return [{"vocabulary": r[0], "terms": r[1], "assets_tagged": r[2]}
-                for r in self.conn.execute(q.VOCABULARIES, {"tenant_id": self.tenant_id})]
+        return rebuild.vocabularies(self.conn, self.tenant_id)
 
-    def failures(self, run_id: int | None = None) -> list[dict[str, Any]]:
-        """Problems of an ingest run (default: the latest run): ``severity``
-        ``error`` (file not ingested) or ``warning`` (ingested with a problem)."""
-        rows = self.conn.execute(q.FAILURES, {"tenant_id": self.tenant_id, "run_id": run_id})
-        return [{"run_id": r[0], "path": r[1], "kind": r[2], "reason": r[3], "severity": r[4]}
-                for r in rows]
+    def lexical_settings(self) -> dict[str, Any]:
+        """The lexical lane's settings (:func:`loupe.lexical.settings.read`)."""
+        return lexical_bounds.read(self.conn, self.tenant_id)
 
-    def stats(self) -> dict[str, Any]:
-        """Counts of assets, files, collections and documents per language."""
-        row = self.conn.execute(q.STATS, {"tenant_id": self.tenant_id}).fetchone()
-        docs = {r[0]: r[1] for r in self.conn.execute(q.DOC_COUNTS, {"tenant_id": self.tenant_id})}
-        return {"tenant": self.tenant, "assets": row[0], "files": row[1], "collections": row[2],
-                "documents": docs, "languages": self.languages()}
+    def set_lexical_settings(self, **changes: Any) -> dict[str, Any]:
+        """Change lexical settings; a change of k1, weights, b or vocab_decay
+        rebuilds the tenant's lexical index in the same transaction
+        (:func:`loupe.lexical.settings.change`). Raises ValueError (an unknown
+        key) or SettingError (a value out of its range, named with the bound)."""
+        return lexical_bounds.change(self.conn, self.tenant_id, self.languages(), **changes)
 
-    # -- search by image (X1) ---------------------------------------------------
+    def fusion_settings(self) -> dict[str, Any]:
+        """The fusion settings (F1): ``w_lexical``, ``w_text``, ``w_image`` and
+        ``rrf_k``; rrf(d) = Σ w_lane / (k + rank), defaults w 1, k 60 (plain
+        RRF, Cormack et al. 2009; :func:`loupe.fusion.settings.read`)."""
+        return fusion_config.read(self.conn, self.tenant_id)
+
+    def set_fusion_settings(self, **changes: Any) -> dict[str, Any]:
+        """Change fusion settings, for the next search; returns them. Raises
+        ValueError: unknown key, not a finite number, outside
+        :data:`FUSION_BOUNDS`, or every weight zero (:func:`loupe.fusion.settings.change`)."""
+        return fusion_config.change(self.conn, self.tenant_id, **changes)
+
+    # -- search by image (X1; loupe.similar) -------------------------------------------
 
     def similar(self, asset_id: int | None = None, *, file: str | Path | None = None,
                 radius: int | None = None, limit: int = 20, offset: int = 0,
                 max_pixels: int | None = None, full_decode_pixels: int | None = None):
         """Assets that look like asset ``asset_id`` or like the image ``file``
-        (not ingested): every readable asset whose 64-bit pHash is within
-        ``radius`` bits (default :data:`loupe.similar.search.DEFAULT_RADIUS`),
-        nearest first, fused with the image lane's nearest vectors when an
-        image model serves that lane. Returns a
-        :class:`loupe.similar.search.SimilarResult`.
+        (not ingested): pHash within ``radius`` bits, nearest first, fused with
+        the image lane when one is installed (:func:`loupe.similar.search.find_similar`).
 
         Raises:
             AssetNotFound: no such asset, or one the viewer may not read.
-            loupe.similar.search.SimilarError: ``file`` is not an image Loupe
-                can read (``NotAnImage``), or over ``max_pixels`` (default the
-                ingest's ceiling) or, unless a JPEG, over ``full_decode_pixels``
-                (default ``QUERY_FULL_DECODE_PIXELS``, 25 MP) read from its
-                header before decoding (``PictureTooLarge``); radius outside
-                0..15, bad limit/offset.
+            loupe.similar.search.SimilarError: ``file`` not an image Loupe can
+                read, over ``max_pixels`` or (unless a JPEG) ``full_decode_pixels``
+                (default 25 MP), radius outside 0..15, bad limit/offset.
         """
         from .similar.search import DEFAULT_RADIUS, QUERY_FULL_DECODE_PIXELS, find_similar
 
@@ -955,60 +590,15 @@ class Library:
                             full_decode_pixels=full_decode_pixels or QUERY_FULL_DECODE_PIXELS)
 
     def duplicates(self, *, radius: int | None = None) -> list[dict[str, Any]]:
-        """Near-duplicate groups (readable assets whose pHashes are within
-        ``radius`` bits, chained) and exact-bytes groups (one asset held by
-        several files), with byte sizes: ``[{"kind", "assets", "paths",
-        "byte_size", "reclaimable"}]``. Hashes missing from older assets are
-        computed first.
-
-        Raises:
-            loupe.similar.search.SimilarError: radius outside 0..15.
-        """
+        """Near-duplicate and exact-bytes groups of readable assets, with byte
+        sizes (:func:`loupe.similar.search.duplicate_groups`); missing hashes
+        are computed first. Raises SimilarError: radius outside 0..15."""
         from .similar.search import DEFAULT_RADIUS, backfill, duplicate_groups
 
         backfill(self.conn, self.tenant_id)
         return [asdict(g) for g in duplicate_groups(
             self.conn, self.tenant_id, radius=DEFAULT_RADIUS if radius is None else radius,
             viewer=self.viewer.params())]
-
-    def enrich(self, *, progress: ProgressFn | None = None) -> dict[str, int]:
-        """Compute the machine words (issue 15) the tenant's assets are missing
-        (never computed, older rules, or OCR not yet run while it is on) and
-        rebuild their documents; resumable: ``{"computed", "warnings",
-        "ocr_read", "pending"}``."""
-        from .pixels.enrich import enrich
-
-        return enrich(self.conn, self.tenant_id, self.languages(), progress=progress)
-
-    def machine_settings(self) -> dict[str, Any]:
-        """The machine words' settings: ``{"ocr", "ocr_budget_ms", "ocr_min_score"}``."""
-        from .pixels.enrich import settings
-
-        return settings(self.conn, self.tenant_id)
-
-    def set_machine_settings(self, **changes: Any) -> dict[str, Any]:
-        """Change ``ocr`` (bool), ``ocr_budget_ms`` (100-60,000) or
-        ``ocr_min_score`` (0-1). Turning OCR on makes every asset "missing"
-        its OCR for the next :meth:`enrich` (and ingest reads new files).
-
-        Raises:
-            ValueError: an unknown key or a value out of its bound (named).
-        """
-        from .pixels import queries as pq
-
-        new = {**self.machine_settings(), **changes}
-        if set(new) != {"ocr", "ocr_budget_ms", "ocr_min_score"}:
-            raise ValueError(f"unknown machine setting(s): {sorted(set(changes) - set(new))}")
-        if not isinstance(new["ocr"], bool):
-            raise ValueError(f"ocr must be true or false, not {new['ocr']!r}")
-        if not (isinstance(new["ocr_budget_ms"], int) and 100 <= new["ocr_budget_ms"] <= 60000):
-            raise ValueError(f"ocr_budget_ms = {new['ocr_budget_ms']!r} is out of range: "
-                             f"it must be a whole number within 100 and 60,000")
-        if not 0 <= float(new["ocr_min_score"]) <= 1:
-            raise ValueError(f"ocr_min_score = {new['ocr_min_score']!r} is out of range: "
-                             f"it must be within 0 and 1")
-        self.conn.execute(pq.SET_MACHINE_SETTINGS, {**new, "tenant_id": self.tenant_id})
-        return self.machine_settings()
 
     def hash(self, *, progress: ProgressFn | None = None) -> dict[str, int]:
         """Compute the perceptual hashes of assets ingested before they
@@ -1017,160 +607,123 @@ class Library:
 
         return backfill(self.conn, self.tenant_id, progress=progress)
 
-    # -- people (SPEC X2, issue 19; loupe.faces) ------------------------------------
+    # -- machine words (issue 15; loupe.pixels) ------------------------------------------
+
+    def enrich(self, *, progress: ProgressFn | None = None) -> dict[str, int]:
+        """Compute the machine words the tenant's assets are missing and
+        rebuild their documents; resumable (:func:`loupe.pixels.enrich.enrich`)."""
+        return _enrich().enrich(self.conn, self.tenant_id, self.languages(), progress=progress)
+
+    def machine_settings(self) -> dict[str, Any]:
+        """The machine words' settings: ``{"ocr", "ocr_budget_ms", "ocr_min_score"}``."""
+        return _enrich().settings(self.conn, self.tenant_id)
+
+    def set_machine_settings(self, **changes: Any) -> dict[str, Any]:
+        """Change ``ocr``, ``ocr_budget_ms`` or ``ocr_min_score``
+        (:func:`loupe.pixels.enrich.change_settings`); OCR turned on is
+        "missing" for every asset at the next :meth:`enrich`. Raises
+        ValueError: an unknown key or a value out of its bound (named)."""
+        return _enrich().change_settings(self.conn, self.tenant_id, **changes)
+
+    # -- people (X2; loupe.faces.people) ---------------------------------------------
 
     def _viewer_name(self) -> str:
         return self.viewer.name or "owner"
 
     def faces(self, *, progress: ProgressFn | None = None,
               limit: int | None = None) -> dict[str, Any]:
-        """Find and cluster the faces of assets not scanned yet (resumable):
-        ``{"scanned", "faces", "skipped", "failed", "pending", "people"}``.
-
-        Raises:
-            AccessError: a member (scanning writes people).
-            loupe.faces.detect.FacesUnavailable: dlib or its models are missing.
-        """
-        from .faces import people
-
+        """Find and cluster the faces of assets not scanned yet (resumable).
+        Raises AccessError (a member), FacesUnavailable (dlib or its models missing)."""
         self._manage()
-        return people.scan(self.conn, self.tenant_id, self.languages(), progress=progress,
-                           limit=limit)
+        return _people().scan(self.conn, self.tenant_id, self.languages(), progress=progress,
+                              limit=limit)
 
     def faces_status(self) -> dict[str, Any]:
         """Whether face detection is installed (else why not) and the counts."""
-        from .faces import people
-
-        return people.stats(self.conn, self.tenant_id)
+        return _people().stats(self.conn, self.tenant_id)
 
     def people(self, *, hidden: bool = False) -> list[dict[str, Any]]:
-        """People with faces on assets the viewer may read, counts of those only
-        (see :func:`loupe.faces.people.people`)."""
-        from .faces import people
-
-        return people.people(self.conn, self.tenant_id, self.viewer.params(),
-                             hidden=hidden and self.viewer.see_all)
+        """People with faces on assets the viewer may read, counts of those only."""
+        return _people().people(self.conn, self.tenant_id, self.viewer.params(),
+                                hidden=hidden and self.viewer.see_all)
 
     def person(self, person_id: int) -> dict[str, Any]:
-        """One person and its faces on readable assets.
-
-        Raises:
-            loupe.faces.people.PeopleError: unknown, or nothing of it readable.
-        """
-        from .faces import people
-
-        return people.person(self.conn, self.tenant_id, self.viewer.params(), person_id)
+        """One person and its faces on readable assets. Raises PeopleError."""
+        return _people().person(self.conn, self.tenant_id, self.viewer.params(), person_id)
 
     def asset_faces(self, asset_id: int) -> list[dict[str, Any]]:
-        """The faces of one asset with their people's labels.
-
-        Raises:
-            AssetNotFound: no such asset, or one the viewer may not read.
-        """
-        from .faces import people
-
+        """The faces of one asset with their people's labels. Raises AssetNotFound."""
         self._asset_row(asset_id)
-        return people.asset_faces(self.conn, self.tenant_id, self.viewer.params(), asset_id)
+        return _people().asset_faces(self.conn, self.tenant_id, self.viewer.params(), asset_id)
 
     def face_crop(self, face_id: int) -> bytes:
         """A face's JPEG crop, only if its asset is readable (else PeopleError)."""
-        from .faces import people
-
-        return people.crop(self.conn, self.tenant_id, self.viewer.params(), face_id)
+        return _people().crop(self.conn, self.tenant_id, self.viewer.params(), face_id)
 
     def name_person(self, person_id: int, name: str | None) -> dict[str, Any]:
         """Confirm a person's name (None: remove it); documents follow in the
-        same transaction. Owner and admins only (AccessError)."""
-        from .faces import people
-
+        same transaction."""
         self._manage()
-        return people.name(self.conn, self.tenant_id, self.languages(), person_id, name,
-                           by=self._viewer_name())
+        return _people().name(self.conn, self.tenant_id, self.languages(), person_id, name,
+                              by=self._viewer_name())
 
     def merge_people(self, source: int, target: int) -> dict[str, Any]:
-        """Merge person ``source`` into ``target`` (owner and admins only)."""
-        from .faces import people
-
+        """Merge person ``source`` into ``target``."""
         self._manage()
-        return people.merge(self.conn, self.tenant_id, self.languages(), source, target,
-                            by=self._viewer_name())
+        return _people().merge(self.conn, self.tenant_id, self.languages(), source, target,
+                               by=self._viewer_name())
 
     def split_person(self, person_id: int, face_ids: list[int]) -> dict[str, Any]:
-        """Move faces of a person to a new unnamed person (owner and admins only)."""
-        from .faces import people
-
+        """Move faces of a person to a new unnamed person."""
         self._manage()
-        return people.split(self.conn, self.tenant_id, self.languages(), person_id, face_ids)
+        return _people().split(self.conn, self.tenant_id, self.languages(), person_id, face_ids)
 
     def hide_person(self, person_id: int, hidden: bool = True) -> dict[str, Any]:
-        """Hide (or show again) a person (owner and admins only)."""
-        from .faces import people
-
+        """Hide (or show again) a person."""
         self._manage()
-        return people.hide(self.conn, self.tenant_id, self.languages(), person_id, hidden)
+        return _people().hide(self.conn, self.tenant_id, self.languages(), person_id, hidden)
 
     def reject_face(self, face_id: int) -> dict[str, Any]:
-        """"Not this person": remembered, and the face is clustered anew
-        (owner and admins only)."""
-        from .faces import people
-
+        """"Not this person": remembered, and the face is clustered anew."""
         self._manage()
-        return people.reject(self.conn, self.tenant_id, self.languages(), face_id,
-                             by=self._viewer_name())
+        return _people().reject(self.conn, self.tenant_id, self.languages(), face_id,
+                                by=self._viewer_name())
 
-    # -- conversational search (X4, issue 17 part 2) ------------------------------
+    # -- conversational search (X4; loupe.conversation) ---------------------------------
 
     def ask(self, sentence: str, *, conversation: int | None = None, lang: str | None = None,
             limit: int = 20, offset: int = 0, clock: datetime | None = None,
             run: bool = True) -> dict[str, Any]:
         """Compile ``sentence`` (en/fr) as the next turn of one of the viewer's
-        conversations (a new one when ``conversation`` is None), store it, and
-        run the resulting state through :meth:`search` (same permissions and
-        verdict). ``clock``: "now" for relative dates (default: the current UTC
-        time). Returns ``{"conversation", "n", "turn": {"intent", "filter",
-        "text", "unparsed", "message"}, "state": {"filter", "text"}, "search":
-        SearchResult dict | None, "notices"}``; see docs/conversation.md.
+        conversations (a new one when ``conversation`` is None) and run the
+        state through :meth:`search` (:func:`loupe.conversation.search.ask`).
+        ``clock``: "now" for relative dates. Returns ``{"conversation", "n",
+        "turn", "state", "search", "notices"}`` (docs/conversation.md).
 
         Raises:
             loupe.conversation.SentenceError: empty sentence, over 1000
                 characters or 120 words, unsupported language, 200 turns.
             loupe.conversation.store.ConversationNotFound: not one of the viewer's.
         """
-        from .conversation import search as csearch, store
-
-        first = self.languages()[0] if self.languages() else "en"
-        out = store.ask(self.conn, self.tenant_id, self.viewer, sentence, conversation=conversation,
-                        lang=lang, clock=clock, default_lang=first if first in ("en", "fr") else "en")
-        return {**out, **(csearch.run(self, out["state"], limit=limit, offset=offset) if run
-                          else {"search": None, "notices": []})}
+        return _csearch().ask(self, sentence, conversation=conversation, lang=lang,
+                              limit=limit, offset=offset, clock=clock, run_search=run)
 
     def conversation(self, conversation: int) -> dict[str, Any]:
-        """One of the viewer's conversations with its turns: ``{"id", "lang",
-        "state", "turns", "created_at", "updated_at", "history": [{"n",
-        "sentence", "result", "state", "at"}]}``. Raises ConversationNotFound."""
-        from .conversation import store
-
-        return store.get(self.conn, self.tenant_id, self.viewer, conversation)
+        """One of the viewer's conversations with its turns
+        (:func:`loupe.conversation.store.get`). Raises ConversationNotFound."""
+        return _store().get(self.conn, self.tenant_id, self.viewer, conversation)
 
     def conversations(self) -> list[dict[str, Any]]:
         """The viewer's conversations, most recent first (at most 50)."""
-        from .conversation import store
-
-        return store.listing(self.conn, self.tenant_id, self.viewer)
+        return _store().listing(self.conn, self.tenant_id, self.viewer)
 
     def edit_conversation(self, conversation: int, *, filter: dict | None, text: str = "",
                           limit: int = 20, offset: int = 0, run: bool = True) -> dict[str, Any]:
         """Set a conversation's state by hand (a chip removed or edited) and
-        search it; same return shape as :meth:`ask`. Raises
-        loupe.filters.FilterError for a tree outside the contract's shape."""
-        from .conversation import search as csearch, store
-
-        out = store.edit(self.conn, self.tenant_id, self.viewer, conversation, filter=filter, text=text)
-        return {**out, **(csearch.run(self, out["state"], limit=limit, offset=offset) if run
-                          else {"search": None, "notices": []})}
+        search it, as :meth:`ask`. Raises FilterError: a tree outside the contract."""
+        return _csearch().edit(self, conversation, filter=filter, text=text, limit=limit,
+                               offset=offset, run_search=run)
 
     def delete_conversation(self, conversation: int) -> None:
         """Delete one of the viewer's conversations. Raises ConversationNotFound."""
-        from .conversation import store
-
-        store.delete(self.conn, self.tenant_id, self.viewer, conversation)
+        _store().delete(self.conn, self.tenant_id, self.viewer, conversation)

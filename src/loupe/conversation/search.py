@@ -46,3 +46,36 @@ def run(library, state: dict[str, Any], *, lang: str | None = None, limit: int =
     """``{"search": SearchResult.as_dict() | None, "notices": [...]}`` for a state."""
     res, notices = result(library, state, lang=lang, limit=limit, offset=offset)
     return {"search": res.as_dict() if res is not None else None, "notices": notices}
+
+
+def ask(library, sentence: str, *, conversation: int | None, lang: str | None, limit: int,
+        offset: int, clock, run_search: bool) -> dict[str, Any]:
+    """``sentence`` stored as the next turn of one of ``library``'s viewer's
+    conversations (:func:`loupe.conversation.store.ask`; the default language
+    is the library's first when it is en or fr, else en), then its state
+    searched (:func:`run`) unless ``run_search`` is false. The return shape
+    and errors are :meth:`loupe.Library.ask`'s."""
+    from . import store
+
+    first = library.languages()[0] if library.languages() else "en"
+    out = store.ask(library.conn, library.tenant_id, library.viewer, sentence,
+                    conversation=conversation, lang=lang, clock=clock,
+                    default_lang=first if first in ("en", "fr") else "en")
+    return {**out, **_searched(library, out["state"], limit, offset, run_search)}
+
+
+def edit(library, conversation: int, *, filter: dict | None, text: str, limit: int,
+         offset: int, run_search: bool) -> dict[str, Any]:
+    """A conversation's state set by hand (:func:`loupe.conversation.store.edit`),
+    then searched as in :func:`ask`."""
+    from . import store
+
+    out = store.edit(library.conn, library.tenant_id, library.viewer, conversation,
+                     filter=filter, text=text)
+    return {**out, **_searched(library, out["state"], limit, offset, run_search)}
+
+
+def _searched(library, state: dict[str, Any], limit: int, offset: int,
+              run_search: bool) -> dict[str, Any]:
+    return (run(library, state, limit=limit, offset=offset) if run_search
+            else {"search": None, "notices": []})

@@ -64,3 +64,19 @@ def validate_languages(langs: list[str]) -> list[str]:
     if not out:
         raise ValueError("a library needs at least one language, e.g. --languages en")
     return out
+
+
+def query_language(langs: list[str], lang: str | None) -> str:
+    """The language a query asks for among the library languages ``langs``
+    (first = default): ``lang`` normalised, or ``langs[0]`` when none given.
+
+    Raises:
+        ValueError: ``lang`` is not one of ``langs`` (the message says how to add it).
+    """
+    if not lang:
+        return langs[0]
+    code = normalize_lang(lang)
+    if code not in langs:
+        raise ValueError(f"{lang!r} is not a language of this library ({', '.join(langs)}): "
+                         f"add it with 'loupe init --languages {','.join(langs + [code])}'")
+    return code

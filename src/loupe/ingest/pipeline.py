@@ -47,6 +47,22 @@ from .walk import FoundFile, walk
 
 #: Files read by ExifTool in one batch call.
 BATCH_SIZE = 48
+#: Largest decompression-bomb ceiling an ingest accepts (pixels): a billion
+#: pixels decode to 3 GB of RGB.
+MAX_PIXELS_LIMIT = 1_000_000_000
+
+
+def check_max_pixels(max_pixels: Any) -> None:
+    """``max_pixels`` (None: the default) checked before an ingest starts.
+
+    Raises:
+        ValueError: not a whole number within 1 and :data:`MAX_PIXELS_LIMIT`.
+    """
+    if max_pixels is not None and (isinstance(max_pixels, bool)
+                                   or not isinstance(max_pixels, int)
+                                   or not 1 <= max_pixels <= MAX_PIXELS_LIMIT):
+        raise ValueError(f"max_pixels = {max_pixels!r} is out of range: it must be within "
+                         f"1 and {MAX_PIXELS_LIMIT:,}")
 
 
 @dataclass

@@ -205,6 +205,30 @@ def check_provenance(provenance: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def thresholds(home: Path, name: str) -> dict[str, float]:
+    """Model ``name``'s distance thresholds by query length (keys ``1``,
+    ``2``, ``3-5``, ``6-10``, ``11+``; cosine distances): its
+    loupe-model.json's over :data:`DEFAULT_THRESHOLDS`.
+
+    Raises:
+        ModelError: no such model.
+    """
+    cfg = get_model(home, name).config
+    return {k: float(v) for k, v in {**DEFAULT_THRESHOLDS, **(cfg.get("thresholds") or {})}.items()}
+
+
+def thresholds_provenance(home: Path, name: str) -> dict[str, dict[str, str] | None]:
+    """Where each of model ``name``'s thresholds came from: band → the record
+    :func:`set_thresholds` wrote, or None for a value written at install time.
+
+    Raises:
+        ModelError: no such model.
+    """
+    prov = get_model(home, name).config.get("thresholds_provenance") or {}
+    return {k: (dict(prov[k]) if isinstance(prov.get(k), dict) else None)
+            for k in DEFAULT_THRESHOLDS}
+
+
 def set_thresholds(home: Path, name: str, thresholds: dict[str, float],
                    provenance: dict[str, str] | None = None) -> dict[str, float]:
     """Merge ``thresholds`` into the model's loupe-model.json; return all of them.

@@ -10,6 +10,7 @@ finished and the next run goes on from what is still missing.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import psycopg
 
@@ -24,6 +25,28 @@ def settings(conn: psycopg.Connection, tenant_id: int) -> dict:
     """The tenant's enrichment settings: ``{"ocr", "ocr_budget_ms", "ocr_min_score"}``."""
     row = conn.execute(q.MACHINE_SETTINGS, {"tenant_id": tenant_id}).fetchone()
     return {"ocr": bool(row[0]), "ocr_budget_ms": int(row[1]), "ocr_min_score": float(row[2])}
+
+
+def change_settings(conn: psycopg.Connection, tenant_id: int, **changes: Any) -> dict:
+    """Change ``ocr`` (bool), ``ocr_budget_ms`` (whole number within
+    100-60,000) or ``ocr_min_score`` (0-1); returns the settings now stored.
+
+    Raises:
+        ValueError: an unknown key or a value out of its bound (named).
+    """
+    new = {**settings(conn, tenant_id), **changes}
+    if set(new) != {"ocr", "ocr_budget_ms", "ocr_min_score"}:
+        raise ValueError(f"unknown machine setting(s): {sorted(set(changes) - set(new))}")
+    if not isinstance(new["ocr"], bool):
+        raise ValueError(f"ocr must be true or false, not {new['ocr']!r}")
+    if not (isinstance(new["ocr_budget_ms"], int) and 100 <= new["ocr_budget_ms"] <= 60000):
+        raise ValueError(f"ocr_budget_ms = {new['ocr_budget_ms']!r} is out of range: "
+                         f"it must be a whole number within 100 and 60,000")
+    if not 0 <= float(new["ocr_min_score"]) <= 1:
+        raise ValueError(f"ocr_min_score = {new['ocr_min_score']!r} is out of range: "
+                         f"it must be within 0 and 1")
+    conn.execute(q.SET_MACHINE_SETTINGS, {**new, "tenant_id": tenant_id})
+    return settings(conn, tenant_id)
 
 
 def facts_for(path: str, opts: dict, fileobj=None) -> MachineFacts:

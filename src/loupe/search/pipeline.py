@@ -48,6 +48,27 @@ from .clause import AssetClause
 from . import verdict as vd
 from .result import Hit, SearchResult
 
+#: Most assets one search page (and one bulk action) may reach: the deep
+#: band's ceiling (C3).
+BULK_MAX = 50_000
+#: Largest search offset accepted (row numbers are bigint; no result is larger).
+OFFSET_MAX = 1_000_000_000
+
+
+def check_page(limit: Any, offset: Any) -> None:
+    """A page's bounds, checked before any work.
+
+    Raises:
+        ValueError: ``limit`` not a whole number within 1 and :data:`BULK_MAX`,
+            or ``offset`` not one within 0 and :data:`OFFSET_MAX`.
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= BULK_MAX:
+        raise ValueError(f"limit = {limit!r} is out of range: it must be within 1 and "
+                         f"{BULK_MAX:,}")
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= OFFSET_MAX:
+        raise ValueError(f"offset = {offset!r} is out of range: it must be within 0 and "
+                         f"{OFFSET_MAX:,}")
+
 if TYPE_CHECKING:
     from ..library import Library
 

@@ -1,0 +1,176 @@
+"""One asset as the viewer may see it (P1): its row, record, thumbnail and
+original file, and the collections it can read.
+
+Every function takes the connection, the tenant and the viewer's statement
+parameters (:meth:`loupe.access.viewer.Viewer.params`); an asset that does
+not exist and one the viewer may not read give the same
+:class:`AssetNotFound`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import psycopg
+
+from .. import queries as q
+from ..access.viewer import Viewer
+from ..ingest.image import displayed_size
+
+#: Columns of :data:`loupe.queries.ASSET`, in order.
+ASSET_COLUMNS = ["id", "sha256", "byte_size", "media_type", "width", "height", "orientation",
+                 "thumbnail", "created_at", "updated_at", "embargo_until", "rights_expire_at"]
+_DATES = ("created_at", "updated_at", "embargo_until", "rights_expire_at")
+#: Bytes read at a time while hashing an original.
+READ_CHUNK = 1 << 20
+
+
+class AssetNotFound(LookupError):
+    """Raised when an asset id does not exist in the current tenant."""
+
+
+def asset_row(conn: psycopg.Connection, tenant_id: int, tenant: str, viewer: Viewer,
+              asset_id: int) -> tuple:
+    """The asset's row (:data:`ASSET_COLUMNS`).
+
+    Raises:
+        AssetNotFound: no such asset in the tenant, or not readable by ``viewer``.
+    """
+    row = conn.execute(q.ASSET, {"tenant_id": tenant_id, "asset_id": asset_id,
+                                 **viewer.params()}).fetchone()
+    if row is None:
+        # the same answer for "does not exist" and "not yours to see" (P1)
+        raise AssetNotFound(f"no asset {asset_id} in tenant {tenant!r}")
+    return row
+
+
+def asset_record(conn: psycopg.Connection, home: Path, tenant_id: int, row: tuple,
+                 viewer: Viewer, languages: list[str]) -> dict[str, Any]:
+    """Everything stored about the asset of ``row`` (from :func:`asset_row`):
+    its columns (dates as ISO 8601, sha256 as hex, thumbnail as an absolute
+    path), ``width``/``height`` as displayed (EXIF orientation applied: 5..8
+    turn the picture a quarter), ``stored_width``/``stored_height``, and
+    ``files`` (``{"path", "collection", "sidecar", "metadata"}``),
+    ``documents`` (one per language) and ``machine`` (:func:`machine_facts`)
+    as the viewer may read them."""
+    asset = dict(zip(ASSET_COLUMNS, row))
+    params = {"tenant_id": tenant_id, "asset_id": asset["id"], **viewer.params()}
+    asset["stored_width"], asset["stored_height"] = asset["width"], asset["height"]
+    asset["width"], asset["height"] = displayed_size(asset["width"], asset["height"],
+                                                     asset["orientation"])
+    asset["sha256"] = bytes(asset["sha256"]).hex()
+    asset["thumbnail"] = str(home / asset["thumbnail"]) if asset["thumbnail"] else None
+    for key in _DATES:
+        asset[key] = asset[key].isoformat() if asset[key] else None
+    asset["files"] = [{"path": r[0], "collection": r[1], "sidecar": r[2], "metadata": r[3]}
+                      for r in conn.execute(q.ASSET_FILES, params)]
+    asset["documents"] = [
+        {"lang": r[0], "title": r[1], "description": r[2], "keywords": r[3],
+         "collections": r[4], "filename": r[5], "creator": r[6], "copyright": r[7],
+         "location": r[8], "doc_len": r[9], "vocabulary": r[10]}
+        for r in conn.execute(q.ASSET_DOCUMENTS, params)]
+    asset["machine"] = machine_facts(conn, asset["id"], languages)
+    return asset
+
+
+def machine_facts(conn: psycopg.Connection, asset_id: int,
+                  languages: list[str]) -> dict[str, Any] | None:
+    """The machine facts of an asset (its pixels: the same in every file;
+    :func:`loupe.pixels.store.load`) with their words per library language
+    (``words``: language → text), or None when none were computed."""
+    from ..pixels.store import load
+    from ..pixels.words import machine_text
+
+    facts = load(conn, asset_id)
+    if facts is None:
+        return None
+    facts["computed_at"] = facts["computed_at"].isoformat()
+    facts["words"] = {lang: machine_text(facts, lang) for lang in languages}
+    return facts
+
+
+def thumbnail_path(home: Path, row: tuple) -> Path:
+    """The thumbnail file of the asset of ``row``.
+
+    Raises:
+        AssetNotFound: the asset has no thumbnail, or its file is gone.
+    """
+    thumb = row[ASSET_COLUMNS.index("thumbnail")]
+    if not thumb or not (home / thumb).is_file():
+        raise AssetNotFound(f"asset {row[0]} has no thumbnail")
+    return home / thumb
+
+
+def open_verified(path: str, sha256: bytes, size: int) -> BinaryIO | None:
+    """``path`` opened for reading at offset 0 if it still holds the bytes
+    ``sha256`` of ``size`` bytes, else None: no component of the path is a
+    symbolic link (a stored path is canonical), it is opened without
+    following a link (``O_NOFOLLOW``) nor blocking (``O_NONBLOCK``), it is a
+    regular file, and its size and SHA-256 match. The check holds for the
+    returned descriptor only: read it, not the path."""
+    if os.path.realpath(path) != path:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    fh = os.fdopen(fd, "rb")
+    st = os.fstat(fd)
+    if stat.S_ISREG(st.st_mode) and st.st_size == size:
+        h = hashlib.sha256()
+        while chunk := fh.read(READ_CHUNK):
+            h.update(chunk)
+        if h.digest() == sha256:
+            fh.seek(0)
+            return fh
+    fh.close()
+    return None
+
+
+def open_original(conn: psycopg.Connection, tenant_id: int, viewer: Viewer,
+                  row: tuple) -> tuple[BinaryIO, Path]:
+    """The first file (by path, among those ``viewer`` may read) of the asset
+    of ``row`` that still holds its bytes (:func:`open_verified`), opened:
+    ``(binary file object at offset 0, path)``.
+
+    Raises:
+        AssetNotFound: no file of it on disk holds its bytes any more.
+    """
+    sha, size = bytes(row[1]), row[2]
+    for f in conn.execute(q.ASSET_FILES, {"tenant_id": tenant_id, "asset_id": row[0],
+                                          **viewer.params()}):
+        fh = open_verified(f[0], sha, size)
+        if fh is not None:
+            return fh, Path(f[0])
+    raise AssetNotFound(f"asset {row[0]}: no file of it on disk holds its bytes any more")
+
+
+def collections(conn: psycopg.Connection, tenant_id: int, viewer: Viewer) -> list[dict[str, Any]]:
+    """Collections the viewer can read something in, with their asset counts
+    (sub-collections included): ``{"id", "path", "parent_id", "hand_made",
+    "assets", "full_path"}``; ``full_path`` (source root + path) is None for
+    hand-made ones and for a member, who sees no server path (issue 11)."""
+    return [{"id": r[0], "path": r[1], "parent_id": r[2], "hand_made": r[3],
+             "assets": r[4], "full_path": r[5] if viewer.see_all else None}
+            for r in conn.execute(q.COLLECTIONS, {"tenant_id": tenant_id, **viewer.params()})]
+
+
+def stats(conn: psycopg.Connection, tenant_id: int) -> dict[str, Any]:
+    """Counts of the tenant's ``assets``, ``files``, ``collections`` and
+    ``documents`` (language → count)."""
+    row = conn.execute(q.STATS, {"tenant_id": tenant_id}).fetchone()
+    docs = {r[0]: r[1] for r in conn.execute(q.DOC_COUNTS, {"tenant_id": tenant_id})}
+    return {"assets": row[0], "files": row[1], "collections": row[2], "documents": docs}
+
+
+def failures(conn: psycopg.Connection, tenant_id: int, run_id: int | None) -> list[dict[str, Any]]:
+    """Problems of ingest run ``run_id`` (None: the latest): ``{"run_id",
+    "path", "kind", "reason", "severity"}``, ``severity`` ``error`` (file not
+    ingested) or ``warning`` (ingested with a problem)."""
+    rows = conn.execute(q.FAILURES, {"tenant_id": tenant_id, "run_id": run_id})
+    return [{"run_id": r[0], "path": r[1], "kind": r[2], "reason": r[3], "severity": r[4]}
+            for r in rows]

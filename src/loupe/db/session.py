@@ -1,0 +1,115 @@
+"""Opening a library's database: the connection a :class:`loupe.Library` holds.
+
+:func:`connect` finds the database of a library home (the embedded server, or
+a URL), refuses a home that holds no library unless asked to create one,
+applies pending migrations with the data work some of them need afterwards,
+and sets the session up (pgvector types, HNSW search settings);
+:func:`tenant_id` binds it to one tenant (P3).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import psycopg
+
+from ..privacy import private_home
+from .. import queries as q
+from .migrate import applied, migrate
+from .server import DATABASE_URL_ENV, resolve_database_url
+
+
+class UnknownTenant(LookupError):
+    """Raised when a tenant name does not exist (create it with ``init``)."""
+
+
+class LibraryNotInitialized(LookupError):
+    """Raised when opening a home or database that holds no Loupe library yet
+    (create it with ``loupe init``); a mistyped ``LOUPE_HOME`` must not look
+    like an empty library."""
+
+
+def after_migrations(conn: psycopg.Connection, newly: list[str]) -> None:
+    """The data work some migrations need once applied (``newly``: the file
+    names just applied): file documents of multi-file assets compiled again
+    (0011, and 0017 for 0013's analyzer), names written in files ingested
+    before Loupe read them (0022)."""
+    if any(n.startswith(("0011_", "0017_")) for n in newly):
+        from ..document.compile import rebuild_all_file_documents
+
+        rebuild_all_file_documents(conn)
+    if any(n.startswith("0022_") for n in newly):
+        from ..faces.backfill import backfill_people
+
+        backfill_people(conn)
+
+
+def prepare_session(conn: psycopg.Connection) -> None:
+    """pgvector's types, and the HNSW search settings of the environment.
+
+    Raises:
+        loupe.lexical.settings.SettingError: ``LOUPE_HNSW_EF_SEARCH`` or
+            ``LOUPE_QUERY_VECTOR_CACHE`` is not a whole number in its range.
+    """
+    from pgvector.psycopg import register_vector
+
+    from ..lexical import settings as lexical_bounds
+    from ..vector import queries as vq
+
+    register_vector(conn)
+    lexical_bounds.env_setting("LOUPE_QUERY_VECTOR_CACHE")
+    for stmt in vq.hnsw_session(lexical_bounds.env_setting("LOUPE_HNSW_EF_SEARCH")):
+        conn.execute(stmt)
+
+
+def connect(home: Path, database_url: str | None, *, create: bool) -> psycopg.Connection:
+    """An autocommit connection to library ``home``'s migrated database
+    (see :meth:`loupe.Library.open` for the errors); closed again on error."""
+    url_given = database_url or os.environ.get(DATABASE_URL_ENV)
+    if not create and not url_given and not (home / "pgdata").is_dir():
+        raise LibraryNotInitialized(
+            f"no Loupe library in {home}: create one with 'loupe init' "
+            f"(or set LOUPE_HOME to the library's home)")
+    private_home(home)   # 0700 folders, 0600 files from here on (issue 11)
+    conn = psycopg.connect(resolve_database_url(home, database_url), autocommit=True)
+    try:
+        if not create and not applied(conn):
+            raise LibraryNotInitialized(
+                "the database holds no Loupe library: create one with 'loupe init'")
+        after_migrations(conn, migrate(conn))
+        prepare_session(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def tenant_id(conn: psycopg.Connection, tenant: str, *, create: bool) -> int:
+    """The id of tenant ``tenant`` (created with ``create``).
+
+    Raises:
+        UnknownTenant: no such tenant and ``create`` is false.
+    """
+    row = conn.execute(q.TENANT_BY_NAME, {"name": tenant}).fetchone()
+    if row is None and create:
+        row = conn.execute(q.CREATE_TENANT, {"name": tenant}).fetchone()
+    if row is None:
+        raise UnknownTenant(f"no tenant named {tenant!r}: create it with "
+                            f"'loupe --tenant {tenant} init'")
+    return row[0]
+
+
+def stop(home: Path, database_url: str | None, *, force: bool) -> dict:
+    """Stop library ``home``'s embedded server (:func:`loupe.db.server.stop_embedded`).
+
+    Raises:
+        ValueError: a database URL is configured (Loupe does not manage that server).
+        loupe.db.server.ServerInUse, loupe.db.DatabaseUnavailable: as ``stop_embedded``.
+    """
+    from .server import stop_embedded
+
+    if database_url or os.environ.get(DATABASE_URL_ENV):
+        raise ValueError(f"{DATABASE_URL_ENV} (or --database-url) is set: that server is "
+                         f"not Loupe's to stop")
+    return stop_embedded(home / "pgdata", force=force)
