@@ -43,6 +43,7 @@ import re
 import shutil
 import stat
 import tempfile
+import threading
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
@@ -117,6 +118,60 @@ def display_path(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+#: Seconds one ExifTool call may take (a batch, or a single file when a batch
+#: is retried file by file) before its process is killed and the file fails
+#: with a clear reason. Ordinary files take milliseconds; the bound is for
+#: hostile ones (attack run 3, F13: a 3,000-deep XMP packet took 37-85 s).
+READ_TIMEOUT_S = 30.0
+
+
+class _Watchdog:
+    """Kill a pyexiftool process that answers a call too slowly.
+
+    pyexiftool 0.5 reads the answer with ``select`` + ``os.read`` until its
+    ready marker and has no timeout; after the process dies that loop would
+    spin on end-of-file forever. So, when the time is up, the watchdog first
+    puts a directory on the descriptor it reads (``dup2``: ``os.read`` of a
+    directory raises ``IsADirectoryError``, which ends the call with an
+    exception) and then kills the process. Use as a context manager around
+    one call; ``fired`` says whether it acted."""
+
+    def __init__(self, et: Any, seconds: float):
+        self._et = et
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._lock = threading.Lock()
+        self._done = False
+        self.fired = False
+
+    def __enter__(self) -> "_Watchdog":
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._done = True
+        self._timer.cancel()
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.fired = True
+            proc = getattr(self._et, "_process", None)
+            if proc is None:
+                return
+            try:
+                here = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    os.dup2(here, proc.stdout.fileno())
+                finally:
+                    os.close(here)
+            except OSError:
+                pass
+            proc.kill()
+
+
 class ExifToolReader:
     """One long-lived ExifTool process in batch (``-stay_open``) mode.
 
@@ -144,8 +199,9 @@ class ExifToolReader:
     # pairing when one region lacks a field).
     COMMON_ARGS = ["-G1", "-a", "-n", "-struct", "-charset", "filename=utf8", "-api", "LargeFileSupport=1"]
 
-    def __init__(self, executable: str | None = None):
+    def __init__(self, executable: str | None = None, timeout_s: float | None = None):
         self._executable = executable
+        self._timeout_s = timeout_s
         self._et: exiftool.ExifToolHelper | None = None
         self._alias_dir: str | None = None
         self._aliases = 0
@@ -191,6 +247,27 @@ class ExifToolReader:
             except Exception:
                 pass
             self._et = None
+
+    def _abandon(self) -> None:
+        """Forget a process the watchdog killed (its pipes are closed here;
+        the next call starts a fresh one)."""
+        et, self._et = self._et, None
+        if et is None:
+            return
+        proc = getattr(et, "_process", None)
+        if proc is not None:
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                try:
+                    pipe.close()
+                except Exception:
+                    pass
+            try:
+                proc.wait(timeout=5)
+            except Exception:
+                pass
+        flag = getattr(et, "_flag_running_false", None)
+        if flag is not None:
+            flag()      # so pyexiftool does not try to stop it again
 
     def _alias(self, path: str, target: str | None = None) -> str:
         """A plain name for ``path``: a symbolic link in the private alias
@@ -293,12 +370,22 @@ class ExifToolReader:
             return refused
         self.start()
         assert self._et is not None
+        limit = self._timeout_s if self._timeout_s is not None else READ_TIMEOUT_S
+        watchdog = _Watchdog(self._et, limit)
         try:
-            rows = self._et.get_metadata(args)
+            with watchdog:
+                rows = self._et.get_metadata(args)
+            if watchdog.fired:      # it fired as the answer came: that process is gone
+                self._abandon()
         except Exception:
+            if watchdog.fired:
+                self._abandon()
             if len(args) == 1:
                 self._stop()
-                return {**refused, args[0]: {"ExifTool:Error": "ExifTool could not read this file"}}
+                why = (f"ExifTool took more than {limit:g} s to read this file (the bound "
+                       f"per call): stopped" if watchdog.fired
+                       else "ExifTool could not read this file")
+                return {**refused, args[0]: {"ExifTool:Error": why}}
             out: dict[str, dict[str, Any]] = dict(refused)
             for a in args:
                 out.update(self._run([a]))
@@ -552,10 +639,13 @@ def sidecar_problem(sidecar: str, raw: dict[str, Any]) -> str | None:
 
     A sidecar is unusable when ExifTool reports an error, when the XML is
     malformed (a "format error" warning: it would be read partially), when
-    ExifTool does not recognise it as XMP, or when it holds no XMP property.
-    The image is then indexed from its own metadata and the problem is
+    ExifTool does not recognise it as XMP, when it holds no XMP property, or
+    when it was refused before ExifTool read it (``Loupe:Refused``: its XML
+    too deep or too large, :mod:`loupe.ingest.xmpcheck`). The image is then indexed from its own metadata and the problem is
     recorded as a warning, so one bad sidecar never hides a good image.
     """
+    if raw.get("Loupe:Refused"):      # refused before ExifTool (ingest.xmpcheck)
+        return str(raw["Loupe:Refused"])
     err = raw.get("ExifTool:Error")
     if err:
         return f"XMP sidecar {sidecar} ignored: {err}"

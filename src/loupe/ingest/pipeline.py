@@ -40,6 +40,7 @@ from ..pixels import store as machine_store
 from . import queries as q
 from .errors import BadFile
 from .pngcheck import compressed_chunk_problem
+from .xmpcheck import sidecar_shape_problem
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file
 from .metadata import (ExifToolReader, bound_fields, check_readable, display_path,
                        document_ids, merge, normalize, sidecar_problem)
@@ -287,6 +288,7 @@ class Ingester:
         fds: dict[str, int] = {}
         try:
             bombs: dict[str, BadFile] = {}
+            refused: dict[str, dict[str, str]] = {}
             for f in batch:
                 if not f.regular:
                     continue
@@ -297,10 +299,16 @@ class Ingester:
                 if f.path in fds and (why := compressed_chunk_problem(fds[f.path])):
                     bombs[f.path] = BadFile(f.path, "metadata", why + ": not read")
                     os.close(fds.pop(f.path))
+                # a sidecar's XML depth and size bounded before ExifTool parses it
+                if (f.sidecar_path in fds and
+                        (why := sidecar_shape_problem(fds[f.sidecar_path], f.sidecar_path))):
+                    refused[f.sidecar_path] = {"Loupe:Refused": why}
+                    os.close(fds.pop(f.sidecar_path))
             paths = ([f.path for f in batch if f.path in fds]
                      + [f.sidecar_path for f in batch
                         if f.path in fds and f.sidecar_path in fds])
-            raw_by_path = reader.read(paths, fds={p: fds[p] for p in paths if p in fds})
+            raw_by_path = {**reader.read(paths, fds={p: fds[p] for p in paths if p in fds}),
+                           **refused}
             return list(pool.map(lambda f: bombs.get(f.path) or self._prepare(
                 f, raw_by_path, fds.get(f.path)), batch))
         finally:
