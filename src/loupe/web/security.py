@@ -18,9 +18,10 @@
   3. requires a CSRF token on every state-changing request that a browser
      could send with credentials of its own: one carrying the session
      cookie must present :func:`csrf_token_for` of that session (header
-     ``X-CSRF-Token``, the query parameter ``csrf_token`` — the upload
-     form's action, multipart bodies are not parsed here —, or the form
-     field ``csrf_token`` of a urlencoded form), and the login form the value of its pre-login cookie
+     ``X-CSRF-Token``, the field ``csrf_token`` of a urlencoded form, or
+     the first part ``csrf_token`` of a multipart form — never the query
+     string, which reaches logs and Referer headers), and the login form
+     the value of its pre-login cookie
      (:data:`LOGIN_CSRF_COOKIE`, double submit). A request with neither
      ``Origin`` nor ``Sec-Fetch-Site`` (step 2 cannot judge it) is thus
      still refused without the token (403). Bearer-token calls are exempt
@@ -51,6 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from python_multipart.multipart import MultipartParser, parse_options_header
 
 #: Methods that change state (CSRF-checked; their bodies are size-limited).
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -280,6 +282,74 @@ def cross_origin(scope: dict) -> str | None:
     return None
 
 
+class _FirstField:
+    """The value of a multipart body's first part when it is the
+    ``csrf_token`` field, read with python-multipart's streaming parser
+    (RFC 7578) from at most :attr:`LOOKAHEAD` bytes. :meth:`feed` takes the
+    body's chunks in order and says when the answer is known; ``value`` is
+    then the token, or None (another first part, a malformed body, or a
+    first part past the lookahead)."""
+
+    LOOKAHEAD = 64 * 1024
+
+    def __init__(self, content_type: str):
+        self.value: str | None = None
+        self._seen = 0
+        self._done = False
+        self._name: bytes | None = None
+        self._field: bytes = b""
+        self._data = bytearray()
+        _kind, options = parse_options_header(content_type)
+        boundary = options.get(b"boundary")
+        if not boundary:
+            self._done = True
+            self._parser = None
+            return
+
+        def on_header_field(data: bytes, start: int, end: int) -> None:
+            self._field += data[start:end]
+
+        def on_header_value(data: bytes, start: int, end: int) -> None:
+            if self._field.lower() == b"content-disposition":
+                _disp, opts = parse_options_header(data[start:end])
+                self._name = opts.get(b"name")
+
+        def on_header_end() -> None:
+            self._field = b""
+
+        def on_part_data(data: bytes, start: int, end: int) -> None:
+            self._data += data[start:end]
+            if len(self._data) > 1024:       # a token is 64 characters
+                self._finish(None)
+
+        def on_part_end() -> None:
+            if self._name == CSRF_FIELD.encode():
+                self._finish(bytes(self._data).decode("utf-8", "replace"))
+            self._finish(None)
+
+        self._parser = MultipartParser(boundary, {
+            "on_header_field": on_header_field, "on_header_value": on_header_value,
+            "on_header_end": on_header_end, "on_part_data": on_part_data,
+            "on_part_end": on_part_end})
+
+    def _finish(self, value: str | None) -> None:
+        if not self._done:
+            self._done, self.value = True, value
+
+    def feed(self, chunk: bytes) -> bool:
+        """Parse ``chunk``; True once the first part is decided."""
+        if self._done or self._parser is None:
+            return True
+        self._seen += len(chunk)
+        try:
+            self._parser.write(chunk)
+        except Exception:               # a malformed body: no token
+            self._finish(None)
+        if self._seen >= self.LOOKAHEAD:
+            self._finish(None)
+        return self._done
+
+
 async def _send_json(send, status: int, detail: str, headers: list | None = None) -> None:
     body = json.dumps({"detail": detail}).encode()
     await send({"type": "http.response.start", "status": status,
@@ -386,15 +456,19 @@ class Guard:
 
         app_receive = counted_receive
         if expected is not None:
+            # the header, or a field of the body: never the query string,
+            # which reaches logs, history and Referer headers (issue 11)
             presented = _header(scope, CSRF_HEADER)
-            if presented is None:   # a multipart form without script: in its action URL
-                query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-                presented = (query.get(CSRF_FIELD) or [None])[0]
             ctype = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
-            if presented is None and ctype == "application/x-www-form-urlencoded":
-                # a form: read its (size-limited) body for the field, then
-                # hand the same bytes to the route
+            if presented is None and ctype in ("application/x-www-form-urlencoded",
+                                               "multipart/form-data"):
+                # a form: read the (size-limited) body for the field — all of
+                # a urlencoded one; of a multipart one only its first part,
+                # where the page puts the field —, then hand the same bytes
+                # to the route
                 chunks: list[bytes] = []
+                first = _FirstField(_header(scope, b"content-type") or "") \
+                    if ctype == "multipart/form-data" else None
                 while True:
                     message = await counted_receive()
                     if message["type"] != "http.request":
@@ -402,19 +476,25 @@ class Guard:
                             await _send_json(send, 400, "the request body ended early")
                         return
                     chunks.append(message.get("body", b""))
-                    if not message.get("more_body", False):
+                    more = message.get("more_body", False)
+                    if first is not None and first.feed(chunks[-1]):
+                        break
+                    if not more:
                         break
                 body = b"".join(chunks)
-                fields = parse_qs(body.decode("latin-1"), keep_blank_values=True)
-                presented = (fields.get(CSRF_FIELD) or [None])[0]
+                if first is not None:
+                    presented = first.value
+                else:
+                    fields = parse_qs(body.decode("latin-1"), keep_blank_values=True)
+                    presented = (fields.get(CSRF_FIELD) or [None])[0]
                 replayed = False
 
                 async def replay() -> dict[str, Any]:
                     nonlocal replayed
                     if not replayed:
                         replayed = True
-                        return {"type": "http.request", "body": body, "more_body": False}
-                    return await receive()
+                        return {"type": "http.request", "body": body, "more_body": more}
+                    return await counted_receive()
 
                 app_receive = replay
             if presented is None or not hmac.compare_digest(
