@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qs
@@ -147,6 +148,9 @@ class WebLimits:
             before back-off starts [5].
         client_free_failures: failed logins from one client, over all
             accounts, before back-off starts [20].
+        account_free_failures: failed logins of one account, over all
+            clients, before back-off starts for every client that has not
+            logged into that account before [20].
         backoff_base_s: the first back-off; each further failure doubles
             it [1 s].
         backoff_max_s: the longest back-off [900 s].
@@ -164,6 +168,7 @@ class WebLimits:
     similar_max_pixels: int = 25_000_000
     login_free_failures: int = 5
     client_free_failures: int = 20
+    account_free_failures: int = 20
     backoff_base_s: float = 1.0
     backoff_max_s: float = 900.0
     forget_after_s: float = 900.0
@@ -182,19 +187,43 @@ class Throttled(Exception):
         self.retry_after = retry_after
 
 
+def client_key(address: str) -> str:
+    """The client a throttle counts for a connecting address: every loopback
+    address (127.0.0.0/8, ``::1``, and IPv4-mapped ``::ffff:127.x.y.z``) is
+    one client, ``"loopback"`` — on Linux a local process may bind any of the
+    16 million (attack run 3, F6) —; an IPv4-mapped address is its IPv4
+    address; an IPv6 address is its /64 (one end site's subnet, RFC 6177:
+    a single host commonly holds a whole /64); anything else (a Unix socket
+    name, "unknown") is itself."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return "loopback"
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
 class LoginThrottle:
     """Failed-login counters with exponential back-off, in memory (one
     ``loupe serve`` process).
 
-    Two counters are kept: one per (account, client) and one per client (over
-    all accounts). After ``free`` failures of a counter, each further failure
-    locks it for ``base * 2**(n - free - 1)`` seconds, at most ``max_s``
-    (n = failures so far); a counter untouched for ``forget_after_s`` is
-    dropped. A login is refused (:class:`Throttled`) while either of its
-    counters is locked, *before* the password is hashed. The account counter
-    is per client so that an attacker cannot lock an account's owner out: a
-    correct password from another client still logs in. A success clears the
-    (account, client) counter, not the client's.
+    Three counters are kept: one per (account, client), one per client (over
+    all accounts) and one per account (over all clients); a client is
+    :func:`client_key` of its address. After ``free`` failures of a counter,
+    each further failure locks it for ``base * 2**(n - free - 1)`` seconds, at
+    most ``max_s`` (n = failures so far); a counter untouched for
+    ``forget_after_s`` is dropped. A login is refused (:class:`Throttled`)
+    while one of its counters is locked, *before* the password is hashed.
+    The account-wide counter does not hold back a client that has logged into
+    that account before (since this server started), so guessing from many
+    addresses cannot lock an account's owner out of a client they use; a new
+    client waits with the guesser. A success clears the (account, client)
+    counter, not the client's nor the account's.
 
     Args:
         limits: the thresholds (:class:`WebLimits`).
@@ -207,17 +236,25 @@ class LoginThrottle:
         self._lock = threading.Lock()
         # key -> [failures, locked_until, last_failure]
         self._state: dict[tuple, list[float]] = {}
+        # (account, client) pairs that logged in: the account-wide counter
+        # does not hold them back
+        self._known: set[tuple[str, str]] = set()
 
     def _keys(self, account: str, client: str) -> list[tuple[tuple, int]]:
+        client = client_key(client)
         return [(("account", account, client), self.limits.login_free_failures),
-                (("client", client), self.limits.client_free_failures)]
+                (("client", client), self.limits.client_free_failures),
+                (("user", account), self.limits.account_free_failures)]
 
     def check(self, account: str, client: str) -> None:
         """Raise :class:`Throttled` if this login must wait."""
         now = self._clock()
         wait = 0.0
         with self._lock:
+            known = (account, client_key(client)) in self._known
             for key, _ in self._keys(account, client):
+                if key[0] == "user" and known:
+                    continue
                 st = self._state.get(key)
                 if st is None:
                     continue
@@ -247,7 +284,10 @@ class LoginThrottle:
     def succeeded(self, account: str, client: str) -> None:
         """Forget the (account, client) failures after a correct password."""
         with self._lock:
-            self._state.pop(("account", account, client), None)
+            self._state.pop(("account", account, client_key(client)), None)
+            if len(self._known) > 100_000:   # bound the memory
+                self._known.clear()
+            self._known.add((account, client_key(client)))
 
 
 def _header(scope: dict, name: bytes) -> str | None:
