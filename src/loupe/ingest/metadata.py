@@ -764,3 +764,62 @@ def bound_fields(md: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                                f"characters (the bound is {MAX_TEXT_CHARS:,} characters)")
             out[field] = cut
     return out, reasons
+
+
+#: Longest string value of ExifTool's answer kept in ``raw_metadata``
+#: (characters), and the most characters of one file's ``raw_metadata`` as
+#: JSON. ExifTool inflates and decodes whatever a file holds; a 100 KB
+#: upload stored 100 MiB of raw metadata, which every later filter and facet
+#: statement then walked (attack run 4, A1 and A1b). The normalised fields
+#: have their own bounds (:data:`MAX_TEXT_CHARS` ...).
+MAX_RAW_VALUE = 64 * 1024
+MAX_RAW_CHARS = 1024 * 1024
+_RAW_DEPTH = 16
+
+
+def bound_raw(raw: dict[str, Any], name: str) -> tuple[dict[str, Any], list[str]]:
+    """``raw`` (ExifTool's JSON of one file) within :data:`MAX_RAW_VALUE` per
+    string value and :data:`MAX_RAW_CHARS` in all (JSON characters), with the
+    reasons for what was left out, each naming ``name`` and the bound. A value
+    over the bound is replaced by a note saying how long it was; tags past
+    the total are dropped in ExifTool's order (``SourceFile`` and the
+    ``ExifTool:``/``File:``/``System:`` groups first, so that errors and the
+    file type are always kept)."""
+    import json
+
+    reasons: list[str] = []
+    cut = 0
+
+    def small(value: Any, depth: int) -> Any:
+        nonlocal cut
+        if isinstance(value, str) and len(value) > MAX_RAW_VALUE:
+            cut += 1
+            return f"(a value of {len(value):,} characters, over Loupe's bound of {MAX_RAW_VALUE:,}: not kept)"
+        if isinstance(value, (list, dict)) and depth >= _RAW_DEPTH:
+            cut += 1
+            return f"(a structure nested over {_RAW_DEPTH} levels: not kept)"
+        if isinstance(value, list):
+            return [small(v, depth + 1) for v in value]
+        if isinstance(value, dict):
+            return {k: small(v, depth + 1) for k, v in value.items()}
+        return value
+
+    kept = {k: small(v, 1) for k, v in raw.items()}
+    if cut:
+        reasons.append(f"{name}: {cut:,} metadata value(s) over {MAX_RAW_VALUE:,} characters "
+                       f"(or nested over {_RAW_DEPTH} levels) not kept in the raw metadata")
+    first = [k for k in kept if k == "SourceFile" or k.split(":", 1)[0] in
+             ("ExifTool", "File", "System")]
+    out: dict[str, Any] = {}
+    total, dropped = 2, 0
+    for key in first + [k for k in kept if k not in first]:
+        size = len(json.dumps({key: kept[key]}, ensure_ascii=False, default=str))
+        if total + size > MAX_RAW_CHARS and key not in first:
+            dropped += 1
+            continue
+        out[key] = kept[key]
+        total += size
+    if dropped:
+        reasons.append(f"{name}: {dropped:,} metadata tag(s) past {MAX_RAW_CHARS:,} characters "
+                       f"of raw metadata not kept")
+    return out, reasons

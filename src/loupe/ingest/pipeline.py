@@ -41,9 +41,10 @@ from . import queries as q
 from .errors import BadFile
 from .pngcheck import compressed_chunk_problem
 from .xmpcheck import sidecar_shape_problem
-from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file
+from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file, unrecognised
 from .metadata import (ExifToolReader, bound_fields, check_readable, display_path,
-                       document_ids, merge, normalize, sidecar_problem)
+                       document_ids, merge, normalize, sidecar_problem,
+                       bound_raw)
 from .walk import FoundFile, walk
 
 #: Files read by ExifTool in one batch call.
@@ -299,6 +300,17 @@ class Ingester:
                 if f.path in fds and (why := compressed_chunk_problem(fds[f.path])):
                     bombs[f.path] = BadFile(f.path, "metadata", why + ": not read")
                     os.close(fds.pop(f.path))
+                # not an image (a PDF named .jpg): refused before ExifTool
+                # reads and inflates it (attack run 4, A1)
+                if f.path in fds:
+                    fh = os.fdopen(os.dup(fds[f.path]), "rb")
+                    try:
+                        refused_file = unrecognised(f.path, fh)
+                    finally:
+                        fh.close()
+                    if refused_file is not None:
+                        bombs[f.path] = refused_file
+                        os.close(fds.pop(f.path))
                 # a sidecar's XML depth and size bounded before ExifTool parses it
                 if (f.sidecar_path in fds and
                         (why := sidecar_shape_problem(fds[f.sidecar_path], f.sidecar_path))):
@@ -349,6 +361,11 @@ class Ingester:
                     sidecar_md = normalize(sraw)
                     raw_all["sidecar"] = sraw
             metadata, truncated = bound_fields(merge(embedded, sidecar_md))
+            # what is stored of ExifTool's answer is bounded too (attack run 4, A1b)
+            for key, label in (("file", f.path), ("sidecar", f.sidecar_path)):
+                if key in raw_all:
+                    raw_all[key], cut = bound_raw(raw_all[key], str(label))
+                    truncated = [*truncated, *cut]
             hashes = perceptual.hash_file(f.path, fh)
             machine = machine_enrich.facts_for(f.path, self.machine_opts, fh)
             if _same_regular_file(f) != before or _identity(os.fstat(fd)) != before:
