@@ -39,6 +39,7 @@ from ..pixels import enrich as machine_enrich
 from ..pixels import store as machine_store
 from . import queries as q
 from .errors import BadFile
+from .jpegcheck import scan_count_problem
 from .pngcheck import compressed_chunk_problem
 from .xmpcheck import sidecar_shape_problem
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file, unrecognised
@@ -299,6 +300,10 @@ class Ingester:
                 # compressed PNG metadata bounded before ExifTool inflates it
                 if f.path in fds and (why := compressed_chunk_problem(fds[f.path])):
                     bombs[f.path] = BadFile(f.path, "metadata", why + ": not read")
+                    os.close(fds.pop(f.path))
+                # a JPEG's scans counted before anything decodes it (attack run 4, A4)
+                if f.path in fds and (why := scan_count_problem(fds[f.path])):
+                    bombs[f.path] = BadFile(f.path, "too_large", why)
                     os.close(fds.pop(f.path))
                 # not an image (a PDF named .jpg): refused before ExifTool
                 # reads and inflates it (attack run 4, A1)
