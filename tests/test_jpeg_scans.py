@@ -11,7 +11,7 @@ from pathlib import Path
 from PIL import Image
 
 from loupe import Library
-from loupe.ingest.jpegcheck import MAX_SCANS
+MAX_SCANS = 100      # loupe.ingest.jpegcheck.MAX_SCANS, written out so the test runs on older code
 
 
 def _scans(data: bytes) -> list[tuple[int, int]]:
