@@ -151,3 +151,22 @@ def test_stored_raw_metadata_is_bounded_per_value_and_per_file(lib: Library, pho
     [warning] = [w for w in summary.warnings if w.kind == "too_long" and "raw" in w.reason]
     assert warning.reason == (f"{photos / 'long.png'}: 1 metadata value(s) over 65,536 "
                               "characters (or nested over 16 levels) not kept in the raw metadata")
+
+
+def test_a_flood_of_chunks_is_refused_before_exiftool(lib: Library, photos: Path):
+    """Attack run 4 (A5): a million empty zTXt chunks kept ExifTool busy
+    102 s. More than 1,000 text/metadata chunks (or 100,000 chunks of any
+    kind) in one PNG is refused before ExifTool reads it."""
+    import zlib
+
+    empty = zlib.compress(b"", 9)
+    (photos / "flood.png").write_bytes(
+        _png([_chunk(b"zTXt", b"C\x00\x00" + empty) for _ in range(1_001)]))
+    (photos / "some.png").write_bytes(
+        _png([_chunk(b"zTXt", b"C\x00\x00" + empty) for _ in range(1_000)], colour=(1, 2, 3)))
+    summary = lib.ingest(photos)
+    assert (summary.new_assets, summary.failed) == (1, 1)
+    [failure] = lib.failures()
+    assert (Path(failure["path"]).name, failure["kind"], failure["reason"]) == (
+        "flood.png", "metadata", "more than 1,000 text and metadata chunks (Loupe's bound, "
+                                 "applied before ExifTool): not read")
