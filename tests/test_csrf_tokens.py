@@ -63,15 +63,32 @@ def test_forms_and_cookie_calls_need_the_sessions_token(db_url, home, tmp_path):
         assert bobs != csrf
         r = client.post("/bulk", data={**form, "csrf_token": bobs})
         assert r.status_code == 403
-        # the upload form without script posts multipart to its action URL, token in it
+        # the upload form without script posts multipart, the token its first field
         import re
-        action = re.search(r'id="upload"[^>]*action="([^"]+)"', client.get("/upload").text)
-        assert action.group(1) == f"/api/upload?csrf_token={csrf}"
+        page = client.get("/upload").text
+        action = re.search(r'id="upload"[^>]*action="([^"]+)"', page)
+        assert action.group(1) == "/api/upload"
+        assert re.search(r'action="/api/upload" enctype="multipart/form-data">\s*'
+                         r'<input type="hidden" name="csrf_token" value="([0-9a-f]{64})">',
+                         page).group(1) == csrf
         png = (tmp_path / "photos" / "animals" / "dogs" / "dog-01.png").read_bytes()
-        r = client.post(action.group(1), files=[("files", ("d.png", png, "image/png"))])
-        assert r.status_code == 200, r.text
-        r = client.post("/api/upload?csrf_token=" + bobs,
+        r = client.post("/api/upload", data={"csrf_token": csrf},
                         files=[("files", ("d.png", png, "image/png"))])
+        assert r.status_code == 200 and r.json()["ingest"]["files_seen"] == 1, r.text
+        r = client.post("/api/upload", data={"csrf_token": bobs},
+                        files=[("files", ("d.png", png, "image/png"))])
+        assert r.status_code == 403
+        # never from the query string (it reaches logs, history and Referer)
+        r = client.post("/api/upload?csrf_token=" + csrf,
+                        files=[("files", ("d.png", png, "image/png"))])
+        assert r.status_code == 403
+        r = client.post("/bulk?csrf_token=" + csrf, data=form)
+        assert r.status_code == 403
+        r = client.post("/api/bulk?csrf_token=" + csrf, json={**form, "value": "viaquery"})
+        assert r.status_code == 403
+        # the field only counts as the first part, read from at most 64 KiB
+        r = client.post("/api/upload", files=[("files", ("d.png", png, "image/png")),
+                                              ("csrf_token", (None, csrf))])
         assert r.status_code == 403
         # a bearer token is exempt (a browser never adds it by itself)
         r = client.post("/api/bulk", json={**form, "value": "tok"}, headers=admin)

@@ -295,3 +295,39 @@ def test_file_documents_analysed_before_0013_are_compiled_again(bilingual_copy: 
         assert {"桜", "桜の", "秘密", "計画"} <= terms and "桜の花" not in terms
         assert again.conn.execute(
             "SELECT count(DISTINCT file_id) FROM file_document").fetchone()[0] == 2
+
+
+def test_what_people_added_in_loupe_is_seen_only_through_the_whole_asset(falcon: Library):
+    """Issue 11 (docs/security.md, "What a member sees through a copy"): the
+    owner adds a keyword and a hand-made collection to the asset (working on
+    the private file); alice, who holds only the shared copy, neither finds it
+    by that keyword (search, filter, facets, its shown documents) nor learns
+    the collection (list, scope, filter, facets). carol, who reads both files,
+    does; and a keyword added to a single-file asset alice reads still counts."""
+    copy = the_copy(falcon)
+    out = falcon.bulk("add_keyword", "kestrelproject", query="acquisition board", confirm=True)
+    assert out["count"] == 1
+    falcon.bulk("add_to_collection", "Deal Room Kestrel", query="acquisition board",
+                confirm=True)
+    falcon.bulk("add_keyword", "quayside", query="quay dawn", confirm=True)
+    alice, carol = falcon.as_user("alice"), falcon.as_user("carol")
+    assert falcon.search("kestrelproject").total == 1
+    assert [h.asset_id for h in carol.search("kestrelproject").hits] == [copy]
+    assert alice.search("kestrelproject").total == 0
+    assert alice.search("harbour", filters={"keyword": "kestrelproject"}).total == 0
+    assert carol.search("harbour", filters={"keyword": "kestrelproject"}).total == 1
+    assert alice.search("quayside").total == 1          # added to what she reads whole
+    facets = alice.facets("harbour")["facets"]
+    assert "kestrelproject" not in {v["value"].lower() for v in facets.get("keyword", [])}
+    assert "Deal Room Kestrel" not in {v["value"] for v in facets.get("collection", [])}
+    assert "kestrelproject" in {v["value"].lower()
+                                for v in carol.facets("harbour")["facets"]["keyword"]}
+    assert all("kestrelproject" not in d["keywords"] for d in alice.show(copy)["documents"])
+    assert "Deal Room Kestrel" not in {c["path"] for c in alice.collections()}
+    assert "Deal Room Kestrel" in {c["path"] for c in carol.collections()}
+    with pytest.raises(Exception) as hidden:
+        alice.search("harbour", scope="Deal Room Kestrel")
+    with pytest.raises(Exception) as missing:
+        alice.search("harbour", scope="Deal Room Nowhere")
+    assert str(hidden.value).replace("Kestrel", "Nowhere") == str(missing.value)
+    assert [h.asset_id for h in carol.search("harbour", scope="Deal Room Kestrel").hits] == [copy]

@@ -162,7 +162,9 @@ def test_a_forged_forwarded_for_does_not_move_the_login_throttle(lib: Library, d
     """Seven wrong passwords from 127.0.0.1, each claiming another client in
     X-Forwarded-For, against a real ``loupe serve``: the throttle counts the
     connecting address, so the right password then gets 429. Before, uvicorn
-    believed the header from 127.0.0.1 and each guess was a new client."""
+    believed the header from 127.0.0.1 and each guess was a new client. Then
+    guesses from other loopback source addresses (127.0.1.x) are refused too:
+    all of 127.0.0.0/8 is one client."""
     lib.create_user("admin", "admin-password", admin=True)
     port = _free_port()
     src = str(Path(loupe.__file__).resolve().parents[1])
@@ -188,6 +190,17 @@ def test_a_forged_forwarded_for_does_not_move_the_login_throttle(lib: Library, d
         r = httpx.post(base + "/api/tokens", json={"name": "admin", "password": "admin-password"},
                        headers={"X-Forwarded-For": "203.0.113.250"})
         assert r.status_code == 429
+        # attack run 3 (F6): binding another loopback source address is the
+        # same client, already past its free guesses: each guess is refused
+        # or doubles the back-off (before: fresh counters, ten times 401)
+        codes = []
+        for i in range(10, 20):
+            with httpx.Client(transport=httpx.HTTPTransport(
+                    local_address=f"127.0.1.{i}")) as other:
+                codes.append(other.post(base + "/api/tokens",
+                                        json={"name": "admin", "password": "guess"}
+                                        ).status_code)
+        assert 429 in codes, codes     # (how many depends on the machine's speed: 1 s, 2 s, ...)
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -576,3 +576,60 @@ def test_a_member_sees_a_name_only_through_a_confirmed_face_it_may_read(plib):
     assert alice.person(obama)["name"] is None
     assert {f["label"] for f in alice.asset_faces(public[0])} == {seen["label"]}
     assert plib.person(obama)["name"] == "Barack Obama"       # the owner still sees it
+
+
+def _upload(plib, scanned, user: str, name: str, data: bytes) -> None:
+    """``user`` uploads one file through the real web app (member rules)."""
+    from fastapi.testclient import TestClient
+
+    from loupe.web import create_app
+
+    admin, _src, home, _photos, _s = scanned
+    app = create_app(home, database_url=make_conninfo(admin, dbname=plib.conn.info.dbname),
+                     pool_size=1)
+    with TestClient(app) as client:
+        tok = client.post("/api/tokens", json={"name": user, "password": f"{user}-password"})
+        r = client.post("/api/upload", files=[("files", (name, data, "image/jpeg"))],
+                        headers={"Authorization": f"Bearer {tok.json()['token']}"})
+        assert r.status_code == 200 and r.json()["stored"] == 1, r.text
+
+
+def test_a_members_region_name_never_renames_or_labels_hidden_faces(plib, scanned, tmp_path):
+    """Attack run 3 (F4): a member uploads another copy of a hidden face with
+    an MWG region "Evil Label" over it. The owner's unnamed person (whose
+    pictures the member cannot read) keeps no name; the member's string names
+    only the member's own face, and draws no later face of the owner's into
+    its person (docs/security.md, "Names written in files")."""
+    import io
+
+    plib.create_user("bob", "bob-password")
+    biden = _person_of(plib, "private/biden.jpg")
+    x, y, w, h = BOXES["biden.jpg"]
+    mine = tmp_path / "b3.jpg"
+    Image.open(FIXTURES / "biden.jpg").save(mine, quality=70)   # new bytes, same face
+    exiftool_write(mine, "-XMP-mwg-rs:RegionInfo={RegionList=[{Area={"
+                         f"X={x + w / 2:.3f},Y={y + h / 2:.3f},W={w:.3f},H={h:.3f},"
+                         "Unit=normalized},Type=Face,Name=Evil Label}]}")
+    _upload(plib, scanned, "bob", "b3.jpg", mine.read_bytes())
+    plib.faces()
+    people = {p["id"]: p for p in plib.people()}
+    assert people[biden]["name"] is None and people[biden]["label"] == "unnamed person #2"
+    [evil] = [p for p in people.values() if p["name"] == "Evil Label"]
+    assert (evil["assets"], evil["faces"]) == (1, 1)
+    assert plib.person(biden)["named_by"] is None
+    # a later picture of the same face in the owner's private folder joins the
+    # owner's person, not the member's label (bob's face is its nearest)
+    _admin, _src, _home, photos, _s = scanned
+    later = tmp_path / "later"
+    (later / "private").mkdir(parents=True)
+    buf = io.BytesIO()
+    Image.open(FIXTURES / "biden.jpg").save(buf, "JPEG", quality=72)
+    (later / "private" / "biden_later.jpg").write_bytes(buf.getvalue())
+    plib.ingest(later)
+    plib.faces()
+    assert _person_of(plib, "private/biden_later.jpg") == biden
+    assert {p["id"]: p["faces"] for p in plib.people()}[evil["id"]] == 1
+    # bob sees his own face under the name his file wrote, and nothing of biden's person
+    bob = plib.as_user("bob")
+    assert [(p["label"], p["assets"]) for p in bob.people()] == [("Evil Label", 1)]
+    assert bob.search("evil").total == 1 and plib.search("evil").total == 1

@@ -30,3 +30,143 @@ def test_a_png_whose_text_inflates_past_the_bound_is_refused_and_the_rest_ingest
     assert failure["path"].endswith("bomb.png") and failure["kind"] == "metadata"
     assert "inflates past 1,048,576 bytes" in failure["reason"]
     assert [h.title or h.path.rsplit("/", 1)[-1] for h in lib.search("fine").hits] == ["fine.png"]
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    import struct
+    import zlib
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(
+        ">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def _png(chunks: list[bytes], *, after_iend: bool = False, colour=(200, 30, 30)) -> bytes:
+    import io
+    buf = io.BytesIO()
+    Image.new("RGB", (40, 30), colour).save(buf, "PNG")
+    png = buf.getvalue()
+    return png + b"".join(chunks) if after_iend else png[:-12] + b"".join(chunks) + png[-12:]
+
+
+def test_the_four_chunk_tricks_of_attack_run_4_are_refused_before_exiftool(
+        lib: Library, photos: Path):
+    """Attack run 4 (A1): a bomb after IEND, in an iTXt whose compressed flag
+    is 2, after a first zTXt that is not zlib, in a compressed eXIf chunk, or
+    spread over many chunks each under Pillow's bound: each one is refused
+    before ExifTool inflates it; a plain image beside them is ingested."""
+    import struct
+    import zlib
+
+    big = zlib.compress(b"A" * (4 * MAX_CHUNK), 9)
+    desc = b"B" * (4 * MAX_CHUNK)
+    tiff = (b"MM\x00\x2a" + struct.pack(">I", 8) + struct.pack(">H", 1)
+            + struct.pack(">HHII", 0x010E, 2, len(desc), 26) + struct.pack(">I", 0) + desc)
+    one = zlib.compress(b"C" * (MAX_CHUNK - 10), 9)
+    files = {
+        "iend.png": _png([_chunk(b"zTXt", b"Comment\x00\x00" + big)], after_iend=True),
+        "itxt2.png": _png([_chunk(b"iTXt", b"Comment\x00\x02\x00\x00\x00" + big)]),
+        "zerr.png": _png([_chunk(b"zTXt", b"Title\x00\x00not zlib at all"),
+                          _chunk(b"zTXt", b"Comment\x00\x00" + big)]),
+        "exif0.png": _png([_chunk(b"eXIf", b"\x00" + struct.pack(">I", len(tiff))
+                                  + zlib.compress(tiff, 9))]),
+        "many.png": _png([_chunk(b"zTXt", b"Comment%d\x00\x00" % i + one) for i in range(10)]),
+    }
+    for name, data in files.items():
+        (photos / name).write_bytes(data)
+        assert len(data) < 64 * 1024, name
+    png_with_text(photos / "fine.png", "harbour at dawn " * 100)
+    summary = lib.ingest(photos)
+    assert (summary.new_assets, summary.failed) == (1, 5)
+    reasons = {Path(f["path"]).name: (f["kind"], f["reason"]) for f in lib.failures()}
+    assert set(reasons) == set(files)
+    for name in ("iend.png", "itxt2.png", "zerr.png", "exif0.png"):
+        assert reasons[name] == ("metadata", f"a compressed {'eXIf' if name == 'exif0.png' else 'iTXt' if name == 'itxt2.png' else 'zTXt'} "
+                                             "metadata chunk inflates past 1,048,576 bytes "
+                                             "(Pillow's bound, applied before ExifTool): not read"), name
+    assert reasons["many.png"] == ("metadata", "compressed metadata chunks inflate past "
+                                               "8,388,608 bytes in all (Loupe's bound, applied "
+                                               "before ExifTool): not read")
+
+
+def test_a_document_named_like_an_image_never_reaches_exiftool(lib: Library, photos: Path,
+                                                                monkeypatch):
+    """Attack run 4 (A1, variant 5): a PDF named report.jpg whose metadata
+    stream inflates to 32 MiB. ExifTool reads files by their magic bytes, so
+    the ingest refuses what Pillow does not recognise as an image before
+    ExifTool is handed it (recorded here by wrapping the real reader)."""
+    import zlib
+
+    from loupe.ingest.metadata import ExifToolReader
+
+    xmp = (b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/'
+           b'02/22-rdf-syntax-ns#"><rdf:Description xmlns:dc="http://purl.org/dc/elements/1.1/">'
+           b'<dc:description>' + b"D" * (32 * 1024 * 1024) + b'</dc:description>'
+           b'</rdf:Description></rdf:RDF></x:xmpmeta>')
+    s = zlib.compress(xmp, 9)
+    objs = [b"<< /Type /Catalog /Pages 3 0 R /Metadata 2 0 R >>",
+            b"<< /Type /Metadata /Subtype /XML /Filter /FlateDecode /Length %d >>\nstream\n"
+            % len(s) + s + b"\nendstream",
+            b"<< /Type /Pages /Kids [] /Count 0 >>"]
+    out, offs = b"%PDF-1.4\n", []
+    for i, o in enumerate(objs, 1):
+        offs.append(len(out))
+        out += b"%d 0 obj\n" % i + o + b"\nendobj\n"
+    xref = len(out)
+    out += (b"xref\n0 4\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offs)
+            + b"trailer\n<< /Size 4 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref)
+    (photos / "report.jpg").write_bytes(out)
+    png_with_text(photos / "fine.png", "harbour at dawn")
+    handed: list[str] = []
+    real = ExifToolReader.read
+
+    def read(self, paths, fds=None):
+        paths = list(paths)
+        handed.extend(paths)
+        return real(self, paths, fds)
+
+    monkeypatch.setattr(ExifToolReader, "read", read)
+    summary = lib.ingest(photos)
+    assert (summary.new_assets, summary.failed) == (1, 1)
+    [failure] = lib.failures()
+    assert (Path(failure["path"]).name, failure["kind"], failure["reason"]) == (
+        "report.jpg", "not_image", "not an image: no image format recognised in its bytes")
+    assert [Path(p).name for p in handed] == ["fine.png"]
+
+
+def test_stored_raw_metadata_is_bounded_per_value_and_per_file(lib: Library, photos: Path):
+    """Attack run 4 (A1b): what ExifTool answers is stored bounded (64 KiB a
+    value, 1 MiB a file), with a warning naming the file and the bound, so no
+    later filter or facet statement walks megabytes of one file's metadata."""
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Comment", "x" * 300_000, zip=False)      # uncompressed: no inflation
+    info.add_text("Title", "Lighthouse keeper", zip=False)
+    Image.new("RGB", (8, 8), (1, 2, 3)).save(photos / "long.png", pnginfo=info)
+    summary = lib.ingest(photos)
+    assert (summary.new_assets, summary.failed) == (1, 0)
+    raw = lib.conn.execute("SELECT raw_metadata FROM asset_file").fetchone()[0]
+    assert raw["file"]["PNG:Comment"] == ("(a value of 300,000 characters, over Loupe's bound "
+                                          "of 65,536: not kept)")
+    assert raw["file"]["PNG:Title"] == "Lighthouse keeper"
+    assert lib.conn.execute("SELECT length(raw_metadata::text) FROM asset_file"
+                            ).fetchone()[0] < 20_000
+    [warning] = [w for w in summary.warnings if w.kind == "too_long" and "raw" in w.reason]
+    assert warning.reason == (f"{photos / 'long.png'}: 1 metadata value(s) over 65,536 "
+                              "characters (or nested over 16 levels) not kept in the raw metadata")
+
+
+def test_a_flood_of_chunks_is_refused_before_exiftool(lib: Library, photos: Path):
+    """Attack run 4 (A5): a million empty zTXt chunks kept ExifTool busy
+    102 s. More than 1,000 text/metadata chunks (or 100,000 chunks of any
+    kind) in one PNG is refused before ExifTool reads it."""
+    import zlib
+
+    empty = zlib.compress(b"", 9)
+    (photos / "flood.png").write_bytes(
+        _png([_chunk(b"zTXt", b"C\x00\x00" + empty) for _ in range(1_001)]))
+    (photos / "some.png").write_bytes(
+        _png([_chunk(b"zTXt", b"C\x00\x00" + empty) for _ in range(1_000)], colour=(1, 2, 3)))
+    summary = lib.ingest(photos)
+    assert (summary.new_assets, summary.failed) == (1, 1)
+    [failure] = lib.failures()
+    assert (Path(failure["path"]).name, failure["kind"], failure["reason"]) == (
+        "flood.png", "metadata", "more than 1,000 text and metadata chunks (Loupe's bound, "
+                                 "applied before ExifTool): not read")

@@ -203,6 +203,50 @@ def test_login_throttle_per_account_and_client(site):
         assert codes == [401] * 21 + [429]
 
 
+def test_loopback_and_ipv6_neighbours_are_one_client_and_each_account_is_throttled(site):
+    """Attack run 3 (F6): every 127.0.0.0/8 address (and ::1, ::ffff:127.x)
+    is the local machine, so each must not get fresh counters; an IPv6 /64 is
+    one client. And guesses at one account from many clients are counted for
+    that account: after 20, a client that never logged into it waits, while
+    one that did still logs in."""
+    from loupe.web.security import client_key
+
+    assert {client_key(a) for a in ("127.0.0.1", "127.0.1.10", "127.255.0.3", "::1",
+                                    "::ffff:127.0.2.3")} == {"loopback"}
+    assert client_key("2001:db8:1:2::1") == client_key("2001:db8:1:2:ffff::9") == \
+        "2001:db8:1:2::/64"
+    assert client_key("2001:db8:1:3::1") != client_key("2001:db8:1:2::1")
+    assert client_key("::ffff:203.0.113.7") == "203.0.113.7"
+    assert client_key("unknown") == "unknown"
+    make, _ = site
+    with make(backoff_base_s=60) as client:
+        app = client.app
+        wrong = {"name": "admin", "password": "guess"}
+        codes = [TestClient(app, client=(f"127.0.{i}.10", 4000)).post(
+            "/api/tokens", json=wrong).status_code for i in range(7)]
+        assert codes == [401] * 6 + [429]
+        codes = [TestClient(app, client=(f"2001:db8:9:9::{i:x}", 4000)).post(
+            "/api/tokens", json=wrong).status_code for i in range(1, 8)]
+        assert codes == [401] * 6 + [429]
+        # the owner logs in once from her usual address
+        usual = TestClient(app, client=("198.51.100.2", 4000))
+        assert usual.post("/api/tokens", json={"name": "admin", "password": "admin-password"}
+                          ).status_code == 200
+        # 20 guesses at admin over the whole account (6 + 6 above, 8 more from
+        # other addresses) are free; the next failure locks the account
+        codes = [TestClient(app, client=(f"203.0.113.{i}", 4000)).post(
+            "/api/tokens", json=wrong).status_code for i in range(9)]
+        assert codes == [401] * 9
+        fresh = TestClient(app, client=("192.0.2.50", 4000))
+        r = fresh.post("/api/tokens", json={"name": "admin", "password": "admin-password"})
+        assert r.status_code == 429 and 1 <= int(r.headers["retry-after"]) <= 60
+        assert usual.post("/api/tokens", json={"name": "admin", "password": "admin-password"}
+                          ).status_code == 200
+        # another account is not held back
+        assert fresh.post("/api/tokens", json={"name": "bob", "password": "bob-password"}
+                          ).status_code == 200
+
+
 def test_wrong_passwords_do_not_hold_database_connections(site):
     """argon2 runs outside the pool: with both connections' worth of
     threads guessing passwords, searches still get a connection. Reports the

@@ -415,9 +415,10 @@ def rebuild_file_documents(conn: psycopg.Connection, tenant_id: int, asset_id: i
     """Store the file documents of one asset (migration 0011), inside the
     caller's transaction: for an asset with two files or more, one document
     per file and language, compiled by :func:`compile_documents` from that
-    file alone plus the keywords people added to the asset (``added_keywords``;
-    hand-made collection names are left out: they are not any file's words)
-    and the ``people`` confirmed in Loupe in its pixels (every file holds
+    file alone (the keywords people added to the asset, ``added_keywords``,
+    and hand-made collection names are left out: they are not any file's
+    words, and a member reading one copy must not find the asset by words
+    added for another; issue 11) plus the ``people`` confirmed in Loupe in its pixels (every file holds
     those pixels; names confirmed only by another file's region are left out).
     An asset with one file has none (its whole document is that file's).
     ``files`` and ``file_ids`` are parallel. ``machine``: the asset's
@@ -432,10 +433,15 @@ def rebuild_file_documents(conn: psycopg.Connection, tenant_id: int, asset_id: i
     conn.execute(DELETE_OTHER_FILE_DOCUMENTS, {"asset_id": asset_id, "file_ids": keep,
                                                "langs": languages})
     written = 0
+    # the keywords people added in Loupe belong to the asset as a whole: a
+    # member who reads only some of its files (a shared copy of a private
+    # file's bytes) does not find it by them (docs/security.md, "What a
+    # member sees through a copy"); ``added_keywords`` is kept in the
+    # signature for callers
+    del added_keywords
     for f, file_id in zip(files, keep):
-        labels = sorted(set(f.metadata.get("keywords", [])) | set(collection_words(f.collection_path))
-                        | set(added_keywords))
-        for doc in compile_documents([f], languages, keywords=added_keywords, people=people):
+        labels = sorted(set(f.metadata.get("keywords", [])) | set(collection_words(f.collection_path)))
+        for doc in compile_documents([f], languages, people=people):
             written += conn.execute(UPSERT_FILE_DOCUMENT, {
                 "file_id": file_id, "asset_id": asset_id, "tenant_id": tenant_id,
                 "lang": doc.lang, "cfg": doc.ts_config, "labels": labels,

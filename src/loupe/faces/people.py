@@ -12,9 +12,11 @@ only (SPEC X2, issue 19).
   :data:`SAME_PERSON_DISTANCE`, unless it was said to be "not this person";
   otherwise it opens a new person ("unnamed person #n"). A face carrying a
   region name joins the (visible) person of that name, confirmed (a person
-  wrote it); failing that, an unnamed person it is near takes that name
-  (only this face is confirmed by it); else it opens a person with that
-  name. Named faces are clustered first.
+  wrote it); else it opens a person with that name. A name from a file never
+  renames a person, and a face placed by its file's name draws another face
+  into its person only if everyone who may read its asset may read the
+  other's (:data:`loupe.faces.queries.NEAREST_CLUSTERED`; docs/security.md,
+  "Names written in files"). Named faces are clustered first.
 * Only confirmed faces of named, not hidden people give their asset's search
   document that name (:data:`loupe.document.compile.ASSET_CONFIRMED_PEOPLE`).
   :func:`name` sets a name and confirms every face of the person, and
@@ -181,15 +183,12 @@ def cluster(conn: psycopg.Connection, tenant_id: int, languages: list[str]) -> i
             best = min(near, key=lambda r: r[1]) if near else None
             nearest = best[0] if best and best[1] < SAME_PERSON_DISTANCE else None
             if region_name:
+                # a name from a file never renames a person (attack run 3, F4:
+                # a member's upload renamed the owner's unnamed person, hidden
+                # pictures included): it joins the person of that very name,
+                # or opens its own
                 row = conn.execute(q.PERSON_BY_NAME, {"tenant_id": tenant_id,
                                                       "name": region_name}).fetchone()
-                if row is None and nearest is not None and conn.execute(
-                        q.PERSON_UNNAMED, {"person_id": nearest}).fetchone():
-                    # an unnamed cluster this face belongs to takes the name
-                    # a person wrote over it (only this face is confirmed)
-                    conn.execute(q.SET_NAME, {"person_id": nearest, "name": region_name,
-                                              "named_by": "file"})
-                    row = (nearest,)
                 if row is None:
                     row = conn.execute(q.NEW_PERSON, {"tenant_id": tenant_id,
                                                       "name": region_name[:MAX_NAME],

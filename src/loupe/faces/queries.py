@@ -63,8 +63,6 @@ WHERE tenant_id = %(tenant_id)s AND person_id IS NULL
 ORDER BY region_name IS NULL, id
 """
 
-PERSON_UNNAMED = "SELECT 1 FROM person WHERE id = %(person_id)s AND name IS NULL AND NOT hidden"
-
 # The visible (not hidden) person a name written in a file names.
 PERSON_BY_NAME = """
 SELECT id FROM person
@@ -76,12 +74,22 @@ ORDER BY id LIMIT 1
 # person this face was not said to be "not". On a large tenant the planner
 # walks the HNSW index (approximate; the session's iterative scan goes on
 # past unclustered faces until LIMIT rows, up to hnsw.max_scan_tuples).
+# A face placed in its person by a name written in its file (from_file) draws
+# the new face into that person only when everyone who may read its asset
+# may read the new face's asset (readers <@ readers; the owner's and admins'
+# private files have no readers, so their names still gather their faces):
+# a name written by whoever can read a file never labels faces they cannot
+# read (attack run 3, F4: a member's upload labelled hidden pictures).
 NEAREST_CLUSTERED = """
 SELECT f.person_id, f.descriptor <-> %(descriptor)s::vector AS distance
 FROM face f
 WHERE f.tenant_id = %(tenant_id)s AND f.person_id IS NOT NULL AND f.id <> %(face_id)s
   AND NOT EXISTS (SELECT 1 FROM face_rejection r
                   WHERE r.face_id = %(face_id)s AND r.person_id = f.person_id)
+  AND (NOT f.from_file
+       OR (SELECT a.readers FROM asset a WHERE a.id = f.asset_id)
+          <@ (SELECT a.readers FROM face g JOIN asset a ON a.id = g.asset_id
+              WHERE g.id = %(face_id)s))
 ORDER BY f.descriptor <-> %(descriptor)s::vector
 LIMIT %(k)s
 """

@@ -20,6 +20,10 @@ with the search statement.
 """
 
 READ_FILE = "(%(see_all)s OR f.readers && %(principals)s::bigint[])"
+# The viewer reads every file of asset ``a`` (the test of its whole document,
+# migration 0011): what people added in Loupe to the asset (keywords, hand-made
+# collections) counts only then.
+READ_WHOLE = "(%(see_all)s OR coalesce(a.doc_readers, a.readers) && %(principals)s::bigint[])"
 
 # 'field:value' token of loupe_file_facets, lower-cased in SQL (the same
 # lower() as the index: Python and PostgreSQL case rules may differ).
@@ -40,17 +44,20 @@ TEST = {
                               "f.raw_metadata))"),
     "country": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id AND " + READ_FILE +
                " AND lower(loupe_file_country(f.raw_metadata)) = lower(btrim({v})))",
-    # keywords people added to the asset (asset_keyword): asset-wide
-    "asset_keyword": "EXISTS (SELECT 1 FROM asset_keyword k WHERE k.asset_id = a.id"
-                     " AND lower(k.keyword) = lower(btrim({v})))",
+    # keywords people added to the asset (asset_keyword): asset-wide, so only
+    # for a viewer who reads every file of it (the whole document: doc_readers,
+    # migration 0011), never through one copy (issue 11)
+    "asset_keyword": "(" + READ_WHOLE + " AND EXISTS (SELECT 1 FROM asset_keyword k"
+                     " WHERE k.asset_id = a.id AND lower(k.keyword) = lower(btrim({v}))))",
     "captured": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
                 " AND loupe_file_captured(f.metadata) >= {v}"
                 " AND loupe_file_captured(f.metadata) < {w} AND " + READ_FILE + ")",
     "added": "(a.created_at >= {v} AND a.created_at < {w})",
     "collection": "(EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
                   " AND f.collection_id = ANY ({v}::bigint[]) AND " + READ_FILE + ")"
-                  " OR EXISTS (SELECT 1 FROM collection_member cm WHERE cm.asset_id = a.id"
-                  " AND cm.collection_id = ANY ({v}::bigint[])))",
+                  # a hand-made collection holds the whole asset (READ_WHOLE)
+                  " OR (" + READ_WHOLE + " AND EXISTS (SELECT 1 FROM collection_member cm"
+                  " WHERE cm.asset_id = a.id AND cm.collection_id = ANY ({v}::bigint[]))))",
     "media_type": "a.media_type = {v}",
     "orientation": "loupe_displayed_orientation(a.width, a.height, a.orientation) = {v}",
     "embargoed": "a.embargo_until > {v}",
@@ -172,7 +179,8 @@ WITH r AS (SELECT DISTINCT unnest(%(ids)s::bigint[]) AS asset_id),
 -- sequential scan of asset on the 100k test library)
 ra AS MATERIALIZED (
     SELECT x.* FROM r CROSS JOIN LATERAL (
-        SELECT a.id AS asset_id, a.media_type, a.width, a.height, a.orientation
+        SELECT a.id AS asset_id, a.media_type, a.width, a.height, a.orientation,
+               """ + READ_WHOLE + """ AS whole
         FROM asset a WHERE a.id = r.asset_id AND a.tenant_id = %(tenant_id)s OFFSET 0) x
 ),
 rf AS MATERIALIZED (
@@ -187,9 +195,11 @@ vals AS (
     SELECT 'keyword', lower(v), v, rf.asset_id
     FROM rf CROSS JOIN LATERAL loupe_json_texts(rf.metadata->'keywords') v
     UNION ALL
+    -- added in Loupe: only where the viewer reads every file (ra.whole)
     SELECT 'keyword', lower(k.keyword), k.keyword, k.asset_id
     FROM ra CROSS JOIN LATERAL (SELECT * FROM asset_keyword k0
                                 WHERE k0.asset_id = ra.asset_id OFFSET 0) k
+    WHERE ra.whole
     UNION ALL
     SELECT 'collection', c.id::text, c.path, rf.asset_id
     FROM rf JOIN collection c ON c.id = rf.collection_id
@@ -198,6 +208,7 @@ vals AS (
     FROM ra CROSS JOIN LATERAL (SELECT * FROM collection_member cm0
                                 WHERE cm0.asset_id = ra.asset_id OFFSET 0) cm
     JOIN collection c ON c.id = cm.collection_id
+    WHERE ra.whole
     UNION ALL
     SELECT 'format', ra.media_type, ra.media_type, ra.asset_id FROM ra
     UNION ALL

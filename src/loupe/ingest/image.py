@@ -84,6 +84,36 @@ def sha256_file(path: str, fileobj: BinaryIO | None = None) -> bytes:
         raise BadFile(path, "io", f"cannot read file: {exc.strerror or exc}") from exc
 
 
+def unrecognised(path: str, fileobj: BinaryIO) -> BadFile | None:
+    """The refusal :func:`inspect_image` would give for a file Pillow does
+    not recognise as an image (read from ``fileobj``'s header only, from its
+    start; the offset is restored), or None (an image, or a problem the full
+    inspection names). Run before ExifTool reads the file: ExifTool reads
+    PDFs and other documents by their magic bytes and inflates their streams
+    (attack run 4, A1: a PDF named .jpg whose metadata stream inflated to
+    100 MiB)."""
+    try:
+        fileobj.seek(0)
+        if not fileobj.read(1):
+            return None
+        fileobj.seek(0)
+        with Image.open(fileobj):
+            return None
+    except UnidentifiedImageError:
+        magic = _image_signature(path, fileobj)
+        if magic:
+            return BadFile(path, "corrupt",
+                           f"corrupt image: starts like a {magic} file but cannot be decoded")
+        return BadFile(path, "not_image", "not an image: no image format recognised in its bytes")
+    except Exception:
+        return None
+    finally:
+        try:
+            fileobj.seek(0)
+        except (OSError, ValueError):
+            pass
+
+
 def inspect_image(path: str, thumbnail_path: Path | None, *,
                   max_pixels: int = DEFAULT_MAX_PIXELS,
                   thumbnail_size: int = THUMBNAIL_SIZE,

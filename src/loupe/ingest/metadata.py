@@ -43,6 +43,7 @@ import re
 import shutil
 import stat
 import tempfile
+import threading
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
@@ -117,6 +118,60 @@ def display_path(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+#: Seconds one ExifTool call may take (a batch, or a single file when a batch
+#: is retried file by file) before its process is killed and the file fails
+#: with a clear reason. Ordinary files take milliseconds; the bound is for
+#: hostile ones (attack run 3, F13: a 3,000-deep XMP packet took 37-85 s).
+READ_TIMEOUT_S = 30.0
+
+
+class _Watchdog:
+    """Kill a pyexiftool process that answers a call too slowly.
+
+    pyexiftool 0.5 reads the answer with ``select`` + ``os.read`` until its
+    ready marker and has no timeout; after the process dies that loop would
+    spin on end-of-file forever. So, when the time is up, the watchdog first
+    puts a directory on the descriptor it reads (``dup2``: ``os.read`` of a
+    directory raises ``IsADirectoryError``, which ends the call with an
+    exception) and then kills the process. Use as a context manager around
+    one call; ``fired`` says whether it acted."""
+
+    def __init__(self, et: Any, seconds: float):
+        self._et = et
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._lock = threading.Lock()
+        self._done = False
+        self.fired = False
+
+    def __enter__(self) -> "_Watchdog":
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._done = True
+        self._timer.cancel()
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.fired = True
+            proc = getattr(self._et, "_process", None)
+            if proc is None:
+                return
+            try:
+                here = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    os.dup2(here, proc.stdout.fileno())
+                finally:
+                    os.close(here)
+            except OSError:
+                pass
+            proc.kill()
+
+
 class ExifToolReader:
     """One long-lived ExifTool process in batch (``-stay_open``) mode.
 
@@ -144,8 +199,9 @@ class ExifToolReader:
     # pairing when one region lacks a field).
     COMMON_ARGS = ["-G1", "-a", "-n", "-struct", "-charset", "filename=utf8", "-api", "LargeFileSupport=1"]
 
-    def __init__(self, executable: str | None = None):
+    def __init__(self, executable: str | None = None, timeout_s: float | None = None):
         self._executable = executable
+        self._timeout_s = timeout_s
         self._et: exiftool.ExifToolHelper | None = None
         self._alias_dir: str | None = None
         self._aliases = 0
@@ -191,6 +247,27 @@ class ExifToolReader:
             except Exception:
                 pass
             self._et = None
+
+    def _abandon(self) -> None:
+        """Forget a process the watchdog killed (its pipes are closed here;
+        the next call starts a fresh one)."""
+        et, self._et = self._et, None
+        if et is None:
+            return
+        proc = getattr(et, "_process", None)
+        if proc is not None:
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                try:
+                    pipe.close()
+                except Exception:
+                    pass
+            try:
+                proc.wait(timeout=5)
+            except Exception:
+                pass
+        flag = getattr(et, "_flag_running_false", None)
+        if flag is not None:
+            flag()      # so pyexiftool does not try to stop it again
 
     def _alias(self, path: str, target: str | None = None) -> str:
         """A plain name for ``path``: a symbolic link in the private alias
@@ -293,12 +370,22 @@ class ExifToolReader:
             return refused
         self.start()
         assert self._et is not None
+        limit = self._timeout_s if self._timeout_s is not None else READ_TIMEOUT_S
+        watchdog = _Watchdog(self._et, limit)
         try:
-            rows = self._et.get_metadata(args)
+            with watchdog:
+                rows = self._et.get_metadata(args)
+            if watchdog.fired:      # it fired as the answer came: that process is gone
+                self._abandon()
         except Exception:
+            if watchdog.fired:
+                self._abandon()
             if len(args) == 1:
                 self._stop()
-                return {**refused, args[0]: {"ExifTool:Error": "ExifTool could not read this file"}}
+                why = (f"ExifTool took more than {limit:g} s to read this file (the bound "
+                       f"per call): stopped" if watchdog.fired
+                       else "ExifTool could not read this file")
+                return {**refused, args[0]: {"ExifTool:Error": why}}
             out: dict[str, dict[str, Any]] = dict(refused)
             for a in args:
                 out.update(self._run([a]))
@@ -552,10 +639,13 @@ def sidecar_problem(sidecar: str, raw: dict[str, Any]) -> str | None:
 
     A sidecar is unusable when ExifTool reports an error, when the XML is
     malformed (a "format error" warning: it would be read partially), when
-    ExifTool does not recognise it as XMP, or when it holds no XMP property.
-    The image is then indexed from its own metadata and the problem is
+    ExifTool does not recognise it as XMP, when it holds no XMP property, or
+    when it was refused before ExifTool read it (``Loupe:Refused``: its XML
+    too deep or too large, :mod:`loupe.ingest.xmpcheck`). The image is then indexed from its own metadata and the problem is
     recorded as a warning, so one bad sidecar never hides a good image.
     """
+    if raw.get("Loupe:Refused"):      # refused before ExifTool (ingest.xmpcheck)
+        return str(raw["Loupe:Refused"])
     err = raw.get("ExifTool:Error")
     if err:
         return f"XMP sidecar {sidecar} ignored: {err}"
@@ -673,4 +763,63 @@ def bound_fields(md: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                 reasons.append(f"{field} truncated from {len(value):,} to {len(cut):,} "
                                f"characters (the bound is {MAX_TEXT_CHARS:,} characters)")
             out[field] = cut
+    return out, reasons
+
+
+#: Longest string value of ExifTool's answer kept in ``raw_metadata``
+#: (characters), and the most characters of one file's ``raw_metadata`` as
+#: JSON. ExifTool inflates and decodes whatever a file holds; a 100 KB
+#: upload stored 100 MiB of raw metadata, which every later filter and facet
+#: statement then walked (attack run 4, A1 and A1b). The normalised fields
+#: have their own bounds (:data:`MAX_TEXT_CHARS` ...).
+MAX_RAW_VALUE = 64 * 1024
+MAX_RAW_CHARS = 1024 * 1024
+_RAW_DEPTH = 16
+
+
+def bound_raw(raw: dict[str, Any], name: str) -> tuple[dict[str, Any], list[str]]:
+    """``raw`` (ExifTool's JSON of one file) within :data:`MAX_RAW_VALUE` per
+    string value and :data:`MAX_RAW_CHARS` in all (JSON characters), with the
+    reasons for what was left out, each naming ``name`` and the bound. A value
+    over the bound is replaced by a note saying how long it was; tags past
+    the total are dropped in ExifTool's order (``SourceFile`` and the
+    ``ExifTool:``/``File:``/``System:`` groups first, so that errors and the
+    file type are always kept)."""
+    import json
+
+    reasons: list[str] = []
+    cut = 0
+
+    def small(value: Any, depth: int) -> Any:
+        nonlocal cut
+        if isinstance(value, str) and len(value) > MAX_RAW_VALUE:
+            cut += 1
+            return f"(a value of {len(value):,} characters, over Loupe's bound of {MAX_RAW_VALUE:,}: not kept)"
+        if isinstance(value, (list, dict)) and depth >= _RAW_DEPTH:
+            cut += 1
+            return f"(a structure nested over {_RAW_DEPTH} levels: not kept)"
+        if isinstance(value, list):
+            return [small(v, depth + 1) for v in value]
+        if isinstance(value, dict):
+            return {k: small(v, depth + 1) for k, v in value.items()}
+        return value
+
+    kept = {k: small(v, 1) for k, v in raw.items()}
+    if cut:
+        reasons.append(f"{name}: {cut:,} metadata value(s) over {MAX_RAW_VALUE:,} characters "
+                       f"(or nested over {_RAW_DEPTH} levels) not kept in the raw metadata")
+    first = [k for k in kept if k == "SourceFile" or k.split(":", 1)[0] in
+             ("ExifTool", "File", "System")]
+    out: dict[str, Any] = {}
+    total, dropped = 2, 0
+    for key in first + [k for k in kept if k not in first]:
+        size = len(json.dumps({key: kept[key]}, ensure_ascii=False, default=str))
+        if total + size > MAX_RAW_CHARS and key not in first:
+            dropped += 1
+            continue
+        out[key] = kept[key]
+        total += size
+    if dropped:
+        reasons.append(f"{name}: {dropped:,} metadata tag(s) past {MAX_RAW_CHARS:,} characters "
+                       f"of raw metadata not kept")
     return out, reasons

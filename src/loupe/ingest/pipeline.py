@@ -39,10 +39,13 @@ from ..pixels import enrich as machine_enrich
 from ..pixels import store as machine_store
 from . import queries as q
 from .errors import BadFile
+from .jpegcheck import scan_count_problem
 from .pngcheck import compressed_chunk_problem
-from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file
+from .xmpcheck import sidecar_shape_problem
+from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file, unrecognised
 from .metadata import (ExifToolReader, bound_fields, check_readable, display_path,
-                       document_ids, merge, normalize, sidecar_problem)
+                       document_ids, merge, normalize, sidecar_problem,
+                       bound_raw)
 from .walk import FoundFile, walk
 
 #: Files read by ExifTool in one batch call.
@@ -303,6 +306,7 @@ class Ingester:
         fds: dict[str, int] = {}
         try:
             bombs: dict[str, BadFile] = {}
+            refused: dict[str, dict[str, str]] = {}
             for f in batch:
                 if not f.regular:
                     continue
@@ -313,10 +317,31 @@ class Ingester:
                 if f.path in fds and (why := compressed_chunk_problem(fds[f.path])):
                     bombs[f.path] = BadFile(f.path, "metadata", why + ": not read")
                     os.close(fds.pop(f.path))
+                # a JPEG's scans counted before anything decodes it (attack run 4, A4)
+                if f.path in fds and (why := scan_count_problem(fds[f.path])):
+                    bombs[f.path] = BadFile(f.path, "too_large", why)
+                    os.close(fds.pop(f.path))
+                # not an image (a PDF named .jpg): refused before ExifTool
+                # reads and inflates it (attack run 4, A1)
+                if f.path in fds:
+                    fh = os.fdopen(os.dup(fds[f.path]), "rb")
+                    try:
+                        refused_file = unrecognised(f.path, fh)
+                    finally:
+                        fh.close()
+                    if refused_file is not None:
+                        bombs[f.path] = refused_file
+                        os.close(fds.pop(f.path))
+                # a sidecar's XML depth and size bounded before ExifTool parses it
+                if (f.sidecar_path in fds and
+                        (why := sidecar_shape_problem(fds[f.sidecar_path], f.sidecar_path))):
+                    refused[f.sidecar_path] = {"Loupe:Refused": why}
+                    os.close(fds.pop(f.sidecar_path))
             paths = ([f.path for f in batch if f.path in fds]
                      + [f.sidecar_path for f in batch
                         if f.path in fds and f.sidecar_path in fds])
-            raw_by_path = reader.read(paths, fds={p: fds[p] for p in paths if p in fds})
+            raw_by_path = {**reader.read(paths, fds={p: fds[p] for p in paths if p in fds}),
+                           **refused}
             return list(pool.map(lambda f: bombs.get(f.path) or self._prepare(
                 f, raw_by_path, fds.get(f.path)), batch))
         finally:
@@ -357,6 +382,11 @@ class Ingester:
                     sidecar_md = normalize(sraw)
                     raw_all["sidecar"] = sraw
             metadata, truncated = bound_fields(merge(embedded, sidecar_md))
+            # what is stored of ExifTool's answer is bounded too (attack run 4, A1b)
+            for key, label in (("file", f.path), ("sidecar", f.sidecar_path)):
+                if key in raw_all:
+                    raw_all[key], cut = bound_raw(raw_all[key], str(label))
+                    truncated = [*truncated, *cut]
             hashes = perceptual.hash_file(f.path, fh)
             machine = machine_enrich.facts_for(f.path, self.machine_opts, fh)
             if _same_regular_file(f) != before or _identity(os.fstat(fd)) != before:

@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 
 from ..ingest import perceptual
+from ..ingest.jpegcheck import scan_count_problem
 from ..models import registry
 from . import queries as q
 
@@ -338,6 +339,15 @@ def _file_hash(path: str, max_pixels: int,
         if pixels > max_pixels:
             raise PictureTooLarge(f"{path}: {width}x{height} = {pixels:,} pixels is over the "
                                   f"limit of {max_pixels:,} pixels for a picture to search by")
+        if fmt in ("JPEG", "MPO"):
+            # scans counted before decoding (attack run 4, A4)
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                why = scan_count_problem(fd)
+            finally:
+                os.close(fd)
+            if why:
+                raise PictureTooLarge(f"{path}: {why}")
         if fmt != "JPEG" and pixels > full_decode_pixels:
             raise PictureTooLarge(
                 f"{path}: {width}x{height} = {pixels:,} pixels is over the limit of "

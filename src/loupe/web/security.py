@@ -18,9 +18,10 @@
   3. requires a CSRF token on every state-changing request that a browser
      could send with credentials of its own: one carrying the session
      cookie must present :func:`csrf_token_for` of that session (header
-     ``X-CSRF-Token``, the query parameter ``csrf_token`` — the upload
-     form's action, multipart bodies are not parsed here —, or the form
-     field ``csrf_token`` of a urlencoded form), and the login form the value of its pre-login cookie
+     ``X-CSRF-Token``, the field ``csrf_token`` of a urlencoded form, or
+     the first part ``csrf_token`` of a multipart form — never the query
+     string, which reaches logs and Referer headers), and the login form
+     the value of its pre-login cookie
      (:data:`LOGIN_CSRF_COOKIE`, double submit). A request with neither
      ``Origin`` nor ``Sec-Fetch-Site`` (step 2 cannot judge it) is thus
      still refused without the token (403). Bearer-token calls are exempt
@@ -42,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qs
@@ -51,6 +53,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from python_multipart.multipart import MultipartParser, parse_options_header
 
 #: Methods that change state (CSRF-checked; their bodies are size-limited).
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -145,6 +148,9 @@ class WebLimits:
             before back-off starts [5].
         client_free_failures: failed logins from one client, over all
             accounts, before back-off starts [20].
+        account_free_failures: failed logins of one account, over all
+            clients, before back-off starts for every client that has not
+            logged into that account before [20].
         backoff_base_s: the first back-off; each further failure doubles
             it [1 s].
         backoff_max_s: the longest back-off [900 s].
@@ -162,6 +168,7 @@ class WebLimits:
     similar_max_pixels: int = 25_000_000
     login_free_failures: int = 5
     client_free_failures: int = 20
+    account_free_failures: int = 20
     backoff_base_s: float = 1.0
     backoff_max_s: float = 900.0
     forget_after_s: float = 900.0
@@ -180,19 +187,43 @@ class Throttled(Exception):
         self.retry_after = retry_after
 
 
+def client_key(address: str) -> str:
+    """The client a throttle counts for a connecting address: every loopback
+    address (127.0.0.0/8, ``::1``, and IPv4-mapped ``::ffff:127.x.y.z``) is
+    one client, ``"loopback"`` — on Linux a local process may bind any of the
+    16 million (attack run 3, F6) —; an IPv4-mapped address is its IPv4
+    address; an IPv6 address is its /64 (one end site's subnet, RFC 6177:
+    a single host commonly holds a whole /64); anything else (a Unix socket
+    name, "unknown") is itself."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return "loopback"
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
 class LoginThrottle:
     """Failed-login counters with exponential back-off, in memory (one
     ``loupe serve`` process).
 
-    Two counters are kept: one per (account, client) and one per client (over
-    all accounts). After ``free`` failures of a counter, each further failure
-    locks it for ``base * 2**(n - free - 1)`` seconds, at most ``max_s``
-    (n = failures so far); a counter untouched for ``forget_after_s`` is
-    dropped. A login is refused (:class:`Throttled`) while either of its
-    counters is locked, *before* the password is hashed. The account counter
-    is per client so that an attacker cannot lock an account's owner out: a
-    correct password from another client still logs in. A success clears the
-    (account, client) counter, not the client's.
+    Three counters are kept: one per (account, client), one per client (over
+    all accounts) and one per account (over all clients); a client is
+    :func:`client_key` of its address. After ``free`` failures of a counter,
+    each further failure locks it for ``base * 2**(n - free - 1)`` seconds, at
+    most ``max_s`` (n = failures so far); a counter untouched for
+    ``forget_after_s`` is dropped. A login is refused (:class:`Throttled`)
+    while one of its counters is locked, *before* the password is hashed.
+    The account-wide counter does not hold back a client that has logged into
+    that account before (since this server started), so guessing from many
+    addresses cannot lock an account's owner out of a client they use; a new
+    client waits with the guesser. A success clears the (account, client)
+    counter, not the client's nor the account's.
 
     Args:
         limits: the thresholds (:class:`WebLimits`).
@@ -205,17 +236,25 @@ class LoginThrottle:
         self._lock = threading.Lock()
         # key -> [failures, locked_until, last_failure]
         self._state: dict[tuple, list[float]] = {}
+        # (account, client) pairs that logged in: the account-wide counter
+        # does not hold them back
+        self._known: set[tuple[str, str]] = set()
 
     def _keys(self, account: str, client: str) -> list[tuple[tuple, int]]:
+        client = client_key(client)
         return [(("account", account, client), self.limits.login_free_failures),
-                (("client", client), self.limits.client_free_failures)]
+                (("client", client), self.limits.client_free_failures),
+                (("user", account), self.limits.account_free_failures)]
 
     def check(self, account: str, client: str) -> None:
         """Raise :class:`Throttled` if this login must wait."""
         now = self._clock()
         wait = 0.0
         with self._lock:
+            known = (account, client_key(client)) in self._known
             for key, _ in self._keys(account, client):
+                if key[0] == "user" and known:
+                    continue
                 st = self._state.get(key)
                 if st is None:
                     continue
@@ -245,7 +284,10 @@ class LoginThrottle:
     def succeeded(self, account: str, client: str) -> None:
         """Forget the (account, client) failures after a correct password."""
         with self._lock:
-            self._state.pop(("account", account, client), None)
+            self._state.pop(("account", account, client_key(client)), None)
+            if len(self._known) > 100_000:   # bound the memory
+                self._known.clear()
+            self._known.add((account, client_key(client)))
 
 
 def _header(scope: dict, name: bytes) -> str | None:
@@ -278,6 +320,74 @@ def cross_origin(scope: dict) -> str | None:
     if not sep or _norm_host(netloc, scheme.lower()) != _norm_host(host, scheme.lower()):
         return "the Origin is not this server"
     return None
+
+
+class _FirstField:
+    """The value of a multipart body's first part when it is the
+    ``csrf_token`` field, read with python-multipart's streaming parser
+    (RFC 7578) from at most :attr:`LOOKAHEAD` bytes. :meth:`feed` takes the
+    body's chunks in order and says when the answer is known; ``value`` is
+    then the token, or None (another first part, a malformed body, or a
+    first part past the lookahead)."""
+
+    LOOKAHEAD = 64 * 1024
+
+    def __init__(self, content_type: str):
+        self.value: str | None = None
+        self._seen = 0
+        self._done = False
+        self._name: bytes | None = None
+        self._field: bytes = b""
+        self._data = bytearray()
+        _kind, options = parse_options_header(content_type)
+        boundary = options.get(b"boundary")
+        if not boundary:
+            self._done = True
+            self._parser = None
+            return
+
+        def on_header_field(data: bytes, start: int, end: int) -> None:
+            self._field += data[start:end]
+
+        def on_header_value(data: bytes, start: int, end: int) -> None:
+            if self._field.lower() == b"content-disposition":
+                _disp, opts = parse_options_header(data[start:end])
+                self._name = opts.get(b"name")
+
+        def on_header_end() -> None:
+            self._field = b""
+
+        def on_part_data(data: bytes, start: int, end: int) -> None:
+            self._data += data[start:end]
+            if len(self._data) > 1024:       # a token is 64 characters
+                self._finish(None)
+
+        def on_part_end() -> None:
+            if self._name == CSRF_FIELD.encode():
+                self._finish(bytes(self._data).decode("utf-8", "replace"))
+            self._finish(None)
+
+        self._parser = MultipartParser(boundary, {
+            "on_header_field": on_header_field, "on_header_value": on_header_value,
+            "on_header_end": on_header_end, "on_part_data": on_part_data,
+            "on_part_end": on_part_end})
+
+    def _finish(self, value: str | None) -> None:
+        if not self._done:
+            self._done, self.value = True, value
+
+    def feed(self, chunk: bytes) -> bool:
+        """Parse ``chunk``; True once the first part is decided."""
+        if self._done or self._parser is None:
+            return True
+        self._seen += len(chunk)
+        try:
+            self._parser.write(chunk)
+        except Exception:               # a malformed body: no token
+            self._finish(None)
+        if self._seen >= self.LOOKAHEAD:
+            self._finish(None)
+        return self._done
 
 
 async def _send_json(send, status: int, detail: str, headers: list | None = None) -> None:
@@ -386,15 +496,19 @@ class Guard:
 
         app_receive = counted_receive
         if expected is not None:
+            # the header, or a field of the body: never the query string,
+            # which reaches logs, history and Referer headers (issue 11)
             presented = _header(scope, CSRF_HEADER)
-            if presented is None:   # a multipart form without script: in its action URL
-                query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-                presented = (query.get(CSRF_FIELD) or [None])[0]
             ctype = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
-            if presented is None and ctype == "application/x-www-form-urlencoded":
-                # a form: read its (size-limited) body for the field, then
-                # hand the same bytes to the route
+            if presented is None and ctype in ("application/x-www-form-urlencoded",
+                                               "multipart/form-data"):
+                # a form: read the (size-limited) body for the field — all of
+                # a urlencoded one; of a multipart one only its first part,
+                # where the page puts the field —, then hand the same bytes
+                # to the route
                 chunks: list[bytes] = []
+                first = _FirstField(_header(scope, b"content-type") or "") \
+                    if ctype == "multipart/form-data" else None
                 while True:
                     message = await counted_receive()
                     if message["type"] != "http.request":
@@ -402,19 +516,25 @@ class Guard:
                             await _send_json(send, 400, "the request body ended early")
                         return
                     chunks.append(message.get("body", b""))
-                    if not message.get("more_body", False):
+                    more = message.get("more_body", False)
+                    if first is not None and first.feed(chunks[-1]):
+                        break
+                    if not more:
                         break
                 body = b"".join(chunks)
-                fields = parse_qs(body.decode("latin-1"), keep_blank_values=True)
-                presented = (fields.get(CSRF_FIELD) or [None])[0]
+                if first is not None:
+                    presented = first.value
+                else:
+                    fields = parse_qs(body.decode("latin-1"), keep_blank_values=True)
+                    presented = (fields.get(CSRF_FIELD) or [None])[0]
                 replayed = False
 
                 async def replay() -> dict[str, Any]:
                     nonlocal replayed
                     if not replayed:
                         replayed = True
-                        return {"type": "http.request", "body": body, "more_body": False}
-                    return await receive()
+                        return {"type": "http.request", "body": body, "more_body": more}
+                    return await counted_receive()
 
                 app_receive = replay
             if presented is None or not hmac.compare_digest(

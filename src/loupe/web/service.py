@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
+import os
 import re
 import secrets
 import shutil
@@ -22,6 +23,7 @@ from ..library import AssetNotFound, Library, SearchResult
 from . import queries as wq
 from ..ingest.image import EXTENSIONS
 from ..ingest.pipeline import Ingester
+from ..ingest.xmpcheck import sidecar_shape_problem
 from .security import WebLimits
 from .words import bulk_sentence, explain_code, verdict_sentence
 
@@ -321,6 +323,18 @@ def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile]
         suffix = Path(name).suffix.lower()
         if suffix not in EXTENSIONS and suffix != ".xmp":
             refuse(name, f"not an image or sidecar file type ({suffix or 'no extension'})")
+    # a sidecar's XML depth, element count and size, before ExifTool parses
+    # it: refused by name (for every uploader, whether its image is new or
+    # known, so the reply says nothing of the library), the image goes on
+    for name in digests:
+        if Path(name).suffix.lower() == ".xmp" and (folder / name).exists():
+            fd = os.open(folder / name, os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                why = sidecar_shape_problem(fd, name)
+            finally:
+                os.close(fd)
+            if why:
+                refuse(name, why)
     budget = limits.upload_pixel_budget
     for name in list(images):
         px = _pixels(folder / name)
