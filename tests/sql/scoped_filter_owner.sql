@@ -1,4 +1,11 @@
 WITH
+scope AS MATERIALIZED (SELECT a.id AS asset_id FROM asset a WHERE a.id = ANY (%(example_ids)s::bigint[]) LIMIT %(filter_limit)s),
+regime AS MATERIALIZED (
+    SELECT c.n, CASE WHEN c.n <= %(direct_max)s THEN 'direct'
+                     WHEN c.n <= %(deep_max)s THEN 'deep'
+                     ELSE 'none' END AS r
+    FROM (SELECT count(*) AS n FROM scope) c
+),
 st AS (
     SELECT s.lang, s.n_docs,
            loupe_avglen(s.group_len, s.n_docs) AS avglen,  -- five groups (0019)
@@ -22,7 +29,7 @@ raw AS MATERIALIZED (
 ),
 cand_l AS MATERIALIZED (
     SELECT asset_id, lang, sum(part) AS score FROM raw
-      WHERE (raw.asset_id = ANY (%(example_ids)s::bigint[]))
+      WHERE (CASE WHEN (SELECT n FROM regime) <= %(deep_max)s THEN raw.asset_id IN (SELECT asset_id FROM scope) ELSE raw.asset_id = ANY (%(example_ids)s::bigint[]) END)
     GROUP BY asset_id, lang
 ),
 cand AS MATERIALIZED (
@@ -86,13 +93,6 @@ counts AS (
             FROM q) AS all_read
 )
 ,
-scope AS MATERIALIZED (SELECT a.id AS asset_id FROM asset a WHERE a.id = ANY (%(example_ids)s::bigint[]) LIMIT %(filter_limit)s),
-regime AS MATERIALIZED (
-    SELECT c.n, CASE WHEN c.n <= %(direct_max)s THEN 'direct'
-                     WHEN c.n <= %(deep_max)s THEN 'deep'
-                     ELSE 'none' END AS r
-    FROM (SELECT count(*) AS n FROM scope) c
-),
 -- the lane's kept rows that are members, with their exact scores and phrase
 -- bonus: the lane's ``final`` restricted to the scope, so the missing-term
 -- probes and the bonus run for members only, not for all the kept rows

@@ -1,4 +1,11 @@
 WITH
+scope AS MATERIALIZED (SELECT a.id AS asset_id FROM asset a WHERE a.id = ANY (%(example_ids)s::bigint[]) LIMIT %(filter_limit)s),
+regime AS MATERIALIZED (
+    SELECT c.n, CASE WHEN c.n <= %(direct_max)s THEN 'direct'
+                     WHEN c.n <= %(deep_max)s THEN 'deep'
+                     ELSE 'none' END AS r
+    FROM (SELECT count(*) AS n FROM scope) c
+),
 st AS (
     SELECT s.lang, s.n_docs,
            loupe_avglen(s.group_len, s.n_docs) AS avglen,  -- five groups (0019)
@@ -32,7 +39,7 @@ raw AS MATERIALIZED (
 ),
 cand_l AS MATERIALIZED (
     SELECT asset_id, lang, sum(part) AS score FROM raw
-      WHERE (raw.asset_id = ANY (%(example_ids)s::bigint[]))
+      WHERE (CASE WHEN (SELECT n FROM regime) <= %(deep_max)s THEN raw.asset_id IN (SELECT asset_id FROM scope) ELSE raw.asset_id = ANY (%(example_ids)s::bigint[]) END)
     GROUP BY asset_id, lang
 ),
 cand AS MATERIALIZED (
@@ -109,32 +116,58 @@ counts AS (
 "vec_text" AS MATERIALIZED (
     SELECT x.asset_id, x.dist, row_number() OVER (ORDER BY x.dist, x.asset_id) AS rank
     FROM (
-        SELECT v.asset_id, v.embedding::vector(384) <=> %(qv_text)s::vector(384) AS dist
-        FROM asset_vector v
-        WHERE v.model_id = 11 AND v.lane = 'text' AND v.tenant_id = %(tenant_id)s
-          AND (%(see_all)s OR (SELECT loupe_can_read(coalesce(a.doc_readers, a.readers), a.embargo_until,
-                                                     a.rights_expire_at, false,
-                                                     %(principals)s::bigint[])
-                               FROM asset a WHERE a.id = v.asset_id))
-      AND (v.asset_id = ANY (%(example_ids)s::bigint[]))
-        ORDER BY v.embedding::vector(384) <=> %(qv_text)s::vector(384)
-        LIMIT %(vec_cap)s
+        (SELECT v.asset_id, v.embedding::vector(384) <=> %(qv_text)s::vector(384) AS dist
+         FROM scope s
+         JOIN asset_vector v ON v.asset_id = s.asset_id AND v.model_id = 11
+                            AND v.lane = 'text'
+         WHERE (SELECT r FROM regime) = 'direct'
+           AND (%(see_all)s OR (SELECT loupe_can_read(coalesce(a.doc_readers, a.readers), a.embargo_until,
+                                                      a.rights_expire_at, false,
+                                                      %(principals)s::bigint[])
+                                FROM asset a WHERE a.id = v.asset_id))
+         ORDER BY 2, 1
+         LIMIT %(vec_cap)s)
+        UNION ALL
+        (SELECT v.asset_id, v.embedding::vector(384) <=> %(qv_text)s::vector(384) AS dist
+         FROM asset_vector v
+         WHERE v.model_id = 11 AND v.lane = 'text' AND v.tenant_id = %(tenant_id)s
+           AND (SELECT r FROM regime) <> 'direct'
+           AND (%(see_all)s OR (SELECT loupe_can_read(coalesce(a.doc_readers, a.readers), a.embargo_until,
+                                                      a.rights_expire_at, false,
+                                                      %(principals)s::bigint[])
+                                FROM asset a WHERE a.id = v.asset_id))
+      AND (CASE WHEN (SELECT n FROM regime) <= %(deep_max)s THEN v.asset_id IN (SELECT asset_id FROM scope) ELSE v.asset_id = ANY (%(example_ids)s::bigint[]) END)
+         ORDER BY v.embedding::vector(384) <=> %(qv_text)s::vector(384)
+         LIMIT %(vec_cap)s)
     ) AS x
     WHERE x.dist <= %(maxd_text)s
 ),
 "vec_image" AS MATERIALIZED (
     SELECT x.asset_id, x.dist, row_number() OVER (ORDER BY x.dist, x.asset_id) AS rank
     FROM (
-        SELECT v.asset_id, v.embedding::vector(512) <=> %(qv_image)s::vector(512) AS dist
-        FROM asset_vector v
-        WHERE v.model_id = 12 AND v.lane = 'image' AND v.tenant_id = %(tenant_id)s
-          AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
-                                                     a.rights_expire_at, false,
-                                                     %(principals)s::bigint[])
-                               FROM asset a WHERE a.id = v.asset_id))
-      AND (v.asset_id = ANY (%(example_ids)s::bigint[]))
-        ORDER BY v.embedding::vector(512) <=> %(qv_image)s::vector(512)
-        LIMIT %(vec_cap)s
+        (SELECT v.asset_id, v.embedding::vector(512) <=> %(qv_image)s::vector(512) AS dist
+         FROM scope s
+         JOIN asset_vector v ON v.asset_id = s.asset_id AND v.model_id = 12
+                            AND v.lane = 'image'
+         WHERE (SELECT r FROM regime) = 'direct'
+           AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
+                                                      a.rights_expire_at, false,
+                                                      %(principals)s::bigint[])
+                                FROM asset a WHERE a.id = v.asset_id))
+         ORDER BY 2, 1
+         LIMIT %(vec_cap)s)
+        UNION ALL
+        (SELECT v.asset_id, v.embedding::vector(512) <=> %(qv_image)s::vector(512) AS dist
+         FROM asset_vector v
+         WHERE v.model_id = 12 AND v.lane = 'image' AND v.tenant_id = %(tenant_id)s
+           AND (SELECT r FROM regime) <> 'direct'
+           AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
+                                                      a.rights_expire_at, false,
+                                                      %(principals)s::bigint[])
+                                FROM asset a WHERE a.id = v.asset_id))
+      AND (CASE WHEN (SELECT n FROM regime) <= %(deep_max)s THEN v.asset_id IN (SELECT asset_id FROM scope) ELSE v.asset_id = ANY (%(example_ids)s::bigint[]) END)
+         ORDER BY v.embedding::vector(512) <=> %(qv_image)s::vector(512)
+         LIMIT %(vec_cap)s)
     ) AS x
     WHERE x.dist <= %(maxd_image)s
 ),
@@ -163,13 +196,6 @@ fkept AS (
     CROSS JOIN phrase ph
     WHERE NOT %(one_word)s OR f.lex_rank IS NOT NULL
        OR (NOT EXISTS (SELECT 1 FROM cand) AND (false OR f."text_rank" IS NOT NULL))
-),
-scope AS MATERIALIZED (SELECT a.id AS asset_id FROM asset a WHERE a.id = ANY (%(example_ids)s::bigint[]) LIMIT %(filter_limit)s),
-regime AS MATERIALIZED (
-    SELECT c.n, CASE WHEN c.n <= %(direct_max)s THEN 'direct'
-                     WHEN c.n <= %(deep_max)s THEN 'deep'
-                     ELSE 'none' END AS r
-    FROM (SELECT count(*) AS n FROM scope) c
 ),
 ranked AS MATERIALIZED (
     SELECT k.* FROM fkept k WHERE true
