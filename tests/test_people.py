@@ -680,3 +680,28 @@ def test_person_filter_respects_a_name_written_in_one_file(lib, photos):
     [person] = alice.people()
     lib.name_person(person["id"], "Quentin Secretname")
     assert alice.search("", filters=tree).total == 1
+
+
+def test_person_page_links_to_its_filter_and_the_result_shows_a_chip(plib, scanned):
+    """The web app: a named person's page links to the search filtered by
+    that person; the result shows the chip ``person: <name>`` (escaped)."""
+    from html import unescape
+
+    from fastapi.testclient import TestClient
+
+    from loupe.web import create_app
+    from weblib import web_login
+
+    admin, _src, home, _photos, _s = scanned
+    obama = _person_of(plib, "private/obama2.jpg")
+    plib.name_person(obama, "Barack <Obama>")
+    app = create_app(home, database_url=make_conninfo(admin, dbname=plib.conn.info.dbname),
+                     pool_size=1)
+    with TestClient(app) as client:
+        web_login(client, "olga", "olga-password")
+        page = client.get(f"/people/{obama}").text
+        href = unescape(page.split('id="person-search" href="', 1)[1].split('"', 1)[0])
+        res = client.get(href)
+        assert res.status_code == 200, res.text
+        assert '<li class="chip">person: Barack &lt;Obama&gt; ' in res.text
+        assert 'data-total="5"' in res.text   # the five pictures of his confirmed faces
