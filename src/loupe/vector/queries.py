@@ -182,8 +182,11 @@ def vector_cte(name: str, model_id: int, lane: str, dims: int,
         walk = """
         (SELECT v.asset_id, v.embedding::vector({dims}) <=> {qv}::vector({dims}) AS dist
          FROM scope s
-         JOIN asset_vector v ON v.asset_id = s.asset_id AND v.model_id = {model}
-                            AND v.lane = {lane}
+         -- a primary-key probe per member (as a join: a sequential scan of
+         -- every vector, see loupe.scopes.queries.scoped_fused_statement)
+         CROSS JOIN LATERAL (SELECT v0.asset_id, v0.embedding FROM asset_vector v0
+                             WHERE v0.asset_id = s.asset_id AND v0.model_id = {model}
+                               AND v0.lane = {lane} OFFSET 0) v
          WHERE (SELECT r FROM regime) = 'direct'
            AND (%(see_all)s OR (SELECT loupe_can_read({readers}, a.embargo_until,
                                                       a.rights_expire_at, false,
