@@ -91,6 +91,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=60)
     ap.add_argument("--dims", type=int, default=512)
     ap.add_argument("--database-url")
+    ap.add_argument("--home", type=Path,
+                    help="keep the built library in this folder and reuse it when it is "
+                         "already there (before/after runs on the same data)")
     ap.add_argument("--smoke", action="store_true",
                     help="seconds: 3,000 assets, 64-d, 6 queries (CI runs this)")
     args = ap.parse_args()
@@ -98,17 +101,28 @@ def main() -> None:
         bench_scopes.smoke_bounds()
         args.assets, args.queries, args.dims = 3000, 6, 64
     rng = np.random.default_rng(11)
-    tmp = Path(tempfile.mkdtemp(prefix="loupe-bench-filters-"))
-    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
-    lib = Library.open(tmp / "home", database_url=args.database_url, create=True)
+    if args.home is not None:
+        home = args.home
+    else:
+        tmp = Path(tempfile.mkdtemp(prefix="loupe-bench-filters-"))
+        atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+        home = tmp / "home"
+    built = home / "bench-filters-built"
+    lib = Library.open(home, database_url=args.database_url, create=True)
     t0 = time.perf_counter()
-    model_id = bench_scopes.load(lib, args.assets, args.dims, rng)
-    with lib.conn.transaction():
-        lib.conn.execute(METADATA)
-        lib.conn.execute(ASSETS)
-    lib.conn.execute("VACUUM ANALYZE")
-    print(f"library: {args.assets:,} assets, {args.dims}-d image vectors with HNSW, filter "
-          f"metadata; built in {time.perf_counter() - t0:.0f} s")
+    if built.exists():
+        model_id = int(built.read_text().split()[0])
+        print(f"library: reused {home} ({built.read_text().strip()})")
+    else:
+        model_id = bench_scopes.load(lib, args.assets, args.dims, rng)
+        with lib.conn.transaction():
+            lib.conn.execute(METADATA)
+            lib.conn.execute(ASSETS)
+        lib.conn.execute("VACUUM ANALYZE")
+        print(f"library: {args.assets:,} assets, {args.dims}-d image vectors with HNSW, filter "
+              f"metadata; built in {time.perf_counter() - t0:.0f} s")
+        if args.home is not None:
+            built.write_text(f"{model_id} assets={args.assets} dims={args.dims}\n")
 
     qrng = np.random.default_rng(5)
     queries = []

@@ -489,3 +489,63 @@ def test_json_nested_past_the_interpreter_is_the_depth_error():
     deep = '{"not": ' * 1900 + '{"kind": "photo"}' + "}" * 1900
     with pytest.raises(FilterError, match="nested deeper than 16 levels"):
         parse(deep)
+
+
+# ---- typo suggestions under a filter, and the filter in words (issue 17) ----------
+
+def test_typo_suggestions_come_only_from_assets_passing_the_filter(flib):
+    """A suggestion is a word of an asset that passes the filter and that the
+    viewer may read: "bridge" is only in a3 (John Roe, Porto), "secret" only
+    in a6 (Jane Doe, private/: mia may not read it)."""
+    mia = flib.as_user("mia")
+    assert set(mia.search("bridje").corrections.values()) == {"bridg"}   # unfiltered: a3's word
+    jane = mia.search("bridje", filters={"creator": "jane doe"})
+    assert jane.corrections == {} and jane.total == 0
+    porto = mia.search("bridje", filters={"location": "porto"})
+    assert set(porto.corrections.values()) == {"bridg"} and stems(porto) == {"a3"}
+    # a hidden asset's word is never suggested under a filter it passes
+    assert set(flib.search("secrett", filters={"creator": "jane doe"}).corrections.values()) \
+        == {"secret"}
+    assert mia.search("secrett", filters={"creator": "jane doe"}).corrections == {}
+    # nor is a word of an asset the filter leaves out, for the owner either
+    assert flib.search("secrett", filters={"creator": "john roe"}).corrections == {}
+
+
+def test_notices_name_the_filter_in_words_not_json(flib):
+    tree = {"all": [{"captured": date_range("2019")}, {"creator": "jane doe"},
+                    {"not": {"format": "png"}}]}
+    res = flib.search("harbour", filters=tree)
+    assert res.filter == tree                     # the JSON stays in the result / API
+    [scope] = [n for n in res.notices if n.startswith("filter (")]
+    assert scope.startswith("filter (captured in 2019, creator “jane doe”, not format png): "
+                            "3 members")
+    assert not any("{" in n for n in res.notices)
+    empty = flib.search("", filters={"all": [{"creator": "nobody"}, {"format": "png"}]})
+    assert empty.notices == ["no asset passes the filter (creator “nobody”, format png), "
+                             "whatever the query"]
+    out = loupe_cli(flib, "search", "harbour", "--creator", "jane doe", "--captured", "2019")
+    assert out.returncode == 0, out.stderr
+    assert "filter: creator “jane doe”, captured in 2019\n" in out.stdout
+    assert '{"' not in out.stdout
+
+
+def test_the_page_shows_the_filter_in_escaped_words(flib):
+    import json
+
+    from fastapi.testclient import TestClient
+
+    from loupe.web import create_app
+    from weblib import web_login
+
+    hostile = "<b>Eve</b> & co"
+    tree = {"not": {"any": [{"creator": hostile}, {"format": "png"}]}}
+    app = create_app(flib.home, database_url=flib.test_url, pool_size=1)
+    with TestClient(app) as client:
+        web_login(client, "ada", "ada-password-1")
+        page = client.get("/", params={"q": "harbour", "filters": json.dumps(tree)})
+        assert page.status_code == 200, page.text
+        html = page.text
+        words = "not (creator “&lt;b&gt;Eve&lt;/b&gt; &amp; co” or format png)"
+        assert f'<li class="chip">{words} ' in html
+        assert f'<p class="notice">filter ({words}): ' in html
+        assert "<b>Eve" not in html and '<p class="notice">{' not in html

@@ -47,6 +47,18 @@ class ExampleClause:
         return {"example_ids": []}
 
 
+class ExampleFilter(ExampleClause):
+    """A stand-in filter: a condition that is also the search's scope (its
+    set is materialised first and probed at the entry points, issue 17)."""
+
+    def scope_members(self) -> str:
+        return ("SELECT a.id AS asset_id FROM asset a"
+                " WHERE a.id = ANY (%(example_ids)s::bigint[]) LIMIT %(filter_limit)s")
+
+    def params(self) -> dict:
+        return {"example_ids": [], "filter_limit": 50_001}
+
+
 def cases() -> dict[str, tuple[str, list, bool, object]]:
     out = {}
     for who, member in (("owner", False), ("member", True)):
@@ -55,6 +67,12 @@ def cases() -> dict[str, tuple[str, list, bool, object]]:
         for kind in (st.FUSED, st.SCOPED_FUSED):
             for lanes in ([], [IMAGE], [TEXT, IMAGE]):
                 out[f"{kind}_{len(lanes)}lanes_{who}"] = (kind, lanes, member, None)
+    # a filter used as the search's scope: its set is materialised first and
+    # probed at the entry points (issue 17), whole statements
+    for kind in (st.SCOPED, st.SCOPED_FUSED):
+        lanes = [TEXT, IMAGE] if kind == st.SCOPED_FUSED else []
+        for who, member in (("owner", False), ("member", True)):
+            out[f"{kind}_filter_{who}"] = (kind, lanes, member, ExampleFilter())
     return out
 
 

@@ -633,3 +633,131 @@ def test_a_members_region_name_never_renames_or_labels_hidden_faces(plib, scanne
     bob = plib.as_user("bob")
     assert [(p["label"], p["assets"]) for p in bob.people()] == [("Evil Label", 1)]
     assert bob.search("evil").total == 1 and plib.search("evil").total == 1
+
+# -- the person predicate of filters (issue 17) ----------------------------------
+
+def _filtered(lib: Library, name: str, query: str = "") -> set[str]:
+    res = lib.search(query, filters={"person": name}, limit=50)
+    assert res.verdict == "complete" and res.total == len(res.hits)
+    return {h.path.split("/photos/", 1)[1] for h in res.hits}
+
+
+def test_person_filter_matches_confirmed_faces_as_owner_and_member(plib):
+    """{"person": name}: assets with a confirmed face of a named, not hidden
+    person of that name; a member only among assets it may read, and only
+    through faces a person confirmed (the people pages' rule)."""
+    obama, biden = _person_of(plib, "private/obama2.jpg"), _person_of(plib, "private/biden.jpg")
+    alice = plib.as_user("alice")
+    # the name came from a private file's region; alice's faces are clustered guesses
+    assert _filtered(alice, "Barack Obama") == set()
+    plib.name_person(obama, "Barack Obama")
+    plib.name_person(biden, "Joe Biden")
+    obama_assets = _paths(plib, [r[0] for r in plib.conn.execute(
+        "SELECT DISTINCT asset_id FROM face WHERE person_id = %s", (obama,))])
+    assert OBAMA <= obama_assets
+    # owner: every asset of a confirmed face, case-insensitive, with or without query text
+    assert _filtered(plib, "barack obama") == obama_assets
+    assert _filtered(plib, "  Barack Obama ", "obama") == obama_assets   # names are words too
+    assert "private/biden.jpg" in _filtered(plib, "Joe Biden")
+    assert _filtered(plib, "Barack") == set()        # a name, not a word of it
+    # member: only what it may read (public/), and Biden's pictures are all private
+    assert _filtered(alice, "Barack Obama") == {"public/obama.jpg", "public/obama3.jpg"}
+    assert _filtered(alice, "Barack Obama", "obama") == {"public/obama.jpg",
+                                                          "public/obama3.jpg"}
+    assert _filtered(alice, "Joe Biden") == set()
+    # faces that joined by clustering after the naming are machine guesses: no match
+    public = [_by_path(plib, "public/obama.jpg"), _by_path(plib, "public/obama3.jpg")]
+    with plib.conn.transaction():
+        plib.conn.execute("UPDATE face SET confirmed = false WHERE asset_id = ANY(%s)", (public,))
+    assert _filtered(alice, "Barack Obama") == set()
+    assert _filtered(plib, "Barack Obama") == obama_assets - {"public/obama.jpg",
+                                                              "public/obama3.jpg"}
+    # a hidden person is out of filters as it is out of lists and documents
+    plib.hide_person(biden)
+    assert _filtered(plib, "Joe Biden") == set()
+
+
+def test_person_filter_from_cli_and_api(plib, scanned):
+    """``loupe search --person`` (owner and member) and ``/api/search?filters=``."""
+    import json
+
+    from click.testing import CliRunner
+    from fastapi.testclient import TestClient
+
+    from loupe.cli import main
+    from loupe.web import create_app
+
+    admin, _src, home, _photos, _s = scanned
+    url = make_conninfo(admin, dbname=plib.conn.info.dbname)
+    plib.name_person(_person_of(plib, "private/obama2.jpg"), "Barack Obama")
+
+    def cli(*args: str) -> set[str]:
+        out = CliRunner().invoke(main, ["--home", str(home), "--database-url", url, *args])
+        assert out.exit_code == 0, out.output
+        data = json.loads(out.output)
+        assert data["filter"] == {"person": "Barack Obama"}
+        return {h["path"].split("/photos/", 1)[1] for h in data["hits"]}
+
+    assert OBAMA <= cli("search", "--person", "Barack Obama", "--json")
+    assert cli("--user", "alice", "search", "--person", "Barack Obama", "--json") == {
+        "public/obama.jpg", "public/obama3.jpg"}
+    app = create_app(home, database_url=url, pool_size=1)
+    with TestClient(app) as client:
+        tok = client.post("/api/tokens", json={"name": "alice", "password": "alice-password"})
+        alice = {"Authorization": f"Bearer {tok.json()['token']}"}
+        res = client.get("/api/search", headers=alice,
+                         params={"filters": json.dumps({"person": "barack obama"})}).json()
+        assert res["total"] == 2 and res["filter"] == {"person": "barack obama"}
+
+
+def test_person_filter_respects_a_name_written_in_one_file(lib, photos):
+    """A face confirmed only by a region in one file's sidecar (from_file):
+    a member who may read only another file of the asset does not find it
+    by the person filter either, until a person confirms the name."""
+    from imaging import write_sidecar
+
+    for folder in ("public", "private"):
+        (photos / folder).mkdir()
+        (photos / folder / "p.jpg").write_bytes((FIXTURES / "obama2.jpg").read_bytes())
+    x, y, w, h = BOXES["obama2.jpg"]
+    write_sidecar(photos / "private" / "p.jpg",
+                  "-XMP-mwg-rs:RegionInfo={RegionList=[{Area={"
+                  f"X={x + w / 2:.3f},Y={y + h / 2:.3f},W={w:.3f},H={h:.3f},"
+                  "Unit=normalized},Type=Face,Name=Quentin Secretname}]}")
+    lib.ingest(photos)
+    lib.create_user("alice", "alice-password")
+    lib.grant("alice", collection="public")
+    lib.faces()
+    tree = {"person": "Quentin Secretname"}
+    assert lib.search("", filters=tree).total == 1
+    alice = lib.as_user("alice")
+    assert alice.search("", filters=tree).total == 0
+    assert alice.search("p", filters=tree).total == 0
+    [person] = alice.people()
+    lib.name_person(person["id"], "Quentin Secretname")
+    assert alice.search("", filters=tree).total == 1
+
+
+def test_person_page_links_to_its_filter_and_the_result_shows_a_chip(plib, scanned):
+    """The web app: a named person's page links to the search filtered by
+    that person; the result shows the chip ``person: <name>`` (escaped)."""
+    from html import unescape
+
+    from fastapi.testclient import TestClient
+
+    from loupe.web import create_app
+    from weblib import web_login
+
+    admin, _src, home, _photos, _s = scanned
+    obama = _person_of(plib, "private/obama2.jpg")
+    plib.name_person(obama, "Barack <Obama>")
+    app = create_app(home, database_url=make_conninfo(admin, dbname=plib.conn.info.dbname),
+                     pool_size=1)
+    with TestClient(app) as client:
+        web_login(client, "olga", "olga-password")
+        page = client.get(f"/people/{obama}").text
+        href = unescape(page.split('id="person-search" href="', 1)[1].split('"', 1)[0])
+        res = client.get(href)
+        assert res.status_code == 200, res.text
+        assert '<li class="chip">person: Barack &lt;Obama&gt; ' in res.text
+        assert 'data-total="5"' in res.text   # the five pictures of his confirmed faces

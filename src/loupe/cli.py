@@ -191,6 +191,9 @@ def _filter_options(f):
         click.option("--cutout/--no-cutout", default=None, help="A cut-out (or not)."),
         click.option("--monochrome/--no-monochrome", default=None, help="Black and white / "
                      "greyscale pixels (or in colour) (machine words)."),
+        click.option("--person", multiple=True, help="A person's name (case-insensitive, "
+                     "exact): assets with a confirmed face of that person (docs/people.md); "
+                     "repeat: any of them."),
         click.option("--embargoed", is_flag=True, help="Under embargo now (owner and admins)."),
         click.option("--expired", is_flag=True, help="Usage rights expired (owner and admins)."),
         click.option("--expiring-before", metavar="YYYY-MM-DD",
@@ -212,7 +215,8 @@ def _filter_tree(kw: dict):
             "media_type": kw.pop("media_type"), "orientation": kw.pop("orientation"),
             "country": kw.pop("country"), "location": kw.pop("location"),
             "kind": kw.pop("kind"), "colour": kw.pop("colour"),
-            "background": kw.pop("background"), "captured": kw.pop("captured"),
+            "background": kw.pop("background"), "person": kw.pop("person"),
+            "captured": kw.pop("captured"),
             "added": kw.pop("added"), "cutout": kw.pop("cutout"),
             "monochrome": kw.pop("monochrome"),
             "embargoed": kw.pop("embargoed"), "expired": kw.pop("expired"),
@@ -271,9 +275,10 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
     if as_json:
         _emit_json(result.as_dict())
         return
-    if result.filter is not None:
-        console.print("filter: " + json.dumps(result.filter, ensure_ascii=False),
-                      highlight=False, markup=False)
+    if result.filter is not None:   # words for people; the JSON is in --json (issue 17)
+        from .filters.words import sentence
+
+        console.print("filter: " + sentence(result.filter), highlight=False, markup=False)
     for notice in result.notices:
         console.print(f"note: {notice}", highlight=False, markup=False)
     if result.facets:

@@ -42,7 +42,7 @@ _NEG_INF = datetime(1, 1, 1, tzinfo=timezone.utc)
 _POS_INF = datetime(9999, 12, 31, tzinfo=timezone.utc)
 
 #: Which fields a driver may start from, most selective kind first.
-_DRIVER_ORDER = ("collection", "creator", "keyword", "location", "country", "captured",
+_DRIVER_ORDER = ("person", "collection", "creator", "keyword", "location", "country", "captured",
                  "added", "media_type", "format", "rights", "kind", "colour", "background",
                  "orientation", "cutout", "monochrome")
 MACHINE_FIELDS = ("kind", "colour", "background", "cutout", "monochrome")
@@ -207,7 +207,8 @@ class _Compiler:
             b = self.bind(v)
             return q.TEST[f].format(v=b), q.DRIVER[f].format(v=b)
         if f == "person":
-            raise FilterError(path, "person filters are not available yet (people, issue 19)")
+            b = self.bind(v)
+            return q.TEST["person"].format(v=b), q.DRIVER["person"].format(v=b)
         raise FilterError(path, f"unknown field {f!r}")  # pragma: no cover - parse refuses it
 
 

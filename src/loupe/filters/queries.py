@@ -63,6 +63,18 @@ TEST = {
     "embargoed": "a.embargo_until > {v}",
     "expired": "a.rights_expire_at <= {v}",
     "expiring": "(a.rights_expire_at > {v} AND a.rights_expire_at < {w})",
+    # people (migration 0022): a confirmed face of a named, not hidden person
+    # of this name (case-insensitive, exact), on this asset — the people
+    # pages' rule: a member knows a name only through a confirmed face on an
+    # asset it may read (the filtered set's read test, READ_ASSET, holds that
+    # part). A face confirmed by a name written in one of the asset's files
+    # (from_file) counts for a member only when it may read every file of
+    # the asset, as that name enters only the whole document (docs/people.md).
+    "person": "EXISTS (SELECT 1 FROM face f JOIN person p ON p.id = f.person_id"
+              " WHERE f.asset_id = a.id AND f.confirmed AND NOT p.hidden"
+              " AND lower(p.name) = lower(btrim({v}))"
+              " AND (NOT f.from_file OR %(see_all)s OR loupe_can_read_doc(a.readers,"
+              " a.doc_readers, a.embargo_until, a.rights_expire_at, %(principals)s::bigint[])))",
     # machine words (asset_machine, migration 0019 of issue 15)
     "kind": "EXISTS (SELECT 1 FROM asset_machine m WHERE m.asset_id = a.id AND m.kind = {v})",
     "colour": "EXISTS (SELECT 1 FROM asset_machine m WHERE m.asset_id = a.id"
@@ -100,6 +112,10 @@ DRIVER = {
                " AND x.rights_expire_at <= {v}",
     "expiring": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
                 " AND x.rights_expire_at > {v} AND x.rights_expire_at < {w}",
+    # (person_name_idx of 0024 finds the people, face_person_idx their faces)
+    "person": "SELECT f.asset_id FROM person p JOIN face f ON f.person_id = p.id"
+              " WHERE p.tenant_id = %(tenant_id)s AND lower(p.name) = lower(btrim({v}))"
+              " AND f.confirmed",
     "kind": "SELECT m.asset_id FROM asset_machine m WHERE m.tenant_id = %(tenant_id)s"
             " AND m.kind = {v}",
     "colour": "SELECT m.asset_id FROM asset_machine m WHERE m.colours @> ARRAY[{v}]::text[]",

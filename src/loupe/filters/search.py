@@ -15,6 +15,7 @@ from ..scopes.search import collection_id, scope_collections
 from . import queries as q
 from .compile import FILTER_LIMIT, Compiled, Context, compile_tree
 from .tree import All, FilterError, Node, Pred, parse
+from .words import sentence
 
 #: Whether the machine-words table exists (issue 15, migration 0019).
 MACHINE_TABLE = "SELECT to_regclass('asset_machine') IS NOT NULL"
@@ -113,7 +114,7 @@ def empty_notice(conn: psycopg.Connection, compiled: Compiled, tenant_id: int,
             return ("no asset is in every one of the collections " + ", ".join(
                 repr(c) for c in colls) + " (their intersection is empty): search their "
                 "union instead, or fewer of them")
-    return "no asset passes the filter " + node.dumps() + " (whatever the query)"
+    return "no asset passes the filter (" + sentence(node) + "), whatever the query"
 
 
 def with_scope(tree: Any, scope: str | list[str] | None) -> Node:

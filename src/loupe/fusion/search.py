@@ -128,7 +128,7 @@ def rrf_join(base: str, lanes: list[VectorLane], cte: str,
 
 
 def fused_ctes(lanes: list[VectorLane], member: bool = False,
-               clause: "AssetClause | None" = None) -> sql.Composed:
+               clause: "AssetClause | None" = None, head: str = "") -> sql.Composed:
     """``WITH`` the lexical lane's CTEs, one CTE per vector lane, and:
 
     * ``lex``: the lexical lane's kept rows ranked by score;
@@ -146,11 +146,14 @@ def fused_ctes(lanes: list[VectorLane], member: bool = False,
     and :func:`~loupe.vector.queries.vector_cte`, ``one_word``, ``w_<lane>``,
     ``rrf_k``; provides their CTEs and ``lex``, ``fused`` (asset_id, lex_rank,
     lex_score, <lane>_rank, <lane>_dist, rrf), ``fkept`` (fused + bonus).
-    The RRF join of the lanes is built here and only here."""
-    ctes = [sql.SQL("WITH ") + sql.SQL(lexical_ctes(member, clause))]
+    The RRF join of the lanes is built here and only here. ``head``: CTEs
+    written first, ending with a comma (a filter's materialised scope,
+    :func:`loupe.scopes.queries.filter_head`; the vector lanes then scan its
+    members exactly in the direct regime, :func:`~loupe.vector.queries.vector_cte`)."""
+    ctes = [sql.SQL("WITH ") + sql.SQL(head) + sql.SQL(lexical_ctes(member, clause))]
     for lane in lanes:
         ctes.append(sql.SQL(",") + vector_cte(lane.name, lane.model_id, lane.lane, lane.dims,
-                                              clause))
+                                              clause, exact_scope=bool(head)))
     lex = sql.SQL("""
 lex AS (
     SELECT asset_id, score, row_number() OVER (ORDER BY score DESC, asset_id) AS rank

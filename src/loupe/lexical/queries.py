@@ -57,6 +57,38 @@ WHERE length(q.term) BETWEEN 3 AND 64
 """
 
 
+# The same under a filter (issue 17): a term is known or suggested only when
+# one of its first 10,000 postings the viewer may read (as above) is of an
+# asset in the filter's set, ``fm`` (its readable members, materialised once:
+# loupe.filters.compile.Compiled.members_sql, at most FILTER_LIMIT of them),
+# so a suggestion is always a word of an asset that passes the filter and
+# that the viewer may read — never a word of a hidden asset or of one the
+# filter leaves out. {members}: that SELECT (our code, bound parameters).
+_REACH_IN = """(EXISTS (SELECT 1 FROM loupe_term_postings_for(
+                    t.id, 10000, 10000, %(see_all)s, %(principals)s::bigint[]) x
+                WHERE x.asset_id IN (SELECT asset_id FROM fm))
+          OR (NOT %(see_all)s AND loupe_term_in_files(t.tenant_id, t.lang, t.term)
+              AND EXISTS (SELECT 1 FROM loupe_term_postings_merged(
+                  t.id, 10000, 10000, %(principals)s::bigint[]) x
+                  WHERE x.asset_id IN (SELECT asset_id FROM fm))))"""
+SUGGEST_CORRECTIONS_IN = """
+WITH fm AS MATERIALIZED ({members})
+SELECT q.term,
+       (SELECT t.term FROM lexicon_term t
+        WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term %% q.term
+          AND similarity(t.term, q.term) >= 0.5
+          AND levenshtein(t.term, q.term) <= CASE WHEN length(q.term) <= 4 THEN 1 ELSE 2 END
+          AND """ + _REACH_IN + """
+        ORDER BY similarity(t.term, q.term) DESC, t.df DESC, t.term
+        LIMIT 1)
+FROM unnest(%(terms)s::text[]) AS q(term)
+WHERE length(q.term) BETWEEN 3 AND 64
+  AND NOT EXISTS (SELECT 1 FROM lexicon_term t
+                  WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = q.term
+                    AND """ + _REACH_IN + """)
+"""
+
+
 def posting_probe(term: str, asset: str, member: bool = False, files: str = "q.files") -> str:
     """A LATERAL subquery giving ``tf, group_len`` of term ``term`` in asset
     ``asset`` (column references from a fixed set) as the viewer may read it.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import psycopg
 
@@ -136,15 +137,17 @@ class QueryTerms:
                 "terms": self.terms}
 
     def corrected(self, conn: psycopg.Connection, tenant_id: int,
-                  viewer: Viewer = OWNER) -> tuple["QueryTerms", dict[str, str]]:
+                  viewer: Viewer = OWNER,
+                  clause: Any = None) -> tuple["QueryTerms", dict[str, str]]:
         """The typo fallback (L2) in each language (:func:`suggest_corrections`):
         the terms with each absent term replaced by its correction, and the
         corrections made (typed term -> indexed term; the first language's
-        when two languages correct a term differently)."""
+        when two languages correct a term differently). ``clause``: a filter
+        the corrections must come from (see :func:`suggest_corrections`)."""
         pairs: list[tuple[str, str]] = []
         made: dict[str, str] = {}
         for lang in self.langs:
-            fix = suggest_corrections(conn, tenant_id, lang, self.of(lang), viewer)
+            fix = suggest_corrections(conn, tenant_id, lang, self.of(lang), viewer, clause)
             for term in sorted({fix.get(t, t) for t in self.of(lang)}):
                 pairs.append((lang, term))
             for typed, indexed in fix.items():
@@ -169,14 +172,20 @@ def query_terms_in(conn: psycopg.Connection, query: str, langs: str | Sequence[s
 
 
 def suggest_corrections(conn: psycopg.Connection, tenant_id: int, lang: str,
-                        terms: list[str], viewer: Viewer = OWNER) -> dict[str, str]:
+                        terms: list[str], viewer: Viewer = OWNER,
+                        clause: Any = None) -> dict[str, str]:
     """For each term absent from the lexicon, the closest indexed term (trigram
     similarity), when one is close enough. Absent terms with no neighbour are
     left out of the mapping. Only terms some asset readable by ``viewer``
-    holds are known or suggested (P1)."""
-    rows = conn.execute(q.SUGGEST_CORRECTIONS,
-                        {"tenant_id": tenant_id, "lang": lang, "terms": terms,
-                         **viewer.params()}).fetchall()
+    holds are known or suggested (P1); with ``clause`` (a filter, which has
+    ``scope_members()``: issue 17), only terms of readable assets that pass
+    it (``SUGGEST_CORRECTIONS_IN``)."""
+    params = {"tenant_id": tenant_id, "lang": lang, "terms": terms, **viewer.params()}
+    stmt = q.SUGGEST_CORRECTIONS
+    if clause is not None and hasattr(clause, "scope_members"):
+        stmt = q.SUGGEST_CORRECTIONS_IN.replace("{members}", clause.scope_members())
+        params.update(clause.params())
+    rows = conn.execute(stmt, params).fetchall()
     return {r[0]: r[1] for r in rows if r[1]}
 
 

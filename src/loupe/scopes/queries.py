@@ -174,6 +174,21 @@ regime AS MATERIALIZED (
 
 SCOPE_CTE = scope_cte()
 
+
+def filter_head(clause: "AssetClause | None") -> tuple[str, "AssetClause | None"]:
+    """For a clause that is itself the scope (a filter, issue 17): the
+    ``scope`` and ``regime`` CTEs to write *first* (so the set is
+    materialised once, before any entry point reads it) and the clause the
+    entry points then apply, a :class:`loupe.search.clause.ScopeProbe` (a
+    hash probe of that set instead of the filter's test per posting or HNSW
+    candidate). For any other clause: ``("", clause)`` (the statement
+    defines ``scope`` after the lane, as before)."""
+    if clause is None or not hasattr(clause, "scope_members"):
+        return "", clause
+    from ..search.clause import ScopeProbe
+
+    return scope_cte(clause) + ",", ScopeProbe(clause)
+
 # The lexical band: members the lexical lane matches that are not in
 # ``ranked`` (defined by the statement using it), by regime:
 #   direct: every member not ranked, scored exactly by primary-key probes;
@@ -247,8 +262,10 @@ SCOPE_COUNTS = """
 def scoped_lane(member: bool = False, clause: "AssetClause | None" = None) -> str:
     """The lexical lane inside a scope (see above); ``member``: for a viewer
     who does not see everything (migration 0011); ``clause``: a condition
-    on assets (:mod:`loupe.search.clause`)."""
-    return "WITH " + lexical_ctes(member, clause) + "," + scope_cte(clause) + """,
+    on assets (:mod:`loupe.search.clause`); a clause that is the scope (a
+    filter) is materialised first and probed (:func:`filter_head`)."""
+    head, entry = filter_head(clause)
+    return "WITH " + head + lexical_ctes(member, entry) + ("" if head else "," + scope_cte(clause)) + """,
 -- the lane's kept rows that are members, with their exact scores and phrase
 -- bonus: the lane's ``final`` restricted to the scope, so the missing-term
 -- probes and the bonus run for members only, not for all the kept rows
@@ -340,8 +357,13 @@ def scoped_fused_statement(lanes: list, member: bool = False,
     SELECT x.asset_id, x.dist, row_number() OVER (ORDER BY x.dist, x.asset_id) AS rank
     FROM (SELECT s.asset_id, {vec} <=> {qv} AS dist
           FROM scope s
-          JOIN asset_vector v ON v.asset_id = s.asset_id AND v.model_id = {model}
-                             AND v.lane = {lane}
+          -- one primary-key probe per member (LATERAL ... OFFSET 0): as a
+          -- join, the planner read every vector of the library (a sequential
+          -- scan of asset_vector, 2.1 s of the 3.0 s of a filtered search on
+          -- the 100k benchmark library, issue 17)
+          CROSS JOIN LATERAL (SELECT v0.embedding FROM asset_vector v0
+                              WHERE v0.asset_id = s.asset_id AND v0.model_id = {model}
+                                AND v0.lane = {lane} OFFSET 0) v
           WHERE (SELECT r FROM regime) = 'direct'
             AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)
             {words_test}) x
@@ -359,7 +381,8 @@ def scoped_fused_statement(lanes: list, member: bool = False,
     key, joins, band_cols, rrf = rrf_join("lb", lanes, "vband_", "vb_")
     lanes_out = lane_columns(lanes, "")
     # (the clause's text is joined, not formatted: braces in it stay as they are)
-    tail = sql.SQL("," + scope_cte(clause)) + sql.SQL(""",
+    head, entry = filter_head(clause)
+    tail = sql.SQL("" if head else "," + scope_cte(clause)) + sql.SQL(""",
 ranked AS MATERIALIZED (
     SELECT k.* FROM fkept k WHERE """ + in_scope(clause) + """
 ),""" + lexical_band_ctes(member) + """{vbands},
@@ -395,4 +418,4 @@ ORDER BY p.rank
 """).format(vbands=sql.SQL("").join(vbands), key=key, band_cols=band_cols,
             rrf=rrf, joins=joins, lanes_out=lanes_out,
             waiting=sql.SQL("").join(waiting), page_out=lane_columns(lanes))
-    return fused_ctes(lanes, member, clause) + tail
+    return fused_ctes(lanes, member, entry, head) + tail

@@ -23,6 +23,14 @@ scope members (C1-C3)  :func:`loupe.scopes.queries.readable_members` (the
 
 Rows reached through those (``kept``, ``fused``, ``ranked``, the bands) need
 no second test. :func:`and_clause` renders the clause at one entry point.
+
+When the clause is itself the statement's scope (a filter, which has
+``scope_members()``), the scoped statements first materialise its set once
+(the ``scope`` CTE, at most DEEP_MAX + 1 readable assets) and the entry
+points test membership in that set (:class:`ScopeProbe`: one hash probe per
+lexical posting or HNSW candidate) instead of running the clause's test on
+each row; only when the set overflows the bound (then it is not the whole
+set) does the row test run. Measured in benchmarks/RESULTS.md (issue 17).
 """
 
 from __future__ import annotations
@@ -48,3 +56,30 @@ def and_clause(clause: AssetClause | None, asset: str, keyword: str = "AND") -> 
     if clause is None:
         return ""
     return f"\n      {keyword} ({clause.sql(asset)})"
+
+
+class ScopeProbe:
+    """An :class:`AssetClause` that tests membership in the statement's
+    materialised ``scope`` CTE (see the module docstring): ``asset IN
+    (SELECT asset_id FROM scope)`` — a hashed subplan, built once per
+    statement — while the scope is complete (``regime.n`` at most
+    ``%(deep_max)s``, the bound of :func:`loupe.scopes.queries.readable_members`),
+    else ``clause``'s own row test. The scope's members are readable by the
+    viewer as well as accepted by the clause; every entry point tests
+    readability itself too, so the rows are the same either way.
+
+    Needs the CTEs ``scope`` (asset_id) and ``regime`` (n) defined before
+    the entry points, and the parameter ``deep_max``."""
+
+    def __init__(self, clause: AssetClause):
+        self.clause = clause
+
+    def sql(self, asset: str) -> str:
+        """The membership test on the asset id column ``asset``."""
+        return (f"CASE WHEN (SELECT n FROM regime) <= %(deep_max)s"
+                f" THEN {asset} IN (SELECT asset_id FROM scope)"
+                f" ELSE {self.clause.sql(asset)} END")
+
+    def params(self) -> dict[str, Any]:
+        """The clause's parameters."""
+        return self.clause.params()

@@ -95,6 +95,13 @@ class SearchRequest:
         return len(self.query.split()) <= 1
 
 
+def _where(scope: Scope) -> str:
+    """A scope as a notice names it: ``scope 'travel' + 'work'``, or a
+    filter in words, ``filter (creator “Jane Doe”, captured in 2019)``."""
+    return scope.label if not scope.roots and scope.label.startswith("filter (") \
+        else f"scope {scope.quoted}"
+
+
 def members_text(n: int) -> str:
     """A scope's size as told to the user (counted up to DEEP_MAX + 1)."""
     return f"more than {DEEP_MAX:,} members" if n > DEEP_MAX else f"{n:,} members"
@@ -124,11 +131,13 @@ def execute_with_fallback(conn: psycopg.Connection, tenant_id: int, viewer: View
     without the vector lanes (they encoded the misspelt query), a scoped
     statement as the scoped lexical one. A query that matches as typed is
     never corrected. ``params(terms, lanes, fallback)`` gives the
-    statement's parameters; ``clause`` the condition on assets (:mod:`.clause`)."""
+    statement's parameters; ``clause`` the condition on assets (:mod:`.clause`);
+    a filter's corrections come only from words of assets it accepts that the
+    viewer may read (issue 17)."""
     out = st.execute(conn, kind, lanes, params(qt, lanes, False), clause)
     corrections: dict[str, str] = {}
     if correct_typos and out.counts["candidates"] == 0 and qt.terms:
-        fixed, corrections = qt.corrected(conn, tenant_id, viewer)
+        fixed, corrections = qt.corrected(conn, tenant_id, viewer, clause)
         if corrections:
             qt, lanes = fixed, []
             kind = st.SCOPED if kind == st.SCOPED_FUSED else kind
@@ -216,7 +225,10 @@ class SearchPipeline:
         # a filter (issue 17) whose set is the scope: its members, regime and bands
         filter_scope = req.clause is not None and hasattr(req.clause, "scope_members")
         if filter_scope:
-            scope = Scope(label="filter " + req.clause.tree.dumps(), roots=[])
+            # (notices name it in words, loupe.filters.words; JSON stays in result.filter)
+            from ..filters.words import sentence
+
+            scope = Scope(label="filter (" + sentence(req.clause.tree) + ")", roots=[])
         elif req.scope is not None and req.scope != [] and req.scope != ():
             scope = resolve_scope(self.conn, lib.tenant_id, req.scope, viewer=lib.viewer)
         # 1-2. analyze, lanes
@@ -294,7 +306,7 @@ class SearchPipeline:
                            f"meaning-based matches among them are not shown yet")
         exact_scan = ", exact vector scan over members" if fused and c["regime"] == "direct" \
             else ""
-        notices.append(f"scope {scope.quoted}: {members_text(c['members'])}, "
+        notices.append(f"{_where(scope)}: {members_text(c['members'])}, "
                        f"{c['ranked']:,} ranked, {c['band']:,} in the band "
                        f"({c['regime']} regime{exact_scan})")
 
@@ -309,7 +321,7 @@ class SearchPipeline:
                                       + ") x", {**req.clause.params(),
                                                 "tenant_id": self.lib.tenant_id,
                                                 **self.lib.viewer.params()}).fetchone()[0])
-            notices.append(f"scope {scope.quoted}: {members_text(size)}, 0 ranked, "
+            notices.append(f"{_where(scope)}: {members_text(size)}, 0 ranked, "
                            f"0 in the band ({regime_for(size)} regime)")
         return SearchResult(query=req.query, lang=req.langs[0], terms=[], total=0,
                             total_exact=True, verdict=vd.COMPLETE, reachable=0,

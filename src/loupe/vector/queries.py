@@ -142,7 +142,7 @@ def hnsw_session(ef_search: int = HNSW_EF_SEARCH) -> list[sql.Composed]:
 
 
 def vector_cte(name: str, model_id: int, lane: str, dims: int,
-               clause: "AssetClause | None" = None) -> sql.Composed:
+               clause: "AssetClause | None" = None, exact_scope: bool = False) -> sql.Composed:
     """One vector lane as a common table expression named ``vec_<name>``.
 
     Up to ``%(vec_cap)s`` nearest vectors of the model and lane by cosine
@@ -154,15 +154,21 @@ def vector_cte(name: str, model_id: int, lane: str, dims: int,
     ``clause``: a condition on assets tested the same way, inside the walk
     (:mod:`loupe.search.clause`).
 
+    With ``exact_scope`` (a filter that is the statement's scope, issue 17:
+    the CTEs ``scope`` and ``regime`` come first): in the ``direct`` regime
+    (at most DIRECT_MAX members) the lane is an exact scan of the members'
+    vectors instead of the HNSW walk — a few thousand distances, where a
+    walk would visit ~vec_cap / selectivity tuples (and pgvector's iterative
+    scan stops at ``hnsw.max_scan_tuples``, so a walk could come back short);
+    otherwise the walk, with ``clause`` (then a hash probe of ``scope``).
+    The branch not taken is skipped by its one-time filter.
+
     Contract: needs the parameters ``tenant_id``, ``see_all``,
     ``principals``, ``vec_cap``, ``qv_<name>``, ``maxd_<name>``; provides
     the CTE ``vec_<name>`` (asset_id, dist, rank).
     """
     assert name.isidentifier() and lane in LANES
-    return sql.SQL("""
-{cte} AS MATERIALIZED (
-    SELECT x.asset_id, x.dist, row_number() OVER (ORDER BY x.dist, x.asset_id) AS rank
-    FROM (
+    walk = """
         SELECT v.asset_id, v.embedding::vector({dims}) <=> {qv}::vector({dims}) AS dist
         FROM asset_vector v
         WHERE v.model_id = {model} AND v.lane = {lane} AND v.tenant_id = %(tenant_id)s
@@ -171,7 +177,32 @@ def vector_cte(name: str, model_id: int, lane: str, dims: int,
                                                      %(principals)s::bigint[])
                                FROM asset a WHERE a.id = v.asset_id)){clause}
         ORDER BY v.embedding::vector({dims}) <=> {qv}::vector({dims})
-        LIMIT %(vec_cap)s
+        LIMIT %(vec_cap)s"""
+    if exact_scope:
+        walk = """
+        (SELECT v.asset_id, v.embedding::vector({dims}) <=> {qv}::vector({dims}) AS dist
+         FROM scope s
+         -- a primary-key probe per member (as a join: a sequential scan of
+         -- every vector, see loupe.scopes.queries.scoped_fused_statement)
+         CROSS JOIN LATERAL (SELECT v0.asset_id, v0.embedding FROM asset_vector v0
+                             WHERE v0.asset_id = s.asset_id AND v0.model_id = {model}
+                               AND v0.lane = {lane} OFFSET 0) v
+         WHERE (SELECT r FROM regime) = 'direct'
+           AND (%(see_all)s OR (SELECT loupe_can_read({readers}, a.embargo_until,
+                                                      a.rights_expire_at, false,
+                                                      %(principals)s::bigint[])
+                                FROM asset a WHERE a.id = v.asset_id))
+         ORDER BY 2, 1
+         LIMIT %(vec_cap)s)
+        UNION ALL
+        (""" + walk.strip().replace("\n        ", "\n         ").replace(
+            "LIMIT %(vec_cap)s", "LIMIT %(vec_cap)s)").replace(
+            "AND v.tenant_id = %(tenant_id)s",
+            "AND v.tenant_id = %(tenant_id)s\n           AND (SELECT r FROM regime) <> 'direct'")
+    return sql.SQL("""
+{cte} AS MATERIALIZED (
+    SELECT x.asset_id, x.dist, row_number() OVER (ORDER BY x.dist, x.asset_id) AS rank
+    FROM (""" + walk + """
     ) AS x
     WHERE x.dist <= {maxd}
 )""").format(cte=sql.Identifier(f"vec_{name}"), dims=sql.Literal(dims),

@@ -110,15 +110,15 @@ def _scopes(values: list[str]) -> list[str]:
 
 
 def _label(node: dict) -> str:
-    """A filter node as a chip's words: ``creator: Jane Doe``; a compound
-    node as its JSON."""
-    import json
+    """A filter node as a chip's words: ``creator: Jane Doe``; a date range
+    or a compound node in words (:func:`loupe.filters.words.sentence`:
+    ``captured in 2019``, ``not (format png or colour red)``), never its
+    JSON; the page escapes them."""
+    from ..filters.words import sentence
 
     (key, val), = node.items()
-    if key in ("captured", "added") and isinstance(val, dict):
-        return f"{key}: " + " – ".join(f"{k} {v}" for k, v in val.items())
     if key in ("all", "any", "not") or isinstance(val, dict):
-        return json.dumps(node, ensure_ascii=False)
+        return sentence(node)
     return f"{key}: {val}"
 
 

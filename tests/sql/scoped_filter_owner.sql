@@ -1,0 +1,208 @@
+WITH
+scope AS MATERIALIZED (SELECT a.id AS asset_id FROM asset a WHERE a.id = ANY (%(example_ids)s::bigint[]) LIMIT %(filter_limit)s),
+regime AS MATERIALIZED (
+    SELECT c.n, CASE WHEN c.n <= %(direct_max)s THEN 'direct'
+                     WHEN c.n <= %(deep_max)s THEN 'deep'
+                     ELSE 'none' END AS r
+    FROM (SELECT count(*) AS n FROM scope) c
+),
+st AS (
+    SELECT s.lang, s.n_docs,
+           loupe_avglen(s.group_len, s.n_docs) AS avglen,  -- five groups (0019)
+           ls.k1, ls.weights, ls.b
+    FROM corpus_stat s JOIN lexical_setting ls ON ls.tenant_id = s.tenant_id
+    WHERE s.tenant_id = %(tenant_id)s AND s.lang = ANY (%(langs)s::text[]) AND s.n_docs > 0
+),
+q AS MATERIALIZED (
+    SELECT t.id AS term_id, t.lang, t.df, loupe_bm25_idf(st.n_docs, t.df) AS idf
+    FROM unnest(%(qlangs)s::text[], %(qterms)s::text[]) AS x(lang, term)
+    JOIN st ON st.lang = x.lang
+    JOIN lexicon_term t ON t.tenant_id = %(tenant_id)s AND t.lang = x.lang AND t.term = x.term
+),
+raw AS MATERIALIZED (
+    SELECT q.term_id, q.lang, p.asset_id,
+           loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
+    FROM q
+    JOIN st ON st.lang = q.lang
+    CROSS JOIN LATERAL loupe_term_postings_for(q.term_id, %(raw_cap)s, %(raw_cap)s * 10,
+                                               %(see_all)s, %(principals)s::bigint[]) AS p
+),
+cand_l AS MATERIALIZED (
+    SELECT asset_id, lang, sum(part) AS score FROM raw
+      WHERE (CASE WHEN (SELECT n FROM regime) <= %(deep_max)s THEN raw.asset_id IN (SELECT asset_id FROM scope) ELSE raw.asset_id = ANY (%(example_ids)s::bigint[]) END)
+    GROUP BY asset_id, lang
+),
+cand AS MATERIALIZED (
+    -- one language: its rows as they are (no sort); several: the best per asset
+    SELECT asset_id, score, lang FROM cand_l WHERE cardinality(%(langs)s::text[]) = 1
+    UNION ALL
+    (SELECT DISTINCT ON (asset_id) asset_id, score, lang
+     FROM cand_l WHERE cardinality(%(langs)s::text[]) > 1
+     ORDER BY asset_id, score DESC, lang)
+),
+kept AS MATERIALIZED (
+    SELECT asset_id, score, lang FROM cand ORDER BY score DESC, asset_id LIMIT %(keep_cap)s
+),
+missing AS (
+    SELECT k.asset_id,
+           sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
+                                st.k1)) AS extra
+    FROM kept k
+    JOIN q ON q.lang = k.lang
+    JOIN st ON st.lang = k.lang
+    -- one primary-key probe per (kept asset, truncated term); written as a
+    -- LATERAL ... LIMIT 1 so the planner cannot turn it into a scan of all
+    -- the term's postings (N4: a common term has tens of thousands)
+    CROSS JOIN LATERAL (
+        SELECT p.tf, p.group_len FROM lexical_posting p
+        WHERE p.term_id = q.term_id AND p.asset_id = k.asset_id
+        LIMIT 1
+    ) AS p
+    WHERE q.df > %(raw_cap)s
+      AND NOT EXISTS (SELECT 1 FROM raw r WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)
+    GROUP BY k.asset_id
+),
+phrase AS (
+    SELECT loupe_phrase_norm(%(query)s) AS qn
+),
+final AS (
+    -- (the bonus is a scalar subquery, one primary-key probe per kept row: as
+    -- a join on k.lang, the generic plan of a prepared statement re-ran the
+    -- ``missing`` aggregate once per kept row, 2 s for a common-term query)
+    SELECT k.asset_id,
+           k.score + coalesce(m.extra, 0) AS score,
+           (SELECT loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text)
+            FROM search_document d
+            WHERE d.asset_id = k.asset_id AND d.lang = k.lang
+              AND d.tenant_id = %(tenant_id)s) AS bonus
+    FROM kept k
+    LEFT JOIN missing m ON m.asset_id = k.asset_id
+    CROSS JOIN phrase ph
+),
+counts AS (
+    SELECT (SELECT count(*) FROM cand) AS candidates,
+           (SELECT count(*) FROM kept) AS kept,
+           (SELECT count(*) FROM raw) AS postings_read,
+           (SELECT CASE WHEN %(see_all)s AND false
+                        THEN coalesce(max(df), 0) ELSE 0 END FROM q) AS max_df,
+           (SELECT coalesce(bool_and(q.df <= %(raw_cap)s
+                                     OR (q.df <= %(raw_cap)s * 10
+                                         AND (SELECT count(*) FROM raw r
+                                              WHERE r.term_id = q.term_id) < %(raw_cap)s)),
+                             true)
+            FROM q) AS all_read
+)
+,
+-- the lane's kept rows that are members, with their exact scores and phrase
+-- bonus: the lane's ``final`` restricted to the scope, so the missing-term
+-- probes and the bonus run for members only, not for all the kept rows
+-- (the same set-wise anti-join as the lane's ``missing``: written as a
+-- correlated subquery, it scanned ``raw`` once per member)
+kept_in AS MATERIALIZED (
+    SELECT k.asset_id, k.score, k.lang FROM kept k WHERE true
+),
+missing_in AS (
+    SELECT k.asset_id,
+           sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
+                                st.k1)) AS extra
+    FROM kept_in k
+    JOIN q ON q.lang = k.lang
+    JOIN st ON st.lang = k.lang
+    CROSS JOIN LATERAL (
+        SELECT p.tf, p.group_len FROM lexical_posting p
+        WHERE p.term_id = q.term_id AND p.asset_id = k.asset_id
+        LIMIT 1
+    ) AS p
+    WHERE q.df > %(raw_cap)s
+      AND NOT EXISTS (SELECT 1 FROM raw r WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)
+    GROUP BY k.asset_id
+),
+ranked AS MATERIALIZED (
+    SELECT k.asset_id, k.score + coalesce(m.extra, 0) AS score,
+           (SELECT coalesce(max(loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text)), 0) FROM search_document d WHERE d.asset_id = k.asset_id AND d.tenant_id = %(tenant_id)s AND d.lang = ANY (%(langs)s::text[])) AS bonus
+    FROM kept_in k
+    LEFT JOIN missing_in m ON m.asset_id = k.asset_id
+    CROSS JOIN phrase ph
+),
+band_direct AS (
+    SELECT DISTINCT ON (x.asset_id) x.asset_id, x.score
+    FROM (
+        SELECT s.asset_id, q.lang,
+               sum(loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
+                                    st.k1)) AS score
+        FROM scope s
+        CROSS JOIN q
+        JOIN st ON st.lang = q.lang
+        CROSS JOIN LATERAL (
+        SELECT p.tf, p.group_len FROM lexical_posting p
+        WHERE p.term_id = q.term_id AND p.asset_id = s.asset_id
+        LIMIT 1
+    ) AS p
+        WHERE (SELECT r FROM regime) = 'direct'
+          AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = s.asset_id)
+        GROUP BY s.asset_id, q.lang
+    ) x
+    ORDER BY x.asset_id, x.score DESC
+),
+-- (materialized: the members are picked out of the ids before any posting
+-- is fetched; unmaterialized, the planner fetched all ~125,000 postings of a
+-- three-common-term query and joined the scope afterwards)
+deep AS MATERIALIZED (
+    SELECT q.term_id, q.lang, q.idf, w.asset_id
+    FROM q
+    CROSS JOIN LATERAL loupe_term_asset_ids(q.term_id, %(deep_cap)s) AS w
+    JOIN scope s ON s.asset_id = w.asset_id
+    WHERE (SELECT r FROM regime) = 'deep'
+      AND NOT EXISTS (SELECT 1 FROM ranked r WHERE r.asset_id = w.asset_id)
+),
+band_deep AS (
+    SELECT DISTINCT ON (x.asset_id) x.asset_id, x.score
+    FROM (
+        SELECT d.asset_id, d.lang,
+               sum(loupe_bm25f_part(d.idf, p.tf, p.group_len, st.avglen, st.weights, st.b,
+                                    st.k1)) AS score
+        FROM deep d
+        JOIN st ON st.lang = d.lang
+        CROSS JOIN LATERAL (
+        SELECT p.tf, p.group_len FROM lexical_posting p
+        WHERE p.term_id = d.term_id AND p.asset_id = d.asset_id
+        LIMIT 1
+    ) AS p
+        GROUP BY d.asset_id, d.lang
+    ) x
+    ORDER BY x.asset_id, x.score DESC
+),
+lband AS (
+    SELECT * FROM band_direct UNION ALL SELECT * FROM band_deep
+),
+band AS (
+    SELECT b.asset_id, b.score, (SELECT coalesce(max(loupe_phrase_bonus(ph.qn, d.phrase_title, d.phrase_text)), 0) FROM search_document d WHERE d.asset_id = b.asset_id AND d.tenant_id = %(tenant_id)s AND d.lang = ANY (%(langs)s::text[])) AS bonus
+    FROM lband b
+    CROSS JOIN phrase ph
+),
+rows AS (
+    SELECT asset_id, score, bonus, false AS in_band FROM ranked
+    UNION ALL
+    SELECT asset_id, score, bonus, true FROM band
+),
+page AS (
+    SELECT asset_id, score, bonus, in_band,
+           row_number() OVER (ORDER BY in_band, bonus DESC, score DESC, asset_id) AS rank
+    FROM rows
+    ORDER BY in_band, bonus DESC, score DESC, asset_id
+    LIMIT %(limit)s OFFSET %(offset)s
+),
+scounts AS (
+    SELECT (SELECT n FROM regime) AS members,
+           (SELECT count(*) FROM ranked) AS ranked,
+           (SELECT count(*) FROM band) AS band,
+           (SELECT coalesce(bool_and(df <= %(deep_cap)s), true) FROM q) AS deep_all_read,
+           (SELECT r FROM regime) AS regime
+)
+SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
+       sc.members, sc.ranked, sc.band, sc.deep_all_read,
+       p.rank, p.asset_id, p.score, p.bonus, p.in_band, sc.regime
+FROM counts c
+CROSS JOIN scounts sc
+LEFT JOIN page p ON true
+ORDER BY p.rank
