@@ -549,3 +549,14 @@ def test_the_page_shows_the_filter_in_escaped_words(flib):
         assert f'<li class="chip">{words} ' in html
         assert f'<p class="notice">filter ({words}): ' in html
         assert "<b>Eve" not in html and '<p class="notice">{' not in html
+
+
+def test_the_filter_in_words_names_every_predicate_of_the_contract():
+    """filters.words.sentence reads each predicate, including those added after
+    it was written (monochrome, from the conversational compiler)."""
+    from loupe.filters.words import sentence
+
+    tree = {"all": [{"monochrome": True}, {"not": {"monochrome": True}}, {"cutout": True},
+                    {"person": "Ada Lovelace"}, {"kind": "photo"}]}
+    assert sentence(tree) == ("black and white, not black and white, a cut-out, "
+                              "person “Ada Lovelace”, kind photo")

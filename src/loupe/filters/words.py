@@ -65,6 +65,8 @@ def _pred(f: str, v: Any) -> str:
         return f"{f} {when(v)}"
     if f == "cutout":
         return "a cut-out" if v else "not a cut-out"
+    if f == "monochrome":
+        return "black and white" if v else "in colour"
     if f == "rights":
         if isinstance(v, dict):
             return f"rights expiring before {v['expiring_before']}"
