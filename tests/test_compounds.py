@@ -108,3 +108,43 @@ def test_close_up_in_any_hyphen(styles: Library, query):
 def test_a_typed_compound_still_finds_the_catenated_and_the_split_forms(styles: Library):
     assert sorted(ids(styles, "cutout", ["en", "fr"])) == [2, 8]
     assert sorted(ids(styles, "cut-out", "fr")) == [2, 8, 9]
+
+
+# -- the machine words cover the words people type for style --------------------
+
+#: (fact, words a person types for it) in each language: the machine text of
+#: the fact must hold every one of them.
+STYLE_WORDS = {
+    "en": {"cutout": ["cut-out", "isolated"], "lineart": ["line-art", "line", "drawing", "sketch"],
+           "icon": ["icon", "pictogram"], "monochrome": ["black", "white", "monochrome",
+                                                         "grayscale", "greyscale"],
+           "bg.transparent": ["transparent"]},
+    "fr": {"cutout": ["détouré"], "lineart": ["trait", "croquis"], "icon": ["icône",
+                                                                            "pictogramme"],
+           "monochrome": ["noir", "blanc", "monochrome"], "bg.transparent": ["transparent"]},
+    "de": {"cutout": ["freigestellt"], "lineart": ["Strichzeichnung", "Skizze"],
+           "icon": ["Icon", "Piktogramm"], "monochrome": ["schwarzweiß", "Graustufen"],
+           "bg.transparent": ["transparenter"]},
+    "es": {"cutout": ["recortado"], "lineart": ["lineal", "boceto"],
+           "icon": ["icono", "pictograma"], "monochrome": ["blanco", "negro"],
+           "bg.transparent": ["transparente"]},
+    "it": {"cutout": ["scontornato"], "lineart": ["tratto", "schizzo"],
+           "icon": ["icona", "pittogramma"], "monochrome": ["bianco", "nero"],
+           "bg.transparent": ["trasparente"]},
+    "pt": {"cutout": ["recortado"], "lineart": ["linha", "esboço"],
+           "icon": ["ícone", "pictograma"], "monochrome": ["preto", "branco"],
+           "bg.transparent": ["transparente"]},
+}
+
+
+@pytest.mark.parametrize("lang", sorted(STYLE_WORDS))
+def test_machine_words_hold_the_style_words_people_type(lang):
+    from loupe.pixels.words import machine_text
+    for fact, words in STYLE_WORDS[lang].items():
+        if fact in ("lineart", "icon"):
+            text = machine_text({"kind": fact}, lang)
+        elif fact == "bg.transparent":
+            text = machine_text({"background": "transparent"}, lang)
+        else:
+            text = machine_text({fact: True}, lang)
+        assert set(words) <= set(text.split()), (lang, fact, text)
