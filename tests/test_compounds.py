@@ -47,10 +47,13 @@ def test_term_groups():
     # a part also typed as a word of its own is a plain term; the group left
     # with one term is not searched (one part is no evidence of the phrase)
     assert cp.term_groups(["black", "blackandwhit", "whit"], {"whit", "blackandwhit"},
-                          [{"black", "whit"}]) == {"blackandwhit": (0, 1), "whit": (0, 1)}
+                          [{"black", "whit"}], [True]) == {"blackandwhit": (0, 1), "whit": (0, 1)}
     # English "close-up": "up" is a stop word, so "close" alone is not searched
-    assert cp.term_groups(["close", "closeup"], {"closeup"}, [{"close"}]) == {
+    assert cp.term_groups(["close", "closeup"], {"closeup"}, [{"close"}], [True]) == {
         "closeup": (0, 1)}
+    # "mahi-mahi": one word twice, nothing lost: "mahi" is searched
+    assert cp.term_groups(["mahi", "mahimahi"], {"mahimahi"}, [{"mahi"}], [False]) == {
+        "mahi": (1, 1), "mahimahi": (0, 1)}
     # two compounds: each its own group
     assert cp.term_groups(["a", "ab", "b", "c", "cd", "d"], {"ab", "cd"},
                           [{"a", "b"}, {"c", "d"}]) == {
@@ -97,6 +100,11 @@ def test_cut_out_on_white_never_matches_a_part_alone(styles: Library, langs, exp
 def test_black_and_white_needs_both_colours(styles: Library):
     assert ids(styles, "black-and-white", ["en", "fr"]) == [4]
     assert sorted(ids(styles, "black white", ["en", "fr"])) == [2, 4, 5]
+
+
+def test_a_compound_of_one_repeated_word_finds_the_word(styles: Library):
+    add_document(styles, 10, {"title": "Mahi mahi", "keywords": "fish"})
+    assert ids(styles, "whole raw mahi-mahi fish", "en") == [10]
 
 
 @pytest.mark.parametrize("query", ["close-up", "close\u2011up", "closeup", "close\u2010up"])
@@ -148,3 +156,10 @@ def test_machine_words_hold_the_style_words_people_type(lang):
         else:
             text = machine_text({fact: True}, lang)
         assert set(words) <= set(text.split()), (lang, fact, text)
+
+
+def test_two_compounds_each_with_its_own_group(styles: Library):
+    # "close-up" (English: "up" lost, catenated form only) before "mahi-mahi"
+    # (nothing lost): the second compound's parts are still searched
+    add_document(styles, 10, {"title": "Mahi mahi", "keywords": "fish"})
+    assert sorted(ids(styles, "close-up mahi-mahi", "en")) == [6, 10]

@@ -20,8 +20,8 @@ in English: black, white). A term that the query also holds outside any
 compound ("white cut-out" for "white") is a plain term (group 0).
 
 One departure from Lucene: when stop words leave fewer than two terms of a
-compound of several parts ("cut-out" and "close-up" in English, whose "out"
-and "up" are stop words), Lucene's phrase with a position hole degenerates
+compound ("cut-out" and "close-up" in English, whose "out" and "up" are
+stop words), Lucene's phrase with a position hole degenerates
 to the one remaining part ("close" finds "closed door"); here such a
 compound is searched by its catenated form alone, since one part is no
 evidence of the phrase. The other languages' documents still find the
@@ -88,8 +88,8 @@ def with_joined(query: str) -> str:
     return COMPOUND.sub(lambda m: SEPARATOR.sub("", m.group(0)), normalise_dashes(query))
 
 
-def term_groups(terms: list[str], plain: set[str],
-                parts: list[set[str]]) -> dict[str, tuple[int, int]]:
+def term_groups(terms: list[str], plain: set[str], parts: list[set[str]],
+                lost: list[bool] | None = None) -> dict[str, tuple[int, int]]:
     """Each query term's group and the group's size, in one language.
 
     Args:
@@ -97,18 +97,23 @@ def term_groups(terms: list[str], plain: set[str],
         plain: the terms of :func:`with_joined` of the query (plain words and
             catenated forms).
         parts: for each compound in order, the terms its parts give.
+        lost: for each compound, whether a part gave no term (a stop word);
+            None: no part was lost.
 
     Returns:
         term -> (group, need): group 0 with need 1 for a plain term; else
         the 1-based index of the first compound whose parts give it, and
         ``need``, how many of the query's terms are in that group (a
         document must hold them all for any of them to count). A term of a
-        group of fewer than two terms (the other parts were stop words) is
-        left out: the query does not search it (module docstring).
+        group of fewer than two terms whose other parts were stop words
+        (``lost``) is left out: the query does not search it (module
+        docstring). A compound of one repeated word ("mahi-mahi") keeps its
+        one-term group.
 
-    >>> term_groups(["cut", "cutout", "white"], {"cutout", "white"}, [{"cut"}])
+    >>> term_groups(["cut", "cutout", "white"], {"cutout", "white"}, [{"cut"}], [True])
     {'cutout': (0, 1), 'white': (0, 1)}
     """
+    lost = lost or [False] * len(parts)
     group: dict[str, int] = {}
     for t in terms:
         if t in plain:
@@ -118,4 +123,5 @@ def term_groups(terms: list[str], plain: set[str],
     need: dict[int, int] = {}
     for g in group.values():
         need[g] = need.get(g, 0) + 1
-    return {t: (g, need[g] if g else 1) for t, g in group.items() if g == 0 or need[g] >= 2}
+    return {t: (g, need[g] if g else 1) for t, g in group.items()
+            if g == 0 or need[g] >= 2 or not lost[g - 1]}

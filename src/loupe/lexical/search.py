@@ -191,10 +191,18 @@ def query_terms_in(conn: psycopg.Connection, query: str, langs: str | Sequence[s
     for lang in codes:
         terms = query_terms(conn, query, lang)
         if found:  # the parts of each compound form a group (compounds.py)
-            texts = [cp.with_joined(query)] + [" ".join(c.parts) for c in found]
-            plain, *parts = [set(r[0]) for r in conn.execute(
+            each = [p for c in found for p in c.parts]
+            texts = [cp.with_joined(query)] + [" ".join(c.parts) for c in found] + each
+            plain, *rest = [set(r[0]) for r in conn.execute(
                 q.ANALYZE_MANY, {"cfg": ts_config(lang), "texts": texts})]
-            kept = cp.term_groups(terms, plain, parts)
+            parts, alone = rest[:len(found)], iter(rest[len(found):])
+            # a part lost to stop words: its terms alone are not among the
+            # compound's (a value of stop words alone keeps them, 0013)
+            lost = []
+            for c, ps in zip(found, parts):
+                mine = [next(alone) for _ in c.parts]
+                lost.append(any(not t <= ps for t in mine))
+            kept = cp.term_groups(terms, plain, parts, lost)
             terms = [t for t in terms if t in kept]
             groups.update({(lang, t): g for t, g in kept.items() if g[0]})
         pairs += [(lang, t) for t in terms]
