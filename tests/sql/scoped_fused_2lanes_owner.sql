@@ -7,13 +7,15 @@ st AS (
     WHERE s.tenant_id = %(tenant_id)s AND s.lang = ANY (%(langs)s::text[]) AND s.n_docs > 0
 ),
 q AS MATERIALIZED (
-    SELECT t.id AS term_id, t.lang, t.df, loupe_bm25_idf(st.n_docs, t.df) AS idf
-    FROM unnest(%(qlangs)s::text[], %(qterms)s::text[]) AS x(lang, term)
+    SELECT t.id AS term_id, t.lang, x.grp, x.need, t.df,
+           loupe_bm25_idf(st.n_docs, t.df) AS idf
+    FROM unnest(%(qlangs)s::text[], %(qterms)s::text[], %(qgroups)s::int[],
+                %(qneed)s::int[]) AS x(lang, term, grp, need)
     JOIN st ON st.lang = x.lang
     JOIN lexicon_term t ON t.tenant_id = %(tenant_id)s AND t.lang = x.lang AND t.term = x.term
 ),
 raw AS MATERIALIZED (
-    SELECT q.term_id, q.lang, p.asset_id,
+    SELECT q.term_id, q.lang, q.grp, q.need, p.asset_id,
            loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
     FROM q
     JOIN st ON st.lang = q.lang
@@ -21,7 +23,13 @@ raw AS MATERIALIZED (
                                                %(see_all)s, %(principals)s::bigint[]) AS p
 ),
 cand_l AS MATERIALIZED (
-    SELECT asset_id, lang, sum(part) AS score FROM raw
+    -- the parts of a hyphenated compound (grp > 0) count only together
+    -- (loupe.lexical.compounds: every term of the group in the document)
+    SELECT asset_id, lang, sum(score) AS score
+    FROM (SELECT asset_id, lang, grp, sum(part) AS score, count(*) AS hits, min(need) AS need
+          FROM raw
+          GROUP BY asset_id, lang, grp) AS g
+    WHERE g.grp = 0 OR g.hits >= g.need
     GROUP BY asset_id, lang
 ),
 cand AS MATERIALIZED (
@@ -50,7 +58,7 @@ missing AS (
         WHERE p.term_id = q.term_id AND p.asset_id = k.asset_id
         LIMIT 1
     ) AS p
-    WHERE q.df > %(raw_cap)s
+    WHERE q.df > %(raw_cap)s AND q.grp = 0  -- (a compound's parts: from raw only)
       AND NOT EXISTS (SELECT 1 FROM raw r WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)
     GROUP BY k.asset_id
 ),

@@ -22,6 +22,15 @@ FROM unnest(loupe_analyze(%(cfg)s::regconfig, %(text)s)) AS u,
 ORDER BY pos, u.lexeme
 """
 
+# The terms of several texts at once, one array per text in the order given
+# (the parts of each hyphenated compound of a query: loupe.lexical.compounds).
+ANALYZE_MANY = """
+SELECT coalesce((SELECT array_agg(u.lexeme ORDER BY u.lexeme)
+                 FROM unnest(loupe_analyze(%(cfg)s::regconfig, x.t)) AS u), ARRAY[]::text[])
+FROM unnest(%(texts)s::text[]) WITH ORDINALITY AS x(t, n)
+ORDER BY x.n
+"""
+
 # Typo tolerance (L2): for each query term absent from the tenant's lexicon,
 # the most similar indexed term, if it is close: trigram similarity of at
 # least 0.5 (pg_trgm; "chetah"/"cheetah" 0.67, "madrid"/"madra" 0.44) and at
@@ -151,7 +160,9 @@ def bonus_expr(asset: str, member: bool = False, lang: str = "d.lang") -> str:
 # term) pairs, the query analysed by each language's analyzer) and its own
 # corpus statistics.
 #   st:      corpus statistics and the tenant's BM25F settings, per language.
-#   q:       the query terms present in the lexicon, with language, df and idf.
+#   q:       the query terms present in the lexicon, with language, df and idf,
+#            and the compound group of the term with its size (%(qgroups)s,
+#            %(qneed)s: 0 and 1 for a plain term; loupe.lexical.compounds).
 #   raw:     for each term, at most raw_cap postings in impact order (best
 #            first, loupe_term_postings_for walks lexical_posting_impact_idx)
 #            that the viewer may read (P1: see_all, principals), scored
@@ -165,14 +176,18 @@ def bonus_expr(asset: str, member: bool = False, lang: str = "d.lang") -> str:
 #            merged per asset for the terms file documents hold (q.files,
 #            per term and language).
 #   cand_l:  every (asset, language) document reached, with the sum of its
-#            known contributions;
+#            known contributions; the parts of a compound count only when
+#            the raw lists reached every term of their group;
 #   cand:    one row per asset: its best document (highest score, then the
 #            language's code), so a result counts and ranks assets, not
 #            documents.
 #   kept:    the best keep_cap of them.
 #   missing: for a term whose postings were not all read, the contribution
 #            of that term to a kept asset's document its raw list did not
-#            reach (index probe on the primary key), so kept scores are exact.
+#            reach (index probe on the primary key), so kept scores are exact
+#            (not for a compound's parts: they count from raw only, so with a
+#            part over the raw cap a kept score can be low; the verdict is then
+#            "truncated" anyway).
 #   final:   exact score + phrase bonus of that best document (2: its title
 #            holds the literal query, 1: the document does), ordered bonus ▸
 #            score ▸ asset id.
@@ -183,7 +198,7 @@ def bonus_expr(asset: str, member: bool = False, lang: str = "d.lang") -> str:
 # counts every posting, readable or not, so it is only used for viewers who
 # see everything: for the others a hidden asset must not move a total.
 RAW_OWNER = """
-    SELECT q.term_id, q.lang, p.asset_id,
+    SELECT q.term_id, q.lang, q.grp, q.need, p.asset_id,
            loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
     FROM q
     JOIN st ON st.lang = q.lang
@@ -195,7 +210,7 @@ RAW_OWNER = """
 RAW_MEMBER = RAW_OWNER + """
     WHERE NOT q.files
     UNION ALL
-    SELECT q.term_id, q.lang, p.asset_id,
+    SELECT q.term_id, q.lang, q.grp, q.need, p.asset_id,
            loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
     FROM q
     JOIN st ON st.lang = q.lang
@@ -225,16 +240,24 @@ st AS (
     WHERE s.tenant_id = %(tenant_id)s AND s.lang = ANY (%(langs)s::text[]) AND s.n_docs > 0
 ),
 q AS MATERIALIZED (
-    SELECT t.id AS term_id, t.lang, t.df, loupe_bm25_idf(st.n_docs, t.df) AS idf""" + (""",
+    SELECT t.id AS term_id, t.lang, x.grp, x.need, t.df,
+           loupe_bm25_idf(st.n_docs, t.df) AS idf""" + (""",
            loupe_term_in_files(t.tenant_id, t.lang, t.term) AS files""" if member else "") + """
-    FROM unnest(%(qlangs)s::text[], %(qterms)s::text[]) AS x(lang, term)
+    FROM unnest(%(qlangs)s::text[], %(qterms)s::text[], %(qgroups)s::int[],
+                %(qneed)s::int[]) AS x(lang, term, grp, need)
     JOIN st ON st.lang = x.lang
     JOIN lexicon_term t ON t.tenant_id = %(tenant_id)s AND t.lang = x.lang AND t.term = x.term
 ),
 raw AS MATERIALIZED (""" + (RAW_MEMBER if member else RAW_OWNER) + """
 ),
 cand_l AS MATERIALIZED (
-    SELECT asset_id, lang, sum(part) AS score FROM raw""" + and_clause(clause, "raw.asset_id", "WHERE") + """
+    -- the parts of a hyphenated compound (grp > 0) count only together
+    -- (loupe.lexical.compounds: every term of the group in the document)
+    SELECT asset_id, lang, sum(score) AS score
+    FROM (SELECT asset_id, lang, grp, sum(part) AS score, count(*) AS hits, min(need) AS need
+          FROM raw""" + and_clause(clause, "raw.asset_id", "WHERE") + """
+          GROUP BY asset_id, lang, grp) AS g
+    WHERE g.grp = 0 OR g.hits >= g.need
     GROUP BY asset_id, lang
 ),
 cand AS MATERIALIZED (
@@ -259,7 +282,7 @@ missing AS (
     -- LATERAL ... LIMIT 1 so the planner cannot turn it into a scan of all
     -- the term's postings (N4: a common term has tens of thousands)
     CROSS JOIN LATERAL """ + posting_probe("q.term_id", "k.asset_id", member) + """ AS p
-    WHERE q.df > %(raw_cap)s
+    WHERE q.df > %(raw_cap)s AND q.grp = 0  -- (a compound's parts: from raw only)
       AND NOT EXISTS (SELECT 1 FROM raw r WHERE r.term_id = q.term_id AND r.asset_id = k.asset_id)
     GROUP BY k.asset_id
 ),

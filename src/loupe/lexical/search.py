@@ -11,6 +11,7 @@ import psycopg
 
 from ..access.viewer import OWNER, Viewer
 from ..document.languages import normalize_lang, ts_config
+from . import compounds as cp
 from . import queries as q
 
 #: Postings read per query term at most (F3 "raw scan"), and assets kept.
@@ -94,7 +95,7 @@ def query_terms(conn: psycopg.Connection, query: str, lang: str) -> list[str]:
     if len(query) > MAX_QUERY_CHARS:
         raise QueryTooLong(f"query too long: {len(query):,} characters (the limit is "
                            f"{MAX_QUERY_CHARS:,})")
-    terms = analyze(conn, query, lang)
+    terms = analyze(conn, cp.normalise_dashes(query), lang)
     if len(terms) > MAX_QUERY_TERMS:
         raise QueryTooLong(f"query has {len(terms)} distinct terms (the limit is "
                            f"{MAX_QUERY_TERMS})")
@@ -115,11 +116,20 @@ class QueryTerms:
 
     langs: tuple[str, ...]
     pairs: tuple[tuple[str, str], ...]
+    #: (language, term) -> (group, need) for the parts of a hyphenated
+    #: compound (:mod:`loupe.lexical.compounds`); a pair absent is a plain
+    #: term, (0, 1).
+    groups: tuple[tuple[tuple[str, str], tuple[int, int]], ...] = ()
 
     @classmethod
     def single(cls, lang: str, terms: list[str]) -> "QueryTerms":
         """Already analysed ``terms`` of one language (for statements built by hand)."""
         return cls((lang,), tuple((lang, t) for t in terms))
+
+    def group_of(self, lang: str, term: str) -> tuple[int, int]:
+        """(group, need) of a term: (0, 1) for a plain term, else the
+        compound it is a part of and how many terms that group holds."""
+        return dict(self.groups).get((lang, term), (0, 1))
 
     @property
     def terms(self) -> list[str]:
@@ -131,9 +141,13 @@ class QueryTerms:
         return sorted(t for lg, t in self.pairs if lg == lang)
 
     def params(self) -> dict:
-        """The lane's parameters ``lang``, ``langs``, ``qlangs``, ``qterms``, ``terms``."""
+        """The lane's parameters ``lang``, ``langs``, ``qlangs``, ``qterms``,
+        ``qgroups`` / ``qneed`` (each pair's compound group and its size,
+        :mod:`loupe.lexical.compounds`) and ``terms``."""
+        groups = [self.group_of(lg, t) for lg, t in self.pairs]
         return {"lang": self.langs[0], "langs": list(self.langs),
                 "qlangs": [lg for lg, _ in self.pairs], "qterms": [t for _, t in self.pairs],
+                "qgroups": [g for g, _ in groups], "qneed": [n for _, n in groups],
                 "terms": self.terms}
 
     def corrected(self, conn: psycopg.Connection, tenant_id: int,
@@ -145,19 +159,26 @@ class QueryTerms:
         when two languages correct a term differently). ``clause``: a filter
         the corrections must come from (see :func:`suggest_corrections`)."""
         pairs: list[tuple[str, str]] = []
+        groups: dict[tuple[str, str], tuple[int, int]] = {}
         made: dict[str, str] = {}
         for lang in self.langs:
             fix = suggest_corrections(conn, tenant_id, lang, self.of(lang), viewer, clause)
             for term in sorted({fix.get(t, t) for t in self.of(lang)}):
                 pairs.append((lang, term))
+            for t in self.of(lang):  # a corrected part stays in its compound's group
+                g = self.group_of(lang, t)
+                if g[0] and groups.get((lang, fix.get(t, t)), g) == g:
+                    groups[(lang, fix.get(t, t))] = g
             for typed, indexed in fix.items():
                 made.setdefault(typed, indexed)
-        return QueryTerms(self.langs, tuple(pairs)), made
+        return QueryTerms(self.langs, tuple(pairs), tuple(sorted(groups.items()))), made
 
 
 def query_terms_in(conn: psycopg.Connection, query: str, langs: str | Sequence[str]) -> QueryTerms:
     """The query's terms in each of ``langs`` (one code or several), after the
-    query-size checks (N3) in each language.
+    query-size checks (N3) in each language, with the groups of the parts of
+    its hyphenated compounds in each language (:mod:`loupe.lexical.compounds`:
+    a part counts only in a document holding its whole group).
 
     Raises:
         QueryTooLong: over :data:`MAX_QUERY_CHARS` characters or
@@ -167,8 +188,28 @@ def query_terms_in(conn: psycopg.Connection, query: str, langs: str | Sequence[s
     codes = [normalize_lang(langs)] if isinstance(langs, str) else [normalize_lang(x) for x in langs]
     if not codes:
         raise ValueError("a search needs at least one language")
-    pairs = tuple((lang, t) for lang in codes for t in query_terms(conn, query, lang))
-    return QueryTerms(tuple(codes), pairs)
+    pairs: list[tuple[str, str]] = []
+    groups: dict[tuple[str, str], tuple[int, int]] = {}
+    found = cp.find_compounds(query)
+    for lang in codes:
+        terms = query_terms(conn, query, lang)
+        if found:  # the parts of each compound form a group (compounds.py)
+            each = [p for c in found for p in c.parts]
+            texts = [cp.with_joined(query)] + [" ".join(c.parts) for c in found] + each
+            plain, *rest = [set(r[0]) for r in conn.execute(
+                q.ANALYZE_MANY, {"cfg": ts_config(lang), "texts": texts})]
+            parts, alone = rest[:len(found)], iter(rest[len(found):])
+            # a part lost to stop words: its terms alone are not among the
+            # compound's (a value of stop words alone keeps them, 0013)
+            lost = []
+            for c, ps in zip(found, parts):
+                mine = [next(alone) for _ in c.parts]
+                lost.append(any(not t <= ps for t in mine))
+            kept = cp.term_groups(terms, plain, parts, lost)
+            terms = [t for t in terms if t in kept]
+            groups.update({(lang, t): g for t, g in kept.items() if g[0]})
+        pairs += [(lang, t) for t in terms]
+    return QueryTerms(tuple(codes), tuple(pairs), tuple(sorted(groups.items())))
 
 
 def suggest_corrections(conn: psycopg.Connection, tenant_id: int, lang: str,

@@ -23,8 +23,10 @@ from . import shape
 #: Version of the rules: rows of an older version are recomputed by
 #: ``loupe enrich`` (the facts and the documents' words). 1: issue 15's
 #: first rules; 2: aspect cue ("wide"), synonyms in the word lists; 3:
-#: flatness measured on the subject only, tiny photos stay photos.
-VERSION = 3
+#: flatness measured on the subject only, tiny photos stay photos; 4: the
+#: words people type for style (issue 15 row 1: "sketch", "pictogram" and
+#: their translations; "line-art" with its catenated form).
+VERSION = 4
 #: Longest side of the copy the cues and colours are measured on.
 SIDE = 128
 #: Close-up: a photo whose centre (middle third) is at least this many
