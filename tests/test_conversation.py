@@ -494,3 +494,22 @@ def test_a_user_keeps_at_most_max_conversations_the_least_recently_used_go(peopl
                                 "p.id = c.owner_id WHERE p.name = 'alice'").fetchone()[0]
     assert count == MAX_CONVERSATIONS
     assert bob.conversation(mine)["turns"] == 1     # another user's are never touched
+
+
+def test_a_turn_whose_text_the_search_would_refuse_is_not_stored(people: Library):
+    """Attack run 5 (B8): a sentence of 65+ distinct words was stored as the
+    state's free text, then its search (and every later turn) failed. The
+    turn is now refused before it is stored, naming the search's bound."""
+    from loupe.conversation.store import StateTooLarge
+    from loupe.lexical.search import MAX_QUERY_TERMS
+
+    bob = people.as_user("bob")
+    cid = bob.ask("flowers", run=False)["conversation"]
+    words = " ".join(f"zq{k}x" for k in range(MAX_QUERY_TERMS + 1))
+    with pytest.raises(StateTooLarge, match=rf"conversation {cid}: its free text would be refused "
+                       rf"by the search \(query has {MAX_QUERY_TERMS + 1} distinct terms \(the "
+                       rf"limit is {MAX_QUERY_TERMS}\)\)"):
+        bob.ask(words, conversation=cid, run=False)
+    conv = bob.conversation(cid)
+    assert conv["turns"] == 1 and conv["state"]["text"] == "flowers"
+    assert bob.ask("only the red ones", conversation=cid)["search"] is not None

@@ -110,6 +110,23 @@ def delete(conn: psycopg.Connection, tenant_id: int, viewer, cid: int) -> None:
         raise ConversationNotFound(f"no conversation {cid} of yours")
 
 
+def _check_terms(conn, text: str, lang: str, cid: int) -> None:
+    """Raise :class:`StateTooLarge` when the state's free text is past the
+    lexical lane's query bounds (``MAX_QUERY_CHARS`` / ``MAX_QUERY_TERMS``,
+    N3), before the turn is stored: a stored state the search then refuses
+    would fail every later turn of the conversation (attack run 5, B8)."""
+    from ..lexical.search import QueryTooLong, query_terms
+
+    if not text:
+        return
+    try:
+        query_terms(conn, text, lang)
+    except QueryTooLong as exc:
+        raise StateTooLarge(f"conversation {cid}: its free text would be refused by the search "
+                            f"({exc}); the turn was not applied: remove some words or start a "
+                            f"new conversation") from None
+
+
 def _record(conn, tenant_id, viewer, cid, sentence, result, state) -> dict[str, Any]:
     """Append a turn to a conversation locked by the caller's transaction."""
     p = {**_owner(tenant_id, viewer), "id": cid}
@@ -121,6 +138,7 @@ def _record(conn, tenant_id, viewer, cid, sentence, result, state) -> dict[str, 
                             f"start a new one")
     n = r[3] + 1
     check_state(state, cid)
+    _check_terms(conn, state.get("text") or "", r[1], cid)
     conn.execute(q.DROP_OLD_TURNS, {"id": cid, "n": n, "keep": MAX_TURNS_KEPT})
     conn.execute(q.ADD_TURN, {"id": cid, "n": n, "sentence": sentence, "result": Jsonb(result),
                               "state": Jsonb(state)})
