@@ -139,12 +139,15 @@ READ_TIMEOUT_S = 30.0
 READ_BUDGET_S = 60.0
 
 #: Bytes of ExifTool's answer (its JSON, one call: a batch or one file) Loupe
-#: reads before it stops the process: 8 MiB. Loupe stores at most 1 MiB of a
-#: file's JSON (:func:`bound_raw`), and a batch that passes the bound is read
-#: again file by file, each with this bound. Attack run 5 (B1, B3): a
-#: 102 KB JPEG with a zlib MIE trailer made ExifTool print 100 MiB, a 1 MB
-#: TIFF whose IFDs all point at one string 909 MB; the answer was read whole.
-ANSWER_MAX_BYTES = 8 << 20
+#: reads before it stops the process: 32 MiB, twice the largest sidecar
+#: :mod:`loupe.ingest.xmpcheck` lets through (16 MiB), so a sidecar that
+#: passed that check is still read (its long values are then cut by
+#: :func:`bound_raw`, which stores at most 1 MiB of a file's JSON). A batch
+#: that passes the bound is read again file by file, each with this bound.
+#: Attack run 5 (B1, B3): a 102 KB JPEG with a zlib MIE trailer made
+#: ExifTool print 100 MiB, a 1 MB TIFF whose IFDs all point at one string
+#: 909 MB; the answer was read whole.
+ANSWER_MAX_BYTES = 32 << 20
 
 #: Address space (bytes) the ExifTool process may map: 1 GiB, set on the
 #: child with ``prlimit(2)`` as soon as it starts. ExifTool builds its whole
