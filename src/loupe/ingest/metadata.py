@@ -484,8 +484,10 @@ class ExifToolReader:
             if len(args) == 1:
                 self._stop()
                 if watchdog.fired:
-                    why = (f"ExifTool took more than {limit:g} s to read this file (the bound "
-                           f"per call): stopped")
+                    bound = ("the bound per call" if limit >= per_call
+                             else "what was left of the batch's time budget")
+                    why = (f"ExifTool took more than {limit:.3g} s to read this file ({bound}): "
+                           f"stopped")
                 elif isinstance(exc, _AnswerTooLarge):
                     why = (f"ExifTool's answer for this file passed {ANSWER_MAX_BYTES:,} bytes "
                            f"(Loupe's bound on what ExifTool may print for one file, for "
