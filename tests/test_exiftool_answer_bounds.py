@@ -73,15 +73,14 @@ def test_the_exiftool_child_runs_under_an_address_space_bound():
 
 def test_a_batch_that_times_out_shares_one_time_budget(
         lib: Library, photos: Path, monkeypatch):
-    """Four slow files (deep XMP embedded in PNGs): before,
+    """Four slow files (deep XMP embedded in JPEGs): before,
     (1 + 4) calls of up to 2 s each (10 s); now the batch and its retries share one
     budget (3 s here), and the files past it fail saying so."""
     monkeypatch.setattr(metadata, "READ_TIMEOUT_S", 2.0)
     monkeypatch.setattr(metadata, "READ_BUDGET_S", 3.0, raising=False)
     for i in range(4):
-        info = PngImagePlugin.PngInfo()
-        info.add_itxt("XML:com.adobe.xmp", deep_xmp(3000, f"deep embedded {i}"))
-        Image.new("RGB", (16, 16), (i, 2, 3)).save(photos / f"slow{i}.png", pnginfo=info)
+        Image.new("RGB", (16, 16), (i, 2, 3)).save(
+            photos / f"slow{i}.jpg", xmp=deep_xmp(1150, f"deep embedded {i}").encode())
     started = time.monotonic()
     summary = lib.ingest(photos)
     took = time.monotonic() - started
