@@ -79,3 +79,40 @@ def test_search_by_picture_refuses_it_too(tmp_path, db_url, home):
         r = client.post("/api/similar", headers=h,
                         files={"file": ("ok.jpg", progressive(64, 0), "image/jpeg")})
         assert r.status_code == 200, r.text
+
+
+TRUNCATE_DURING_WALK = """
+import os, sys
+from loupe.ingest import jpegcheck
+path = sys.argv[1]
+walk = jpegcheck._walk
+def truncating(*args):      # the file shrinks once the walk has it open
+    os.truncate(path, 4096)
+    return walk(*args)
+jpegcheck._walk = truncating
+fd = os.open(path, os.O_RDONLY)
+print("answer", jpegcheck.scan_count_problem(fd))
+"""
+
+
+def test_a_jpeg_truncated_during_the_scan_walk_does_not_kill_the_process(tmp_path: Path):
+    """Attack run 5, B7: the walk read a memory map, and a file truncated
+    while it was mapped raised SIGBUS (``loupe ingest`` died, rc -7, no
+    report). Now it reads blocks with pread: the short file just ends."""
+    import os
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    path = tmp_path / "shrinking.jpg"
+    Image.fromarray(rng.integers(0, 256, (600, 600, 3), dtype=np.uint8)).save(
+        path, "JPEG", progressive=True, quality=95)
+    assert path.stat().st_size > 200_000
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    done = subprocess.run([sys.executable, "-c", TRUNCATE_DURING_WALK, str(path)],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "answer None"), (done.returncode,
+                                                                         done.stderr[-500:])
+    assert path.stat().st_size == 4096

@@ -65,12 +65,13 @@ def test_a_deep_or_huge_sidecar_is_refused_before_exiftool_and_reported(
 
 def test_a_slow_exiftool_call_is_stopped_and_the_ingest_goes_on(
         lib: Library, photos: Path, monkeypatch):
-    """XMP embedded in the image (here a PNG's iTXt packet) is ExifTool's to
-    parse; one call is bounded in time (``READ_TIMEOUT_S``, 2 s here)."""
+    """XMP embedded in the image (here a JPEG's APP1 packet, 1,150 levels: the
+    most one 64 KB segment holds; a PNG's packet is measured before ExifTool
+    since attack run 5) is ExifTool's to parse; one call is bounded in time
+    (``READ_TIMEOUT_S``, 2 s here)."""
     monkeypatch.setattr(metadata, "READ_TIMEOUT_S", 2.0, raising=False)
-    info = PngImagePlugin.PngInfo()
-    info.add_itxt("XML:com.adobe.xmp", deep_xmp(3000, "deep embedded"))
-    Image.new("RGB", (16, 16), (1, 2, 3)).save(photos / "slow.png", pnginfo=info)
+    Image.new("RGB", (16, 16), (1, 2, 3)).save(
+        photos / "slow.jpg", xmp=deep_xmp(1150, "deep embedded").encode())
     info = PngImagePlugin.PngInfo()
     info.add_itxt("XML:com.adobe.xmp", HEAD.format(title="lighthouse keeper") + TAIL)
     Image.new("RGB", (16, 16), (3, 2, 1)).save(photos / "fine.png", pnginfo=info)
@@ -80,7 +81,7 @@ def test_a_slow_exiftool_call_is_stopped_and_the_ingest_goes_on(
     assert (summary.new_assets, summary.failed) == (1, 1)
     assert took < 15, took                       # the batch (2 s), then each file alone
     [failure] = lib.failures()
-    assert Path(failure["path"]).name == "slow.png" and failure["kind"] == "metadata"
+    assert Path(failure["path"]).name == "slow.jpg" and failure["kind"] == "metadata"
     assert failure["reason"] == ("ExifTool could not read the metadata: ExifTool took more "
                                  "than 2 s to read this file (the bound per call): stopped")
     assert [h.title for h in lib.search("lighthouse keeper").hits] == ["lighthouse keeper"]
@@ -116,3 +117,32 @@ def test_a_members_deep_sidecar_is_named_in_the_upload_reply(tmp_path, db_url, h
              "reason": "XMP sidecar deep.jpg.xmp ignored: its elements nest more than 64 "
                        "levels deep (the bound, checked before ExifTool reads it); the "
                        "image is indexed from its own metadata"}]}
+
+
+def test_a_deep_xmp_packet_embedded_in_a_png_is_refused_before_exiftool(
+        lib: Library, photos: Path):
+    """Attack run 5 (B2, F13): a 3,000-deep packet in a PNG's iTXt (108 KB)
+    kept ExifTool busy over 50 s per file; the sidecar bounds now apply to
+    a PNG's embedded packet (iTXt, compressed or not, zTXt, tEXt) before
+    ExifTool reads it. A packet within the bound is read as before."""
+    for name, text, zipped in (("deep.png", deep_xmp(3000, "deep embedded"), False),
+                               ("deepz.png", deep_xmp(3000, "deep zipped"), True),
+                               ("wide.png", HEAD.format(title="wide") + "<ex:w/>" * (
+                                   MAX_ELEMENTS + 10) + TAIL, True),
+                               ("fine.png", deep_xmp((MAX_DEPTH - 6) // 2, "harbour crane"),
+                                False)):
+        info = PngImagePlugin.PngInfo()
+        info.add_itxt("XML:com.adobe.xmp", text, zip=zipped)
+        Image.new("RGB", (16, 16), (len(name), 2, 3)).save(photos / name, pnginfo=info)
+    started = time.monotonic()
+    summary = lib.ingest(photos)
+    assert time.monotonic() - started < 20        # before: minutes of ExifTool
+    assert (summary.new_assets, summary.failed) == (1, 3)
+    reasons = {Path(f["path"]).name: (f["kind"], f["reason"]) for f in lib.failures()
+               if f["kind"] == "metadata"}
+    deep = ("metadata", "an XMP packet embedded in a iTXt chunk: its elements nest more than "
+            "64 levels deep (Loupe's bound, applied before ExifTool): not read")
+    assert reasons == {"deep.png": deep, "deepz.png": deep, "wide.png": (
+        "metadata", "an XMP packet embedded in a iTXt chunk: it holds more than 100,000 XML "
+        "elements (Loupe's bound, applied before ExifTool): not read")}
+    assert [h.title for h in lib.search("harbour crane").hits] == ["harbour crane"]

@@ -17,50 +17,91 @@ greyscale; a baseline JPEG has one per component at most.
 
 from __future__ import annotations
 
-import mmap
 import os
 
 #: Most scans a JPEG's first frame may have (Loupe's bound; see above).
 MAX_SCANS = 100
 
+#: Bytes read from the file at a time by the walk (1 MiB).
+BLOCK = 1 << 20
+
 _SOI, _EOI, _SOS, _TEM = 0xD8, 0xD9, 0xDA, 0x01
 
 
+class _Reader:
+    """The bytes of an open file, read with ``os.pread`` one :data:`BLOCK` at a
+    time (never a memory map: a file truncated while a map of it is read
+    raises SIGBUS and kills the process, attack run 5, B7). A file that
+    ends early (truncated during the walk) simply ends: ``byte`` answers
+    None and ``find`` -1 past the bytes that could be read."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+        self._start = 0
+        self._block = b""
+
+    def _load(self, pos: int) -> bool:
+        if not (self._start <= pos < self._start + len(self._block)):
+            self._start = pos
+            self._block = os.pread(self._fd, BLOCK, pos)
+        return pos < self._start + len(self._block)
+
+    def byte(self, pos: int) -> int | None:
+        """The byte at ``pos``, or None past the end."""
+        if not self._load(pos):
+            return None
+        return self._block[pos - self._start]
+
+    def find(self, needle: int, pos: int) -> int:
+        """The first offset >= ``pos`` holding byte ``needle``, or -1."""
+        while self._load(pos):
+            i = self._block.find(bytes((needle,)), pos - self._start)
+            if i >= 0:
+                return self._start + i
+            pos = self._start + len(self._block)
+        return -1
+
+
 def scan_count_problem(fd: int) -> str | None:
-    """Why the JPEG open as ``fd`` (read through a read-only memory map; any
-    other file is not looked at) is refused before decoding, or None. Never
-    raises for a malformed file (the decoder names what is wrong)."""
+    """Why the JPEG open as ``fd`` (read with ``os.pread`` in blocks of
+    :data:`BLOCK` bytes; any other file is not looked at) is refused before
+    decoding, or None. Never raises for a malformed or shrinking file (the
+    decoder names what is wrong)."""
     try:
         size = os.fstat(fd).st_size
         if size < 4 or os.pread(fd, 2, 0) != b"\xff\xd8":
             return None
-        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mm:
-            return _walk(mm, size)
+        return _walk(_Reader(fd))
     except (OSError, ValueError):
         return None
 
 
-def _walk(mm: mmap.mmap, size: int) -> str | None:
+def _walk(data: _Reader) -> str | None:
+    """The scan-count walk of ITU-T T.81 Annex B over ``data`` from offset 2
+    (after SOI); stops at EOI, at the end of the bytes, or past the bound."""
     pos, scans = 2, 0
-    while pos + 1 < size:
-        if mm[pos] != 0xFF:                      # not at a marker: find the next one
-            pos = mm.find(b"\xff", pos)
+    while True:
+        b = data.byte(pos)
+        if b is None:
+            return None
+        if b != 0xFF:                            # not at a marker: find the next one
+            pos = data.find(0xFF, pos)
             if pos < 0:
                 return None
             continue
-        marker = mm[pos + 1]
+        marker = data.byte(pos + 1)
+        if marker is None or marker == _EOI:
+            return None
         if marker == 0xFF:                       # fill byte
             pos += 1
             continue
-        if marker == _EOI:
-            return None
         if marker in (_SOI, _TEM) or 0xD0 <= marker <= 0xD7 or marker == 0x00:
             pos += 2
             continue
-        if pos + 4 > size:
+        hi, lo = data.byte(pos + 2), data.byte(pos + 3)
+        if hi is None or lo is None:
             return None
-        length = int.from_bytes(mm[pos + 2:pos + 4], "big")
-        pos += 2 + length
+        pos += 2 + (hi << 8 | lo)
         if marker != _SOS:
             continue
         scans += 1
@@ -70,14 +111,15 @@ def _walk(mm: mmap.mmap, size: int) -> str | None:
         # the scan's entropy-coded data runs to the next marker: a 0xFF not
         # followed by 0x00 (a stuffed byte), a restart marker or fill
         while True:
-            pos = mm.find(b"\xff", pos)
-            if pos < 0 or pos + 1 >= size:
+            pos = data.find(0xFF, pos)
+            if pos < 0:
                 return None
-            nxt = mm[pos + 1]
+            nxt = data.byte(pos + 1)
+            if nxt is None:
+                return None
             if nxt == 0x00 or 0xD0 <= nxt <= 0xD7:
                 pos += 2
             elif nxt == 0xFF:
                 pos += 1
             else:
                 break
-    return None

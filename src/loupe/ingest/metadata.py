@@ -40,15 +40,19 @@ from __future__ import annotations
 
 import os
 import re
+import resource
+import select
 import shutil
 import stat
 import tempfile
 import threading
+import time
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
 import exiftool
+import exiftool.exiftool as _pyexiftool
 
 from .errors import BadFile
 
@@ -123,6 +127,82 @@ def display_path(path: str) -> str:
 #: with a clear reason. Ordinary files take milliseconds; the bound is for
 #: hostile ones (attack run 3, F13: a 3,000-deep XMP packet took 37-85 s).
 READ_TIMEOUT_S = 30.0
+
+#: Seconds one :meth:`ExifToolReader.read` (one ingest batch: at most
+#: ``pipeline.BATCH_SIZE`` files, so an upload request of 200 files is at
+#: most 5 of them) may spend in ExifTool in all, retries included. Before
+#: (attack run 5, B2) a batch that timed out was retried file by file, each
+#: call again up to :data:`READ_TIMEOUT_S`: 48 slow files cost (1 + 48) x
+#: 30 s, about 25 minutes per upload request. Now each call gets
+#: ``min(READ_TIMEOUT_S, what is left of the budget)``, and a file whose
+#: turn comes after the budget is spent fails with a reason saying so.
+READ_BUDGET_S = 60.0
+
+#: Bytes of ExifTool's answer (its JSON, one call: a batch or one file) Loupe
+#: reads before it stops the process: 32 MiB, twice the largest sidecar
+#: :mod:`loupe.ingest.xmpcheck` lets through (16 MiB), so a sidecar that
+#: passed that check is still read (its long values are then cut by
+#: :func:`bound_raw`, which stores at most 1 MiB of a file's JSON). A batch
+#: that passes the bound is read again file by file, each with this bound.
+#: Attack run 5 (B1, B3): a 102 KB JPEG with a zlib MIE trailer made
+#: ExifTool print 100 MiB, a 1 MB TIFF whose IFDs all point at one string
+#: 909 MB; the answer was read whole.
+ANSWER_MAX_BYTES = 32 << 20
+
+#: Address space (bytes) the ExifTool process may map: 1 GiB, set on the
+#: child with ``prlimit(2)`` as soon as it starts. ExifTool builds its whole
+#: answer in memory before printing it (attack run 5: 624-915 MB for the
+#: bombs above, about 6 bytes per byte printed); past this bound Perl stops
+#: with "Out of memory!" and the file fails, instead of the machine swapping.
+#: An idle ExifTool maps about 30 MB; real files need a few MB more.
+EXIFTOOL_MAX_ADDRESS_SPACE = 1 << 30
+
+
+class _AnswerTooLarge(Exception):
+    """ExifTool's answer passed :data:`ANSWER_MAX_BYTES` (internal)."""
+
+
+class _ExifToolGone(Exception):
+    """ExifTool's output ended before its ready marker: the process died
+    (internal; for example at :data:`EXIFTOOL_MAX_ADDRESS_SPACE`)."""
+
+
+#: Output descriptors of Loupe's ExifTool processes -> bytes one answer may
+#: have; :func:`_read_answer` reads only these with a cap.
+_ANSWER_CAPS: dict[int, int] = {}
+
+
+def _read_answer(fd: int, b_endswith: bytes, block_size: int) -> bytes:
+    """pyexiftool 0.5's ``_read_fd_endswith`` (read ``fd`` until the output
+    ends with ``b_endswith``), with two changes: an end of file raises
+    :class:`_ExifToolGone` (pyexiftool's loop would spin on it forever), and
+    for a descriptor in :data:`_ANSWER_CAPS` more than its cap of bytes
+    raises :class:`_AnswerTooLarge` before more is read.
+
+    pyexiftool has no hook for the read, so :mod:`loupe.ingest.metadata`
+    installs this in its place (``exiftool.exiftool._read_fd_endswith``, the
+    name ``ExifTool.execute`` calls), once, at import."""
+    cap = _ANSWER_CAPS.get(fd)
+    chunks: list[bytes] = []
+    size = 0
+    tail = b""
+    need = len(b_endswith) + 4
+    while not tail.strip().endswith(b_endswith):
+        ready, _, _ = select.select([fd], [], [])
+        if fd not in ready:
+            continue
+        chunk = os.read(fd, block_size)
+        if not chunk:
+            raise _ExifToolGone("ExifTool's output ended before its answer did")
+        size += len(chunk)
+        if cap is not None and size > cap:
+            raise _AnswerTooLarge(size)
+        chunks.append(chunk)
+        tail = (tail + chunk)[-need:]
+    return b"".join(chunks)
+
+
+_pyexiftool._read_fd_endswith = _read_answer
 
 
 class _Watchdog:
@@ -231,6 +311,13 @@ class ExifToolReader:
                 "ExifTool is not installed: install it with "
                 "'apt-get install libimage-exiftool-perl' (Debian/Ubuntu)"
             ) from exc
+        proc = getattr(self._et, "_process", None)
+        if proc is not None and hasattr(resource, "prlimit"):
+            try:    # bounds the child only (Linux prlimit(2)); Loupe's own stay as they are
+                resource.prlimit(proc.pid, resource.RLIMIT_AS,
+                                 (EXIFTOOL_MAX_ADDRESS_SPACE, EXIFTOOL_MAX_ADDRESS_SPACE))
+            except (OSError, ValueError):
+                pass
 
     def close(self) -> None:
         """Stop the ExifTool process and remove the alias folder."""
@@ -340,7 +427,7 @@ class ExifToolReader:
                     out[p] = {"ExifTool:Error": f"cannot read this file name safely: "
                                                 f"{exc.strerror}"}
         try:
-            results = self._run(list(args))
+            results = self._run(list(args), time.monotonic() + READ_BUDGET_S)
         finally:
             for arg, p in args.items():
                 if arg != os.path.abspath(p):
@@ -360,36 +447,63 @@ class ExifToolReader:
             out[p] = raw
         return out
 
-    def _run(self, args: list[str]) -> dict[str, dict[str, Any]]:
+    def _run(self, args: list[str], deadline: float) -> dict[str, dict[str, Any]]:
         """ExifTool's JSON for each of ``args`` (plain arguments only: anything
-        else is refused here, whatever the caller did)."""
+        else is refused here, whatever the caller did), all of it before
+        ``deadline`` (``time.monotonic()``; :data:`READ_BUDGET_S`). One call
+        is bounded by ``min(READ_TIMEOUT_S, time left)`` and by
+        :data:`ANSWER_MAX_BYTES` of answer; a batch that passes either, or
+        fails, is read again file by file with what is left."""
         refused = {a: {"ExifTool:Error": "not handed to ExifTool: not a plain argument"}
                    for a in args if not plain_argument(a)}
         args = [a for a in args if a not in refused]
         if not args:
             return refused
+        per_call = self._timeout_s if self._timeout_s is not None else READ_TIMEOUT_S
+        left = deadline - time.monotonic()
+        if left <= 0:
+            why = (f"not read: ExifTool spent this batch's time budget ({READ_BUDGET_S:g} s, "
+                   f"Loupe's bound) on other files of the same batch; ingest it again")
+            return {**refused, **{a: {"ExifTool:Error": why} for a in args}}
+        limit = min(per_call, left)
         self.start()
         assert self._et is not None
-        limit = self._timeout_s if self._timeout_s is not None else READ_TIMEOUT_S
         watchdog = _Watchdog(self._et, limit)
+        fd = self._et._process.stdout.fileno()
+        _ANSWER_CAPS[fd] = ANSWER_MAX_BYTES
         try:
             with watchdog:
                 rows = self._et.get_metadata(args)
             if watchdog.fired:      # it fired as the answer came: that process is gone
                 self._abandon()
-        except Exception:
-            if watchdog.fired:
+        except Exception as exc:
+            if watchdog.fired or isinstance(exc, (_AnswerTooLarge, _ExifToolGone)):
+                if isinstance(exc, _AnswerTooLarge) and not watchdog.fired:
+                    self._et._process.kill()
                 self._abandon()
             if len(args) == 1:
                 self._stop()
-                why = (f"ExifTool took more than {limit:g} s to read this file (the bound "
-                       f"per call): stopped" if watchdog.fired
-                       else "ExifTool could not read this file")
+                if watchdog.fired:
+                    bound = ("the bound per call" if limit >= per_call
+                             else "what was left of the batch's time budget")
+                    why = (f"ExifTool took more than {limit:.3g} s to read this file ({bound}): "
+                           f"stopped")
+                elif isinstance(exc, _AnswerTooLarge):
+                    why = (f"ExifTool's answer for this file passed {ANSWER_MAX_BYTES:,} bytes "
+                           f"(Loupe's bound on what ExifTool may print for one file, for "
+                           f"example inflated or repeated metadata): stopped")
+                elif isinstance(exc, _ExifToolGone):
+                    why = (f"ExifTool stopped while reading this file (for example past its "
+                           f"memory bound of {EXIFTOOL_MAX_ADDRESS_SPACE:,} bytes)")
+                else:
+                    why = "ExifTool could not read this file"
                 return {**refused, args[0]: {"ExifTool:Error": why}}
             out: dict[str, dict[str, Any]] = dict(refused)
             for a in args:
-                out.update(self._run([a]))
+                out.update(self._run([a], deadline))
             return out
+        finally:
+            _ANSWER_CAPS.pop(fd, None)
         out = {str(r.get("SourceFile")): r for r in rows}
         for a in args:
             out.setdefault(a, {"ExifTool:Error": "ExifTool returned no metadata for this file"})

@@ -18,6 +18,8 @@ import zlib
 
 from PIL import PngImagePlugin
 
+from .xmpcheck import packet_shape_problem
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 #: Inflated bytes allowed for one compressed chunk: Pillow's own bound
 #: (1 MiB in Pillow 11).
@@ -65,6 +67,32 @@ def _payload(kind: bytes, data: bytes) -> bytes | None:
     return rest[trans_end + 1:] if trans_end >= 0 else None
 
 
+#: Text chunks ExifTool reads as XMP when their keyword is
+#: :data:`XMP_KEYWORD` (PNG.pm; Adobe's XMP specification part 3 names iTXt).
+XMP_KINDS = (b"tEXt", b"zTXt", b"iTXt")
+XMP_KEYWORD = b"XML:com.adobe.xmp"
+
+
+def _xmp_packet(kind: bytes, data: bytes) -> bytes | None:
+    """The XMP packet a text chunk holds (inflated to at most
+    :data:`MAX_CHUNK` + 1 bytes when compressed), or None when its keyword
+    is not :data:`XMP_KEYWORD` or the stream does not inflate."""
+    if not data.startswith(XMP_KEYWORD + b"\x00"):
+        return None
+    if kind == b"tEXt":
+        return data[len(XMP_KEYWORD) + 1:]
+    stream = _payload(kind, data)
+    if stream is None:          # an uncompressed iTXt: the text after 3 NUL-ended fields
+        rest = data[len(XMP_KEYWORD) + 3:]
+        lang_end = rest.find(b"\x00")
+        trans_end = rest.find(b"\x00", lang_end + 1) if lang_end >= 0 else -1
+        return rest[trans_end + 1:] if trans_end >= 0 else None
+    try:
+        return zlib.decompressobj().decompress(stream, MAX_CHUNK + 1)
+    except zlib.error:
+        return None
+
+
 def compressed_chunk_problem(fd: int) -> str | None:
     """Why the PNG open as ``fd`` (read with ``os.pread``; any other file is
     not looked at) has compressed metadata Loupe will not inflate, or None.
@@ -90,6 +118,12 @@ def compressed_chunk_problem(fd: int) -> str | None:
                         f"(Loupe's bound, applied before ExifTool)")
             if chunks > MAX_CHUNKS:
                 return f"more than {MAX_CHUNKS:,} chunks (Loupe's bound, applied before ExifTool)"
+            if kind in XMP_KINDS and length <= MAX_STORED_CHUNK:
+                data = os.pread(fd, length, pos + 8)
+                if (packet := _xmp_packet(kind, data)) is not None:
+                    if (why := packet_shape_problem(packet)):
+                        return (f"an XMP packet embedded in a {kind.decode()} chunk: {why} "
+                                f"(Loupe's bound, applied before ExifTool)")
             if kind in COMPRESSED_KINDS:
                 if length > MAX_STORED_CHUNK:
                     return (f"a compressed {kind.decode()} metadata chunk of {length:,} bytes "
