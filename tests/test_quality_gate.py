@@ -75,9 +75,11 @@ def test_quality_gate_fails_when_a_lane_is_switched_off(gated: Library):
     gate = quality_gate(gated)
     print("image lane off", gate)
     # the fixture's captions and the machine words name the colours, so the
-    # words alone still find 34 of 36 known items (measured 2026-12-01); the
-    # image lane is what finds the other two and ranks them all higher
-    assert gate["figures"]["recall@10"] == pytest.approx(34 / 36)
+    # words alone still find 35 of 36 known items (measured 2026-12-01; 34
+    # before a hyphenated compound in a query was searched by its joined form
+    # or all its parts, lexical.compounds); the image lane is what finds the
+    # last one and ranks them all higher
+    assert gate["figures"]["recall@10"] == pytest.approx(35 / 36)
     assert not gate["passed"] and set(gate["failed"]) == {"recall@10", "ndcg@10"}
     # the lane back: the gate holds again
     text_onnx.write_bytes(good)
