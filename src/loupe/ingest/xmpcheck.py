@@ -34,6 +34,48 @@ MAX_BYTES = 16 * 1024 * 1024
 _CHUNK = 64 * 1024
 
 
+def _walk(chunks) -> str | None:
+    """Feed ``chunks`` (bytes) to a pull parser that expands nothing and
+    fetches nothing; ``"depth"`` past :data:`MAX_DEPTH`, ``"elements"`` past
+    :data:`MAX_ELEMENTS`, else None (malformed XML and read errors included:
+    ExifTool's own reading reports those). Stops at the first bound passed."""
+    # resolve_entities/no_network/load_dtd: libxml2 expands nothing, fetches nothing
+    parser = etree.XMLPullParser(events=("start", "end"), resolve_entities=False,
+                                 no_network=True, load_dtd=False, huge_tree=False)
+    depth = elements = 0
+    try:
+        for chunk in chunks:
+            parser.feed(chunk)
+            for event, _ in parser.read_events():
+                if event == "end":
+                    depth -= 1
+                    continue
+                depth += 1
+                elements += 1
+                if depth > MAX_DEPTH:
+                    return "depth"
+                if elements > MAX_ELEMENTS:
+                    return "elements"
+    except etree.XMLSyntaxError as exc:
+        # libxml2's own depth guard (256 levels without huge_tree) ends here too
+        if "depth" in str(exc).lower() or "nest" in str(exc).lower():
+            return "depth"
+        return None
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _pread_chunks(fd: int, size: int):
+    pos = 0
+    while pos < size:
+        chunk = os.pread(fd, _CHUNK, pos)
+        if not chunk:
+            return
+        pos += len(chunk)
+        yield chunk
+
+
 def sidecar_shape_problem(fd: int, name: str) -> str | None:
     """Why the XMP sidecar open as ``fd`` (read with ``os.pread``; the offset
     is left alone) is not handed to ExifTool, or None when its shape is within
@@ -50,41 +92,15 @@ def sidecar_shape_problem(fd: int, name: str) -> str | None:
     if size > MAX_BYTES:
         return (f"XMP sidecar {name} ignored: {size:,} bytes (at most {MAX_BYTES:,}); "
                 f"the image is indexed from its own metadata")
-    # resolve_entities/no_network/load_dtd: libxml2 expands nothing, fetches nothing
-    parser = etree.XMLPullParser(events=("start", "end"), resolve_entities=False,
-                                 no_network=True, load_dtd=False, huge_tree=False)
-    depth = elements = 0
-    pos = 0
-    try:
-        while pos < size:
-            chunk = os.pread(fd, _CHUNK, pos)
-            if not chunk:
-                break
-            pos += len(chunk)
-            parser.feed(chunk)
-            for event, _ in parser.read_events():
-                if event == "end":
-                    depth -= 1
-                    continue
-                depth += 1
-                elements += 1
-                if depth > MAX_DEPTH:
-                    return (f"XMP sidecar {name} ignored: its elements nest more than "
-                            f"{MAX_DEPTH} levels deep (the bound, checked before ExifTool "
-                            f"reads it); the image is indexed from its own metadata")
-                if elements > MAX_ELEMENTS:
-                    return (f"XMP sidecar {name} ignored: more than {MAX_ELEMENTS:,} XML "
-                            f"elements (the bound, checked before ExifTool reads it); the "
-                            f"image is indexed from its own metadata")
-    except etree.XMLSyntaxError as exc:
-        # libxml2's own depth guard (256 levels without huge_tree) ends here too
-        if "depth" in str(exc).lower() or "nest" in str(exc).lower():
-            return (f"XMP sidecar {name} ignored: its elements nest more than {MAX_DEPTH} "
-                    f"levels deep (the bound, checked before ExifTool reads it); the image "
-                    f"is indexed from its own metadata")
-        return None
-    except (OSError, ValueError):
-        return None
+    problem = _walk(_pread_chunks(fd, size))
+    if problem == "depth":
+        return (f"XMP sidecar {name} ignored: its elements nest more than "
+                f"{MAX_DEPTH} levels deep (the bound, checked before ExifTool "
+                f"reads it); the image is indexed from its own metadata")
+    if problem == "elements":
+        return (f"XMP sidecar {name} ignored: more than {MAX_ELEMENTS:,} XML "
+                f"elements (the bound, checked before ExifTool reads it); the "
+                f"image is indexed from its own metadata")
     return None
 
 
@@ -95,27 +111,9 @@ def packet_shape_problem(packet: bytes) -> str | None:
     sidecar's, as a phrase ("its elements nest more than 64 levels deep").
     Attack run 5 (B2): a 3,000-deep packet in a PNG's iTXt cost ExifTool over
     50 s per file. Malformed XML is not judged here. Never raises."""
-    parser = etree.XMLPullParser(events=("start", "end"), resolve_entities=False,
-                                 no_network=True, load_dtd=False, huge_tree=False)
-    depth = elements = 0
-    deep = f"its elements nest more than {MAX_DEPTH} levels deep"
-    try:
-        for pos in range(0, len(packet), _CHUNK):
-            parser.feed(packet[pos:pos + _CHUNK])
-            for event, _ in parser.read_events():
-                if event == "end":
-                    depth -= 1
-                    continue
-                depth += 1
-                elements += 1
-                if depth > MAX_DEPTH:
-                    return deep
-                if elements > MAX_ELEMENTS:
-                    return f"it holds more than {MAX_ELEMENTS:,} XML elements"
-    except etree.XMLSyntaxError as exc:
-        if "depth" in str(exc).lower() or "nest" in str(exc).lower():
-            return deep
-        return None
-    except (OSError, ValueError):
-        return None
+    problem = _walk(packet[pos:pos + _CHUNK] for pos in range(0, len(packet), _CHUNK))
+    if problem == "depth":
+        return f"its elements nest more than {MAX_DEPTH} levels deep"
+    if problem == "elements":
+        return f"it holds more than {MAX_ELEMENTS:,} XML elements"
     return None
