@@ -38,14 +38,12 @@ from .ingest import pipeline as ingest_pipeline
 from .ingest.pipeline import MAX_PIXELS_LIMIT, IngestSummary, ProgressFn
 from .lexical import settings as lexical_bounds
 from .lexical.search import analyze as analyze_text
-from .models import registry, runtime
-from .pixels import enrich as machine_words
-from .models.embedders import Embedder
+from .library_models import ModelMethods
+from .library_people import PeopleMethods
+from .models import runtime
 from .search import entry
 from .search.pipeline import BULK_MAX, OFFSET_MAX
 from .search.result import Hit, SearchResult
-from .vector import lanes
-from .vector.embed import EmbedSummary
 
 __all__ = ["Library", "default_home", "AccessError", "AssetNotFound", "Hit",
            "LibraryNotInitialized", "SearchResult", "UnknownTenant", "UnknownUser",
@@ -65,11 +63,6 @@ def _home(home: str | Path | None) -> Path:
 
 
 # Stages imported when first used (``loupe`` commands start faster without them).
-def _people():
-    from .faces import people
-    return people
-
-
 def _store():
     from .conversation import store
     return store
@@ -80,13 +73,10 @@ def _csearch():
     return search
 
 
-def _similar():
-    from .similar import search
-    return search
-
-
-class Library:
-    """One tenant's view of a Loupe library.
+class Library(ModelMethods, PeopleMethods):
+    """One tenant's view of a Loupe library (the methods of models, vector
+    lanes, search by image and machine words are in :mod:`loupe.library_models`,
+    those of people in :mod:`loupe.library_people`).
 
     Args:
         conn: an autocommit psycopg connection to a migrated database.
@@ -182,69 +172,13 @@ class Library:
     def _lang(self, lang: str | None) -> str:
         return query_language(self.languages(), lang)
 
-    # -- models and vector lanes (loupe.vector.lanes, loupe.models.registry) ---------
-
-    def embedder(self, name: str) -> Embedder:
-        """Model ``name``'s embedder. Stage: :func:`loupe.models.registry.embedder`."""
-        return registry.embedder(self.home, name)
-
-    def vectors_waiting(self) -> dict[str, int]:
-        """Assets waiting for vectors, per lane. Stage: :func:`loupe.vector.lanes.waiting`."""
-        return lanes.waiting(self.conn, self.tenant_id)
-
-    def models(self) -> list[dict[str, Any]]:
-        """Installed models and their lanes. Stage: :func:`loupe.vector.lanes.installed`."""
-        return lanes.installed(self.conn, self.home, self.tenant_id)
-
-    def install_model(self, source: str | Path, *, name: str | None = None) -> dict[str, Any]:
-        """Install a model from a folder or archive. Stage: :func:`loupe.vector.lanes.install`."""
-        return lanes.install(self.home, source, name=name)
-
-    def download_model(self, repo_id: str, *, name: str | None = None) -> dict[str, Any]:
-        """Download a model from the hub. Stage: :func:`loupe.vector.lanes.download`."""
-        return lanes.download(self.home, repo_id, name=name)
-
-    def model_thresholds(self, name: str) -> dict[str, float]:
-        """A model's distance thresholds. Stage: :func:`loupe.models.registry.thresholds`."""
-        return registry.thresholds(self.home, name)
-
-    def set_model_thresholds(self, name: str, thresholds: dict[str, float], *,
-                             provenance: dict[str, str] | None = None) -> dict[str, float]:
-        """Override a model's distance thresholds by query length.
-        Stage: :func:`loupe.models.registry.set_thresholds`."""
-        return registry.set_thresholds(self.home, name, thresholds, provenance)
-
-    def model_thresholds_provenance(self, name: str) -> dict[str, dict[str, str] | None]:
-        """Where each of a model's thresholds came from.
-        Stage: :func:`loupe.models.registry.thresholds_provenance`."""
-        return registry.thresholds_provenance(self.home, name)
-
-    def verify_model(self, name: str) -> dict[str, Any]:
-        """Load a model and check its encoders. Stage: :func:`loupe.models.registry.verify`."""
-        return registry.verify(registry.get_model(self.home, name))
-
-    def use_model(self, name: str, lane: str) -> dict[str, Any]:
-        """Make ``name`` the model of a lane. Stage: :func:`loupe.vector.lanes.use`."""
-        return lanes.use(self.conn, self.home, self.tenant_id, name, lane)
-
-    def build_variants(self, model: str) -> dict[str, int]:
-        """Build the evaluation's vector sets. Stage: :func:`loupe.vector.lanes.variants`."""
-        return lanes.variants(self.conn, self.home, self.tenant_id, model, self.languages()[0])
-
-    def embed(self, *, lane: str | None = None, progress=None) -> list[EmbedSummary]:
-        """Compute the missing vectors of the active lanes.
-        Stage: :func:`loupe.vector.lanes.embed`."""
-        return lanes.embed(self.conn, self.home, self.tenant_id, self.languages()[0],
-                           lane=lane, progress=progress)
-
     # -- assets as the viewer may see them (loupe.assets.view) -----------------------
 
     def _asset_row(self, asset_id: int) -> tuple:
         return view.asset_row(self.conn, self.tenant_id, self.tenant, self.viewer, asset_id)
 
     def show(self, asset_id: int) -> dict[str, Any]:
-        """Everything stored about one readable asset.
-        Stage: :func:`loupe.assets.view.asset_record` (after :func:`~loupe.assets.view.asset_row`)."""
+        """Everything about one readable asset. Stage: :func:`loupe.assets.view.asset_record`."""
         return view.asset_record(self.conn, self.home, self.tenant_id,
                                  self._asset_row(asset_id), self.viewer, self.languages())
 
@@ -266,8 +200,7 @@ class Library:
                                   self._asset_row(asset_id))
 
     def collections(self) -> list[dict[str, Any]]:
-        """Collections the viewer can read something in.
-        Stage: :func:`loupe.assets.view.collections`."""
+        """Collections the viewer can read in. Stage: :func:`loupe.assets.view.collections`."""
         return view.collections(self.conn, self.tenant_id, self.viewer)
 
     def failures(self, run_id: int | None = None) -> list[dict[str, Any]]:
@@ -275,7 +208,7 @@ class Library:
         return view.failures(self.conn, self.tenant_id, run_id)
 
     def stats(self) -> dict[str, Any]:
-        """Counts of assets, files, collections, documents. Stage: :func:`loupe.assets.view.stats`."""
+        """Asset, file, collection, document counts. Stage: :func:`loupe.assets.view.stats`."""
         return {"tenant": self.tenant, **view.stats(self.conn, self.tenant_id),
                 "languages": self.languages()}
 
@@ -283,7 +216,8 @@ class Library:
 
     @property
     def user(self) -> dict[str, Any] | None:
-        """The bound user, or None for the local owner. Stage: :meth:`loupe.access.viewer.Viewer.as_dict`."""
+        """The bound user, or None for the local owner.
+        Stage: :meth:`loupe.access.viewer.Viewer.as_dict`."""
         return self.viewer.as_dict()
 
     def as_user(self, name: str) -> "Library":
@@ -321,7 +255,7 @@ class Library:
         return access.set_disabled(self.conn, self.tenant_id, self.viewer, name, False)
 
     def revoke_tokens(self, name: str) -> dict[str, Any]:
-        """End every session and token of ``name``. Stage: :func:`loupe.access.users.revoke_tokens`."""
+        """End ``name``'s sessions and tokens. Stage: :func:`loupe.access.users.revoke_tokens`."""
         self._manage()
         return access.revoke_tokens(self.conn, self.tenant_id, self.viewer, name)
 
@@ -369,8 +303,7 @@ class Library:
         return access.set_dates(self.conn, self.tenant_id, list(asset_ids), embargo=until)
 
     def set_rights_expiry(self, asset_ids: list[int], until: datetime | None) -> int:
-        """Hide assets from members from ``until`` on.
-        Stage: :func:`loupe.access.users.set_dates`."""
+        """Hide assets from members from ``until``. Stage: :func:`loupe.access.users.set_dates`."""
         self._manage()
         return access.set_dates(self.conn, self.tenant_id, list(asset_ids),
                                 rights_expiry=until)
@@ -421,111 +354,6 @@ class Library:
         """Change fusion settings. Stage: :func:`loupe.fusion.settings.change`."""
         return fusion_config.change(self.conn, self.tenant_id, **changes)
 
-    # -- search by image (X1; loupe.similar) -----------------------------------------
-
-    def similar(self, asset_id: int | None = None, *, file: str | Path | None = None,
-                radius: int | None = None, limit: int = 20, offset: int = 0,
-                max_pixels: int | None = None, full_decode_pixels: int | None = None):
-        """Assets that look like an asset or an image file.
-        Stage: :func:`loupe.similar.search.find_similar`."""
-        return _similar().find_similar(
-            self, asset_id, file=file, radius=radius, limit=limit, offset=offset,
-            max_pixels=max_pixels, full_decode_pixels=full_decode_pixels)
-
-    def duplicates(self, *, radius: int | None = None) -> list[dict[str, Any]]:
-        """Near-duplicate and exact-bytes groups of readable assets.
-        Stage: :func:`loupe.similar.search.duplicates`."""
-        return _similar().duplicates(self.conn, self.tenant_id, self.viewer,
-                                                   radius=radius)
-
-    def hash(self, *, progress: ProgressFn | None = None) -> dict[str, int]:
-        """Compute missing perceptual hashes. Stage: :func:`loupe.similar.search.backfill`."""
-        return _similar().backfill(self.conn, self.tenant_id, progress=progress)
-
-    # -- machine words (issue 15; loupe.pixels) --------------------------------------
-
-    def enrich(self, *, progress: ProgressFn | None = None) -> dict[str, int]:
-        """Compute missing machine words. Stage: :func:`loupe.pixels.enrich.enrich`."""
-        return machine_words.enrich(self.conn, self.tenant_id, self.languages(),
-                                              progress=progress)
-
-    def machine_settings(self) -> dict[str, Any]:
-        """The machine words' settings. Stage: :func:`loupe.pixels.enrich.settings`."""
-        return machine_words.settings(self.conn, self.tenant_id)
-
-    def set_machine_settings(self, **changes: Any) -> dict[str, Any]:
-        """Change the machine words' settings.
-        Stage: :func:`loupe.pixels.enrich.change_settings`."""
-        return machine_words.change_settings(self.conn, self.tenant_id, **changes)
-
-    # -- people (X2; loupe.faces.people) ---------------------------------------------
-
-    def _viewer_name(self) -> str:
-        return self.viewer.name or "owner"
-
-    def faces(self, *, progress: ProgressFn | None = None,
-              limit: int | None = None) -> dict[str, Any]:
-        """Find and cluster the faces not scanned yet. Stage: :func:`loupe.faces.people.scan`."""
-        self._manage()
-        return _people().scan(self.conn, self.tenant_id, self.languages(),
-                                           progress=progress, limit=limit)
-
-    def faces_status(self) -> dict[str, Any]:
-        """Face detection's availability and counts. Stage: :func:`loupe.faces.people.stats`."""
-        return _people().stats(self.conn, self.tenant_id)
-
-    def people(self, *, hidden: bool = False) -> list[dict[str, Any]]:
-        """People on readable assets (``hidden``: admins only).
-        Stage: :func:`loupe.faces.people.people`."""
-        return _people().people(self.conn, self.tenant_id, self.viewer.params(),
-                                             hidden=hidden and self.viewer.see_all)
-
-    def person(self, person_id: int) -> dict[str, Any]:
-        """One person and its readable faces. Stage: :func:`loupe.faces.people.person`."""
-        return _people().person(self.conn, self.tenant_id, self.viewer.params(),
-                                             person_id)
-
-    def asset_faces(self, asset_id: int) -> list[dict[str, Any]]:
-        """The faces of one readable asset. Stage: :func:`loupe.faces.people.asset_faces`."""
-        self._asset_row(asset_id)   # AssetNotFound
-        return _people().asset_faces(self.conn, self.tenant_id,
-                                                  self.viewer.params(), asset_id)
-
-    def face_crop(self, face_id: int) -> bytes:
-        """A readable face's JPEG crop. Stage: :func:`loupe.faces.people.crop`."""
-        return _people().crop(self.conn, self.tenant_id, self.viewer.params(),
-                                           face_id)
-
-    def name_person(self, person_id: int, name: str | None) -> dict[str, Any]:
-        """Confirm a person's name (None: remove it). Stage: :func:`loupe.faces.people.name`."""
-        self._manage()
-        return _people().name(self.conn, self.tenant_id, self.languages(),
-                                           person_id, name, by=self._viewer_name())
-
-    def merge_people(self, source: int, target: int) -> dict[str, Any]:
-        """Merge person ``source`` into ``target``. Stage: :func:`loupe.faces.people.merge`."""
-        self._manage()
-        return _people().merge(self.conn, self.tenant_id, self.languages(),
-                                            source, target, by=self._viewer_name())
-
-    def split_person(self, person_id: int, face_ids: list[int]) -> dict[str, Any]:
-        """Move faces to a new unnamed person. Stage: :func:`loupe.faces.people.split`."""
-        self._manage()
-        return _people().split(self.conn, self.tenant_id, self.languages(),
-                                            person_id, face_ids)
-
-    def hide_person(self, person_id: int, hidden: bool = True) -> dict[str, Any]:
-        """Hide (or show again) a person. Stage: :func:`loupe.faces.people.hide`."""
-        self._manage()
-        return _people().hide(self.conn, self.tenant_id, self.languages(),
-                                           person_id, hidden)
-
-    def reject_face(self, face_id: int) -> dict[str, Any]:
-        """"Not this person", remembered. Stage: :func:`loupe.faces.people.reject`."""
-        self._manage()
-        return _people().reject(self.conn, self.tenant_id, self.languages(),
-                                             face_id, by=self._viewer_name())
-
     # -- conversational search (X4; loupe.conversation) ------------------------------
 
     def ask(self, sentence: str, *, conversation: int | None = None, lang: str | None = None,
@@ -548,8 +376,7 @@ class Library:
 
     def conversation(self, conversation: int) -> dict[str, Any]:
         """One of the viewer's conversations. Stage: :func:`loupe.conversation.store.get`."""
-        return _store().get(self.conn, self.tenant_id, self.viewer,
-                                                conversation)
+        return _store().get(self.conn, self.tenant_id, self.viewer, conversation)
 
     def conversations(self) -> list[dict[str, Any]]:
         """The viewer's conversations. Stage: :func:`loupe.conversation.store.listing`."""
@@ -565,5 +392,6 @@ class Library:
             run_search=run)
 
     def delete_conversation(self, conversation: int) -> None:
-        """Delete one of the viewer's conversations. Stage: :func:`loupe.conversation.store.delete`."""
+        """Delete one of the viewer's conversations. Raises ConversationNotFound.
+        Stage: :func:`loupe.conversation.store.delete`."""
         _store().delete(self.conn, self.tenant_id, self.viewer, conversation)
