@@ -267,7 +267,9 @@ def person(conn: psycopg.Connection, tenant_id: int, viewer: dict[str, Any],
 
 def asset_faces(conn: psycopg.Connection, tenant_id: int, viewer: dict[str, Any],
                 asset_id: int) -> list[dict[str, Any]]:
-    """The faces of one asset the viewer may read (none when it may not)."""
+    """The faces of one asset the viewer may read (none when it may not),
+    with their people's labels. :meth:`loupe.Library.asset_faces` first
+    raises AssetNotFound for an asset that does not exist or is not readable."""
     return [{"id": r[0], "person_id": r[1], "label": label(r[2], r[3]) if r[1] else None,
              "confirmed": r[4], "box": [r[5], r[6], r[7], r[8]]}
             for r in conn.execute(q.ASSET_FACES, {"asset_id": asset_id, "tenant_id": tenant_id,
