@@ -354,7 +354,7 @@ class Library(ModelMethods, PeopleMethods):
         """Change fusion settings. Stage: :func:`loupe.fusion.settings.change`."""
         return fusion_config.change(self.conn, self.tenant_id, **changes)
 
-    # -- conversational search (X4; loupe.conversation) ------------------------------
+    # -- conversational search (X4; loupe.conversation) ---------------------------------
 
     def ask(self, sentence: str, *, conversation: int | None = None, lang: str | None = None,
             limit: int = 20, offset: int = 0, clock: datetime | None = None,
@@ -370,26 +370,25 @@ class Library(ModelMethods, PeopleMethods):
                 characters or 120 words, unsupported language, 200 turns.
             loupe.conversation.store.ConversationNotFound: not one of the viewer's.
         """
-        return _csearch().ask(
-            self, sentence, conversation=conversation, lang=lang, limit=limit, offset=offset,
-            clock=clock, run_search=run)
+        return _csearch().ask(self, sentence, conversation=conversation, lang=lang,
+                              limit=limit, offset=offset, clock=clock, run_search=run)
 
     def conversation(self, conversation: int) -> dict[str, Any]:
-        """One of the viewer's conversations. Stage: :func:`loupe.conversation.store.get`."""
+        """One of the viewer's conversations with its turns
+        (:func:`loupe.conversation.store.get`). Raises ConversationNotFound."""
         return _store().get(self.conn, self.tenant_id, self.viewer, conversation)
 
     def conversations(self) -> list[dict[str, Any]]:
-        """The viewer's conversations. Stage: :func:`loupe.conversation.store.listing`."""
+        """The viewer's conversations, most recent first (at most 50)
+        (:func:`loupe.conversation.store.listing`)."""
         return _store().listing(self.conn, self.tenant_id, self.viewer)
 
     def edit_conversation(self, conversation: int, *, filter: dict | None, text: str = "",
                           limit: int = 20, offset: int = 0, run: bool = True) -> dict[str, Any]:
         """Set a conversation's state by hand (a chip removed or edited) and
-        search it, as :meth:`ask` (:func:`loupe.conversation.search.edit`).
-        Raises FilterError: a tree outside the contract."""
-        return _csearch().edit(
-            self, conversation, filter=filter, text=text, limit=limit, offset=offset,
-            run_search=run)
+        search it, as :meth:`ask`. Raises FilterError: a tree outside the contract."""
+        return _csearch().edit(self, conversation, filter=filter, text=text, limit=limit,
+                               offset=offset, run_search=run)
 
     def delete_conversation(self, conversation: int) -> None:
         """Delete one of the viewer's conversations. Raises ConversationNotFound.
