@@ -11,6 +11,7 @@ from typing import Any
 
 import psycopg
 
+from .access.viewer import Viewer
 from .ingest.pipeline import ProgressFn
 from .models import registry, runtime
 from .models.embedders import Embedder
@@ -30,6 +31,7 @@ class ModelMethods:
     conn: psycopg.Connection
     home: Path
     tenant_id: int
+    viewer: Viewer
 
     # -- models and vector lanes (loupe.vector.lanes, loupe.models.registry) ---------
 
