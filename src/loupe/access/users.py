@@ -68,7 +68,8 @@ def _create(conn, stmt, params, name) -> int:
 
 def create_user(conn: psycopg.Connection, tenant_id: int, name: str, password: str, *,
                 admin: bool = False) -> dict[str, Any]:
-    """Create a user. Returns ``{"id", "name", "admin", "groups"}``.
+    """Create a user; an admin sees everything in the tenant. Returns
+    ``{"id", "name", "admin", "groups"}``.
 
     Raises:
         AccessError: name taken or invalid, password shorter than MIN_PASSWORD.
@@ -171,6 +172,26 @@ def grant(conn: psycopg.Connection, tenant_id: int, principal: str, *,
                                 "tenant_id": tenant_id})
 
 
+def grant_named(conn: psycopg.Connection, tenant_id: int, principal: str, *,
+                collection: str | None = None, asset_id: int | None = None,
+                revoke: bool = False) -> None:
+    """:func:`grant` with the collection named as a user writes it, as for a
+    search's scope (path, ``id:42`` or full path, sub-collections included:
+    :func:`loupe.scopes.search.collection_id`); what
+    :meth:`loupe.Library.grant` does for an admin.
+
+    Raises:
+        AccessError: not exactly one of ``collection`` / ``asset_id``.
+        UnknownUser: no such user or group.
+        loupe.scopes.search.UnknownScope: no such collection, or a path that
+            names several (the message lists their ids).
+    """
+    from ..scopes.search import collection_id
+
+    coll = collection_id(conn, tenant_id, collection) if collection else None
+    grant(conn, tenant_id, principal, collection_id=coll, asset_id=asset_id, revoke=revoke)
+
+
 def grants(conn: psycopg.Connection, tenant_id: int) -> list[dict[str, Any]]:
     """Every grant: ``{"principal", "kind", "on", "target", "collection_id",
     "full_path"}`` (the last two for a collection grant, else None)."""
@@ -183,7 +204,9 @@ def set_dates(conn: psycopg.Connection, tenant_id: int, asset_ids: list[int],
               *, embargo: datetime | None | bool = False,
               rights_expiry: datetime | None | bool = False) -> int:
     """Set (or clear with None) the embargo and/or the usage-rights expiry of
-    assets; an argument left False is not touched. Returns the number of
+    assets; an argument left False is not touched. Members do not see an
+    asset until its embargo ends, nor from the moment its usage rights
+    expire; the owner and admins always do. Returns the number of
     assets of this tenant updated (others are ignored)."""
     n = 0
     with conn.transaction():

@@ -56,7 +56,10 @@ def asset_record(conn: psycopg.Connection, home: Path, tenant_id: int, row: tupl
     turn the picture a quarter), ``stored_width``/``stored_height``, and
     ``files`` (``{"path", "collection", "sidecar", "metadata"}``),
     ``documents`` (one per language) and ``machine`` (:func:`machine_facts`)
-    as the viewer may read them."""
+    as the viewer may read them. :meth:`loupe.Library.show` takes ``row``
+    from :func:`asset_row`, which raises AssetNotFound for an asset that does
+    not exist in the tenant or that the viewer may not read (the two are not
+    told apart)."""
     asset = dict(zip(ASSET_COLUMNS, row))
     params = {"tenant_id": tenant_id, "asset_id": asset["id"], **viewer.params()}
     asset["stored_width"], asset["stored_height"] = asset["width"], asset["height"]
@@ -94,10 +97,11 @@ def machine_facts(conn: psycopg.Connection, asset_id: int,
 
 
 def thumbnail_path(home: Path, row: tuple) -> Path:
-    """The thumbnail file of the asset of ``row``.
+    """The thumbnail file of the asset of ``row`` (WebP, longest side 384 px).
 
     Raises:
-        AssetNotFound: the asset has no thumbnail, or its file is gone.
+        AssetNotFound: the asset has no thumbnail, or its file is gone (and,
+            from :func:`asset_row`, no such asset or not readable).
     """
     thumb = row[ASSET_COLUMNS.index("thumbnail")]
     if not thumb or not (home / thumb).is_file():
@@ -135,10 +139,14 @@ def open_original(conn: psycopg.Connection, tenant_id: int, viewer: Viewer,
                   row: tuple) -> tuple[BinaryIO, Path]:
     """The first file (by path, among those ``viewer`` may read) of the asset
     of ``row`` that still holds its bytes (:func:`open_verified`), opened:
-    ``(binary file object at offset 0, path)``.
+    ``(binary file object at offset 0, path)``. A file replaced by a link or
+    by other bytes since the ingest is never served: read what is returned,
+    not the path (:meth:`loupe.Library.original` gives only the path, checked
+    the same way, then closed).
 
     Raises:
-        AssetNotFound: no file of it on disk holds its bytes any more.
+        AssetNotFound: no file of it on disk holds its bytes any more (and,
+            from :func:`asset_row`, no such asset or not readable).
     """
     sha, size = bytes(row[1]), row[2]
     for f in conn.execute(q.ASSET_FILES, {"tenant_id": tenant_id, "asset_id": row[0],
@@ -161,7 +169,8 @@ def collections(conn: psycopg.Connection, tenant_id: int, viewer: Viewer) -> lis
 
 def stats(conn: psycopg.Connection, tenant_id: int) -> dict[str, Any]:
     """Counts of the tenant's ``assets``, ``files``, ``collections`` and
-    ``documents`` (language → count)."""
+    ``documents`` (language → count); :meth:`loupe.Library.stats` adds
+    ``tenant`` and ``languages``."""
     row = conn.execute(q.STATS, {"tenant_id": tenant_id}).fetchone()
     docs = {r[0]: r[1] for r in conn.execute(q.DOC_COUNTS, {"tenant_id": tenant_id})}
     return {"assets": row[0], "files": row[1], "collections": row[2], "documents": docs}

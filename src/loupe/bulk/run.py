@@ -37,9 +37,22 @@ def bulk(lib: Any, action: str, value: Any, *, query: str, scope: str | list[str
          lang: str | None, confirm: bool, any_term: bool, dry_run: bool,
          filters: Any) -> dict[str, Any]:
     """``action`` applied to every asset ``lib.search`` finds (≤ :data:`BULK_MAX`)
-    for ``lib``'s viewer; ``lib`` is a :class:`loupe.Library` (its
-    connection, tenant, viewer, languages and search). See
-    :meth:`loupe.Library.bulk` for the arguments, result and errors."""
+    for ``lib``'s viewer (what :meth:`loupe.Library.bulk` does for an admin);
+    ``lib`` is a :class:`loupe.Library` (its connection, tenant, viewer,
+    languages and search). ``query``, ``scope``, ``lang`` (None: every
+    language's) and ``filters`` as for :meth:`loupe.Library.search`. In one
+    transaction, audited (:func:`loupe.bulk.actions.apply_action` gives the
+    result's shape): directly when the result is complete, otherwise only
+    with ``confirm``. By default only assets holding every query term;
+    ``any_term``: every ranked asset. ``dry_run``: what would be done, nothing
+    written.
+
+    Raises:
+        loupe.bulk.BulkError: unknown action or bad value.
+        loupe.bulk.ConfirmationRequired: not complete and not confirmed.
+        loupe.scopes.search.UnknownScope: a collection that does not exist
+            or a path naming several.
+    """
     scope_ids, label = audit_scope(lib, scope, filters)
 
     def run():

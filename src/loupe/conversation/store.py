@@ -194,14 +194,14 @@ def edit(conn: psycopg.Connection, tenant_id: int, viewer, cid: int, *,
     no sentence.  The tree is checked by the filter tree's own parser
     (:func:`loupe.filters.parse`).  Raises :class:`loupe.filters.FilterError`
     naming the bad node, :class:`StateTooLarge` for a state past a bound (text
-    over ``MAX_TEXT_CHARS``, JSON over ``MAX_STATE_CHARS``)."""
+    over ``MAX_TEXT_CHARS``, JSON over ``MAX_STATE_CHARS``; checked once, by
+    :func:`_record`, before it writes)."""
     from ..filters import parse as parse_tree
 
     if filter is not None:
         filter = parse_tree(filter).to_json()
     if not isinstance(text, str):
         raise ValueError("the free text must be a string")
-    check_state({"filter": filter, "text": text.strip()}, cid)   # before any write
     if "\x00" in text or (filter is not None and "\\u0000" in json.dumps(filter)):
         raise ValueError("the state holds a NUL character")
     new = State(filter, text.strip())

@@ -64,8 +64,20 @@ def prepare_session(conn: psycopg.Connection) -> None:
 
 
 def connect(home: Path, database_url: str | None, *, create: bool) -> psycopg.Connection:
-    """An autocommit connection to library ``home``'s migrated database
-    (see :meth:`loupe.Library.open` for the errors); closed again on error."""
+    """An autocommit connection to library ``home``'s migrated database:
+    the embedded PostgreSQL is started when no URL is configured (argument,
+    then ``LOUPE_DATABASE_URL``), pending migrations are applied and the
+    session prepared; closed again on error. With ``create`` (what ``loupe
+    init`` does) a home without a library gets one.
+
+    Raises:
+        loupe.db.DatabaseUnavailable: no database could be reached.
+        LibraryNotInitialized: no library there and ``create`` is false.
+        loupe.db.migrate.MigrationError: an applied migration file was edited
+            or renamed (docs/architecture.md, "Migrations").
+        loupe.lexical.settings.SettingError: ``LOUPE_HNSW_EF_SEARCH`` or
+            ``LOUPE_QUERY_VECTOR_CACHE`` is not a whole number in its range.
+    """
     url_given = database_url or os.environ.get(DATABASE_URL_ENV)
     if not create and not url_given and not (home / "pgdata").is_dir():
         raise LibraryNotInitialized(
@@ -100,12 +112,30 @@ def tenant_id(conn: psycopg.Connection, tenant: str, *, create: bool) -> int:
     return row[0]
 
 
+def open_tenant(home: Path, database_url: str | None, tenant: str, *,
+                create: bool) -> tuple[psycopg.Connection, int]:
+    """What :meth:`loupe.Library.open` does: :func:`connect` (its errors),
+    then :func:`tenant_id` of ``tenant`` (created with ``create``; raises
+    UnknownTenant otherwise). Returns ``(connection, tenant id)``; the
+    connection is closed again when binding to the tenant fails."""
+    conn = connect(home, database_url, create=create)
+    try:
+        return conn, tenant_id(conn, tenant, create=create)
+    except BaseException:
+        conn.close()
+        raise
+
+
 def stop(home: Path, database_url: str | None, *, force: bool) -> dict:
-    """Stop library ``home``'s embedded server (:func:`loupe.db.server.stop_embedded`).
+    """Stop library ``home``'s embedded server (``loupe stop``), after
+    dropping the pids of dead processes from its users
+    (:func:`loupe.db.server.stop_embedded`): ``{"pgdata", "was_running",
+    "stopped", "stale_handles_removed", "users"}``.
 
     Raises:
         ValueError: a database URL is configured (Loupe does not manage that server).
-        loupe.db.server.ServerInUse, loupe.db.DatabaseUnavailable: as ``stop_embedded``.
+        loupe.db.server.ServerInUse: other live processes use it and ``force``
+            is false. loupe.db.DatabaseUnavailable: ``pg_ctl`` failed.
     """
     from .server import stop_embedded
 

@@ -11,6 +11,7 @@ import psycopg
 
 from .. import queries as q
 from .compile import rebuild_documents
+from .languages import validate_languages
 from .vocabulary import AFFECTED_ASSETS, read_vocabulary, store_vocabulary
 
 
@@ -20,10 +21,16 @@ def languages(conn: psycopg.Connection, tenant_id: int) -> list[str]:
 
 
 def set_languages(conn: psycopg.Connection, tenant_id: int, langs: list[str]) -> None:
-    """Make ``langs`` (validated: :func:`loupe.document.languages.validate_languages`)
-    the library languages: every asset's documents rebuilt for them, the
-    statistics of languages left out dropped. Nothing is done when they are
-    the current ones."""
+    """Make ``langs`` the library languages (one search document per asset
+    per language; the list replaces the previous one, first = default query
+    language): every asset's documents rebuilt for them, the statistics of
+    languages left out dropped. Nothing is done when they are the current ones.
+
+    Raises:
+        ValueError: an empty list or an unknown code
+            (:func:`loupe.document.languages.validate_languages`).
+    """
+    langs = validate_languages(langs)
     if langs == languages(conn, tenant_id):
         return
     with conn.transaction():
@@ -35,9 +42,11 @@ def set_languages(conn: psycopg.Connection, tenant_id: int, langs: list[str]) ->
 
 def import_vocabulary(conn: psycopg.Connection, tenant_id: int, langs: list[str],
                       path: str | Path, name: str | None = None) -> dict[str, Any]:
-    """Import (or replace) the vocabulary in file ``path`` (named ``name``, else
-    as the file says; :func:`loupe.document.vocabulary.read_vocabulary`) and
-    rebuild, in ``langs``, the documents of the assets tagged before or after.
+    """Import (or replace) the controlled vocabulary in file ``path`` (JSON,
+    CSV or SKOS; named ``name``, else as the file says;
+    :func:`loupe.document.vocabulary.read_vocabulary`) and rebuild, in
+    ``langs``, the documents of the assets tagged before or after, all in one
+    transaction.
 
     Returns ``{"vocabulary", "terms", "assets_tagged", "documents_rebuilt"}``.
 

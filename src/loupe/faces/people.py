@@ -97,7 +97,8 @@ def scan(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
          progress: Callable[[int, int], None] | None = None, limit: int | None = None,
          max_pixels: int = DEFAULT_MAX_PIXELS) -> dict[str, int]:
     """Find the faces of every asset the installed detector has not scanned
-    yet (at most ``limit``), then :func:`cluster` them.
+    yet (at most ``limit``), then :func:`cluster` them; resumable.
+    :meth:`loupe.Library.faces` is for the owner and admins (AccessError).
 
     Returns ``{"scanned", "faces", "skipped", "failed", "pending", "people"}``
     (pending: assets still left; people: new people opened).
@@ -230,7 +231,8 @@ def people(conn: psycopg.Connection, tenant_id: int, viewer: dict[str, Any], *,
     """People with at least one face on an asset the viewer may read:
     ``[{"id", "number", "name", "label", "hidden", "assets", "faces",
     "unconfirmed", "cover_face"}]``, named first, then by assets. Counts are
-    of readable assets only."""
+    of readable assets only. ``hidden``: hidden people too (:meth:`loupe.Library.people`
+    grants it to the owner and admins only)."""
     rows = conn.execute(q.PEOPLE, {"tenant_id": tenant_id, "hidden": hidden, "limit": limit,
                                    **viewer}).fetchall()
     return [{"id": r[0], "number": r[1], "name": r[2], "label": label(r[1], r[2]),
@@ -265,7 +267,9 @@ def person(conn: psycopg.Connection, tenant_id: int, viewer: dict[str, Any],
 
 def asset_faces(conn: psycopg.Connection, tenant_id: int, viewer: dict[str, Any],
                 asset_id: int) -> list[dict[str, Any]]:
-    """The faces of one asset the viewer may read (none when it may not)."""
+    """The faces of one asset the viewer may read (none when it may not),
+    with their people's labels. :meth:`loupe.Library.asset_faces` first
+    raises AssetNotFound for an asset that does not exist or is not readable."""
     return [{"id": r[0], "person_id": r[1], "label": label(r[2], r[3]) if r[1] else None,
              "confirmed": r[4], "box": [r[5], r[6], r[7], r[8]]}
             for r in conn.execute(q.ASSET_FACES, {"asset_id": asset_id, "tenant_id": tenant_id,

@@ -23,7 +23,10 @@ FUSION_BOUNDS = {"w_lexical": (0.0, 10.0), "w_text": (0.0, 10.0), "w_image": (0.
 
 
 def read(conn: psycopg.Connection, tenant_id: int) -> dict[str, Any]:
-    """``{"w_lexical", "w_text", "w_image"}`` (floats) and ``"rrf_k"`` (int)."""
+    """The fusion settings (SPEC F1): ``{"w_lexical", "w_text", "w_image"}``
+    (floats) and ``"rrf_k"`` (int). rrf(d) = Σ w_lane / (k + rank), defaults
+    w 1 and k 60: plain reciprocal rank fusion (Cormack, Clarke and Büttcher,
+    SIGIR 2009)."""
     row = conn.execute(q.FUSION_SETTINGS, {"tenant_id": tenant_id}).fetchone()
     return {"w_lexical": float(row[0]), "w_text": float(row[1]), "w_image": float(row[2]),
             "rrf_k": int(row[3])}
@@ -31,7 +34,7 @@ def read(conn: psycopg.Connection, tenant_id: int) -> dict[str, Any]:
 
 def change(conn: psycopg.Connection, tenant_id: int, **changes: Any) -> dict[str, Any]:
     """Store ``changes`` (keys as :func:`read` returns) after checking every
-    value; returns the settings.
+    value, for the next search; returns the settings.
 
     Raises:
         ValueError: an unknown key, a value that is not a finite number (k:

@@ -68,6 +68,25 @@ def check_max_pixels(max_pixels: Any) -> None:
                          f"1 and {MAX_PIXELS_LIMIT:,}")
 
 
+def ingest(conn: psycopg.Connection, tenant_id: int, home: Path, path: str | Path, *,
+           progress: ProgressFn | None = None, max_pixels: int | None = None,
+           on_wait: Callable[[str], None] | None = None) -> IngestSummary:
+    """What :meth:`loupe.Library.ingest` does: every image under ``path``
+    ingested by an :class:`Ingester` (:meth:`Ingester.ingest`; while another
+    ingest of the same folder runs, it waits for it, telling ``on_wait``).
+    ``max_pixels``: the decompression-bomb ceiling (width x height), default
+    150,000,000, at most :data:`MAX_PIXELS_LIMIT`, checked before any work.
+
+    Raises:
+        NotADirectoryError: ``path`` is not a folder.
+        ValueError: ``max_pixels`` out of its range (:func:`check_max_pixels`).
+    """
+    check_max_pixels(max_pixels)
+    kwargs = {"max_pixels": max_pixels} if max_pixels else {}
+    return Ingester(conn, tenant_id, home, **kwargs).ingest(path, progress=progress,
+                                                            on_wait=on_wait)
+
+
 @dataclass
 class Failure:
     """A file that could not be ingested: path, kind (see ``BadFile.KINDS``) and reason."""

@@ -167,7 +167,8 @@ def change(conn, tenant_id: int, langs: list[str], **changes) -> dict:
     each of ``langs`` in the same transaction. Returns the settings.
 
     Raises:
-        ValueError: an unknown key. SettingError: a value out of its range.
+        ValueError: an unknown key. SettingError: a value out of its range
+            (the message names the setting and its bound).
     """
     from .. import queries as q
 

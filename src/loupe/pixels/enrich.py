@@ -30,6 +30,8 @@ def settings(conn: psycopg.Connection, tenant_id: int) -> dict:
 def change_settings(conn: psycopg.Connection, tenant_id: int, **changes: Any) -> dict:
     """Change ``ocr`` (bool), ``ocr_budget_ms`` (whole number within
     100-60,000) or ``ocr_min_score`` (0-1); returns the settings now stored.
+    OCR turned on makes OCR "missing" for every asset at the next
+    :func:`enrich`.
 
     Raises:
         ValueError: an unknown key or a value out of its bound (named).
@@ -74,8 +76,8 @@ def facts_for(path: str, opts: dict, fileobj=None) -> MachineFacts:
 
 def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
            progress: Callable[[int, int], None] | None = None, batch: int = 64) -> dict:
-    """Compute missing machine facts of the tenant's assets and rebuild their
-    documents. Returns ``{"computed", "warnings", "ocr_read", "pending"}``."""
+    """Compute missing machine facts (machine words) of the tenant's assets
+    and rebuild their documents; resumable (what is done stays done). Returns ``{"computed", "warnings", "ocr_read", "pending"}``."""
     opts = settings(conn, tenant_id)
     params = {"tenant_id": tenant_id, "version": VERSION, "ocr": opts["ocr"]}
     total = conn.execute(q.COUNT_MISSING, params).fetchone()[0]

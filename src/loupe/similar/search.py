@@ -150,6 +150,24 @@ def _components(pairs: list[tuple[int, int, int]]) -> list[list[int]]:
     return sorted((sorted(g) for g in groups.values()), key=lambda g: g[0])
 
 
+def duplicates(conn: psycopg.Connection, tenant_id: int, viewer: Any, *,
+               radius: int | None = None) -> list[dict[str, Any]]:
+    """What :meth:`loupe.Library.duplicates` does: missing hashes computed
+    first (:func:`backfill`), then :func:`duplicate_groups` of the assets
+    ``viewer`` (a :class:`loupe.access.viewer.Viewer`) may read, within
+    ``radius`` (None: :data:`DEFAULT_RADIUS`), as dicts with byte sizes.
+
+    Raises:
+        SimilarError: radius outside 0..15.
+    """
+    from dataclasses import asdict
+
+    backfill(conn, tenant_id)
+    return [asdict(g) for g in duplicate_groups(
+        conn, tenant_id, radius=DEFAULT_RADIUS if radius is None else radius,
+        viewer=viewer.params())]
+
+
 def duplicate_groups(conn: psycopg.Connection, tenant_id: int, *, radius: int,
                      viewer: dict[str, Any]) -> list[DuplicateGroup]:
     """Near-duplicate groups (readable assets within ``radius`` of another)
@@ -368,12 +386,29 @@ def _file_hash(path: str, max_pixels: int,
     return h.phash, frame
 
 
-def find_similar(lib, asset_id: int | None = None, *, file: str | None = None,
-                 radius: int = DEFAULT_RADIUS, limit: int = 20, offset: int = 0,
+def find_similar(lib, asset_id: int | None = None, *, file: str | os.PathLike | None = None,
+                 radius: int | None = DEFAULT_RADIUS, limit: int = 20, offset: int = 0,
                  max_pixels: int | None = None,
-                 full_decode_pixels: int = QUERY_FULL_DECODE_PIXELS) -> SimilarResult:
-    """What :meth:`loupe.Library.similar` does (see there); a file is read by
-    :func:`_file_hash` under ``max_pixels`` and ``full_decode_pixels``."""
+                 full_decode_pixels: int | None = QUERY_FULL_DECODE_PIXELS) -> SimilarResult:
+    """Assets that look like asset ``asset_id`` or like the image ``file``
+    (not ingested), as ``lib``'s viewer may see them (what
+    :meth:`loupe.Library.similar` does): pHash within ``radius`` bits
+    (None: :data:`DEFAULT_RADIUS`), nearest first, fused with the image lane
+    when one is installed; ``limit`` results from ``offset`` on. A file is
+    read by :func:`_file_hash` under ``max_pixels`` and
+    ``full_decode_pixels`` (None: :data:`QUERY_FULL_DECODE_PIXELS`, 25 MP).
+
+    Raises:
+        loupe.assets.view.AssetNotFound: no such asset, or one the viewer may
+            not read (the two are not told apart).
+        SimilarError: ``file`` not an image Loupe can read, over
+            ``max_pixels`` or (unless a JPEG) ``full_decode_pixels``; radius
+            outside 0..15; both or neither of an asset and a file; a bad
+            limit/offset.
+    """
+    radius = DEFAULT_RADIUS if radius is None else radius
+    full_decode_pixels = full_decode_pixels or QUERY_FULL_DECODE_PIXELS
+    file = str(file) if file is not None else None
     from ..ingest.image import DEFAULT_MAX_PIXELS
     from ..models.embedders import ModelError
     from ..queries import HIT_DETAILS

@@ -67,6 +67,7 @@ def use(conn: psycopg.Connection, home: Path, tenant_id: int, name: str,
         lane: str) -> dict[str, Any]:
     """Make ``name`` the model of the tenant's ``lane`` and create its HNSW
     index: ``{"lane", "model", "dims", "content_sha256"[, "vectors_removed"]}``.
+    Its vectors are computed by :func:`embed` (``loupe embed``).
 
     Raises:
         ValueError: a lane other than image/text.
@@ -93,8 +94,10 @@ def use(conn: psycopg.Connection, home: Path, tenant_id: int, name: str,
 
 def variants(conn: psycopg.Connection, home: Path, tenant_id: int, name: str,
              lang: str) -> dict[str, int]:
-    """The :data:`VARIANTS` vector sets of image-text model ``name`` over the
-    tenant's assets, captions in ``lang`` (:func:`loupe.vector.embed.build_variants`).
+    """The :data:`VARIANTS` vector sets ("image", "caption" and "both") of
+    image-text model ``name`` over the tenant's assets, captions in ``lang``,
+    for the evaluation instrument (SPEC V7, E4;
+    :func:`loupe.vector.embed.build_variants`).
 
     Raises:
         ModelError: unknown model, or one that does not encode both images and text.

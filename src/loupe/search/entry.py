@@ -1,0 +1,75 @@
+"""The two entry points of a search, as :class:`loupe.Library` exposes them:
+:func:`search` checks the page and the language, then runs the search
+pipeline (:class:`loupe.search.pipeline.SearchPipeline`), or the filtered
+search when a filter tree is given (:func:`loupe.filters.search.filtered_search`,
+which runs the same pipeline with the tree as its clause and scope);
+:func:`facets` counts values over a search's whole result.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..document.languages import query_language
+from ..filters import facets as filter_facets, search as filter_search
+from .pipeline import BULK_MAX, SearchPipeline, SearchRequest, check_page
+from .result import SearchResult
+
+if TYPE_CHECKING:
+    from ..library import Library
+
+
+def search(lib: "Library", query: str, *, lang: str | None = None, limit: int = 20,
+           offset: int = 0, scope: str | list[str] | None = None, title_band: bool = False,
+           filters: Any = None, facets: bool = False) -> SearchResult:
+    """Search ``lib``'s tenant as its viewer (:meth:`loupe.Library.search`).
+
+    ``scope``: a collection (path, ``id:42`` or full path) with its
+    sub-collections, or a list of them (their union). ``lang``: search that
+    language's documents, else every library language's (an asset's best).
+    ``title_band``: every asset whose title holds all the terms stays
+    reachable past the caps (SPEC C2). ``filters``: a filter tree
+    (docs/filters.md); with an empty ``query`` the result is the filtered
+    set, newest first. ``facets``: the result carries :func:`facets` of the
+    same arguments. ``limit`` hits from ``offset`` on.
+
+    Raises:
+        ValueError: ``limit`` outside [1, BULK_MAX], ``offset`` outside [0,
+            OFFSET_MAX] (checked first), ``lang`` not a library language, a
+            stored setting out of range, or the query too long
+            (loupe.lexical.search.MAX_QUERY_*).
+        loupe.scopes.search.UnknownScope: the scope names no collection.
+        loupe.filters.FilterError: a bad filter tree (the node is named) or a
+            collection it names does not exist.
+    """
+    check_page(limit, offset)
+    langs = [query_language(lib.languages(), lang)] if lang else lib.languages()
+    if filters is not None:   # issue 17: the filtered set is the search's scope
+        res = filter_search.filtered_search(lib, query, langs, limit, offset, scope, filters)
+    else:
+        res = SearchPipeline(lib).run(SearchRequest(query, langs, limit, offset, scope,
+                                                    title_band))
+    if facets:
+        res.facets = lib.facets(query, lang=lang, scope=scope, filters=filters)
+    return res
+
+
+def facets(lib: "Library", query: str = "", *, filters: Any = None,
+           scope: str | list[str] | None = None, lang: str | None = None,
+           top: int = filter_facets.TOP) -> dict[str, Any]:
+    """Top ``top`` values per facet of the whole result of :func:`search`
+    with the same arguments (:meth:`loupe.Library.facets`), with counts and
+    the filter node narrowing to each (:func:`loupe.filters.facets.facets`
+    gives the shape): exact when the result is complete (verdict complete,
+    total exact and every hit within BULK_MAX), lower bounds otherwise.
+
+    Raises:
+        ValueError: ``top`` outside [1, 100] (checked before the search), or
+            as :func:`search`.
+        loupe.filters.FilterError, loupe.scopes.search.UnknownScope: as :func:`search`.
+    """
+    filter_facets.check_top(top)   # before the work
+    full = lib.search(query, lang=lang, scope=scope, filters=filters, limit=BULK_MAX)
+    exact = full.verdict == "complete" and full.total_exact and len(full.hits) == full.total
+    return filter_facets.facets(lib.conn, lib.tenant_id, lib.viewer,
+                                [h.asset_id for h in full.hits], exact=exact, top=top)
