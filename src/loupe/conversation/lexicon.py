@@ -226,6 +226,10 @@ DETERMINERS = {"the", "all", "those", "these", "any", "les", "la", "le", "l'", "
 NEG_FILLERS = {"anything", "everything", "all", "any", "every", "stuff", "things", "thing", "those",
                "tout", "toutes", "tous", "ce", "ceux", "celles", "qui", "est", "sont", "ça", "cela",
                "that", "which", "is", "are", "was", "were", "what", "les", "des", "de", "d'", "the"}
+# function words that are not worth reporting when they are all a negation left unread
+NEG_LEFTOVERS = {"from", "in", "at", "of", "by", "on", "to", "for", "with", "de", "du", "des", "d'",
+                 "à", "au", "aux", "en", "par", "dans", "sur", "pour", "avec", "ones", "one", "any",
+                 "more", "plus", "le", "la", "l'", "les", "un", "une", "a", "an", "the"}
 ADD = {"also", "too", "aussi", "également", "add", "ajoute", "ajouter", "plus", "include", "adding",
        "ajoutez", "rajoute", "rajoutez", "inclus", "inclure", "incluez", "additionally", "besides"}
 ADD_PHRASES = {tuple(p.split()) for p in (

@@ -333,8 +333,11 @@ class _Scan:
         def close_neg():
             nonlocal neg_at, neg_used, neg_text
             cue = self.toks[neg_at:neg_end] if neg_at is not None else []
-            if neg_at is not None and neg_text:
-                self.unparsed.append(" ".join(cue + [self.toks[k] for k in neg_text]))
+            # negated free text is reported without its negation word, and without the
+            # function words a read predicate left behind ("not the ones from before 2015")
+            words = [self.toks[k] for k in neg_text if self.low[k] not in L.NEG_LEFTOVERS]
+            if neg_at is not None and words:
+                self.unparsed.append(" ".join(words))
             elif neg_at is not None and not neg_used:
                 self.unparsed.append(" ".join(cue))
             neg_at, neg_used, neg_text = None, False, []

@@ -1,0 +1,41 @@
+"""Conversational compiler, issue 17 third pass (ask3): the classes of misses of
+held-out 2 and the first held-out set, each generalised into a rule and checked
+here with sentences of our own (none copied from a held-out file).  Pure tests:
+the compiler and the state rules, no database."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from loupe.conversation import State, apply, parse
+
+CLOCK = datetime(2026, 6, 15, 12, tzinfo=timezone.utc)
+
+
+def _turn(sentence: str, lang: str = "en", previous: State | None = None):
+    prev = previous or State()
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=not prev.empty())
+    return turn, apply(prev, turn)[0]
+
+
+def test_a_refined_single_valued_predicate_keeps_its_place_in_the_state():
+    prev = State({"all": [{"location": "Oslo"}, {"orientation": "landscape"}, {"colour": "blue"}]}, "trams")
+    turn, state = _turn("actually the vertical ones", previous=prev)
+    assert turn.intent == "refine"
+    assert state.as_dict() == {"filter": {"all": [{"location": "Oslo"}, {"orientation": "portrait"},
+                                                  {"colour": "blue"}]}, "text": "trams"}
+
+
+@pytest.mark.parametrize("sentence,lang,flt,unparsed", [
+    ("drop the fuzzy ones", "en", None, ["fuzzy"]),
+    ("no more screenshots and no more duplicates", "en", {"kind": "screenshot"}, ["duplicates"]),
+    ("sans les doublons", "fr", None, ["doublons"]),
+    ("not the ones from after 2021", "en", {"captured": {"from": "2022-01-01"}}, []),
+    ("pas celles de avant 2010", "fr", {"captured": {"to": "2010-01-01"}}, []),
+])
+def test_negated_free_text_is_reported_without_its_negation_word_or_leftover_connectors(
+        sentence, lang, flt, unparsed):
+    turn, _ = _turn(sentence, lang, State({"colour": "red"}, "tulips"))
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("remove", flt, "", unparsed)
