@@ -39,3 +39,18 @@ def test_negated_free_text_is_reported_without_its_negation_word_or_leftover_con
         sentence, lang, flt, unparsed):
     turn, _ = _turn(sentence, lang, State({"colour": "red"}, "tulips"))
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("remove", flt, "", unparsed)
+
+
+@pytest.mark.parametrize("sentence,lang,flt,unparsed", [
+    ("hide the photos with a plain background", "en", {"background": "uniform"}, []),
+    ("no photos tagged archive", "en", {"keyword": "archive"}, []),
+    ("enlève les photos verticales", "fr", {"orientation": "portrait"}, []),
+    ("pas de photos sombres", "fr", None, ["sombres"]),
+    ("not the photos", "en", {"kind": "photo"}, []),
+    ("sans les photos, ni les icônes", "fr", {"any": [{"kind": "photo"}, {"kind": "icon"}]}, []),
+])
+def test_photos_under_a_negation_is_the_kind_only_when_nothing_follows_it(sentence, lang, flt, unparsed):
+    turn, _ = _turn(sentence, lang, State({"colour": "red"}, "tulips"))
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("remove", flt, "", unparsed)
+    # after "only" the noun keeps its kind: "only photos of X" is photos, not illustrations
+    assert parse("only photos of owls", lang="en", clock=CLOCK, has_previous=True).filter == {"kind": "photo"}

@@ -321,6 +321,18 @@ class _Scan:
             return self.emit(dict(L.PHRASES[tuple(self.low[i:i + k])]), i, i + k, neg)
         return 0
 
+    def more_in_clause(self, i: int) -> bool:
+        """Whether words other than fillers follow i before the clause ends (a comma,
+        a connector or the end).  Under a negation, "not the photos in black and
+        white" names what is taken out after the generic noun "photos"; "not the
+        photos" names photos.  (After "only", "only photos of dogs" stays kind photo.)"""
+        for k in range(i, self.n):
+            if self.low[k] == "," or self.low[k] in L.CONNECT or self.low[k] in L.CONNECT_OR:
+                return False
+            if self.low[k] not in L.FILLERS:
+                return True
+        return False
+
     # -- the scan ----------------------------------------------------------
     def run(self) -> None:
         neg_at: int | None = None       # index of the active negation word
@@ -406,7 +418,9 @@ class _Scan:
                 restrict = False
                 i = j
                 continue
-            if low in L.AMBIGUOUS and (restrict or neg is not None):
+            if low in L.AMBIGUOUS and (restrict or neg is not None) and not (
+                    neg is not None and not restrict and L.AMBIGUOUS[low] == {"kind": "photo"}
+                    and self.more_in_clause(i + 1)):
                 self.emit(dict(L.AMBIGUOUS[low]), i, i + 1, neg)
                 neg_used = neg_used or neg is not None
                 restrict = False
