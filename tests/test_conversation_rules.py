@@ -54,3 +54,26 @@ def test_photos_under_a_negation_is_the_kind_only_when_nothing_follows_it(senten
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("remove", flt, "", unparsed)
     # after "only" the noun keeps its kind: "only photos of X" is photos, not illustrations
     assert parse("only photos of owls", lang="en", clock=CLOCK, has_previous=True).filter == {"kind": "photo"}
+
+
+@pytest.mark.parametrize("sentence,lang,previous,intent,flt", [
+    ("Greece as well", "en", {"country": "Portugal"}, "add", {"country": "Greece"}),
+    ("also norway", "en", {"colour": "blue"}, "add", {"country": "Norway"}),
+    ("enlève l'Espagne", "fr", {"colour": "blue"}, "remove", {"country": "Spain"}),
+    ("Maria Lopes too", "en", {"person": "Eva Lind"}, "add", {"person": "Maria Lopes"}),
+    ("et Paul Girard aussi", "fr", {"creator": "Anne Roy"}, "add", {"creator": "Paul Girard"}),
+    ("only Bergen", "en", {"location": "Oslo"}, "refine", {"location": "Bergen"}),
+    ("not Pedro Alves", "en", {"colour": "blue"}, "remove", {"person": "Pedro Alves"}),
+])
+def test_a_bare_name_alone_after_a_cue_takes_the_field_the_conversation_uses(
+        sentence, lang, previous, intent, flt):
+    prev = State(previous, "boats")
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True, previous=previous)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, "", [])
+
+
+@pytest.mark.parametrize("sentence", ["Spain", "Bergen", "Maria Lopes"])
+def test_a_bare_name_without_a_cue_or_in_a_first_turn_stays_text(sentence):
+    assert parse(sentence, lang="en", clock=CLOCK).text == sentence
+    turn = parse(sentence, lang="en", clock=CLOCK, has_previous=True, previous={"location": "Oslo"})
+    assert (turn.intent, turn.filter, turn.text) == ("replace", None, sentence)

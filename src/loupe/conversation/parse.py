@@ -84,6 +84,23 @@ def tokenize(sentence: str) -> list[str]:
     return out
 
 
+def _leaf_fields(node: Any) -> set[str]:
+    """Fields named anywhere in a filter tree (``all``/``any``/``not`` walked)."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, dict):
+            for k, v in n.items():
+                if k in ("all", "any"):
+                    stack.extend(v)
+                elif k == "not":
+                    stack.append(v)
+                else:
+                    out.add(k)
+    return out
+
+
 def _is_cap(t: str) -> bool:
     return bool(t) and t[0].isalpha() and t[0].isupper()
 
@@ -95,8 +112,11 @@ def _unquote(t: str) -> str | None:
 class _Scan:
     """Left-to-right reading of one sentence (one instance per sentence)."""
 
-    def __init__(self, sentence: str, lang: str, clock: datetime):
+    def __init__(self, sentence: str, lang: str, clock: datetime,
+                 previous: dict | None = None, has_previous: bool = False):
         self.toks = tokenize(sentence)
+        self.has_previous = has_previous or previous is not None
+        self.prev_fields = _leaf_fields(previous)
         self.low = [t.lower() for t in self.toks]
         self.n = len(self.toks)
         self.lang = lang
@@ -309,6 +329,53 @@ class _Scan:
             return self.emit({"country": c}, i, i + 2, neg)
         return 0
 
+    def alone_in_clause(self, i: int, j: int) -> bool:
+        """Whether tokens i..j are the only words of their clause besides cue words,
+        determiners and fillers (the clause ends at a comma or the sentence's end)."""
+        free = L.FILLERS | L.NEGATE | L.RESTRICT | L.ADD | L.CONNECT | L.REPLACE_WORDS
+        k = i - 1
+        while k >= 0 and self.low[k] != ",":
+            if self.role[k] == "text" and self.low[k] not in free:
+                return False
+            k -= 1
+        k = j
+        while k < self.n and self.low[k] != ",":
+            step = max(self.phrase(k, t) for t in (L.ADD_PHRASES, L.NEGATE_PHRASES,
+                                                   L.RESTRICT_PHRASES, L.FILLER_PHRASES))
+            if not step and self.low[k] not in free:
+                return False
+            k += step or 1
+        return True
+
+    def has_cue(self) -> bool:
+        """Whether the sentence holds a negation, restriction or add cue word or phrase."""
+        words = L.NEGATE | L.RESTRICT | L.ADD
+        tables = (L.NEGATE_PHRASES, L.RESTRICT_PHRASES, L.ADD_PHRASES)
+        return any(w in words for w in self.low) or any(
+            self.phrase(k, t) for k in range(self.n) for t in tables)
+
+    def m_bare_name(self, i: int, neg: int | None) -> int:
+        """A name with no cue, alone in its clause of a follow-up turn ("add Spain
+        too", "et Hugo Petit aussi", "retire l'Italie"): a country name (en or fr,
+        any case) is the country; a capitalised name is the person, creator or
+        place field the conversation already filters by (first of person,
+        creator, location), a first and last name with none of them the person.
+        In a first turn, without a cue ("Spain" after "boats" may start a new
+        search), or beside other words, a name stays free text."""
+        if not self.has_previous or _unquote(self.toks[i]) is not None or not self.has_cue():
+            return 0
+        e = self.name_run(i)
+        c = L.countries().get(" ".join(self.low[i:e if e > i else i + 1]))
+        if c and self.alone_in_clause(i, e if e > i else i + 1):
+            return self.emit({"country": c}, i, e if e > i else i + 1, neg)
+        if e == i or not self.alone_in_clause(i, e):
+            return 0
+        name = " ".join(self.toks[i:e])
+        fld = next((f for f in ("person", "creator", "location") if f in self.prev_fields), None)
+        if fld is None and e - i >= 2:
+            fld = "person"
+        return self.emit({fld: name}, i, e, neg) if fld else 0
+
     def m_media(self, i: int, neg: int | None) -> int:
         k = 2 if self.low[i:i + 2] == ["au", "format"] else (1 if self.low[i] in ("format", "type") else 0)
         if i + k < self.n and _MEDIA.match(self.low[i + k]):
@@ -409,7 +476,8 @@ class _Scan:
                 continue
             j = 0
             for m in (self.m_collection, self.m_expiring, self.m_date, self.m_keyword,
-                      self.m_creator, self.m_person, self.m_place, self.m_media, self.m_phrase):
+                      self.m_creator, self.m_person, self.m_place, self.m_media, self.m_phrase,
+                      self.m_bare_name):
                 j = m(i, neg)
                 if j:
                     break
@@ -574,13 +642,15 @@ def describe(node: dict) -> str:
 
 
 def parse(sentence: str, *, lang: str = "en", clock: datetime,
-          has_previous: bool = False) -> Turn:
+          has_previous: bool = False, previous: dict | None = None) -> Turn:
     """Compile one sentence into a :class:`Turn` (no state applied).
 
     ``lang``: "en" or "fr" (cue words of both languages are always read; lang
     picks dateparser's language).  ``clock``: the time "now" for relative
     dates (aware or naive UTC).  ``has_previous``: whether a conversation state
-    exists (decides the intent).  Raises :class:`SentenceError` for an empty
+    exists (decides the intent).  ``previous``: the state's filter tree, or None;
+    its fields decide what a bare name alone in a follow-up means (a person
+    after a person filter, a place after a place filter).  Raises :class:`SentenceError` for an empty
     sentence, one over ``MAX_SENTENCE_CHARS`` characters or ``MAX_TOKENS`` tokens.
     """
     if not isinstance(sentence, str) or not sentence.strip():
@@ -591,7 +661,7 @@ def parse(sentence: str, *, lang: str = "en", clock: datetime,
         raise SentenceError(f"the sentence has {len(sentence)} characters; the limit is {MAX_SENTENCE_CHARS}")
     if lang not in ("en", "fr"):
         raise SentenceError(f"language {lang!r} is not supported (en, fr)")
-    s = _Scan(sentence, lang, clock)
+    s = _Scan(sentence, lang, clock, previous, has_previous)
     if s.n > MAX_TOKENS:
         raise SentenceError(f"the sentence has {s.n} words; the limit is {MAX_TOKENS}")
     s.run()
