@@ -77,3 +77,14 @@ def test_a_bare_name_without_a_cue_or_in_a_first_turn_stays_text(sentence):
     assert parse(sentence, lang="en", clock=CLOCK).text == sentence
     turn = parse(sentence, lang="en", clock=CLOCK, has_previous=True, previous={"location": "Oslo"})
     assert (turn.intent, turn.filter, turn.text) == ("replace", None, sentence)
+
+
+@pytest.mark.parametrize("sentence,lang,flt,text", [
+    ("pictures of Lena Park smiling", "en", {"person": "Lena Park"}, "smiling"),
+    ("photos of New Orleans", "en", {"location": "New Orleans"}, ""),
+    ("des photos de Léa Roux", "fr", {"person": "Léa Roux"}, ""),
+    ("des photos de Saint Malo", "fr", {"location": "Saint Malo"}, ""),
+])
+def test_a_first_and_last_name_after_a_picture_noun_and_of_is_a_person(sentence, lang, flt, text):
+    turn = parse(sentence, lang=lang, clock=CLOCK)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("replace", flt, text, [])

@@ -274,6 +274,14 @@ KEYWORD_CUES = {("with", "the", "tag"), ("with", "tag"), ("avec", "le", "tag"),
 COLLECTION_NOUNS = {"collection", "album", "shoot", "folder", "series", "set", "séance", "dossier",
                     "reportage", "shooting", "série"}
 COLLECTION_LEAD = {"in", "from", "within", "dans", "de", "du", "d'", "the", "la", "le", "l'"}
+# first words of multi-word place names ("pictures of New York" is a place, "of Ana Silva" a person)
+PLACE_PREFIXES = {"new", "san", "santa", "santo", "são", "sao", "saint", "sainte", "st", "ste", "los",
+                  "las", "la", "le", "les", "el", "port", "porto", "mont", "mount", "lake", "cape",
+                  "rio", "fort", "north", "south", "east", "west", "upper", "lower", "great", "costa",
+                  "isla", "île", "ile", "val", "bad", "hong", "kuala", "buenos", "abu", "tel", "ciudad"}
+# generic nouns of an image search, before "of"/"de" + a name
+IMAGE_NOUNS = {"photos", "photo", "pictures", "picture", "images", "image", "pics", "pic", "shots",
+               "photographs", "photographies", "clichés", "cliché", "portraits", "snaps"}
 NAME_PARTICLES = {"de", "da", "van", "von", "der", "den", "du", "di", "la", "le", "del", "dos", "y"}
 EXPIRING = {tuple(f"{s}{v} {b}".split()) for s in ("", "licence ", "license ", "rights ",
                                                    "droits ", "la licence ", "les droits ",

@@ -304,13 +304,21 @@ class _Scan:
     def m_place(self, i: int, neg: int | None) -> int:
         if self.low[i] == "of" and i + 1 < self.n:
             # "pictures of Paris": a country, or one capitalised word, is a place;
-            # "of Ana Silva" (two words or more) stays text: a person or a place
+            # "of Ana Silva" (two words or more) is a person unless its first word
+            # starts place names ("New", "San", "Saint"...)
             e = self.name_run(i + 1)
             name = " ".join(self.toks[i + 1:e])
             c = L.countries().get(name.lower()) if e > i + 1 else None
             if c:
                 return self.emit({"country": c}, i, e, neg)
             if e == i + 2 and i > 0 and self.low[i - 1] in L.FILLERS:
+                return self.emit({"location": name}, i, e, neg)
+            if e >= i + 3 and i > 0 and self.low[i - 1] in L.FILLERS \
+                    and self.low[i + 1] not in L.PLACE_PREFIXES:
+                # "photos of Ana Silva": a first and last name is a person
+                # ("pictures of New York", "of San Sebastián" stay places)
+                return self.emit({"person": name}, i, e, neg)
+            if e >= i + 3 and i > 0 and self.low[i - 1] in L.FILLERS:
                 return self.emit({"location": name}, i, e, neg)
             return 0
         if self.low[i] not in L.PLACE_CUES or i + 1 >= self.n:
@@ -323,6 +331,10 @@ class _Scan:
         if e > i + 1:
             name = " ".join(self.toks[i + 1:e])
             c = L.countries().get(name.lower())
+            if not c and self.low[i] in ("de", "d'") and e >= i + 3 and i > 0 \
+                    and self.low[i - 1] in L.IMAGE_NOUNS and self.low[i + 1] not in L.PLACE_PREFIXES:
+                # "des photos de Léa Roux": like "photos of Ana Silva", a person
+                return self.emit({"person": name}, i, e, neg)
             return self.emit({"country": c} if c else {"location": name}, i, e, neg)
         c = L.countries().get(self.low[i + 1])        # a lower-case country name
         if c:
