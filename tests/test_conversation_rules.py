@@ -88,3 +88,13 @@ def test_a_bare_name_without_a_cue_or_in_a_first_turn_stays_text(sentence):
 def test_a_first_and_last_name_after_a_picture_noun_and_of_is_a_person(sentence, lang, flt, text):
     turn = parse(sentence, lang=lang, clock=CLOCK)
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("replace", flt, text, [])
+
+
+@pytest.mark.parametrize("sentence,lang,intent,flt", [
+    ("seulement en WEBP", "fr", "refine", {"format": "webp"}),
+    ("just the SVG files", "en", "refine", {"format": "svg"}),
+    ("pas de HEIF", "fr", "remove", {"format": "heif"}),
+])
+def test_a_capitalised_format_after_en_or_in_is_the_format_not_a_place(sentence, lang, intent, flt):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, "", [])

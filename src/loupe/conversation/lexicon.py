@@ -141,7 +141,10 @@ PHRASES.update(_forms("cut-out|cut-outs|cutout|cutouts|cut out|cut outs|isolated
                       "détourés|détourées|détourage", {"cutout": True}))
 # format and media type (a media type is matched by pattern in parse.py)
 for _f, _words in (("png", "png|pngs"), ("jpeg", "jpg|jpgs|jpeg|jpegs"), ("gif", "gif|gifs"),
-                   ("tiff", "tif|tiff|tiffs"), ("webp", "webp"), ("heic", "heic"), ("bmp", "bmp")):
+                   ("tiff", "tif|tiff|tiffs"), ("webp", "webp"), ("heic", "heic"), ("bmp", "bmp"),
+                   # formats Loupe does not read are still read as the format asked for: the
+                   # turn then says the filter cannot be applied, rather than guessing a place
+                   ("heif", "heif"), ("svg", "svg|svgs"), ("avif", "avif")):
     for _w in _words.split("|"):
         for _p in (_w, f"{_w} files", f"{_w} file", f"en {_w}", f"au format {_w}", f"in {_w}",
                    f"fichiers {_w}", f"{_w} format", f"format {_w}"):
