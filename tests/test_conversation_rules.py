@@ -98,3 +98,14 @@ def test_a_first_and_last_name_after_a_picture_noun_and_of_is_a_person(sentence,
 def test_a_capitalised_format_after_en_or_in_is_the_format_not_a_place(sentence, lang, intent, flt):
     turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, "", [])
+
+
+@pytest.mark.parametrize("sentence,lang,flt,text", [
+    ("la collection Voyages scolaires", "fr", {"collection": "Voyages scolaires"}, ""),
+    ("from the album Street food", "en", {"collection": "Street food"}, ""),
+    ("collection Noël en PNG", "fr", {"all": [{"collection": "Noël"}, {"format": "png"}]}, ""),
+    ("album Mariage rouge", "fr", {"all": [{"collection": "Mariage"}, {"colour": "red"}]}, ""),
+])
+def test_a_collection_name_goes_on_with_lower_case_words_to_the_clause_end(sentence, lang, flt, text):
+    turn = parse(sentence, lang=lang, clock=CLOCK)
+    assert (turn.filter, turn.text, turn.unparsed) == (flt, text, [])

@@ -180,6 +180,13 @@ class _Scan:
                 return self.emit({"collection": q}, i, k + 2, neg)
             e = self.name_run(k + 1, digits=True)
             if e > k + 1:
+                # a name may go on in lower case ("collection Charte graphique"): up to
+                # three more words that no matcher, cue or filler reads, to the clause's end
+                x = e
+                while x < self.n and x - e < 3 and self.plain_word(x):
+                    x += 1
+                if x == self.n or self.low[x] == "," or not self.plain_word(x):
+                    e = x
                 return self.emit({"collection": " ".join(self.toks[k + 1:e])}, i, e, neg)
             return 0
         q = _unquote(self.toks[k])
@@ -187,6 +194,20 @@ class _Scan:
         if e > k and e < self.n and self.low[e] in L.COLLECTION_NOUNS and (k > i or self.low[i] != "the"):
             return self.emit({"collection": q or " ".join(self.toks[k:e])}, i, e + 1, neg)
         return 0
+
+    def plain_word(self, x: int) -> bool:
+        """A lower-case word that is no cue, filler, connector, place cue or phrase,
+        and starts no date (a word a name may go on with)."""
+        w = self.low[x]
+        if not w[:1].isalpha() or self.toks[x] != w or _unquote(self.toks[x]) is not None:
+            return False
+        if w in L.FILLERS | L.NEGATE | L.RESTRICT | L.ADD | L.CONNECT | L.CONNECT_OR | L.PLACE_CUES \
+                | L.CREATOR_CUES | L.PERSON_CUES | L.ADDED_CUES or w in L.AMBIGUOUS:
+            return False
+        if any(self.phrase(x, t) for t in (L.PHRASES, L.NEGATE_PHRASES, L.ADD_PHRASES,
+                                           L.RESTRICT_PHRASES, L.KEYWORD_CUES, L.FILLER_PHRASES)):
+            return False
+        return date_at(self.toks, self.low, x, self.lang, self.clock) is None
 
     def m_date(self, i: int, neg: int | None) -> int:
         j, fld = i, "captured"
