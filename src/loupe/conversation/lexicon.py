@@ -68,6 +68,18 @@ PHRASES.update(_forms("en rose|couleur rose", {"colour": "pink"}))
 for _w, _c in COLOURS.items():       # "en orange", "in red", "couleur jaune"
     for _p in (("en", _w), ("in", _w), ("couleur", _w), ("coloured", _w), ("colored", _w)):
         PHRASES.setdefault(_p, {"colour": _c})
+# a dominant colour said with a modifier: "mostly blue", "à dominante orange", "in shades of red"
+for _w, _c in COLOURS.items():
+    for _p in (f"mostly {_w}", f"mainly {_w}", f"predominantly {_w}", f"largely {_w}",
+               f"dominated by {_w}", f"in shades of {_w}", f"shades of {_w}", f"{_w} tones",
+               f"{_w} toned", f"{_w}-toned", f"{_w} hues", f"{_w}-dominant", f"{_w} dominant",
+               f"{_w} coloured", f"{_w}-coloured", f"{_w} colored", f"{_w}-colored",
+               f"colour {_w}", f"color {_w}", f"à dominante {_w}", f"dominante {_w}",
+               f"à dominance {_w}", f"dans les tons {_w}", f"aux tons {_w}", f"tons {_w}",
+               f"dans des tons {_w}", f"aux teintes {_w}", f"teintes {_w}",
+               f"surtout {_w}", f"majoritairement {_w}", f"principalement {_w}",
+               f"dans les {_w}", f"de couleur {_w}", f"couleur {_w}", f"en {_w}"):
+        PHRASES.setdefault(tuple(_p.split()), {"colour": _c})
 PHRASES.update(_forms("navy blue|bleu marine", {"colour": "navy"}))
 PHRASES.update(_forms("bleu canard", {"colour": "teal"}))
 PHRASES.update(_forms("lime green|vert citron|vert lime", {"colour": "lime"}))
@@ -282,6 +294,10 @@ PLACE_PREFIXES = {"new", "san", "santa", "santo", "são", "sao", "saint", "saint
                   "las", "la", "le", "les", "el", "port", "porto", "mont", "mount", "lake", "cape",
                   "rio", "fort", "north", "south", "east", "west", "upper", "lower", "great", "costa",
                   "isla", "île", "ile", "val", "bad", "hong", "kuala", "buenos", "abu", "tel", "ciudad"}
+# verbs of taking a picture, before "in <month>" ("shot in Febtember" is a date, mistyped)
+DATE_VERBS = {"shot", "taken", "captured", "photographed", "made", "snapped", "created", "dated",
+              "prises", "prise", "pris", "photographiées", "photographiés", "faites", "réalisées",
+              "datées", "datant"}
 # generic nouns of an image search, before "of"/"de" + a name
 IMAGE_NOUNS = {"photos", "photo", "pictures", "picture", "images", "image", "pics", "pic", "shots",
                "photographs", "photographies", "clichés", "cliché", "portraits", "snaps"}

@@ -19,6 +19,7 @@ Intent rules (docs/conversation.md "Intents"), with a previous state:
 """
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -195,6 +196,18 @@ class _Scan:
             return self.emit({"collection": q or " ".join(self.toks[k:e])}, i, e + 1, neg)
         return 0
 
+    def misspelt_month(self, x: int) -> bool:
+        """Whether the capitalised word at x looks like a month name mistyped
+        (difflib's ratio >= 0.75 to an English or French month, "Febtember"),
+        said in a date's place: after a capture verb and its cue ("shot in") or
+        before a year ("in Octobar 2019").  Not a country."""
+        w = self.low[x]
+        if w in L.MONTHS or w in L.countries() or len(w) < 4:
+            return False
+        dated = (x >= 2 and self.low[x - 2] in L.DATE_VERBS) or (
+            x + 1 < self.n and re.fullmatch(r"\d{4}", self.toks[x + 1]) is not None)
+        return dated and bool(difflib.get_close_matches(w, L.FULL_MONTHS, 1, 0.75))
+
     def plain_word(self, x: int) -> bool:
         """A lower-case word that is no cue, filler, connector, place cue or phrase,
         and starts no date (a word a name may go on with)."""
@@ -349,6 +362,15 @@ class _Scan:
                 and (not _is_cap(nxt) or nxt.isupper()):
             return 0                    # "pas de PNG", "in PNG", "en JPEG": a format, not a place
         e = self.name_run(i + 1)
+        if e == i + 2 and self.misspelt_month(i + 1):
+            # "shot in Febtember", "en Octobar 2019": a date nobody can read, not a place
+            s0 = i - 1 if i > 0 and self.low[i - 1] in L.DATE_VERBS else i
+            if e < self.n and re.fullmatch(r"\d{4}", self.toks[e]):
+                e += 1
+            self.unparsed.append(" ".join(self.toks[s0:e]))
+            for k in range(s0, e):
+                self.role[k] = "used"
+            return e
         if e > i + 1:
             name = " ".join(self.toks[i + 1:e])
             c = L.countries().get(name.lower())
