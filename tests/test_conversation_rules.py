@@ -109,3 +109,37 @@ def test_a_capitalised_format_after_en_or_in_is_the_format_not_a_place(sentence,
 def test_a_collection_name_goes_on_with_lower_case_words_to_the_clause_end(sentence, lang, flt, text):
     turn = parse(sentence, lang=lang, clock=CLOCK)
     assert (turn.filter, turn.text, turn.unparsed) == (flt, text, [])
+
+
+@pytest.mark.parametrize("sentence,lang,flt,text", [
+    ("mostly green hills", "en", {"colour": "green"}, "hills"),
+    ("façades dans les tons jaunes", "fr", {"colour": "yellow"}, "façades"),
+    ("posters in shades of blue", "en", {"colour": "blue"}, "posters"),
+    ("red-toned sunsets", "en", {"colour": "red"}, "sunsets"),
+])
+def test_a_colour_said_with_a_modifier_is_the_colour(sentence, lang, flt, text):
+    turn = parse(sentence, lang=lang, clock=CLOCK)
+    assert (turn.filter, turn.text, turn.unparsed) == (flt, text, [])
+
+
+@pytest.mark.parametrize("sentence,lang,unparsed", [
+    ("only the ones taken in Octobar", "en", ["taken in Octobar"]),
+    ("seulement celles prises en Juilet", "fr", ["prises en Juilet"]),
+    ("just those from Agust 2021", "en", ["from Agust 2021"]),
+])
+def test_a_mistyped_month_in_a_dates_place_is_unparsed_never_a_place(sentence, lang, unparsed):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", None, "", unparsed)
+    # a real place after the same words is still a place
+    assert parse("only the ones taken in Oslo", lang="en", clock=CLOCK,
+                 has_previous=True).filter == {"location": "Oslo"}
+
+
+@pytest.mark.parametrize("sentence,lang,unparsed", [
+    ("with a license frobnicated", "en", ["license frobnicated"]),
+    ("les photos de couleur sépia", "fr", ["couleur sépia"]),
+    ("only format A9", "en", ["format A9"]),
+])
+def test_a_field_named_with_an_unknown_value_is_unparsed_and_refines(sentence, lang, unparsed):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", None, "", unparsed)

@@ -294,6 +294,10 @@ PLACE_PREFIXES = {"new", "san", "santa", "santo", "são", "sao", "saint", "saint
                   "las", "la", "le", "les", "el", "port", "porto", "mont", "mount", "lake", "cape",
                   "rio", "fort", "north", "south", "east", "west", "upper", "lower", "great", "costa",
                   "isla", "île", "ile", "val", "bad", "hong", "kuala", "buenos", "abu", "tel", "ciudad"}
+# nouns that name a field of the filter: followed by one word no table reads, both are unparsed
+FIELD_NOUNS = {"licence", "license", "licences", "licenses", "rights", "droits", "colour", "color",
+               "couleur", "couleurs", "colours", "colors", "format", "orientation", "kind",
+               "genre"}
 # verbs of taking a picture, before "in <month>" ("shot in Febtember" is a date, mistyped)
 DATE_VERBS = {"shot", "taken", "captured", "photographed", "made", "snapped", "created", "dated",
               "prises", "prise", "pris", "photographiées", "photographiés", "faites", "réalisées",

@@ -211,8 +211,12 @@ class _Scan:
     def plain_word(self, x: int) -> bool:
         """A lower-case word that is no cue, filler, connector, place cue or phrase,
         and starts no date (a word a name may go on with)."""
+        return self.toks[x] == self.low[x] and self.unread_word(x)
+
+    def unread_word(self, x: int) -> bool:
+        """:meth:`plain_word` in any case: a word no table reads at x."""
         w = self.low[x]
-        if not w[:1].isalpha() or self.toks[x] != w or _unquote(self.toks[x]) is not None:
+        if not w[:1].isalnum() or _unquote(self.toks[x]) is not None:
             return False
         if w in L.FILLERS | L.NEGATE | L.RESTRICT | L.ADD | L.CONNECT | L.CONNECT_OR | L.PLACE_CUES \
                 | L.CREATOR_CUES | L.PERSON_CUES | L.ADDED_CUES or w in L.AMBIGUOUS:
@@ -540,6 +544,15 @@ class _Scan:
                 neg_used = neg_used or neg is not None
                 restrict = False
                 i = j
+                continue
+            if low in L.FIELD_NOUNS and i + 1 < self.n and self.unread_word(i + 1) \
+                    and (i + 2 >= self.n or not self.unread_word(i + 2)):
+                # "a licence glorbique", "format A9": a field named with a value no table
+                # knows is said, never searched as words
+                self.unparsed.append(" ".join(self.toks[i:i + 2]))
+                self.role[i] = self.role[i + 1] = "used"
+                neg_used = neg_used or neg is not None
+                i += 2
                 continue
             if low in L.AMBIGUOUS and (restrict or neg is not None) and not (
                     neg is not None and not restrict and L.AMBIGUOUS[low] == {"kind": "photo"}
