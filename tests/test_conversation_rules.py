@@ -143,3 +143,32 @@ def test_a_mistyped_month_in_a_dates_place_is_unparsed_never_a_place(sentence, l
 def test_a_field_named_with_an_unknown_value_is_unparsed_and_refines(sentence, lang, unparsed):
     turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", None, "", unparsed)
+
+
+@pytest.mark.parametrize("sentence,lang,intent,flt", [
+    ("rien que les icônes", "fr", "refine", {"kind": "icon"}),
+    ("rien en PNG", "fr", "remove", {"format": "png"}),
+])
+def test_the_longest_cue_phrase_wins_between_removal_and_restriction(sentence, lang, intent, flt):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, "", [])
+
+
+@pytest.mark.parametrize("sentence,lang,flt", [
+    ("only the ones expiring before February", "en", {"rights": {"expiring_before": "2027-02-01"}}),
+    ("celles dont la licence expire avant juillet", "fr", {"rights": {"expiring_before": "2026-07-01"}}),
+    ("the licenses expiring by 2028", "en", {"rights": {"expiring_before": "2028-01-01"}}),
+    ("any with expired licences", "en", {"rights": "expired"}),
+])
+def test_expiry_phrases_read_plural_subjects_and_a_month_alone_is_ahead(sentence, lang, flt):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", flt, "", [])
+
+
+@pytest.mark.parametrize("sentence,flt", [
+    ("make it the square ones", {"orientation": "square"}),
+    ("limit it to the icons", {"kind": "icon"}),
+])
+def test_make_it_and_limit_it_to_are_not_search_words(sentence, flt):
+    turn = parse(sentence, lang="en", clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", flt, "", [])

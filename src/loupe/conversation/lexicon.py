@@ -179,6 +179,10 @@ for _subj in ("rights", "right", "licence", "license", "licences", "licenses", "
                       "a expiré", "est expirée", "sont expirés", "sont expirées", "expirés", "expirée",
                       "expirées", "échus", "échue", "échues", "périmés", "périmée"):
             PHRASES[tuple(f"{_lead}{_subj} {_verb}".split())] = {"rights": "expired"}
+PHRASES.update(_forms("expired rights|expired licence|expired license|expired licences|"
+                      "expired licenses|expired usage rights|with expired rights|"
+                      "with an expired licence|with an expired license|licences expirées|"
+                      "avec une licence expirée|avec des droits expirés", {"rights": "expired"}))
 PHRASES.update(_forms("out of licence|out of license|no longer licensed|licence expirée|"
                       "hors licence|plus sous licence", {"rights": "expired"}))
 
@@ -198,6 +202,7 @@ RESTRICT = {"only", "just", "seulement", "uniquement", "juste", "que", "exclusiv
             "keep", "garde", "gardez", "garder", "conserve", "conserver", "conservez", "narrow",
             "restrict", "limit", "restreins", "limite", "filtre", "filter"}
 RESTRICT_PHRASES = {tuple(p.split()) for p in (
+    "narrow it to|limit it to|restrict it to|cut it down to|narrow them to|limit them to|"
     "narrow down to|narrow it down to|narrow to|restrict to|limit to|filter to|filter by|"
     "keep only|nothing but|none but|what about|how about|and what about|et pour|et en|"
     "et si on prend|quid de|et côté|rien que|limite à|limite aux|restreins à|restreins aux").split("|")}
@@ -213,6 +218,7 @@ NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pa
           "dégage", "dégager", "jette", "jeter", "hiding", "excepting", "barring"}
 # function words of more than one token, dropped from the text ("tout ce qui a été photographié")
 FILLER_PHRASES = {tuple(p.split()) for p in (
+    "make it|make that|make those|make them|make it just|change that to|change it to|"
     "a été|ont été|ont été prises|a été prise|ce qui|ce que|tout ce qui|that were|that was|"
     "which were|which was|that have been|which have been|have been|has been|were taken|"
     "was taken|ones that|ones which|those that|those which|qui ont été|qui a été").split("|")}
@@ -307,6 +313,9 @@ IMAGE_NOUNS = {"photos", "photo", "pictures", "picture", "images", "image", "pic
                "photographs", "photographies", "clichés", "cliché", "portraits", "snaps"}
 NAME_PARTICLES = {"de", "da", "van", "von", "der", "den", "du", "di", "la", "le", "del", "dos", "y"}
 EXPIRING = {tuple(f"{s}{v} {b}".split()) for s in ("", "licence ", "license ", "rights ",
+                                                   "licences ", "licenses ", "the licence ",
+                                                   "the license ", "the rights ", "usage rights ",
+                                                   "les licences ", "dont les licences ",
                                                    "droits ", "la licence ", "les droits ",
                                                    "whose licence ", "whose rights ",
                                                    "dont la licence ", "dont les droits ")

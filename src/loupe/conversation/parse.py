@@ -222,7 +222,8 @@ class _Scan:
                 | L.CREATOR_CUES | L.PERSON_CUES | L.ADDED_CUES or w in L.AMBIGUOUS:
             return False
         if any(self.phrase(x, t) for t in (L.PHRASES, L.NEGATE_PHRASES, L.ADD_PHRASES,
-                                           L.RESTRICT_PHRASES, L.KEYWORD_CUES, L.FILLER_PHRASES)):
+                                           L.RESTRICT_PHRASES, L.KEYWORD_CUES, L.FILLER_PHRASES,
+                                           L.EXPIRING, L.CREATOR_STRONG, L.PERSON_PHRASES)):
             return False
         return date_at(self.toks, self.low, x, self.lang, self.clock) is None
 
@@ -291,11 +292,20 @@ class _Scan:
         k = self.phrase(i, L.EXPIRING)
         if not k:
             return 0
-        span = date_at(self.toks, self.low, i + k, self.lang, self.clock)
+        span = date_at(self.toks, self.low, i + k, self.lang, self.clock, after_cue=True)
         if span is None:
-            self.unparsed.append(" ".join(self.toks[i:i + k + 1]))
-            return 0
-        return self.emit({"rights": {"expiring_before": span.start.isoformat()}}, i, span.j, neg)
+            # said once, and its words consumed (they are no date and no search words)
+            e = min(i + k + 1, self.n)
+            self.unparsed.append(" ".join(self.toks[i:e]))
+            for x in range(i, e):
+                self.role[x] = "used"
+            return e
+        start = span.start
+        if span.j - span.i == 1 and self.low[span.i] in L.FULL_MONTHS and start <= self.clock.date():
+            # an expiry is ahead: "expiring before December" is the next December,
+            # not the latest one begun (the rule for capture dates)
+            start = start.replace(year=start.year + 1)
+        return self.emit({"rights": {"expiring_before": start.isoformat()}}, i, span.j, neg)
 
     def m_keyword(self, i: int, neg: int | None) -> int:
         k = self.phrase(i, L.KEYWORD_CUES)
@@ -499,6 +509,8 @@ class _Scan:
             neg: int | None = neg_at
             # removal phrases first ("get rid of", "no more", "plus de", "je ne veux plus")
             k = self.phrase(i, L.NEGATE_PHRASES)
+            if k and self.phrase(i, L.RESTRICT_PHRASES) > k:
+                k = 0                          # "rien que les détourées" keeps, "rien" alone removes
             if not k and low == "plus" and (any(x in ("ne", "n'") for x in self.low[:i]) or (
                     i + 1 < self.n and self.low[i + 1] in ("de", "d'"))):
                 k = 1                          # "je n'en veux plus", "plus de détourées"
