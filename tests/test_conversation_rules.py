@@ -172,3 +172,26 @@ def test_expiry_phrases_read_plural_subjects_and_a_month_alone_is_ahead(sentence
 def test_make_it_and_limit_it_to_are_not_search_words(sentence, flt):
     turn = parse(sentence, lang="en", clock=CLOCK, has_previous=True)
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", flt, "", [])
+
+
+# the clock is Monday 15 June 2026, 12:00 UTC
+@pytest.mark.parametrize("sentence,lang,flt", [
+    ("from last March", "en", {"captured": {"from": "2026-03-01", "to": "2026-04-01"}}),
+    ("prises en mars dernier", "fr", {"captured": {"from": "2026-03-01", "to": "2026-04-01"}}),
+    ("shot last weekend", "en", {"captured": {"from": "2026-06-13", "to": "2026-06-15"}}),
+    ("du week-end dernier", "fr", {"captured": {"from": "2026-06-13", "to": "2026-06-15"}}),
+    ("the month before last", "en", {"captured": {"from": "2026-04-01", "to": "2026-05-01"}}),
+    ("taken last Wednesday", "en", {"captured": {"from": "2026-06-10", "to": "2026-06-11"}}),
+    ("prises mardi dernier", "fr", {"captured": {"from": "2026-06-09", "to": "2026-06-10"}}),
+    ("uploaded since Thursday", "en", {"added": {"from": "2026-06-11"}}),
+    ("avant l'année 1990", "fr", {"captured": {"to": "1990-01-01"}}),
+    ("the month of May 2021", "en", {"captured": {"from": "2021-05-01", "to": "2021-06-01"}}),
+    ("depuis trois mois", "fr", {"captured": {"from": "2026-03-15"}}),
+    ("added in the last 72 hours", "en", {"added": {"from": "2026-06-12", "to": "2026-06-16"}}),
+    ("importées ce matin", "fr", {"added": {"from": "2026-06-15", "to": "2026-06-16"}}),
+    ("since the start of the month", "en", {"captured": {"from": "2026-06-01"}}),
+    ("prises au printemps 2018", "fr", {"captured": {"from": "2018-03-01", "to": "2018-06-01"}}),
+])
+def test_more_date_phrases_are_read_with_the_given_clock(sentence, lang, flt):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", flt, "", [])

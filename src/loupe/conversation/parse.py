@@ -251,7 +251,7 @@ class _Scan:
                     self.unparsed.append(" ".join(self.toks[j:j + 2]))
                 return 0
         else:
-            if lead in ("in", "en", "on", "from", "de", "du", "d'", "during", "pendant", "of", "taken",
+            if lead in ("in", "en", "on", "from", "de", "du", "d'", "during", "pendant", "of", "taken", "au",
                         "over", "within", "durant", "dans", "around", "circa", "vers", "environ",
                         "about", "c."):
                 k = j + 1 + (j + 1 < self.n and self.low[j + 1] in ("around", "circa", "vers",
