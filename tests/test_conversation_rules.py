@@ -195,3 +195,21 @@ def test_make_it_and_limit_it_to_are_not_search_words(sentence, flt):
 def test_more_date_phrases_are_read_with_the_given_clock(sentence, lang, flt):
     turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", flt, "", [])
+
+
+@pytest.mark.parametrize("sentence,lang,intent,flt", [
+    ("or green", "en", "add", {"colour": "green"}),
+    ("ou en GIF", "fr", "add", {"format": "gif"}),
+    ("which ones depict Rosa Diaz", "en", "refine", {"person": "Rosa Diaz"}),
+    ("stick with the icons", "en", "refine", {"kind": "icon"}),
+    ("focus on the square ones", "en", "refine", {"orientation": "square"}),
+    ("i'd rather see the wide ones", "en", "refine", {"orientation": "landscape"}),
+    ("the ones in landscape mode", "en", "refine", {"orientation": "landscape"}),
+    ("the ones where the licence has expired", "en", "refine", {"rights": "expired"}),
+])
+def test_follow_up_wordings_read_by_cue_tables(sentence, lang, intent, flt):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, "", [])
+    # "or" only widens a follow-up; inside a sentence it joins two values
+    assert parse("red or green kites", lang="en", clock=CLOCK).filter == \
+        {"any": [{"colour": "red"}, {"colour": "green"}]}

@@ -126,6 +126,14 @@ for _o, _words in (("portrait", ("portrait", "portraits")), ("landscape", ("land
     for _w in (_o, _o + "s") if _o == "portrait" else ("landscape", "landscapes"):
         for _suffix in ("oriented", "orientation", "format", "mode", "shaped", "style"):
             PHRASES[(f"{_w}-{_suffix}",)] = {"orientation": _o}
+for _o, _w in (("portrait", "tall"), ("landscape", "wide"), ("portrait", "upright")):
+    for _p in (f"{_w} ones", f"{_w} images", f"{_w} pictures", f"{_w} shots", f"{_w} photos",
+               f"{_w} format", f"{_w} one"):
+        PHRASES.setdefault(tuple(_p.split()), {"orientation": _o})
+for _o, _words in (("portrait", ("portrait",)), ("landscape", ("landscape", "paysage"))):
+    for _w in _words:
+        for _p in (("in", _w, "mode"), ("en", "mode", _w), ("en", _w), ("in", _w, "view")):
+            PHRASES.setdefault(_p, {"orientation": _o})
 for _o, _w in (("portrait", "vertically"), ("portrait", "upright"), ("landscape", "horizontally"),
                ("landscape", "wide")):
     for _p in ((_w, "oriented"), (f"{_w}-oriented",), (_w, "framed"), (f"{_w}-framed",)):
@@ -202,6 +210,7 @@ RESTRICT = {"only", "just", "seulement", "uniquement", "juste", "que", "exclusiv
             "keep", "garde", "gardez", "garder", "conserve", "conserver", "conservez", "narrow",
             "restrict", "limit", "restreins", "limite", "filtre", "filter"}
 RESTRICT_PHRASES = {tuple(p.split()) for p in (
+    "stick to|stick with|keep to|focus on|concentrate on|show only|show me only|"
     "narrow it to|limit it to|restrict it to|cut it down to|narrow them to|limit them to|"
     "narrow down to|narrow it down to|narrow to|restrict to|limit to|filter to|filter by|"
     "keep only|nothing but|none but|what about|how about|and what about|et pour|et en|"
@@ -277,7 +286,8 @@ CREATOR_STRONG = {("shot", "by"), ("taken", "by"), ("photographed", "by"), ("cre
 CREATOR_CUES = {"by", "par"}
 CREATOR_ANAPHOR = {"ceux", "celles", "celle", "celui",   # "celles de Jean Dupont"
                    "est", "sont"}                         # "tout ce qui est de Bob Stone"
-PERSON_CUES = {"with", "featuring", "showing", "avec", "starring", "depicting"}
+PERSON_CUES = {"with", "featuring", "showing", "avec", "starring", "depicting", "feature", "features",
+               "depict", "depicts", "shows"}
 PERSON_PHRASES = {tuple(p.split()) for p in (
     "où apparaît|où apparaissent|où figure|où figurent|où l' on voit|où on voit|sur lesquelles on voit|"
     "sur lesquels on voit|qui montrent|qui montre|in which we see|where we see|that show|that shows|"
@@ -341,6 +351,7 @@ FILLERS = {
     "alternatively", "otherwise", "sinon", "anything", "everything", "something", "i'm", "im", "we're", "let's", "let", "us",
     "see", "we", "would", "like", "have", "got", "do", "there", "here", "my", "our", "your",
     "ok", "okay", "right", "hmm", "well", "so", "thanks", "again", "more", "ones", "shots", "snaps",
+    "things", "items", "bien", "where", "i'd", "id", "i'll", "we'd", "it",
     "photographs", "ne", "n'",
     # French
     "montre", "montre-moi", "moi", "trouve", "trouve-moi", "cherche", "je", "veux", "voudrais",

@@ -582,6 +582,10 @@ class _Scan:
             elif low in L.ADD:
                 self.role[i] = "filler"
                 self.add_cue = True
+            elif low in L.CONNECT_OR and self.has_previous and all(
+                    r in ("filler", "conn") for r in self.role[:i]):
+                self.role[i] = "filler"        # "or yellow", "ou en PNG": a follow-up widens
+                self.add_cue = True
             elif low in L.CONNECT or low in L.CONNECT_OR:
                 self.role[i] = "conn"
             elif low in L.FILLERS or (neg is not None and low in L.NEG_FILLERS):
