@@ -213,3 +213,25 @@ def test_follow_up_wordings_read_by_cue_tables(sentence, lang, intent, flt):
     # "or" only widens a follow-up; inside a sentence it joins two values
     assert parse("red or green kites", lang="en", clock=CLOCK).filter == \
         {"any": [{"colour": "red"}, {"colour": "green"}]}
+
+
+@pytest.mark.parametrize("sentence,lang,intent,flt", [
+    ("no, only the teal ones", "en", "refine", {"colour": "teal"}),
+    ("non, que les carrées", "fr", "refine", {"orientation": "square"}),
+    ("ajoute les portraits", "fr", "add", {"orientation": "portrait"}),
+    ("sans rien qui vienne de Suède", "fr", "remove", {"country": "Sweden"}),
+    ("celles qui ont l'étiquette montagne", "fr", "refine", {"keyword": "montagne"}),
+])
+def test_an_answer_word_before_a_comma_is_no_removal_and_cue_words_read_nouns(sentence, lang, intent, flt):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, "", [])
+
+
+@pytest.mark.parametrize("sentence,lang,flt", [
+    ("qui expirent avant fin juin 2027", "fr", {"rights": {"expiring_before": "2027-07-01"}}),
+    ("taken before the end of 2011", "en", {"captured": {"to": "2012-01-01"}}),
+    ("depuis le début de 2023", "fr", {"captured": {"from": "2023-01-01"}}),
+])
+def test_the_start_or_end_of_a_period_after_a_cue_is_a_point_in_time(sentence, lang, flt):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", flt, "", [])

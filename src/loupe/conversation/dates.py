@@ -334,7 +334,7 @@ def _bare_month(low: list[str], i: int, clock: datetime) -> Span | None:
     return Span(i, i + 1, s, _month_end(s))
 
 
-def _after_cue(low: list[str], i: int, clock: datetime) -> Span | None:
+def _after_cue(low: list[str], i: int, clock: datetime, lang: str = "en") -> Span | None:
     """Phrases that are dates only after a date cue: "depuis deux ans" (N units:
     [clock - N units, tomorrow), so "since" takes its start), "since Monday" /
     "depuis lundi" (the latest such day before today), "le mois d'avril" (a month
@@ -347,6 +347,16 @@ def _after_cue(low: list[str], i: int, clock: datetime) -> Span | None:
     if w[k] in WEEKDAYS:
         d = today - timedelta((today.weekday() - WEEKDAYS[w[k]] - 1) % 7 + 1)
         return Span(i, i + k + 1, d, d + timedelta(1))
+    # "before the end of 2026", "avant fin 2026", "after the start of March 2027": a point in
+    # time (a span of no length), so "before"/"until" and "after"/"since" all take that point
+    k = 1 if w[0] in ("the", "la", "le") else 0
+    edge = {"end": "end", "fin": "end", "start": "start", "beginning": "start", "début": "start"}.get(w[k])
+    if edge:
+        k += 1 + (w[k + 1] in ("of", "de", "d'", "du"))
+        inner = _absolute(low, low, i + k, lang, clock)
+        if inner is not None:
+            p = inner.end if edge == "end" else inner.start
+            return Span(i, inner.j, p, p)
     k = 1 if w[0] in ("le", "the") else 0
     if w[k] in ("mois", "month") and w[k + 1] in ("d'", "de", "of"):
         inner = _bare_month(low, i + k + 2, clock)
@@ -365,7 +375,7 @@ def date_at(toks: list[str], low: list[str], i: int, lang: str, clock: datetime,
         return None
     got = _relative(low, i, lang, clock) or _absolute(toks, low, i, lang, clock) \
         or (_bare_month(low, i, clock) if after_cue else None) \
-        or (_after_cue(low, i, clock) if after_cue else None)
+        or (_after_cue(low, i, clock, lang) if after_cue else None)
     if got is None and low[i] in ("le", "the", "on", "d'") and i + 1 < len(low):
         inner = _relative(low, i + 1, lang, clock) or _absolute(toks, low, i + 1, lang, clock)
         if inner is not None:

@@ -227,6 +227,7 @@ NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pa
           "dégage", "dégager", "jette", "jeter", "hiding", "excepting", "barring"}
 # function words of more than one token, dropped from the text ("tout ce qui a été photographié")
 FILLER_PHRASES = {tuple(p.split()) for p in (
+    "à la place|au lieu de ça|in its place|"
     "make it|make that|make those|make them|make it just|change that to|change it to|"
     "a été|ont été|ont été prises|a été prise|ce qui|ce que|tout ce qui|that were|that was|"
     "which were|which was|that have been|which have been|have been|has been|were taken|"
@@ -249,6 +250,9 @@ NEGATE_PHRASES = {tuple(p.split()) for p in (
     "ne montre pas|ne montre plus|fais disparaître|fait disparaître|débarrasse-moi de|"
     "débarrasse-toi de|laisse de côté|mets de côté|on enlève|on retire|on vire|on oublie"
 ).split("|")}
+# answers to the previous turn, alone before a comma: "no, just the yellow ones" is no removal
+ANSWER_WORDS = {"no", "non", "nope", "nah", "yes", "oui", "yeah", "yep", "ok", "okay", "d'accord",
+                "bon", "hmm", "well", "ah", "oh"}
 # determiners after which an unknown leading word reads as a command verb ("nuke the cut-outs")
 DETERMINERS = {"the", "all", "those", "these", "any", "les", "la", "le", "l'", "des", "ces", "tous",
                "toutes", "cette", "ce", "cet"}
@@ -353,6 +357,9 @@ FILLERS = {
     "ok", "okay", "right", "hmm", "well", "so", "thanks", "again", "more", "ones", "shots", "snaps",
     "things", "items", "bien", "where", "i'd", "id", "i'll", "we'd", "it",
     "photographs", "ne", "n'",
+    # verbs of origin and having: "tout ce qui vient de Chine", "celles qui ont le mot-clé X"
+    "vient", "viennent", "vienne", "venant", "provient", "proviennent", "come", "comes", "coming", "ont", "possèdent", "portent",
+    "have", "has", "having", "yes", "oui", "si",
     # French
     "montre", "montre-moi", "moi", "trouve", "trouve-moi", "cherche", "je", "veux", "voudrais",
     "voir", "donne", "donne-moi", "les", "des", "la", "le", "l'", "un", "une", "du", "de", "d'",

@@ -492,6 +492,11 @@ class _Scan:
 
         def start_neg(k: int) -> None:
             nonlocal neg_at, neg_end
+            if neg_at is not None and not neg_used and not neg_text:
+                # "sans rien qui", "exclude none of": one negation said twice
+                for x in range(i, i + k):
+                    self.role[x] = "filler"
+                return
             close_neg()
             self.role[i] = "neg"
             for x in range(i + 1, i + k):
@@ -507,6 +512,11 @@ class _Scan:
                 i += 1
                 continue
             neg: int | None = neg_at
+            if low in L.ANSWER_WORDS and (i + 1 == self.n or self.low[i + 1] == ","):
+                # "no, just the yellow ones": an answer to the last turn, not a removal
+                self.role[i] = "filler"
+                i += 1
+                continue
             # removal phrases first ("get rid of", "no more", "plus de", "je ne veux plus")
             k = self.phrase(i, L.NEGATE_PHRASES)
             if k and self.phrase(i, L.RESTRICT_PHRASES) > k:
@@ -566,7 +576,7 @@ class _Scan:
                 neg_used = neg_used or neg is not None
                 i += 2
                 continue
-            if low in L.AMBIGUOUS and (restrict or neg is not None) and not (
+            if low in L.AMBIGUOUS and (restrict or neg is not None or self.add_cue) and not (
                     neg is not None and not restrict and L.AMBIGUOUS[low] == {"kind": "photo"}
                     and self.more_in_clause(i + 1)):
                 self.emit(dict(L.AMBIGUOUS[low]), i, i + 1, neg)
