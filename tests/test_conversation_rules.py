@@ -235,3 +235,19 @@ def test_an_answer_word_before_a_comma_is_no_removal_and_cue_words_read_nouns(se
 def test_the_start_or_end_of_a_period_after_a_cue_is_a_point_in_time(sentence, lang, flt):
     turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", flt, "", [])
+
+
+@pytest.mark.parametrize("sentence,lang,flt", [
+    ("tagged 'red carpet'", "en", {"keyword": "red carpet"}),
+    ("with the tags market and fish", "en", {"all": [{"keyword": "market"}, {"keyword": "fish"}]}),
+    ("tagged either wedding or party", "en", {"any": [{"keyword": "wedding"}, {"keyword": "party"}]}),
+    ("whose tag is festival", "en", {"keyword": "festival"}),
+    ("avec les mots-clés marché et poisson", "fr", {"all": [{"keyword": "marché"}, {"keyword": "poisson"}]}),
+    ("from our Launch album", "en", {"collection": "Launch"}),
+    ("qui font partie de l'album Rentrée", "fr", {"collection": "Rentrée"}),
+])
+def test_keyword_and_collection_wordings(sentence, lang, flt):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", flt, "", [])
+    # a capitalised word after "and" is no second keyword
+    assert parse("tagged market and Lyon", lang="en", clock=CLOCK).filter == {"keyword": "market"}

@@ -227,7 +227,8 @@ NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pa
           "dégage", "dégager", "jette", "jeter", "hiding", "excepting", "barring"}
 # function words of more than one token, dropped from the text ("tout ce qui a été photographié")
 FILLER_PHRASES = {tuple(p.split()) for p in (
-    "à la place|au lieu de ça|in its place|"
+    "à la place|au lieu de ça|in its place|part of|that are part of|which are part of|"
+    "font partie de|fait partie de|qui font partie de|belonging to|belong to|"
     "make it|make that|make those|make them|make it just|change that to|change it to|"
     "a été|ont été|ont été prises|a été prise|ce qui|ce que|tout ce qui|that were|that was|"
     "which were|which was|that have been|which have been|have been|has been|were taken|"
@@ -305,10 +306,16 @@ KEYWORD_CUES = {("with", "the", "tag"), ("with", "tag"), ("avec", "le", "tag"),
                 ("keyword",), ("with", "the", "keyword"), ("with", "keyword"), ("étiquetées",),
                 ("étiquetés",), ("étiquetée",), ("étiqueté",), ("taguées",), ("tagués",),
                 ("mot-clé",), ("mot-clef",), ("avec", "le", "mot-clé"), ("avec", "le", "mot-clef"),
-                ("le", "mot-clé")}
+                ("le", "mot-clé"), ("keywords",), ("with", "the", "keywords"), ("with", "keywords"),
+                ("tags",), ("with", "the", "tags"), ("with", "tags"), ("tag",), ("tagged", "with", "the"),
+                ("tagged", "with", "the", "keyword"), ("avec", "les", "mots-clés"), ("mots-clés",),
+                ("avec", "les", "tags"), ("avec", "le", "mot", "clef"), ("mot", "clef"),
+                ("whose", "keyword"), ("whose", "tag"), ("dont", "le", "mot-clé"),
+                ("étiquettées",), ("taggées", "avec"), ("marquées", "avec")}
 COLLECTION_NOUNS = {"collection", "album", "shoot", "folder", "series", "set", "séance", "dossier",
                     "reportage", "shooting", "série"}
-COLLECTION_LEAD = {"in", "from", "within", "dans", "de", "du", "d'", "the", "la", "le", "l'"}
+COLLECTION_LEAD = {"in", "from", "within", "dans", "de", "du", "d'", "the", "la", "le", "l'", "my", "our",
+                   "mon", "ma", "mes", "notre", "nos", "this", "that", "cette", "ce"}
 # first words of multi-word place names ("pictures of New York" is a place, "of Ana Silva" a person)
 PLACE_PREFIXES = {"new", "san", "santa", "santo", "são", "sao", "saint", "sainte", "st", "ste", "los",
                   "las", "la", "le", "les", "el", "port", "porto", "mont", "mount", "lake", "cape",

@@ -31,10 +31,11 @@ from .dates import Span, date_at
 MAX_SENTENCE_CHARS = 1000   # a sentence longer than this is refused before any work
 MAX_TOKENS = 120
 
-_TOKEN = re.compile(r'"[^"]*"|«[^»]*»|“[^”]*”|[,;!?:()]|[^\s,;!?:()"«»“”]+')
+_TOKEN = re.compile(r'"[^"]*"|«[^»]*»|“[^”]*”|‘[^’]*’|(?<![\w\'])\'[^\']+\'(?![\w\'])|[,;!?:()]'
+                    r'|[^\s,;!?:()"«»“”]+')
 _ELISION = re.compile(r"^(l|d|qu|j|n|s|c)'(.+)$", re.IGNORECASE)
 _MEDIA = re.compile(r"^(image|video|application|audio)/[a-z0-9][a-z0-9.+-]{0,60}$")
-_QUOTES = "\"«»“”"
+_QUOTES = "\"«»“”‘"
 
 
 class SentenceError(ValueError):
@@ -67,8 +68,8 @@ def tokenize(sentence: str) -> list[str]:
     French elisions are split ("l'année" -> "l'", "année"), punctuation that
     separates clauses becomes ",", trailing dots are dropped."""
     out: list[str] = []
-    for t in _TOKEN.findall(sentence.replace("’", "'")):
-        if t[0] in _QUOTES:
+    for t in _TOKEN.findall(sentence.replace("’", "'").replace("‘", "'")):
+        if t[0] in _QUOTES or (len(t) > 2 and t[0] == t[-1] == "'" and " " in t):
             out.append(t)
             continue
         if t in (";", "!", "?", ":", "(", ")"):
@@ -107,7 +108,9 @@ def _is_cap(t: str) -> bool:
 
 
 def _unquote(t: str) -> str | None:
-    return t[1:-1].strip() if t and t[0] in _QUOTES else None
+    if t and (t[0] in _QUOTES or (len(t) > 2 and t[0] == t[-1] == "'" and " " in t)):
+        return t[1:-1].strip()
+    return None
 
 
 class _Scan:
@@ -311,13 +314,28 @@ class _Scan:
         k = self.phrase(i, L.KEYWORD_CUES)
         if not k:
             return 0
+        if i + k + 1 < self.n and self.low[i + k] in ("is", "est", ",", "=", "either", "soit") \
+                and self.low[i + k + 1] != ",":
+            k += 1                       # "whose keyword is X", "keyword: X", "tagged either X or Y"
         if i + k >= self.n or self.toks[i + k] == ",":
             self.unparsed.append(" ".join(self.toks[i:i + k]))
             return 0
         v = _unquote(self.toks[i + k]) or self.toks[i + k]
         if len(v) > 2 and v[0] == v[-1] == "'":       # tagged 'holiday'
             v = v[1:-1]
-        return self.emit({"keyword": v}, i, i + k + 1, neg)
+        e = self.emit({"keyword": v}, i, i + k + 1, neg)
+        # "tagged beach or sea", "with the keywords dog and cat": more values of the cue
+        while e + 1 < self.n and self.low[e] in L.CONNECT_OR | {"and", "et"} and (
+                _unquote(self.toks[e + 1]) is not None or self.keyword_word(e + 1)):
+            self.role[e] = "conn"
+            v = _unquote(self.toks[e + 1]) or self.toks[e + 1]
+            e = self.emit({"keyword": v}, e + 1, e + 2, neg)
+        return e
+
+    def keyword_word(self, x: int) -> bool:
+        """A word that can be one more keyword after "tagged a and": read by no table
+        and not the start of another predicate (a place, a name, a date)."""
+        return self.unread_word(x) and not _is_cap(self.toks[x])
 
     def m_creator(self, i: int, neg: int | None) -> int:
         k = self.phrase(i, L.CREATOR_STRONG)
