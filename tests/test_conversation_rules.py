@@ -251,3 +251,21 @@ def test_keyword_and_collection_wordings(sentence, lang, flt):
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", flt, "", [])
     # a capitalised word after "and" is no second keyword
     assert parse("tagged market and Lyon", lang="en", clock=CLOCK).filter == {"keyword": "market"}
+
+
+@pytest.mark.parametrize("sentence,lang,flt,text", [
+    ("only gifs and webps", "en", {"any": [{"format": "gif"}, {"format": "webp"}]}, ""),
+    ("canals in Belgium and the Netherlands", "en",
+     {"any": [{"country": "Belgium"}, {"country": "Netherlands"}]}, "canals"),
+    ("shot by Ines Moreau or Yann Le Goff", "en",
+     {"any": [{"creator": "Ines Moreau"}, {"creator": "Yann Le Goff"}]}, ""),
+    ("with Ines Moreau and Yann Le Goff", "en",
+     {"all": [{"person": "Ines Moreau"}, {"person": "Yann Le Goff"}]}, ""),
+    ("vélos de la Suède", "fr", {"country": "Sweden"}, "vélos"),
+    ("pubs in the UK", "en", {"country": "United Kingdom"}, "pubs"),
+    ("black-background portraits", "en", {"background": "black"}, "portraits"),
+    ("pink and yellow kites", "en", {"all": [{"colour": "pink"}, {"colour": "yellow"}]}, "kites"),
+])
+def test_values_joined_by_and_or_of_one_field(sentence, lang, flt, text):
+    turn = parse(sentence, lang=lang, clock=CLOCK)
+    assert (turn.filter, turn.text, turn.unparsed) == (flt, text, [])

@@ -140,13 +140,18 @@ for _o, _w in (("portrait", "vertically"), ("portrait", "upright"), ("landscape"
         PHRASES[_p] = {"orientation": _o}
 PHRASES.update(_forms("taller than wide", {"orientation": "portrait"}))
 PHRASES.update(_forms("wider than tall|widescreen", {"orientation": "landscape"}))
+# single-valued fields: "a and b" of one of them is a or b (an asset has one format, one date...)
+ONE_VALUE = {"captured", "added", "kind", "orientation", "background", "media_type", "format",
+             "cutout", "monochrome", "country", "location", "creator"}
 # background and cut-out
 for _name, _words in (("white", "white|blanc"), ("black", "black|noir"),
                       ("transparent", "transparent"), ("uniform", "plain|uniform|uni")):
     for _w in _words.split("|"):
         for _p in (f"{_w} background", f"{_w} backgrounds", f"on a {_w} background",
                    f"on {_w} background", f"against a {_w} background", f"with a {_w} background",
-                   f"fond {_w}", f"sur fond {_w}", f"sur un fond {_w}", f"avec un fond {_w}"):
+                   f"fond {_w}", f"sur fond {_w}", f"sur un fond {_w}", f"avec un fond {_w}",
+                   f"{_w}-background", f"{_w}-backgrounds", f"{_w}-background ones",
+                   f"on a {_w}-background"):
             PHRASES[tuple(_p.split())] = {"background": _name}
 PHRASES.update(_forms("transparent|transparents|transparente|transparentes|sans fond|"
                       "with no background|with transparency|no background|fond transparent|"
@@ -424,4 +429,16 @@ def countries() -> dict[str, str]:
             if n:
                 out[n.lower()] = english
                 out[fr.gettext(n).lower()] = english
+    # common names ISO does not list (the value is still the ISO English name)
+    for alias, iso in (("uk", "united kingdom"), ("u.k", "united kingdom"), ("britain", "united kingdom"),
+                       ("great britain", "united kingdom"), ("grande-bretagne", "united kingdom"),
+                       ("usa", "united states"), ("u.s.a", "united states"), ("u.s", "united states"),
+                       ("the united states", "united states"), ("états unis", "united states"),
+                       ("etats-unis", "united states"), ("etats unis", "united states"),
+                       ("russia", "russian federation"), ("russie", "russian federation"),
+                       ("turkey", "türkiye"), ("holland", "netherlands"), ("hollande", "netherlands"),
+                       ("the netherlands", "netherlands"), ("the uk", "united kingdom"),
+                       ("the usa", "united states"), ("the us", "united states")):
+        if iso in out:
+            out.setdefault(alias, out[iso])
     return out

@@ -393,6 +393,13 @@ class _Scan:
         if self.phrase(i + 1, L.PHRASES) and self.low[i + 1] not in L.countries() \
                 and (not _is_cap(nxt) or nxt.isupper()):
             return 0                    # "pas de PNG", "in PNG", "en JPEG": a format, not a place
+        if self.low[i + 1] in ("la", "le", "l'", "les", "the") and i + 2 < self.n:
+            # "de la Norvège", "from the Netherlands", "in the UK": a country after its article
+            for k in range(min(4, self.n - i - 2), 0, -1):
+                c = L.countries().get(" ".join(self.low[i + 1:i + 2 + k])) or \
+                    L.countries().get(" ".join(self.low[i + 2:i + 2 + k]))
+                if c and (k > 1 or _is_cap(self.toks[i + 2]) or self.low[i + 2] in L.countries()):
+                    return self.emit({"country": c}, i, i + 2 + k, neg)
         e = self.name_run(i + 1)
         if e == i + 2 and self.misspelt_month(i + 1):
             # "shot in Febtember", "en Octobar 2019": a date nobody can read, not a place
@@ -585,6 +592,22 @@ class _Scan:
                 restrict = False
                 i = j
                 continue
+            p = i - 1
+            while p > 0 and self.role[p] == "filler" and self.low[p] in ("the", "la", "le", "l'", "les"):
+                p -= 1
+            if p >= 1 and self.role[p] == "conn" and self.items and self.items[-1]["j"] == p \
+                    and self.items[-1]["field"] in ("creator", "person", "location", "country",
+                                                    "collection") and self.name_run(i) > i:
+                # "by Ana Costa or Luis Silva", "in Lyon and Lille": the same field again
+                e = self.name_run(i)
+                name = " ".join(self.toks[i:e])
+                c = L.countries().get(name.lower())
+                fld = self.items[-1]["field"]
+                self.emit({"country": c} if c and fld in ("country", "location") else {fld: name},
+                          i, e, neg)
+                neg_used = neg_used or neg is not None
+                i = e
+                continue
             if low in L.FIELD_NOUNS and i + 1 < self.n and self.unread_word(i + 1) \
                     and (i + 2 >= self.n or not self.unread_word(i + 2)):
                 # "a licence glorbique", "format A9": a field named with a value no table
@@ -647,7 +670,8 @@ class _Scan:
             group = [items[k]]
             while k + 1 < len(items) and items[k + 1]["field"] == group[-1]["field"] \
                     and items[k + 1]["neg"] == group[-1]["neg"] \
-                    and any(self.role[x] == "conn" and self.low[x] in L.CONNECT_OR
+                    and any(self.role[x] == "conn" and (self.low[x] in L.CONNECT_OR or (
+                        self.low[x] in ("and", "et", "&") and group[-1]["field"] in L.ONE_VALUE))
                             for x in range(group[-1]["j"], items[k + 1]["i"])) \
                     and all(self.role[x] in ("conn", "filler")
                             for x in range(group[-1]["j"], items[k + 1]["i"])):
