@@ -269,3 +269,16 @@ def test_keyword_and_collection_wordings(sentence, lang, flt):
 def test_values_joined_by_and_or_of_one_field(sentence, lang, flt, text):
     turn = parse(sentence, lang=lang, clock=CLOCK)
     assert (turn.filter, turn.text, turn.unparsed) == (flt, text, [])
+
+
+@pytest.mark.parametrize("sentence,lang,intent,flt,text", [
+    ("oh wait, the square ones too", "en", "add", {"orientation": "square"}, ""),
+    ("without the mime type image/tiff", "en", "remove", {"media_type": "image/tiff"}, ""),
+    ("the ones that Omar Haddad shot", "en", "refine", {"creator": "Omar Haddad"}, ""),
+    ("celles que Zoé a faites", "fr", "refine", {"creator": "Zoé"}, ""),
+    ("switch to the vertical ones", "en", "refine", {"orientation": "portrait"}, ""),
+    ("hikers in the Pyrenees", "en", "replace", {"location": "Pyrenees"}, "hikers"),
+])
+def test_corrections_named_places_and_creators_before_their_verb(sentence, lang, intent, flt, text):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, text, [])

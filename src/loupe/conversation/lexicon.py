@@ -232,6 +232,8 @@ NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pa
           "dégage", "dégager", "jette", "jeter", "hiding", "excepting", "barring"}
 # function words of more than one token, dropped from the text ("tout ce qui a été photographié")
 FILLER_PHRASES = {tuple(p.split()) for p in (
+    "no wait|oh wait|wait|non attends|attends|sorry|pardon|oops|"
+    "switch to|switch over to|change to|go to|passe en|passe à|passons à|passe aux|"
     "à la place|au lieu de ça|in its place|part of|that are part of|which are part of|"
     "font partie de|fait partie de|qui font partie de|belonging to|belong to|"
     "make it|make that|make those|make them|make it just|change that to|change it to|"
@@ -294,6 +296,9 @@ CREATOR_STRONG = {("shot", "by"), ("taken", "by"), ("photographed", "by"), ("cre
                   ("snapped", "by"), ("authored", "by"), ("illustrated", "by"), ("designed", "by"),
                   ("painted", "by")}
 CREATOR_CUES = {"by", "par"}
+# verbs after a name that make it the creator: "the ones that Maria took", "celles que Léa a prises"
+CREATOR_VERBS = {"took", "shot", "photographed", "snapped", "made", "drew", "created", "taken",
+                 "prises", "prise", "pris", "faites", "photographiées", "réalisées", "dessinées"}
 CREATOR_ANAPHOR = {"ceux", "celles", "celle", "celui",   # "celles de Jean Dupont"
                    "est", "sont"}                         # "tout ce qui est de Bob Stone"
 PERSON_CUES = {"with", "featuring", "showing", "avec", "starring", "depicting", "feature", "features",

@@ -347,6 +347,11 @@ class _Scan:
                 self.unparsed.append(" ".join(self.toks[i:i + k]))
                 return 0
             return self.emit({"creator": " ".join(self.toks[i + k:e])}, i, e, neg)
+        if _is_cap(self.toks[i]) and i > 0 and self.low[i - 1] in ("that", "which", "que", "qu'"):
+            e = self.name_run(i)
+            v = e + (e < self.n and self.low[e] in ("a", "has", "had", "ont"))
+            if e > i and v < self.n and self.low[v] in L.CREATOR_VERBS:
+                return self.emit({"creator": " ".join(self.toks[i:e])}, i, v + 1, neg)
         if self.low[i] in L.CREATOR_CUES and i + 1 < self.n:
             e = self.name_run(i + 1)
             if e > i + 1:
@@ -400,6 +405,12 @@ class _Scan:
                     L.countries().get(" ".join(self.low[i + 2:i + 2 + k]))
                 if c and (k > 1 or _is_cap(self.toks[i + 2]) or self.low[i + 2] in L.countries()):
                     return self.emit({"country": c}, i, i + 2 + k, neg)
+            e = self.name_run(i + 2)
+            if e > i + 2 and self.low[i] in ("at", "near", "in", "from", "à", "près") \
+                    and not (e < self.n and self.low[e] in L.COLLECTION_NOUNS) \
+                    and not self.misspelt_month(i + 2):
+                # "at the Louvre", "in the Alps": a named place after its article
+                return self.emit({"location": " ".join(self.toks[i + 2:e])}, i, e, neg)
         e = self.name_run(i + 1)
         if e == i + 2 and self.misspelt_month(i + 1):
             # "shot in Febtember", "en Octobar 2019": a date nobody can read, not a place
@@ -471,7 +482,9 @@ class _Scan:
         return self.emit({fld: name}, i, e, neg) if fld else 0
 
     def m_media(self, i: int, neg: int | None) -> int:
-        k = 2 if self.low[i:i + 2] == ["au", "format"] else (1 if self.low[i] in ("format", "type") else 0)
+        k = 2 if self.low[i:i + 2] in (["au", "format"], ["media", "type"], ["mime", "type"],
+                                       ["type", "mime"], ["de", "type"], ["of", "type"]) \
+            else (1 if self.low[i] in ("format", "type") else 0)
         if i + k < self.n and _MEDIA.match(self.low[i + k]):
             return self.emit({"media_type": self.low[i + k]}, i, i + k + 1, neg)
         return 0
