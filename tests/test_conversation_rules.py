@@ -282,3 +282,13 @@ def test_values_joined_by_and_or_of_one_field(sentence, lang, flt, text):
 def test_corrections_named_places_and_creators_before_their_verb(sentence, lang, intent, flt, text):
     turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, text, [])
+
+
+@pytest.mark.parametrize("sentence,lang,unparsed", [
+    ("only since the harvest", "en", ["since the harvest"]),
+    ("seulement depuis la rentrée", "fr", ["depuis la rentrée"]),
+    ("just before Blursday", "en", ["before Blursday"]),
+])
+def test_a_date_cue_with_an_unreadable_value_is_unparsed_and_not_searched(sentence, lang, unparsed):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", None, "", unparsed)

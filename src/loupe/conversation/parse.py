@@ -250,9 +250,16 @@ class _Scan:
         if mod:
             span = date_at(self.toks, self.low, j + 1, self.lang, self.clock, after_cue=True)
             if span is None:
-                if fld == "captured":
-                    self.unparsed.append(" ".join(self.toks[j:j + 2]))
-                return 0
+                if fld != "captured" or j + 1 >= self.n or self.low[j + 1] == ",":
+                    return 0
+                # a date cue whose value no grammar reads ("since the thaw"): said, with
+                # its value as typed, and not searched as words
+                e = j + 2 + (j + 2 < self.n and self.low[j + 1] in L.DETERMINERS | {"le", "la", "l'"}
+                             and self.low[j + 2] != ",")
+                self.unparsed.append(" ".join(self.toks[j:e]))
+                for x in range(i, e):
+                    self.role[x] = "used"
+                return e
         else:
             if lead in ("in", "en", "on", "from", "de", "du", "d'", "during", "pendant", "of", "taken", "au",
                         "over", "within", "durant", "dans", "around", "circa", "vers", "environ",
