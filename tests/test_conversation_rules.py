@@ -292,3 +292,18 @@ def test_corrections_named_places_and_creators_before_their_verb(sentence, lang,
 def test_a_date_cue_with_an_unreadable_value_is_unparsed_and_not_searched(sentence, lang, unparsed):
     turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", None, "", unparsed)
+
+
+@pytest.mark.parametrize("sentence,lang,intent,flt", [
+    ("enlève aussi les cliparts", "fr", "remove", {"kind": "clipart"}),
+    ("also hide the gifs", "en", "remove", {"format": "gif"}),
+    ("celles de plus de 3 ans", "fr", "refine", {"captured": {"to": "2023-06-15"}}),
+    ("more than six months old", "en", "refine", {"captured": {"to": "2025-12-15"}}),
+    ("less than two weeks old", "en", "refine", {"captured": {"from": "2026-06-01"}}),
+    ("hors embargo", "fr", "remove", {"rights": "embargoed"}),
+    ("en écartant celles de Chloé Petit", "fr", "remove", {"creator": "Chloé Petit"}),
+    ("qui représentent Hugo Lambert", "fr", "refine", {"person": "Hugo Lambert"}),
+])
+def test_removal_before_add_ages_and_more_french_cues(sentence, lang, intent, flt):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, "", [])

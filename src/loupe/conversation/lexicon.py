@@ -179,7 +179,7 @@ for _f, _words in (("png", "png|pngs"), ("jpeg", "jpg|jpgs|jpeg|jpegs"), ("gif",
                    f"images {_w}", f"{_w}s"):
             PHRASES.setdefault(tuple(_p.split()), {"format": _f})
 # rights
-PHRASES.update(_forms("embargoed|under embargo|sous embargo|en embargo", {"rights": "embargoed"}))
+PHRASES.update(_forms("embargo|embargoes|embargos|embargoed|under embargo|sous embargo|en embargo", {"rights": "embargoed"}))
 PHRASES.update(_forms("expired|has expired|licence has expired|license has expired|"
                       "whose licence has expired|whose license has expired|with expired licences|"
                       "expiré|expirée|expirés|expirées|a expiré|dont la licence a expiré|"
@@ -192,7 +192,7 @@ for _subj in ("rights", "right", "licence", "license", "licences", "licenses", "
                       "a expiré", "est expirée", "sont expirés", "sont expirées", "expirés", "expirée",
                       "expirées", "échus", "échue", "échues", "périmés", "périmée"):
             PHRASES[tuple(f"{_lead}{_subj} {_verb}".split())] = {"rights": "expired"}
-PHRASES.update(_forms("expired rights|expired licence|expired license|expired licences|"
+PHRASES.update(_forms("sous licence expirée|avec licence expirée|à licence expirée|expired rights|expired licence|expired license|expired licences|"
                       "expired licenses|expired usage rights|with expired rights|"
                       "with an expired licence|with an expired license|licences expirées|"
                       "avec une licence expirée|avec des droits expirés", {"rights": "expired"}))
@@ -229,9 +229,11 @@ NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pa
           "retire-moi", "vire", "virer", "virez", "vire-moi", "supprime", "supprimer", "supprimez",
           "ôte", "ôter", "ôtez", "élimine", "éliminer", "éliminez", "excluez", "exclue", "cache",
           "cacher", "cachez", "masque", "masquer", "masquez", "écarte", "écarter", "écartez",
-          "dégage", "dégager", "jette", "jeter", "hiding", "excepting", "barring"}
+          "dégage", "dégager", "jette", "jeter", "hiding", "excepting", "barring", "excluant", "hors",
+          "écartant", "enlevant", "retirant"}
 # function words of more than one token, dropped from the text ("tout ce qui a été photographié")
 FILLER_PHRASES = {tuple(p.split()) for p in (
+    "je préfère|je préférerais|i prefer|i'd prefer|i would prefer|préfère|mets|mettez|"
     "no wait|oh wait|wait|non attends|attends|sorry|pardon|oops|"
     "switch to|switch over to|change to|go to|passe en|passe à|passons à|passe aux|"
     "à la place|au lieu de ça|in its place|part of|that are part of|which are part of|"
@@ -255,6 +257,7 @@ NEGATE_PHRASES = {tuple(p.split()) for p in (
     "we don't want|without any|except for|with the exception of|anything but|"
     "nothing|none|rien|aucune|aucun|à part|en dehors des|en dehors de|à l' exception de|"
     "à l' exception des|je ne veux pas|je ne veux plus|ne veux pas|ne veux plus|je ne veux pas de|"
+    "en excluant|en enlevant|en retirant|en écartant|en dehors de|"
     "ne montre pas|ne montre plus|fais disparaître|fait disparaître|débarrasse-moi de|"
     "débarrasse-toi de|laisse de côté|mets de côté|on enlève|on retire|on vire|on oublie"
 ).split("|")}
@@ -302,6 +305,7 @@ CREATOR_VERBS = {"took", "shot", "photographed", "snapped", "made", "drew", "cre
 CREATOR_ANAPHOR = {"ceux", "celles", "celle", "celui",   # "celles de Jean Dupont"
                    "est", "sont"}                         # "tout ce qui est de Bob Stone"
 PERSON_CUES = {"with", "featuring", "showing", "avec", "starring", "depicting", "feature", "features",
+               "représentent", "représente", "représentant", "montrant",
                "depict", "depicts", "shows"}
 PERSON_PHRASES = {tuple(p.split()) for p in (
     "où apparaît|où apparaissent|où figure|où figurent|où l' on voit|où on voit|sur lesquelles on voit|"
@@ -389,6 +393,11 @@ FILLERS = {
     "celle-ci", "celui-ci", "tout", "tous", "toutes",
 }
 
+# ages: "more than 5 years old" is captured before clock - 5 years; "less than 3 days old" since
+AGE_CUES = {("more", "than"): "before", ("over",): "before", ("plus", "de"): "before",
+            ("de", "plus", "de"): "before", ("older", "than"): "before", ("less", "than"): "since",
+            ("under",): "since", ("moins", "de"): "since", ("de", "moins", "de"): "since",
+            ("younger", "than"): "since", ("newer", "than"): "since", ("within",): "since"}
 # date cues of more than one word (parse.m_date): the range they take of the date after them
 DATE_CUE_PHRASES = {
     ("prior", "to"): "before", ("earlier", "than"): "before", ("older", "than"): "before",

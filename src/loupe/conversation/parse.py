@@ -230,6 +230,18 @@ class _Scan:
             return False
         return date_at(self.toks, self.low, x, self.lang, self.clock) is None
 
+    def age_at(self, i: int) -> int:
+        """Length of an age cue at i followed by a number and a unit ("more than 5 years",
+        "plus de 5 ans", "older than two years", "moins de 3 jours"), 0 if none."""
+        for words in L.AGE_CUES:
+            k = len(words)
+            if tuple(self.low[i:i + k]) == words and i + k + 1 < self.n \
+                    and date_at(self.toks, self.low, i + k, self.lang, self.clock, after_cue=True) \
+                    and self.low[i + k + 1] in ("years", "year", "ans", "an", "months", "month", "mois",
+                                                "weeks", "week", "semaines", "days", "day", "jours"):
+                return k
+        return 0
+
     def m_date(self, i: int, neg: int | None) -> int:
         j, fld = i, "captured"
         if self.low[j] in L.ADDED_CUES:
@@ -241,6 +253,11 @@ class _Scan:
                "after": "after", "après": "after", "until": "until", "till": "until",
                "jusqu'à": "until", "jusqu'en": "until", "between": "between",
                "entre": "between"}.get(lead)
+        age = self.age_at(j)
+        if mod is None and age:
+            # "more than 5 years old": captured before clock - 5 years; "less than": since
+            mod = L.AGE_CUES[tuple(self.low[j:j + age])]
+            j += age - 1
         if mod is None:    # two- and three-word cues: "prior to", "à partir de", "up to"
             for words, m in L.DATE_CUE_PHRASES.items():
                 if tuple(self.low[j:j + len(words)]) == words:
@@ -273,6 +290,8 @@ class _Scan:
                 return 0
         rng = {"from": span.start.isoformat(), "to": span.end.isoformat()}
         end = span.j
+        if age and end < self.n and self.low[end] == "old":     # "more than 5 years old"
+            end += 1
         if mod == "since":
             rng = {"from": span.start.isoformat()}
         elif mod == "before":
@@ -567,7 +586,7 @@ class _Scan:
             if k and self.phrase(i, L.RESTRICT_PHRASES) > k:
                 k = 0                          # "rien que les détourées" keeps, "rien" alone removes
             if not k and low == "plus" and (any(x in ("ne", "n'") for x in self.low[:i]) or (
-                    i + 1 < self.n and self.low[i + 1] in ("de", "d'"))):
+                    i + 1 < self.n and self.low[i + 1] in ("de", "d'"))) and not self.age_at(i):
                 k = 1                          # "je n'en veux plus", "plus de détourées"
             if k:
                 start_neg(k)
@@ -593,7 +612,7 @@ class _Scan:
                 restrict = self.restrict_seen = True
                 i += k
                 continue
-            if self.phrase(i, L.ADD_PHRASES):
+            if self.phrase(i, L.ADD_PHRASES) and not self.age_at(i):   # "de plus de 5 ans" is an age
                 k = self.phrase(i, L.ADD_PHRASES)
                 for x in range(i, i + k):
                     self.role[x] = "filler"
@@ -834,10 +853,10 @@ def parse(sentence: str, *, lang: str = "en", clock: datetime,
                     "or “not …”, or edit the chips).")
     if not has_previous or s.replace_cue:
         intent = "replace"
+    elif lead == "neg":                 # "retire aussi les icônes", "also drop the gifs"
+        intent = "remove"
     elif s.add_cue:
         intent = "add"
-    elif lead == "neg":
-        intent = "remove"
     elif lead == "refine" or s.restrict_seen or not text:
         intent = "refine"
     else:
