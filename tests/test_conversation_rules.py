@@ -307,3 +307,19 @@ def test_a_date_cue_with_an_unreadable_value_is_unparsed_and_not_searched(senten
 def test_removal_before_add_ages_and_more_french_cues(sentence, lang, intent, flt):
     turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, "", [])
+
+
+@pytest.mark.parametrize("sentence,lang,intent,flt,text", [
+    ("make them square", "en", "refine", {"orientation": "square"}, ""),
+    ("last month's harbour photos", "en", "replace",
+     {"captured": {"from": "2026-05-01", "to": "2026-06-01"}}, "harbour"),
+    ("everything from Q2 2025", "en", "refine", {"captured": {"from": "2025-04-01", "to": "2025-07-01"}}, ""),
+    ("au troisième trimestre 2021", "fr", "refine",
+     {"captured": {"from": "2021-07-01", "to": "2021-10-01"}}, ""),
+    ("what Ada Byrne photographed", "en", "refine", {"creator": "Ada Byrne"}, ""),
+    ("only the illustrated ones", "en", "refine", {"kind": "illustration"}, ""),
+    ("those that aren't square", "en", "refine", {"not": {"orientation": "square"}}, ""),
+])
+def test_possessives_quarters_and_more_wordings(sentence, lang, intent, flt, text):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=intent != "replace")
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, text, [])

@@ -289,6 +289,21 @@ def _absolute(toks: list[str], low: list[str], i: int, lang: str, clock: datetim
     if _YEAR.match(w[0]):
         y = int(w[0])
         return Span(i, i + 1, date(y, 1, 1), date(y + 1, 1, 1))
+    # quarters: "Q3 2024", "T3 2024", "the third quarter of 2024", "le troisième trimestre 2024"
+    q = re.fullmatch(r"[qt]([1-4])", w[0])
+    k = 1 if w[0] in ("the", "le") else 0
+    if q and _YEAR.match(w[1]):
+        n, j, y = int(q.group(1)), i + 2, int(w[1])
+    elif w[k] in _ORDINALS and w[k + 1] in ("quarter", "trimestre") and (
+            _YEAR.match(w[k + 2]) or w[k + 2] in ("of", "de", "du") and _YEAR.match(w[k + 3])):
+        n = _ORDINALS[w[k]]
+        j = i + k + 3 + (not _YEAR.match(w[k + 2]))
+        y = int(low[j - 1])
+    else:
+        n = 0
+    if n:
+        s = date(y, 3 * n - 2, 1)
+        return Span(i, j, s, date(y + (n == 4), (3 * n) % 12 + 1, 1))
     # "l'an 2000", "l'année 2019", "the year 2019", "année 2019"
     k = 1 if w[0] in ("l'", "the") else 0
     if w[k] in ("an", "année", "year") and _YEAR.match(w[k + 1]):
@@ -310,6 +325,8 @@ def _absolute(toks: list[str], low: list[str], i: int, lang: str, clock: datetim
     return None
 
 
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "last": 4, "premier": 1,
+             "deuxième": 2, "second": 2, "troisième": 3, "quatrième": 4, "dernier": 4}
 _DECADE = re.compile(r"^'?(\d0|1[89]\d0|20\d0)'?s$")
 
 

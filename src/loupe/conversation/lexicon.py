@@ -85,7 +85,9 @@ PHRASES.update(_forms("bleu canard", {"colour": "teal"}))
 PHRASES.update(_forms("lime green|vert citron|vert lime", {"colour": "lime"}))
 PHRASES.update(_forms("olive green|vert olive", {"colour": "olive"}))
 # kind
-PHRASES.update(_forms("illustration|illustrations|drawing|drawings|dessin|dessins", {"kind": "illustration"}))
+PHRASES.update(_forms("illustration|illustrations|drawing|drawings|dessin|dessins|illustrated|hand-drawn|"
+                      "hand drawn|dessiné à la main|dessinées à la main|dessinés à la main",
+                      {"kind": "illustration"}))
 PHRASES.update(_forms("clipart|cliparts|clip art|clip-art|clip arts", {"kind": "clipart"}))
 PHRASES.update(_forms("line art|lineart|line drawing|line drawings|dessin au trait|dessins au trait",
                       {"kind": "lineart"}))
@@ -216,6 +218,7 @@ RESTRICT = {"only", "just", "seulement", "uniquement", "juste", "que", "exclusiv
             "restrict", "limit", "restreins", "limite", "filtre", "filter"}
 RESTRICT_PHRASES = {tuple(p.split()) for p in (
     "stick to|stick with|keep to|focus on|concentrate on|show only|show me only|"
+    "make it|make that|make those|make them|make it just|"
     "narrow it to|limit it to|restrict it to|cut it down to|narrow them to|limit them to|"
     "narrow down to|narrow it down to|narrow to|restrict to|limit to|filter to|filter by|"
     "keep only|nothing but|none but|what about|how about|and what about|et pour|et en|"
@@ -230,7 +233,7 @@ NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pa
           "ôte", "ôter", "ôtez", "élimine", "éliminer", "éliminez", "excluez", "exclue", "cache",
           "cacher", "cachez", "masque", "masquer", "masquez", "écarte", "écarter", "écartez",
           "dégage", "dégager", "jette", "jeter", "hiding", "excepting", "barring", "excluant", "hors",
-          "écartant", "enlevant", "retirant"}
+          "écartant", "enlevant", "retirant", "aren't", "isn't", "weren't", "wasn't", "doesn't"}
 # function words of more than one token, dropped from the text ("tout ce qui a été photographié")
 FILLER_PHRASES = {tuple(p.split()) for p in (
     "je préfère|je préférerais|i prefer|i'd prefer|i would prefer|préfère|mets|mettez|"
@@ -238,7 +241,7 @@ FILLER_PHRASES = {tuple(p.split()) for p in (
     "switch to|switch over to|change to|go to|passe en|passe à|passons à|passe aux|"
     "à la place|au lieu de ça|in its place|part of|that are part of|which are part of|"
     "font partie de|fait partie de|qui font partie de|belonging to|belong to|"
-    "make it|make that|make those|make them|make it just|change that to|change it to|"
+    "change that to|change it to|"
     "a été|ont été|ont été prises|a été prise|ce qui|ce que|tout ce qui|that were|that was|"
     "which were|which was|that have been|which have been|have been|has been|were taken|"
     "was taken|ones that|ones which|those that|those which|qui ont été|qui a été").split("|")}
@@ -375,7 +378,7 @@ FILLERS = {
     "only", "just", "also", "too", "whose", "any", "what", "was", "were", "finalement",
     "alternatively", "otherwise", "sinon", "anything", "everything", "something", "i'm", "im", "we're", "let's", "let", "us",
     "see", "we", "would", "like", "have", "got", "do", "there", "here", "my", "our", "your",
-    "ok", "okay", "right", "hmm", "well", "so", "thanks", "again", "more", "ones", "shots", "snaps",
+    "'s", "ok", "okay", "right", "hmm", "well", "so", "thanks", "again", "more", "ones", "shots", "snaps",
     "things", "items", "bien", "where", "i'd", "id", "i'll", "we'd", "it",
     "photographs", "ne", "n'",
     # verbs of origin and having: "tout ce qui vient de Chine", "celles qui ont le mot-clé X"

@@ -79,6 +79,9 @@ def tokenize(sentence: str) -> list[str]:
         if not t:
             continue
         m = _ELISION.match(t)
+        if re.fullmatch(r"\w{2,}'s", t, re.UNICODE):    # "last year's", "Maria's": the possessive apart
+            out += [t[:-2], "'s"]
+            continue
         if m and t.lower() != "aujourd'hui":
             out += [m.group(1) + "'", m.group(2)]
         else:
@@ -373,7 +376,7 @@ class _Scan:
                 self.unparsed.append(" ".join(self.toks[i:i + k]))
                 return 0
             return self.emit({"creator": " ".join(self.toks[i + k:e])}, i, e, neg)
-        if _is_cap(self.toks[i]) and i > 0 and self.low[i - 1] in ("that", "which", "que", "qu'"):
+        if _is_cap(self.toks[i]) and i > 0 and self.low[i - 1] in ("that", "which", "what", "que", "qu'"):
             e = self.name_run(i)
             v = e + (e < self.n and self.low[e] in ("a", "has", "had", "ont"))
             if e > i and v < self.n and self.low[v] in L.CREATOR_VERBS:
