@@ -323,3 +323,29 @@ def test_removal_before_add_ages_and_more_french_cues(sentence, lang, intent, fl
 def test_possessives_quarters_and_more_wordings(sentence, lang, intent, flt, text):
     turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=intent != "replace")
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, text, [])
+
+
+@pytest.mark.parametrize("sentence,lang,flt", [
+    ("prises entre le 2 et le 9 avril 2025", "fr", {"captured": {"from": "2025-04-02", "to": "2025-04-10"}}),
+    ("du 5 juin au 2 juillet 2023", "fr", {"captured": {"from": "2023-06-05", "to": "2023-07-03"}}),
+    ("between April 2 and April 9, 2025", "en", {"captured": {"from": "2025-04-02", "to": "2025-04-10"}}),
+    ("from 7 to 12 October 2022", "en", {"captured": {"from": "2022-10-07", "to": "2022-10-13"}}),
+    ("shot on August 30, 2020", "en", {"captured": {"from": "2020-08-30", "to": "2020-08-31"}}),
+    ("qui datent de 2016", "fr", {"captured": {"from": "2016-01-01", "to": "2017-01-01"}}),
+])
+def test_day_ranges_that_share_a_month_or_year(sentence, lang, flt):
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("refine", flt, "", [])
+
+
+def test_celles_de_a_name_follows_the_conversations_place_field_and_et_en_reads_the_phrase():
+    turn = parse("et aussi celles de Vigo", lang="fr", clock=CLOCK, has_previous=True,
+                 previous={"location": "Braga"})
+    assert (turn.intent, turn.filter) == ("add", {"location": "Vigo"})
+    turn = parse("et aussi celles de Vigo", lang="fr", clock=CLOCK, has_previous=True,
+                 previous={"colour": "red"})
+    assert (turn.intent, turn.filter) == ("add", {"creator": "Vigo"})
+    turn = parse("et en couleur aussi", lang="fr", clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.text) == ("add", {"not": {"monochrome": True}}, "")
+    turn = parse("celles en PNG, pas les autres", lang="fr", clock=CLOCK, has_previous=True)
+    assert (turn.intent, turn.filter, turn.unparsed) == ("refine", {"format": "png"}, [])

@@ -283,6 +283,9 @@ def _absolute(toks: list[str], low: list[str], i: int, lang: str, clock: datetim
     if w[0] in MONTHS and _DAYNUM.match(w[1]) and _YEAR.match(w[2].rstrip(",")):  # July 14 2019
         d = _parse(f"{w[0]} {_DAYNUM.match(w[1]).group(1)} {w[2]}", lang, clock)
         return Span(i, i + 3, d, d + timedelta(1)) if d else None
+    if w[0] in MONTHS and _DAYNUM.match(w[1]) and w[2] == "," and _YEAR.match(w[3]):  # July 14, 2019
+        d = _parse(f"{w[0]} {_DAYNUM.match(w[1]).group(1)} {w[3]}", lang, clock)
+        return Span(i, i + 4, d, d + timedelta(1)) if d else None
     if w[0] in MONTHS and _YEAR.match(w[1]):                                     # March 2019
         d = _parse(f"{w[0]} {w[1]}", lang, clock)
         return Span(i, i + 2, *_unit_range(d, "month")) if d else None

@@ -221,7 +221,7 @@ RESTRICT_PHRASES = {tuple(p.split()) for p in (
     "make it|make that|make those|make them|make it just|"
     "narrow it to|limit it to|restrict it to|cut it down to|narrow them to|limit them to|"
     "narrow down to|narrow it down to|narrow to|restrict to|limit to|filter to|filter by|"
-    "keep only|nothing but|none but|what about|how about|and what about|et pour|et en|"
+    "keep only|nothing but|none but|what about|how about|and what about|et pour|"
     "et si on prend|quid de|et côté|rien que|limite à|limite aux|restreins à|restreins aux").split("|")}
 NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pas", "sans", "sauf",
           "hormis", "excepté", "exceptés", "exceptées", "remove", "drop", "hide", "enlève", "enlever",
@@ -237,6 +237,7 @@ NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pa
 # function words of more than one token, dropped from the text ("tout ce qui a été photographié")
 FILLER_PHRASES = {tuple(p.split()) for p in (
     "je préfère|je préférerais|i prefer|i'd prefer|i would prefer|préfère|mets|mettez|"
+    "pas les autres|not the others|not the rest|none of the others|"
     "no wait|oh wait|wait|non attends|attends|sorry|pardon|oops|"
     "switch to|switch over to|change to|go to|passe en|passe à|passons à|passe aux|"
     "à la place|au lieu de ça|in its place|part of|that are part of|which are part of|"
@@ -378,7 +379,7 @@ FILLERS = {
     "only", "just", "also", "too", "whose", "any", "what", "was", "were", "finalement",
     "alternatively", "otherwise", "sinon", "anything", "everything", "something", "i'm", "im", "we're", "let's", "let", "us",
     "see", "we", "would", "like", "have", "got", "do", "there", "here", "my", "our", "your",
-    "'s", "ok", "okay", "right", "hmm", "well", "so", "thanks", "again", "more", "ones", "shots", "snaps",
+    "'s", "ok", "okay", "right", "hmm", "datent", "datant", "dating", "dated", "daté", "datées", "well", "so", "thanks", "again", "more", "ones", "shots", "snaps",
     "things", "items", "bien", "where", "i'd", "id", "i'll", "we'd", "it",
     "photographs", "ne", "n'",
     # verbs of origin and having: "tout ce qui vient de Chine", "celles qui ont le mot-clé X"

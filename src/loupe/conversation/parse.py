@@ -245,6 +245,34 @@ class _Scan:
                 return k
         return 0
 
+    def day_range(self, i: int, j: int) -> tuple[dict, int] | None:
+        """A range whose first end lacks what the second gives: "entre le 1er et le 15 mars
+        2024", "du 1er mars au 15 avril 2024", "from 3 to 10 May 2024" -> ([first day,
+        day after the second), end index).  ``j``: the token after the range cue."""
+        from datetime import date as _date
+        k = j + (j < self.n and self.low[j] in ("le", "the"))
+        month = None
+        if k + 1 < self.n and (self.low[k] in L.FULL_MONTHS or self.low[k] == "may"):   # March 3
+            month, k = L.FULL_MONTHS.get(self.low[k], 5), k + 1
+        m = re.fullmatch(r"(\d{1,2})(st|nd|rd|th|er)?", self.low[k]) if k < self.n else None
+        if not m:
+            return None
+        day, k = int(m.group(1)), k + 1
+        if month is None and k < self.n and (self.low[k] in L.FULL_MONTHS or self.low[k] in ("may", "mai")):
+            month, k = L.FULL_MONTHS.get(self.low[k], 5), k + 1
+        if k >= self.n or self.low[k] not in ("and", "et", "to", "à", "au", "until", "-"):
+            return None
+        second = date_at(self.toks, self.low, k + 1, self.lang, self.clock, after_cue=True)
+        if second is None or (second.end - second.start).days != 1:
+            return None
+        try:
+            first = _date(second.start.year, month or second.start.month, day)
+        except ValueError:
+            return None
+        if first >= second.end:
+            return None
+        return {"from": first.isoformat(), "to": second.end.isoformat()}, second.j
+
     def m_date(self, i: int, neg: int | None) -> int:
         j, fld = i, "captured"
         if self.low[j] in L.ADDED_CUES:
@@ -267,6 +295,10 @@ class _Scan:
                     mod, j = m, j + len(words) - 1
                     break
         span: Span | None = None
+        if mod == "between" or (mod is None and lead in ("from", "du", "de")):
+            got = self.day_range(i, j + 1)
+            if got:
+                return self.emit({fld: got[0]}, i, got[1], neg)
         if mod:
             span = date_at(self.toks, self.low, j + 1, self.lang, self.clock, after_cue=True)
             if span is None:
@@ -390,7 +422,11 @@ class _Scan:
             if e > i + 2:
                 name = " ".join(self.toks[i + 2:e])
                 c = L.countries().get(name.lower())
-                return self.emit({"country": c} if c else {"creator": name}, i, e, neg)
+                # "celles de X" is the creator, unless the conversation filters by place
+                # and not by creator ("et aussi celles de Porto" after a city)
+                fld = "location" if "location" in self.prev_fields and "creator" not in \
+                    self.prev_fields else "creator"
+                return self.emit({"country": c} if c else {fld: name}, i, e, neg)
         return 0
 
     def m_person(self, i: int, neg: int | None) -> int:
