@@ -349,3 +349,13 @@ def test_celles_de_a_name_follows_the_conversations_place_field_and_et_en_reads_
     assert (turn.intent, turn.filter, turn.text) == ("add", {"not": {"monochrome": True}}, "")
     turn = parse("celles en PNG, pas les autres", lang="fr", clock=CLOCK, has_previous=True)
     assert (turn.intent, turn.filter, turn.unparsed) == ("refine", {"format": "png"}, [])
+
+
+def test_the_end_of_a_period_without_a_range_cue_is_no_empty_range():
+    """Found by a fuzz run of this pass: "in the start of 2024" gave [2024-01-01, 2024-01-01),
+    which the filter tree refuses; a point in time is a date only after before/since/after/until."""
+    from loupe.filters import parse as parse_tree
+    for sentence in ("boats in the start of 2024", "bateaux du début 2024"):
+        turn = parse(sentence, lang="en", clock=CLOCK)
+        assert turn.filter is None or parse_tree(turn.filter)
+        assert "captured" not in str(turn.filter)

@@ -323,6 +323,8 @@ class _Scan:
                 span = date_at(self.toks, self.low, j, self.lang, self.clock)
             if span is None:
                 return 0
+        if span.start >= span.end and mod in (None, "between"):
+            return 0           # "the end of 2019" is a point: a date only after before/since/after/until
         rng = {"from": span.start.isoformat(), "to": span.end.isoformat()}
         end = span.j
         if age and end < self.n and self.low[end] == "old":     # "more than 5 years old"
