@@ -35,7 +35,8 @@ def run_case(case: dict, clock: datetime) -> dict:
     """Compile one case; returns {"ok": bool, "got": {...}, "diff": [field, ...]}."""
     prev = case["previous"]
     state = State(prev["filter"], prev["text"]) if prev else State()
-    turn = parse(case["sentence"], lang=case["lang"], clock=clock, has_previous=not state.empty())
+    turn = parse(case["sentence"], lang=case["lang"], clock=clock, has_previous=not state.empty(),
+                 previous=state.filter)
     new, msg = apply(state, turn)
     got = {"intent": turn.intent, "filter": turn.filter, "text": turn.text,
            "unparsed": turn.unparsed, "contradiction": msg is not None}

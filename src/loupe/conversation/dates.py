@@ -49,7 +49,8 @@ class _Num:
 _NUM = _Num()
 _UNITS = {"day": "day", "days": "day", "jour": "day", "jours": "day", "week": "week", "weeks": "week",
           "semaine": "week", "semaines": "week", "month": "month", "months": "month", "mois": "month",
-          "year": "year", "years": "year", "an": "year", "ans": "year", "année": "year", "années": "year"}
+          "year": "year", "years": "year", "an": "year", "ans": "year", "année": "year", "années": "year",
+          "hour": "hour", "hours": "hour", "heure": "hour", "heures": "hour"}
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,12 @@ def _parse(text: str, lang: str, clock: datetime) -> date | None:
 #: winter December-February.
 SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12, "printemps": 3,
            "été": 6, "automne": 9, "hiver": 12}
+
+
+#: Week days (Monday = 0), English and French.
+WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5,
+            "sunday": 6, "lundi": 0, "mardi": 1, "mercredi": 2, "jeudi": 3, "vendredi": 4,
+            "samedi": 5, "dimanche": 6}
 
 
 def _season_range(month: int, year: int) -> tuple[date, date]:
@@ -145,9 +152,47 @@ def _relative(low: list[str], i: int, lang: str, clock: datetime) -> Span | None
         ("this", "week"): (today - timedelta(today.weekday()), today - timedelta(today.weekday()) + timedelta(7)),
         ("cette", "semaine"): (today - timedelta(today.weekday()), today - timedelta(today.weekday()) + timedelta(7)),
     }
-    for phrase, (s, e) in fixed.items():
+    monday = today - timedelta(today.weekday())
+    month = month_of(today)
+    fixed.update({
+        # "since the start of the month", "depuis le début du mois"
+        ("the", "start", "of", "the", "month"): month, ("the", "beginning", "of", "the", "month"): month,
+        ("the", "start", "of", "this", "month"): month, ("le", "début", "du", "mois"): month,
+        ("début", "du", "mois"): month,
+        # the day's parts are the day
+        ("this", "morning"): (today, today + timedelta(1)), ("tonight",): (today, today + timedelta(1)),
+        ("this", "afternoon"): (today, today + timedelta(1)), ("ce", "matin"): (today, today + timedelta(1)),
+        ("cet", "après-midi"): (today, today + timedelta(1)), ("ce", "soir"): (today, today + timedelta(1)),
+        # "earlier this year": the calendar period, as "this year"
+        ("earlier", "this", "year"): year, ("earlier", "this", "month"): month,
+        # weekends: Saturday and Sunday, [Saturday, Monday)
+        ("last", "weekend"): (monday - timedelta(2), monday),
+        ("this", "past", "weekend"): (monday - timedelta(2), monday),
+        ("the", "past", "weekend"): (monday - timedelta(2), monday),
+        ("le", "week-end", "dernier"): (monday - timedelta(2), monday),
+        ("le", "weekend", "dernier"): (monday - timedelta(2), monday),
+        ("week-end", "dernier"): (monday - timedelta(2), monday),
+        # "the week before last", "il y a deux semaines" is the grammar below
+        ("the", "week", "before", "last"): (monday - timedelta(14), monday - timedelta(7)),
+        ("la", "semaine", "d'", "avant"): (monday - timedelta(14), monday - timedelta(7)),
+        ("the", "month", "before", "last"): month_of(month[0] - timedelta(32)),
+        ("the", "year", "before", "last"): (date(today.year - 2, 1, 1), date(today.year - 1, 1, 1)),
+    })
+    for phrase, (s, e) in sorted(fixed.items(), key=lambda kv: -len(kv[0])):
         if tuple(w[:len(phrase)]) == phrase:
             return Span(i, i + len(phrase), s, e)
+    # "last April", "avril dernier", "en avril dernier": the latest such month
+    # before the current one (June 2026: April 2026; June: June 2025)
+    if w[0] == "last" and w[1] in FULL_MONTHS or w[0] in FULL_MONTHS and w[1] in ("dernier", "passé"):
+        m = FULL_MONTHS[w[1] if w[0] == "last" else w[0]]
+        y = today.year if m < today.month else today.year - 1
+        return Span(i, i + 2, date(y, m, 1), _month_end(date(y, m, 1)))
+    # "last Friday", "vendredi dernier", "on Friday": the latest such day before today
+    wd = WEEKDAYS.get(w[1]) if w[0] == "last" else (
+        WEEKDAYS.get(w[0]) if w[1] in ("dernier", "passé") else None)
+    if wd is not None:
+        d = today - timedelta((today.weekday() - wd - 1) % 7 + 1)
+        return Span(i, i + 2, d, d + timedelta(1))
     # phrases dateparser reads, with the granularity the grammar gives them
     coarse = {("last", "month"): "month", ("le", "mois", "dernier"): "month", ("mois", "dernier"): "month",
               ("last", "year"): "year", ("l'", "année", "dernière"): "year", ("année", "dernière"): "year",
@@ -188,6 +233,8 @@ def _relative(low: list[str], i: int, lang: str, clock: datetime) -> Span | None
 
 
 def _back(today: date, n: int, unit: str) -> date:
+    if unit == "hour":             # "the last 48 hours": whole days, [today - ceil(n/24), ...)
+        return today - timedelta(-(-n // 24))
     if unit == "day":
         return today - timedelta(n)
     if unit == "week":
@@ -236,12 +283,41 @@ def _absolute(toks: list[str], low: list[str], i: int, lang: str, clock: datetim
     if w[0] in MONTHS and _DAYNUM.match(w[1]) and _YEAR.match(w[2].rstrip(",")):  # July 14 2019
         d = _parse(f"{w[0]} {_DAYNUM.match(w[1]).group(1)} {w[2]}", lang, clock)
         return Span(i, i + 3, d, d + timedelta(1)) if d else None
+    if w[0] in MONTHS and _DAYNUM.match(w[1]) and w[2] == "," and _YEAR.match(w[3]):  # July 14, 2019
+        d = _parse(f"{w[0]} {_DAYNUM.match(w[1]).group(1)} {w[3]}", lang, clock)
+        return Span(i, i + 4, d, d + timedelta(1)) if d else None
     if w[0] in MONTHS and _YEAR.match(w[1]):                                     # March 2019
         d = _parse(f"{w[0]} {w[1]}", lang, clock)
         return Span(i, i + 2, *_unit_range(d, "month")) if d else None
     if _YEAR.match(w[0]):
         y = int(w[0])
         return Span(i, i + 1, date(y, 1, 1), date(y + 1, 1, 1))
+    # quarters: "Q3 2024", "T3 2024", "the third quarter of 2024", "le troisième trimestre 2024"
+    q = re.fullmatch(r"[qt]([1-4])", w[0])
+    k = 1 if w[0] in ("the", "le") else 0
+    if q and _YEAR.match(w[1]):
+        n, j, y = int(q.group(1)), i + 2, int(w[1])
+    elif w[k] in _ORDINALS and w[k + 1] in ("quarter", "trimestre") and (
+            _YEAR.match(w[k + 2]) or w[k + 2] in ("of", "de", "du") and _YEAR.match(w[k + 3])):
+        n = _ORDINALS[w[k]]
+        j = i + k + 3 + (not _YEAR.match(w[k + 2]))
+        y = int(low[j - 1])
+    else:
+        n = 0
+    if n:
+        s = date(y, 3 * n - 2, 1)
+        return Span(i, j, s, date(y + (n == 4), (3 * n) % 12 + 1, 1))
+    # "l'an 2000", "l'année 2019", "the year 2019", "année 2019"
+    k = 1 if w[0] in ("l'", "the") else 0
+    if w[k] in ("an", "année", "year") and _YEAR.match(w[k + 1]):
+        y = int(w[k + 1])
+        return Span(i, i + k + 2, date(y, 1, 1), date(y + 1, 1, 1))
+    # "le mois d'avril 2022", "the month of April 2022"
+    k = 1 if w[0] in ("le", "the") else 0
+    if w[k] in ("mois", "month") and w[k + 1] in ("d'", "de", "of") and w[k + 2] in MONTHS:
+        inner = _absolute(toks, low, i + k + 2, lang, clock)
+        if inner is not None:
+            return Span(i, inner.j, inner.start, inner.end)
     # decades: "the 1990s", "the 90s", "the '90s", "les années 90", "les années 1990"
     k = 1 if w[0] in ("the", "les") else 0
     m = _DECADE.match(w[k])
@@ -252,6 +328,8 @@ def _absolute(toks: list[str], low: list[str], i: int, lang: str, clock: datetim
     return None
 
 
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "last": 4, "premier": 1,
+             "deuxième": 2, "second": 2, "troisième": 3, "quatrième": 4, "dernier": 4}
 _DECADE = re.compile(r"^'?(\d0|1[89]\d0|20\d0)'?s$")
 
 
@@ -276,6 +354,37 @@ def _bare_month(low: list[str], i: int, clock: datetime) -> Span | None:
     return Span(i, i + 1, s, _month_end(s))
 
 
+def _after_cue(low: list[str], i: int, clock: datetime, lang: str = "en") -> Span | None:
+    """Phrases that are dates only after a date cue: "depuis deux ans" (N units:
+    [clock - N units, tomorrow), so "since" takes its start), "since Monday" /
+    "depuis lundi" (the latest such day before today), "le mois d'avril" (a month
+    alone)."""
+    today = clock.date()
+    w = low[i:i + 4] + [""] * 4
+    if _NUM.match(w[0]) and w[1] in _UNITS and w[2] != "ago":
+        return Span(i, i + 2, _back(today, _NUM.value(w[0]), _UNITS[w[1]]), today + timedelta(1))
+    k = 1 if w[0] in ("le", "last", "the") and w[1] in WEEKDAYS else 0
+    if w[k] in WEEKDAYS:
+        d = today - timedelta((today.weekday() - WEEKDAYS[w[k]] - 1) % 7 + 1)
+        return Span(i, i + k + 1, d, d + timedelta(1))
+    # "before the end of 2026", "avant fin 2026", "after the start of March 2027": a point in
+    # time (a span of no length), so "before"/"until" and "after"/"since" all take that point
+    k = 1 if w[0] in ("the", "la", "le") else 0
+    edge = {"end": "end", "fin": "end", "start": "start", "beginning": "start", "début": "start"}.get(w[k])
+    if edge:
+        k += 1 + (w[k + 1] in ("of", "de", "d'", "du"))
+        inner = _absolute(low, low, i + k, lang, clock)
+        if inner is not None:
+            p = inner.end if edge == "end" else inner.start
+            return Span(i, inner.j, p, p)
+    k = 1 if w[0] in ("le", "the") else 0
+    if w[k] in ("mois", "month") and w[k + 1] in ("d'", "de", "of"):
+        inner = _bare_month(low, i + k + 2, clock)
+        if inner is not None:
+            return Span(i, inner.j, inner.start, inner.end)
+    return None
+
+
 def date_at(toks: list[str], low: list[str], i: int, lang: str, clock: datetime,
             after_cue: bool = False) -> Span | None:
     """The date phrase that starts at token ``i``, or None.  A leading French
@@ -285,7 +394,8 @@ def date_at(toks: list[str], low: list[str], i: int, lang: str, clock: datetime,
     if i >= len(low):
         return None
     got = _relative(low, i, lang, clock) or _absolute(toks, low, i, lang, clock) \
-        or (_bare_month(low, i, clock) if after_cue else None)
+        or (_bare_month(low, i, clock) if after_cue else None) \
+        or (_after_cue(low, i, clock, lang) if after_cue else None)
     if got is None and low[i] in ("le", "the", "on", "d'") and i + 1 < len(low):
         inner = _relative(low, i + 1, lang, clock) or _absolute(toks, low, i + 1, lang, clock)
         if inner is not None:

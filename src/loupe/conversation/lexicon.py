@@ -68,12 +68,26 @@ PHRASES.update(_forms("en rose|couleur rose", {"colour": "pink"}))
 for _w, _c in COLOURS.items():       # "en orange", "in red", "couleur jaune"
     for _p in (("en", _w), ("in", _w), ("couleur", _w), ("coloured", _w), ("colored", _w)):
         PHRASES.setdefault(_p, {"colour": _c})
+# a dominant colour said with a modifier: "mostly blue", "à dominante orange", "in shades of red"
+for _w, _c in COLOURS.items():
+    for _p in (f"mostly {_w}", f"mainly {_w}", f"predominantly {_w}", f"largely {_w}",
+               f"dominated by {_w}", f"in shades of {_w}", f"shades of {_w}", f"{_w} tones",
+               f"{_w} toned", f"{_w}-toned", f"{_w} hues", f"{_w}-dominant", f"{_w} dominant",
+               f"{_w} coloured", f"{_w}-coloured", f"{_w} colored", f"{_w}-colored",
+               f"colour {_w}", f"color {_w}", f"à dominante {_w}", f"dominante {_w}",
+               f"à dominance {_w}", f"dans les tons {_w}", f"aux tons {_w}", f"tons {_w}",
+               f"dans des tons {_w}", f"aux teintes {_w}", f"teintes {_w}",
+               f"surtout {_w}", f"majoritairement {_w}", f"principalement {_w}",
+               f"dans les {_w}", f"de couleur {_w}", f"couleur {_w}", f"en {_w}"):
+        PHRASES.setdefault(tuple(_p.split()), {"colour": _c})
 PHRASES.update(_forms("navy blue|bleu marine", {"colour": "navy"}))
 PHRASES.update(_forms("bleu canard", {"colour": "teal"}))
 PHRASES.update(_forms("lime green|vert citron|vert lime", {"colour": "lime"}))
 PHRASES.update(_forms("olive green|vert olive", {"colour": "olive"}))
 # kind
-PHRASES.update(_forms("illustration|illustrations|drawing|drawings|dessin|dessins", {"kind": "illustration"}))
+PHRASES.update(_forms("illustration|illustrations|drawing|drawings|dessin|dessins|illustrated|hand-drawn|"
+                      "hand drawn|dessiné à la main|dessinées à la main|dessinés à la main",
+                      {"kind": "illustration"}))
 PHRASES.update(_forms("clipart|cliparts|clip art|clip-art|clip arts", {"kind": "clipart"}))
 PHRASES.update(_forms("line art|lineart|line drawing|line drawings|dessin au trait|dessins au trait",
                       {"kind": "lineart"}))
@@ -114,19 +128,32 @@ for _o, _words in (("portrait", ("portrait", "portraits")), ("landscape", ("land
     for _w in (_o, _o + "s") if _o == "portrait" else ("landscape", "landscapes"):
         for _suffix in ("oriented", "orientation", "format", "mode", "shaped", "style"):
             PHRASES[(f"{_w}-{_suffix}",)] = {"orientation": _o}
+for _o, _w in (("portrait", "tall"), ("landscape", "wide"), ("portrait", "upright")):
+    for _p in (f"{_w} ones", f"{_w} images", f"{_w} pictures", f"{_w} shots", f"{_w} photos",
+               f"{_w} format", f"{_w} one"):
+        PHRASES.setdefault(tuple(_p.split()), {"orientation": _o})
+for _o, _words in (("portrait", ("portrait",)), ("landscape", ("landscape", "paysage"))):
+    for _w in _words:
+        for _p in (("in", _w, "mode"), ("en", "mode", _w), ("en", _w), ("in", _w, "view")):
+            PHRASES.setdefault(_p, {"orientation": _o})
 for _o, _w in (("portrait", "vertically"), ("portrait", "upright"), ("landscape", "horizontally"),
                ("landscape", "wide")):
     for _p in ((_w, "oriented"), (f"{_w}-oriented",), (_w, "framed"), (f"{_w}-framed",)):
         PHRASES[_p] = {"orientation": _o}
 PHRASES.update(_forms("taller than wide", {"orientation": "portrait"}))
 PHRASES.update(_forms("wider than tall|widescreen", {"orientation": "landscape"}))
+# single-valued fields: "a and b" of one of them is a or b (an asset has one format, one date...)
+ONE_VALUE = {"captured", "added", "kind", "orientation", "background", "media_type", "format",
+             "cutout", "monochrome", "country", "location", "creator"}
 # background and cut-out
 for _name, _words in (("white", "white|blanc"), ("black", "black|noir"),
                       ("transparent", "transparent"), ("uniform", "plain|uniform|uni")):
     for _w in _words.split("|"):
         for _p in (f"{_w} background", f"{_w} backgrounds", f"on a {_w} background",
                    f"on {_w} background", f"against a {_w} background", f"with a {_w} background",
-                   f"fond {_w}", f"sur fond {_w}", f"sur un fond {_w}", f"avec un fond {_w}"):
+                   f"fond {_w}", f"sur fond {_w}", f"sur un fond {_w}", f"avec un fond {_w}",
+                   f"{_w}-background", f"{_w}-backgrounds", f"{_w}-background ones",
+                   f"on a {_w}-background"):
             PHRASES[tuple(_p.split())] = {"background": _name}
 PHRASES.update(_forms("transparent|transparents|transparente|transparentes|sans fond|"
                       "with no background|with transparency|no background|fond transparent|"
@@ -141,7 +168,10 @@ PHRASES.update(_forms("cut-out|cut-outs|cutout|cutouts|cut out|cut outs|isolated
                       "détourés|détourées|détourage", {"cutout": True}))
 # format and media type (a media type is matched by pattern in parse.py)
 for _f, _words in (("png", "png|pngs"), ("jpeg", "jpg|jpgs|jpeg|jpegs"), ("gif", "gif|gifs"),
-                   ("tiff", "tif|tiff|tiffs"), ("webp", "webp"), ("heic", "heic"), ("bmp", "bmp")):
+                   ("tiff", "tif|tiff|tiffs"), ("webp", "webp"), ("heic", "heic"), ("bmp", "bmp"),
+                   # formats Loupe does not read are still read as the format asked for: the
+                   # turn then says the filter cannot be applied, rather than guessing a place
+                   ("heif", "heif"), ("svg", "svg|svgs"), ("avif", "avif")):
     for _w in _words.split("|"):
         for _p in (_w, f"{_w} files", f"{_w} file", f"en {_w}", f"au format {_w}", f"in {_w}",
                    f"fichiers {_w}", f"{_w} format", f"format {_w}"):
@@ -151,7 +181,7 @@ for _f, _words in (("png", "png|pngs"), ("jpeg", "jpg|jpgs|jpeg|jpegs"), ("gif",
                    f"images {_w}", f"{_w}s"):
             PHRASES.setdefault(tuple(_p.split()), {"format": _f})
 # rights
-PHRASES.update(_forms("embargoed|under embargo|sous embargo|en embargo", {"rights": "embargoed"}))
+PHRASES.update(_forms("embargo|embargoes|embargos|embargoed|under embargo|sous embargo|en embargo", {"rights": "embargoed"}))
 PHRASES.update(_forms("expired|has expired|licence has expired|license has expired|"
                       "whose licence has expired|whose license has expired|with expired licences|"
                       "expiré|expirée|expirés|expirées|a expiré|dont la licence a expiré|"
@@ -164,6 +194,10 @@ for _subj in ("rights", "right", "licence", "license", "licences", "licenses", "
                       "a expiré", "est expirée", "sont expirés", "sont expirées", "expirés", "expirée",
                       "expirées", "échus", "échue", "échues", "périmés", "périmée"):
             PHRASES[tuple(f"{_lead}{_subj} {_verb}".split())] = {"rights": "expired"}
+PHRASES.update(_forms("sous licence expirée|avec licence expirée|à licence expirée|expired rights|expired licence|expired license|expired licences|"
+                      "expired licenses|expired usage rights|with expired rights|"
+                      "with an expired licence|with an expired license|licences expirées|"
+                      "avec une licence expirée|avec des droits expirés", {"rights": "expired"}))
 PHRASES.update(_forms("out of licence|out of license|no longer licensed|licence expirée|"
                       "hors licence|plus sous licence", {"rights": "expired"}))
 
@@ -183,8 +217,11 @@ RESTRICT = {"only", "just", "seulement", "uniquement", "juste", "que", "exclusiv
             "keep", "garde", "gardez", "garder", "conserve", "conserver", "conservez", "narrow",
             "restrict", "limit", "restreins", "limite", "filtre", "filter"}
 RESTRICT_PHRASES = {tuple(p.split()) for p in (
+    "stick to|stick with|keep to|focus on|concentrate on|show only|show me only|"
+    "make it|make that|make those|make them|make it just|"
+    "narrow it to|limit it to|restrict it to|cut it down to|narrow them to|limit them to|"
     "narrow down to|narrow it down to|narrow to|restrict to|limit to|filter to|filter by|"
-    "keep only|nothing but|none but|what about|how about|and what about|et pour|et en|"
+    "keep only|nothing but|none but|what about|how about|and what about|et pour|"
     "et si on prend|quid de|et côté|rien que|limite à|limite aux|restreins à|restreins aux").split("|")}
 NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pas", "sans", "sauf",
           "hormis", "excepté", "exceptés", "exceptées", "remove", "drop", "hide", "enlève", "enlever",
@@ -195,9 +232,17 @@ NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pa
           "retire-moi", "vire", "virer", "virez", "vire-moi", "supprime", "supprimer", "supprimez",
           "ôte", "ôter", "ôtez", "élimine", "éliminer", "éliminez", "excluez", "exclue", "cache",
           "cacher", "cachez", "masque", "masquer", "masquez", "écarte", "écarter", "écartez",
-          "dégage", "dégager", "jette", "jeter", "hiding", "excepting", "barring"}
+          "dégage", "dégager", "jette", "jeter", "hiding", "excepting", "barring", "excluant", "hors",
+          "écartant", "enlevant", "retirant", "aren't", "isn't", "weren't", "wasn't", "doesn't"}
 # function words of more than one token, dropped from the text ("tout ce qui a été photographié")
 FILLER_PHRASES = {tuple(p.split()) for p in (
+    "je préfère|je préférerais|i prefer|i'd prefer|i would prefer|préfère|mets|mettez|"
+    "pas les autres|not the others|not the rest|none of the others|"
+    "no wait|oh wait|wait|non attends|attends|sorry|pardon|oops|"
+    "switch to|switch over to|change to|go to|passe en|passe à|passons à|passe aux|"
+    "à la place|au lieu de ça|in its place|part of|that are part of|which are part of|"
+    "font partie de|fait partie de|qui font partie de|belonging to|belong to|"
+    "change that to|change it to|"
     "a été|ont été|ont été prises|a été prise|ce qui|ce que|tout ce qui|that were|that was|"
     "which were|which was|that have been|which have been|have been|has been|were taken|"
     "was taken|ones that|ones which|those that|those which|qui ont été|qui a été").split("|")}
@@ -216,9 +261,13 @@ NEGATE_PHRASES = {tuple(p.split()) for p in (
     "we don't want|without any|except for|with the exception of|anything but|"
     "nothing|none|rien|aucune|aucun|à part|en dehors des|en dehors de|à l' exception de|"
     "à l' exception des|je ne veux pas|je ne veux plus|ne veux pas|ne veux plus|je ne veux pas de|"
+    "en excluant|en enlevant|en retirant|en écartant|en dehors de|"
     "ne montre pas|ne montre plus|fais disparaître|fait disparaître|débarrasse-moi de|"
     "débarrasse-toi de|laisse de côté|mets de côté|on enlève|on retire|on vire|on oublie"
 ).split("|")}
+# answers to the previous turn, alone before a comma: "no, just the yellow ones" is no removal
+ANSWER_WORDS = {"no", "non", "nope", "nah", "yes", "oui", "yeah", "yep", "ok", "okay", "d'accord",
+                "bon", "hmm", "well", "ah", "oh"}
 # determiners after which an unknown leading word reads as a command verb ("nuke the cut-outs")
 DETERMINERS = {"the", "all", "those", "these", "any", "les", "la", "le", "l'", "des", "ces", "tous",
                "toutes", "cette", "ce", "cet"}
@@ -226,6 +275,10 @@ DETERMINERS = {"the", "all", "those", "these", "any", "les", "la", "le", "l'", "
 NEG_FILLERS = {"anything", "everything", "all", "any", "every", "stuff", "things", "thing", "those",
                "tout", "toutes", "tous", "ce", "ceux", "celles", "qui", "est", "sont", "ça", "cela",
                "that", "which", "is", "are", "was", "were", "what", "les", "des", "de", "d'", "the"}
+# function words that are not worth reporting when they are all a negation left unread
+NEG_LEFTOVERS = {"from", "in", "at", "of", "by", "on", "to", "for", "with", "de", "du", "des", "d'",
+                 "à", "au", "aux", "en", "par", "dans", "sur", "pour", "avec", "ones", "one", "any",
+                 "more", "plus", "le", "la", "l'", "les", "un", "une", "a", "an", "the"}
 ADD = {"also", "too", "aussi", "également", "add", "ajoute", "ajouter", "plus", "include", "adding",
        "ajoutez", "rajoute", "rajoutez", "inclus", "inclure", "incluez", "additionally", "besides"}
 ADD_PHRASES = {tuple(p.split()) for p in (
@@ -250,9 +303,14 @@ CREATOR_STRONG = {("shot", "by"), ("taken", "by"), ("photographed", "by"), ("cre
                   ("snapped", "by"), ("authored", "by"), ("illustrated", "by"), ("designed", "by"),
                   ("painted", "by")}
 CREATOR_CUES = {"by", "par"}
+# verbs after a name that make it the creator: "the ones that Maria took", "celles que Léa a prises"
+CREATOR_VERBS = {"took", "shot", "photographed", "snapped", "made", "drew", "created", "taken",
+                 "prises", "prise", "pris", "faites", "photographiées", "réalisées", "dessinées"}
 CREATOR_ANAPHOR = {"ceux", "celles", "celle", "celui",   # "celles de Jean Dupont"
                    "est", "sont"}                         # "tout ce qui est de Bob Stone"
-PERSON_CUES = {"with", "featuring", "showing", "avec", "starring", "depicting"}
+PERSON_CUES = {"with", "featuring", "showing", "avec", "starring", "depicting", "feature", "features",
+               "représentent", "représente", "représentant", "montrant",
+               "depict", "depicts", "shows"}
 PERSON_PHRASES = {tuple(p.split()) for p in (
     "où apparaît|où apparaissent|où figure|où figurent|où l' on voit|où on voit|sur lesquelles on voit|"
     "sur lesquels on voit|qui montrent|qui montre|in which we see|where we see|that show|that shows|"
@@ -266,12 +324,37 @@ KEYWORD_CUES = {("with", "the", "tag"), ("with", "tag"), ("avec", "le", "tag"),
                 ("keyword",), ("with", "the", "keyword"), ("with", "keyword"), ("étiquetées",),
                 ("étiquetés",), ("étiquetée",), ("étiqueté",), ("taguées",), ("tagués",),
                 ("mot-clé",), ("mot-clef",), ("avec", "le", "mot-clé"), ("avec", "le", "mot-clef"),
-                ("le", "mot-clé")}
+                ("le", "mot-clé"), ("keywords",), ("with", "the", "keywords"), ("with", "keywords"),
+                ("tags",), ("with", "the", "tags"), ("with", "tags"), ("tag",), ("tagged", "with", "the"),
+                ("tagged", "with", "the", "keyword"), ("avec", "les", "mots-clés"), ("mots-clés",),
+                ("avec", "les", "tags"), ("avec", "le", "mot", "clef"), ("mot", "clef"),
+                ("whose", "keyword"), ("whose", "tag"), ("dont", "le", "mot-clé"),
+                ("étiquettées",), ("taggées", "avec"), ("marquées", "avec")}
 COLLECTION_NOUNS = {"collection", "album", "shoot", "folder", "series", "set", "séance", "dossier",
                     "reportage", "shooting", "série"}
-COLLECTION_LEAD = {"in", "from", "within", "dans", "de", "du", "d'", "the", "la", "le", "l'"}
+COLLECTION_LEAD = {"in", "from", "within", "dans", "de", "du", "d'", "the", "la", "le", "l'", "my", "our",
+                   "mon", "ma", "mes", "notre", "nos", "this", "that", "cette", "ce"}
+# first words of multi-word place names ("pictures of New York" is a place, "of Ana Silva" a person)
+PLACE_PREFIXES = {"new", "san", "santa", "santo", "são", "sao", "saint", "sainte", "st", "ste", "los",
+                  "las", "la", "le", "les", "el", "port", "porto", "mont", "mount", "lake", "cape",
+                  "rio", "fort", "north", "south", "east", "west", "upper", "lower", "great", "costa",
+                  "isla", "île", "ile", "val", "bad", "hong", "kuala", "buenos", "abu", "tel", "ciudad"}
+# nouns that name a field of the filter: followed by one word no table reads, both are unparsed
+FIELD_NOUNS = {"licence", "license", "licences", "licenses", "rights", "droits", "colour", "color",
+               "couleur", "couleurs", "colours", "colors", "format", "orientation", "kind",
+               "genre"}
+# verbs of taking a picture, before "in <month>" ("shot in Febtember" is a date, mistyped)
+DATE_VERBS = {"shot", "taken", "captured", "photographed", "made", "snapped", "created", "dated",
+              "prises", "prise", "pris", "photographiées", "photographiés", "faites", "réalisées",
+              "datées", "datant"}
+# generic nouns of an image search, before "of"/"de" + a name
+IMAGE_NOUNS = {"photos", "photo", "pictures", "picture", "images", "image", "pics", "pic", "shots",
+               "photographs", "photographies", "clichés", "cliché", "portraits", "snaps"}
 NAME_PARTICLES = {"de", "da", "van", "von", "der", "den", "du", "di", "la", "le", "del", "dos", "y"}
 EXPIRING = {tuple(f"{s}{v} {b}".split()) for s in ("", "licence ", "license ", "rights ",
+                                                   "licences ", "licenses ", "the licence ",
+                                                   "the license ", "the rights ", "usage rights ",
+                                                   "les licences ", "dont les licences ",
                                                    "droits ", "la licence ", "les droits ",
                                                    "whose licence ", "whose rights ",
                                                    "dont la licence ", "dont les droits ")
@@ -296,8 +379,12 @@ FILLERS = {
     "only", "just", "also", "too", "whose", "any", "what", "was", "were", "finalement",
     "alternatively", "otherwise", "sinon", "anything", "everything", "something", "i'm", "im", "we're", "let's", "let", "us",
     "see", "we", "would", "like", "have", "got", "do", "there", "here", "my", "our", "your",
-    "ok", "okay", "right", "hmm", "well", "so", "thanks", "again", "more", "ones", "shots", "snaps",
+    "'s", "ok", "okay", "right", "hmm", "datent", "datant", "dating", "dated", "daté", "datées", "well", "so", "thanks", "again", "more", "ones", "shots", "snaps",
+    "things", "items", "bien", "where", "i'd", "id", "i'll", "we'd", "it",
     "photographs", "ne", "n'",
+    # verbs of origin and having: "tout ce qui vient de Chine", "celles qui ont le mot-clé X"
+    "vient", "viennent", "vienne", "venant", "provient", "proviennent", "come", "comes", "coming", "ont", "possèdent", "portent",
+    "have", "has", "having", "yes", "oui", "si",
     # French
     "montre", "montre-moi", "moi", "trouve", "trouve-moi", "cherche", "je", "veux", "voudrais",
     "voir", "donne", "donne-moi", "les", "des", "la", "le", "l'", "un", "une", "du", "de", "d'",
@@ -310,6 +397,11 @@ FILLERS = {
     "celle-ci", "celui-ci", "tout", "tous", "toutes",
 }
 
+# ages: "more than 5 years old" is captured before clock - 5 years; "less than 3 days old" since
+AGE_CUES = {("more", "than"): "before", ("over",): "before", ("plus", "de"): "before",
+            ("de", "plus", "de"): "before", ("older", "than"): "before", ("less", "than"): "since",
+            ("under",): "since", ("moins", "de"): "since", ("de", "moins", "de"): "since",
+            ("younger", "than"): "since", ("newer", "than"): "since", ("within",): "since"}
 # date cues of more than one word (parse.m_date): the range they take of the date after them
 DATE_CUE_PHRASES = {
     ("prior", "to"): "before", ("earlier", "than"): "before", ("older", "than"): "before",
@@ -355,4 +447,16 @@ def countries() -> dict[str, str]:
             if n:
                 out[n.lower()] = english
                 out[fr.gettext(n).lower()] = english
+    # common names ISO does not list (the value is still the ISO English name)
+    for alias, iso in (("uk", "united kingdom"), ("u.k", "united kingdom"), ("britain", "united kingdom"),
+                       ("great britain", "united kingdom"), ("grande-bretagne", "united kingdom"),
+                       ("usa", "united states"), ("u.s.a", "united states"), ("u.s", "united states"),
+                       ("the united states", "united states"), ("états unis", "united states"),
+                       ("etats-unis", "united states"), ("etats unis", "united states"),
+                       ("russia", "russian federation"), ("russie", "russian federation"),
+                       ("turkey", "türkiye"), ("holland", "netherlands"), ("hollande", "netherlands"),
+                       ("the netherlands", "netherlands"), ("the uk", "united kingdom"),
+                       ("the usa", "united states"), ("the us", "united states")):
+        if iso in out:
+            out.setdefault(alias, out[iso])
     return out

@@ -4,7 +4,8 @@ Rules (docs/conversation.md "Intents"); ``conjuncts`` are the top-level members
 of the state's ``all``:
 - replace: the state becomes the turn;
 - refine: conjunction; a positive predicate of a single-valued field
-  (``SINGLE``) replaces the state's positive predicate of that field; the turn's
+  (``SINGLE``) replaces the state's positive predicate of that field, in its
+  place (the new value stands where the old one was); the turn's
   text is appended to the state's text;
 - add: a new predicate joins, by ``any``, the one top-level conjunct of the same
   field (a predicate or an any of that field); otherwise the state becomes
@@ -60,7 +61,17 @@ def apply(state: State, turn: Turn) -> tuple[State, str | None]:
     if turn.intent == "refine":
         new = conjuncts(turn.filter)
         fields = {_field(n) for n in new if "not" not in n} & SINGLE
-        kept = [n for n in old if "not" in n or _field(n) not in fields]
+        # a replaced single-valued predicate keeps its place ("actually the 2020 ones")
+        first = {f: next(n for n in new if "not" not in n and _field(n) == f) for f in fields}
+        kept, placed = [], set()
+        for n in old:
+            f = None if "not" in n else _field(n)
+            if f in fields:
+                if f not in placed:
+                    kept.append(first[f])
+                    placed.add(f)
+            else:
+                kept.append(n)
         nodes = kept + [n for n in new if n not in kept]
         text = _join_text(state.text, turn.text)
     elif turn.intent == "add":

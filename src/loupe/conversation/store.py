@@ -179,7 +179,8 @@ def ask(conn: psycopg.Connection, tenant_id: int, viewer, sentence: str, *,
             state = State()
         else:
             row, state = current(conn, tenant_id, viewer, conversation, lock=True)
-        turn = parse(sentence, lang=lang or row["lang"], clock=clock, has_previous=not state.empty())
+        turn = parse(sentence, lang=lang or row["lang"], clock=clock, has_previous=not state.empty(),
+                 previous=state.filter)
         new, message = apply(state, turn)
         result = turn.as_dict()
         result["message"] = message
