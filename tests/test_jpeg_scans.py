@@ -116,3 +116,34 @@ def test_a_jpeg_truncated_during_the_scan_walk_does_not_kill_the_process(tmp_pat
     assert (done.returncode, done.stdout.strip()) == (0, "answer None"), (done.returncode,
                                                                          done.stderr[-500:])
     assert path.stat().st_size == 4096
+
+
+MAX_METADATA_SEGMENTS = 1_000   # loupe.ingest.jpegcheck.MAX_METADATA_SEGMENTS, written out
+
+
+def com_flood(count: int, colour: tuple[int, int, int]) -> bytes:
+    """A 64x48 JPEG (Pillow writes one APP0 segment) with ``count`` empty COM
+    segments (``FF FE 00 02``, 4 bytes each) right after its SOI."""
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 48), colour).save(buf, "JPEG")
+    data = buf.getvalue()
+    return data[:2] + b"\xff\xfe\x00\x02" * count + data[2:]
+
+
+def test_a_jpeg_segment_flood_is_refused_before_exiftool(lib: Library, photos: Path):
+    """Attack run 5, B9: 500,000 empty COM segments in a 2 MB JPEG kept
+    ExifTool busy 20-43 s. More than 1,000 APPn/COM segments (the PNG chunk
+    bound) are refused before ExifTool; a file at the bound is read."""
+    flood = com_flood(5_000, (200, 30, 30))
+    (photos / "flood.jpg").write_bytes(flood)
+    # at the bound: the APP0 segment plus 999 COM segments = 1,000
+    (photos / "edge.jpg").write_bytes(com_flood(MAX_METADATA_SEGMENTS - 1, (30, 200, 30)))
+    (photos / "over.jpg").write_bytes(com_flood(MAX_METADATA_SEGMENTS, (30, 30, 200)))
+    with Image.open(io.BytesIO(flood)) as im:       # Pillow reads it: only the count refuses it
+        assert im.size == (64, 48)
+    summary = lib.ingest(photos)
+    assert (summary.new_assets, summary.failed) == (1, 2)
+    reason = (f"a JPEG of more than {MAX_METADATA_SEGMENTS:,} metadata segments (APPn and "
+              f"COM; Loupe's bound, checked before ExifTool reads them)")
+    assert sorted((Path(f["path"]).name, f["kind"], f["reason"]) for f in lib.failures()) == [
+        ("flood.jpg", "too_large", reason), ("over.jpg", "too_large", reason)]

@@ -317,7 +317,9 @@ class Ingester:
                 if f.path in fds and (why := compressed_chunk_problem(fds[f.path])):
                     bombs[f.path] = BadFile(f.path, "metadata", why + ": not read")
                     os.close(fds.pop(f.path))
-                # a JPEG's scans counted before anything decodes it (attack run 4, A4)
+                # a JPEG's scans counted before anything decodes it (attack run 4,
+                # A4), and its metadata segments before ExifTool reads them (attack
+                # run 5, B9)
                 if f.path in fds and (why := scan_count_problem(fds[f.path])):
                     bombs[f.path] = BadFile(f.path, "too_large", why)
                     os.close(fds.pop(f.path))
