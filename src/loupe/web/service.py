@@ -22,6 +22,7 @@ from ..bulk.actions import ConfirmationRequired
 from ..library import AssetNotFound, Library, SearchResult
 from . import queries as wq
 from ..ingest.image import EXTENSIONS
+from ..ingest.metadata import ExifToolReader
 from ..ingest.pipeline import Ingester
 from ..ingest.xmpcheck import sidecar_shape_problem
 from .security import WebLimits
@@ -361,10 +362,13 @@ def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile]
                 (folder / name).unlink(missing_ok=True)
                 images.remove(name)
                 known += 1
-    ingester = Ingester(owner.conn, owner.tenant_id, owner.home,
-                        max_pixels=limits.upload_max_pixels, workers=1,
-                        match_document_ids=False)
-    summary = ingester.ingest(folder)
+    # one ExifTool time budget for the whole request, every batch included
+    # (attack run 5, B2)
+    with ExifToolReader(budget_s=limits.upload_exiftool_budget_s) as reader:
+        ingester = Ingester(owner.conn, owner.tenant_id, owner.home,
+                            max_pixels=limits.upload_max_pixels, workers=1,
+                            match_document_ids=False, exiftool=reader)
+        summary = ingester.ingest(folder)
     for failure in summary.failures:   # refused by the ingest: not kept
         path = Path(failure.path)
         if path.parent == folder.resolve() or path.parent == folder:
