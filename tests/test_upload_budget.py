@@ -60,3 +60,47 @@ def test_an_upload_request_has_one_exiftool_budget_for_all_its_batches(
                                          "(what was left of the upload's time budget): "
                                          "stopped")) for r in reasons.values()), reasons
     assert took < 3.0 + 8.0, took        # the budget, plus ExifTool restarts and the rest
+
+
+def test_an_upload_does_not_hold_the_pooled_library_while_exiftool_runs(
+        tmp_path, db_url, home, monkeypatch):
+    """Attack run 5, B2: with ``--pool 1`` alice's search waited 28.7 s
+    behind bob's upload of one slow file. Now the upload gives its pooled
+    Library back before ExifTool runs (the ingest has a Library of its own,
+    outside the pool), so the search is answered while the upload goes on."""
+    import threading
+
+    monkeypatch.setattr(metadata, "READ_TIMEOUT_S", 3.0)
+    with Library.open(home, database_url=db_url) as owner:
+        owner.create_user("bob", "bob-password")
+        owner.create_user("alice", "alice-password")
+    files = [("files", (f"slow{i}.jpg", _jpeg((i * 60, 5, 5), deep_xmp(1150, f"deep {i}")),
+                        "image/jpeg")) for i in range(3)]
+    with TestClient(create_app(home, database_url=db_url, pool_size=1)) as client:
+        heads = {}
+        for name in ("bob", "alice"):
+            tok = client.post("/api/tokens", json={"name": name, "password": f"{name}-password"})
+            heads[name] = {"Authorization": f"Bearer {tok.json()['token']}"}
+        done: dict = {}
+
+        def bob_uploads():
+            done["upload"] = client.post("/api/upload", headers=heads["bob"], files=files)
+
+        uploading = threading.Thread(target=bob_uploads)
+        uploading.start()
+        uploads = home / "uploads" / "bob"
+        deadline = time.monotonic() + 30
+        while not (uploads.is_dir() and any(uploads.iterdir())) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)                 # the files are written: ExifTool is at work
+        assert uploading.is_alive()
+        started = time.monotonic()
+        r = client.get("/api/search", params={"q": "harbour"}, headers=heads["alice"])
+        waited = time.monotonic() - started
+        upload_running = uploading.is_alive()
+        uploading.join(120)
+    assert r.status_code == 200, r.text
+    assert upload_running, waited       # answered while the upload still ran
+    assert waited < 5.0, waited
+    assert done["upload"].status_code == 200, done["upload"].text
+    assert done["upload"].json()["failed"] == 3        # each slow file stopped at 3 s
