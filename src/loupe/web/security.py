@@ -149,6 +149,12 @@ class WebLimits:
             from its header before decoding [25 MP: about 100 MB decoded];
             a JPEG is decoded at 1/8 scale or less (DCT scaling) and may be
             up to ``upload_max_pixels``.
+        statement_timeout_s: longest database statement of a web request
+            [15 s]: PostgreSQL's ``statement_timeout``, set on every pooled
+            connection and on the Libraries uploads ingest with; a
+            statement past it is cancelled and the request answers 503
+            saying so (defence in depth against any slow statement: attack
+            run 5, B6's filtered searches took 8-78 s).
         login_free_failures: failed logins of one account from one client
             before back-off starts [5].
         client_free_failures: failed logins from one client, over all
@@ -172,6 +178,7 @@ class WebLimits:
     upload_exiftool_budget_s: float = 60.0
     similar_max_bytes: int = 32 * MiB
     similar_max_pixels: int = 25_000_000
+    statement_timeout_s: float = 15.0
     login_free_failures: int = 5
     client_free_failures: int = 20
     account_free_failures: int = 20
