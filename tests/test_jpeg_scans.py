@@ -147,3 +147,38 @@ def test_a_jpeg_segment_flood_is_refused_before_exiftool(lib: Library, photos: P
               f"COM; Loupe's bound, checked before ExifTool reads them)")
     assert sorted((Path(f["path"]).name, f["kind"], f["reason"]) for f in lib.failures()) == [
         ("flood.jpg", "too_large", reason), ("over.jpg", "too_large", reason)]
+
+
+MAX_SCAN_MEGAPIXELS = 2_000     # loupe.ingest.jpegcheck.MAX_SCAN_MEGAPIXELS, written out
+
+
+def test_the_scan_bound_scales_with_the_pixels(lib: Library, photos: Path, tmp_path: Path):
+    """Attack run 5, B5: 100 scans (the flat bound) of a 100 MP frame cost
+    19 s of server CPU per upload. Now scans x megapixels <= 2,000 too: a
+    25 MP frame may have 80 scans (Pillow's greyscale script has 6, plus 74
+    repeated), not 81. The walk reads the frame's size from its SOF segment."""
+    import os
+
+    from loupe.ingest.jpegcheck import scan_count_problem
+
+    reason = (f"a JPEG of 25,000,000 pixels with more than 80 scans (at most "
+              f"{MAX_SCAN_MEGAPIXELS:,} scans x megapixels, Loupe's bound, checked before "
+              "decoding: each scan decodes the whole picture again)")
+    answers = {}
+    for extra in (74, 75):
+        path = tmp_path / f"edge{extra}.jpg"
+        path.write_bytes(progressive(5000, extra))
+        assert len(_scans(path.read_bytes())) == 6 + extra
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            answers[6 + extra] = scan_count_problem(fd)
+        finally:
+            os.close(fd)
+    assert answers == {80: None, 81: reason}
+    # through the ingest: refused before decoding, with the same reason
+    (photos / "wide.jpg").write_bytes(progressive(5000, 75))
+    summary = lib.ingest(photos)
+    assert (summary.new_assets, summary.failed) == (0, 1)
+    [failure] = lib.failures()
+    assert (Path(failure["path"]).name, failure["kind"], failure["reason"]) == (
+        "wide.jpg", "too_large", reason)
