@@ -3,7 +3,9 @@
 A Library holds one psycopg connection, which is not thread-safe, so each
 request borrows one Library for its whole duration and gives it back. The
 pool size bounds the database connections (and concurrent searches) of one
-``loupe serve``; requests beyond it wait for a free Library.
+``loupe serve``; requests beyond it wait for a free Library. An upload gives
+its pooled Library back before its long part (ExifTool, decoding, ingest),
+which runs on a Library of its own (:meth:`LibraryPool.outside`).
 """
 
 from __future__ import annotations
