@@ -52,7 +52,7 @@ def proxy_options(trusted_proxies: tuple[str, ...] | list[str]) -> dict[str, obj
 @click.option("--statement-timeout-s", default=15.0, show_default=True,
               type=click.FloatRange(0.1, 3600),
               help="Longest database statement of a web request, in seconds (PostgreSQL's "
-                   "statement_timeout on the pooled connections); past it the request "
+                   "statement_timeout on the server's connections); past it the request "
                    "answers 503.")
 @click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS",
               help="A reverse proxy (IP address or network) whose X-Forwarded-For and "
