@@ -116,3 +116,69 @@ def test_a_jpeg_truncated_during_the_scan_walk_does_not_kill_the_process(tmp_pat
     assert (done.returncode, done.stdout.strip()) == (0, "answer None"), (done.returncode,
                                                                          done.stderr[-500:])
     assert path.stat().st_size == 4096
+
+
+MAX_METADATA_SEGMENTS = 1_000   # loupe.ingest.jpegcheck.MAX_METADATA_SEGMENTS, written out
+
+
+def com_flood(count: int, colour: tuple[int, int, int]) -> bytes:
+    """A 64x48 JPEG (Pillow writes one APP0 segment) with ``count`` empty COM
+    segments (``FF FE 00 02``, 4 bytes each) right after its SOI."""
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 48), colour).save(buf, "JPEG")
+    data = buf.getvalue()
+    return data[:2] + b"\xff\xfe\x00\x02" * count + data[2:]
+
+
+def test_a_jpeg_segment_flood_is_refused_before_exiftool(lib: Library, photos: Path):
+    """Attack run 5, B9: 500,000 empty COM segments in a 2 MB JPEG kept
+    ExifTool busy 20-43 s. More than 1,000 APPn/COM segments (the PNG chunk
+    bound) are refused before ExifTool; a file at the bound is read."""
+    flood = com_flood(5_000, (200, 30, 30))
+    (photos / "flood.jpg").write_bytes(flood)
+    # at the bound: the APP0 segment plus 999 COM segments = 1,000
+    (photos / "edge.jpg").write_bytes(com_flood(MAX_METADATA_SEGMENTS - 1, (30, 200, 30)))
+    (photos / "over.jpg").write_bytes(com_flood(MAX_METADATA_SEGMENTS, (30, 30, 200)))
+    with Image.open(io.BytesIO(flood)) as im:       # Pillow reads it: only the count refuses it
+        assert im.size == (64, 48)
+    summary = lib.ingest(photos)
+    assert (summary.new_assets, summary.failed) == (1, 2)
+    reason = (f"a JPEG of more than {MAX_METADATA_SEGMENTS:,} metadata segments (APPn and "
+              f"COM; Loupe's bound, checked before ExifTool reads them)")
+    assert sorted((Path(f["path"]).name, f["kind"], f["reason"]) for f in lib.failures()) == [
+        ("flood.jpg", "too_large", reason), ("over.jpg", "too_large", reason)]
+
+
+MAX_SCAN_MEGAPIXELS = 2_000     # loupe.ingest.jpegcheck.MAX_SCAN_MEGAPIXELS, written out
+
+
+def test_the_scan_bound_scales_with_the_pixels(lib: Library, photos: Path, tmp_path: Path):
+    """Attack run 5, B5: 100 scans (the flat bound) of a 100 MP frame cost
+    19 s of server CPU per upload. Now scans x megapixels <= 2,000 too: a
+    25 MP frame may have 80 scans (Pillow's greyscale script has 6, plus 74
+    repeated), not 81. The walk reads the frame's size from its SOF segment."""
+    import os
+
+    from loupe.ingest.jpegcheck import scan_count_problem
+
+    reason = (f"a JPEG of 25,000,000 pixels with more than 80 scans (at most "
+              f"{MAX_SCAN_MEGAPIXELS:,} scans x megapixels, Loupe's bound, checked before "
+              "decoding: each scan decodes the whole picture again)")
+    answers = {}
+    for extra in (74, 75):
+        path = tmp_path / f"edge{extra}.jpg"
+        path.write_bytes(progressive(5000, extra))
+        assert len(_scans(path.read_bytes())) == 6 + extra
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            answers[6 + extra] = scan_count_problem(fd)
+        finally:
+            os.close(fd)
+    assert answers == {80: None, 81: reason}
+    # through the ingest: refused before decoding, with the same reason
+    (photos / "wide.jpg").write_bytes(progressive(5000, 75))
+    summary = lib.ingest(photos)
+    assert (summary.new_assets, summary.failed) == (0, 1)
+    [failure] = lib.failures()
+    assert (Path(failure["path"]).name, failure["kind"], failure["reason"]) == (
+        "wide.jpg", "too_large", reason)

@@ -578,6 +578,30 @@ def test_a_member_sees_a_name_only_through_a_confirmed_face_it_may_read(plib):
     assert plib.person(obama)["name"] == "Barack Obama"       # the owner still sees it
 
 
+def test_re_naming_a_person_confirms_no_new_face(plib):
+    """Attack run 4 (A6): the owner saving the same name again (or fixing a
+    typo) confirmed every face the person held, members' unreviewed faces
+    among them, and the member then saw the name. Re-naming now keeps each
+    face's state; the confirmed faces take the new name."""
+    obama = _person_of(plib, "private/obama2.jpg")
+    plib.name_person(obama, "Barack Obama")
+    public = [_by_path(plib, "public/obama.jpg"), _by_path(plib, "public/obama3.jpg")]
+    with plib.conn.transaction():   # they joined after the naming: not confirmed by anyone
+        plib.conn.execute("UPDATE face SET confirmed = false WHERE asset_id = ANY(%s)", (public,))
+    plib.name_person(obama, "Barack Obama")
+    plib.name_person(obama, "Barack H. Obama")
+    alice = plib.as_user("alice")
+    [seen] = alice.people()
+    assert seen["name"] is None and alice.person(obama)["name"] is None
+    assert plib.person(obama)["name"] == "Barack H. Obama"
+    assert plib.conn.execute("SELECT count(*) FROM face WHERE asset_id = ANY(%s) AND confirmed",
+                             (public,)).fetchone()[0] == 0
+    # removing the name and naming the person afresh is a new review: all confirmed
+    plib.name_person(obama, None)
+    plib.name_person(obama, "Barack Obama")
+    assert alice.person(obama)["name"] == "Barack Obama"
+
+
 def _upload(plib, scanned, user: str, name: str, data: bytes) -> None:
     """``user`` uploads one file through the real web app (member rules)."""
     from fastapi.testclient import TestClient

@@ -133,8 +133,8 @@ def test_a_document_named_like_an_image_never_reaches_exiftool(lib: Library, pho
 
 
 def test_stored_raw_metadata_is_bounded_per_value_and_per_file(lib: Library, photos: Path):
-    """Attack run 4 (A1b): what ExifTool answers is stored bounded (64 KiB a
-    value, 1 MiB a file), with a warning naming the file and the bound, so no
+    """Attack run 4 (A1b): what ExifTool answers is stored bounded (16 KiB a
+    value, 64 KiB a file since attack run 5, B4), with a warning naming the file and the bound, so no
     later filter or facet statement walks megabytes of one file's metadata."""
     info = PngImagePlugin.PngInfo()
     info.add_text("Comment", "x" * 300_000, zip=False)      # uncompressed: no inflation
@@ -144,12 +144,12 @@ def test_stored_raw_metadata_is_bounded_per_value_and_per_file(lib: Library, pho
     assert (summary.new_assets, summary.failed) == (1, 0)
     raw = lib.conn.execute("SELECT raw_metadata FROM asset_file").fetchone()[0]
     assert raw["file"]["PNG:Comment"] == ("(a value of 300,000 characters, over Loupe's bound "
-                                          "of 65,536: not kept)")
+                                          "of 16,384: not kept)")
     assert raw["file"]["PNG:Title"] == "Lighthouse keeper"
     assert lib.conn.execute("SELECT length(raw_metadata::text) FROM asset_file"
                             ).fetchone()[0] < 20_000
     [warning] = [w for w in summary.warnings if w.kind == "too_long" and "raw" in w.reason]
-    assert warning.reason == (f"{photos / 'long.png'}: 1 metadata value(s) over 65,536 "
+    assert warning.reason == (f"{photos / 'long.png'}: 1 metadata value(s) over 16,384 "
                               "characters (or nested over 16 levels) not kept in the raw metadata")
 
 
@@ -170,3 +170,40 @@ def test_a_flood_of_chunks_is_refused_before_exiftool(lib: Library, photos: Path
     assert (Path(failure["path"]).name, failure["kind"], failure["reason"]) == (
         "flood.png", "metadata", "more than 1,000 text and metadata chunks (Loupe's bound, "
                                  "applied before ExifTool): not read")
+
+
+def test_stored_raw_metadata_of_a_file_is_at_most_64_kib(lib: Library, photos: Path):
+    """Attack run 5 (B4): 15 text chunks of 65,005 characters (a 4 KB PNG)
+    stored 975 KB of raw metadata, 250 times the file, outside the upload
+    quota. Now a value keeps at most 16,384 characters and a file's raw
+    metadata at most 65,536 (JSON characters, each tag measured alone); the
+    tags Loupe reads back (here the XMP country, written last) are kept
+    first."""
+    import json
+
+    info = PngImagePlugin.PngInfo()
+    for i in range(20):                                  # 20 x 10,000 characters, uncompressed
+        info.add_text(f"Note{i:02d}", "n" * 10_000, zip=False)
+    info.add_itxt("XML:com.adobe.xmp", (
+        '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF '
+        'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description '
+        'rdf:about="" xmlns:photoshop="http://ns.adobe.com/photoshop/1.0/">'
+        '<photoshop:Country>Iceland</photoshop:Country></rdf:Description></rdf:RDF>'
+        '</x:xmpmeta>'))
+    Image.new("RGB", (8, 8), (7, 8, 9)).save(photos / "notes.png", pnginfo=info)
+    summary = lib.ingest(photos)
+    assert (summary.new_assets, summary.failed) == (1, 0)
+    raw = lib.conn.execute("SELECT raw_metadata FROM asset_file").fetchone()[0]["file"]
+    notes = sorted(k for k in raw if k.startswith("PNG:Note"))
+    # each note is 10,018 characters as JSON alone; the file's other tags
+    # (type, size, dimensions, the country...) take the rest of the 65,536
+    others = sum(len(json.dumps({k: v}, ensure_ascii=False)) for k, v in raw.items()
+                 if not k.startswith("PNG:Note"))
+    assert len(json.dumps({"PNG:Note00": "n" * 10_000})) == 10_018
+    assert len(notes) == (65_536 - 2 - others) // 10_018 == 6
+    assert notes == [f"PNG:Note{i:02d}" for i in range(6)]      # in ExifTool's order
+    assert raw["XMP-photoshop:Country"] == "Iceland"
+    assert len(json.dumps(raw, ensure_ascii=False)) <= 65_536
+    [warning] = [w for w in summary.warnings if "past" in w.reason]
+    assert warning.reason == (f"{photos / 'notes.png'}: 14 metadata tag(s) past 65,536 "
+                              "characters of raw metadata not kept")

@@ -535,3 +535,52 @@ def test_judging_shows_a_user_only_the_pairs_it_may_read(fresh_site, db_url, hom
         [(404, b'{"detail":"not found"}')] * len(answers)
     # the admin (and the owner's standalone page) judge every pair
     assert client.get("/judge/p/next", headers=auth("admin")).json()["total"] == len(items)
+
+
+def test_a_query_whose_truth_is_hidden_is_not_shown_to_a_member(fresh_site, db_url, home,
+                                                                 tmp_path):
+    """Attack run 4, A3: a known-item query is written from its picture, so
+    its text describes it; a member was served the readable pairs of a query
+    whose ground truth (here by path, and by content hash) it may not read.
+    Now such a query's pairs are neither served, counted nor pictured for
+    it; the admin judges them as before."""
+    from loupe.eval import Evaluation
+
+    client, ids, auth = fresh_site
+    with Library.open(home, database_url=db_url) as lib:
+        cat_path, = lib.conn.execute("SELECT rel_path FROM asset_file WHERE asset_id = %s",
+                                     [ids["cat-01"]]).fetchone()
+        cat_sha, = lib.conn.execute("SELECT encode(content_sha256, 'hex') FROM asset "
+                                    "WHERE id = %s", [ids["cat-01"]]).fetchone()
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(
+        '{"id": "k1", "text": "lisbon sunset secret", "provenance": "blind", "register": '
+        f'"objects", "truth": [{{"path": "{cat_path}", "grade": 2}}]}}\n'
+        '{"id": "k2", "text": "porto bridge secret", "provenance": "blind", "register": '
+        f'"objects", "truth": [{{"sha256": "{cat_sha}", "grade": 2}}]}}\n'
+        '{"id": "q3", "text": "lisbon", "provenance": "blind", "register": "objects"}\n')
+    with Library.open(home, database_url=db_url) as lib:
+        ev = Evaluation(lib)
+        ev.import_queries(queries, name="web")
+        ev.run("web", "hybrid", name="hybrid")
+        ev.pool("p", ["hybrid"], seed=1)
+        items = ev.pool_items("p")
+        qid_of = {r[0]: r[1] for r in lib.conn.execute(
+            "SELECT i.token, q.qid FROM eval_pool_item i JOIN eval_query q ON q.id = i.query_id")}
+    travel = {v for k, v in ids.items() if k.startswith(("lisbon", "porto"))}
+    readable = {i["token"] for i in items if i["asset_id"] in travel}
+    secret = {t for t in readable if qid_of[t] in ("k1", "k2")}
+    assert secret and readable - secret          # readable pictures of both kinds of query
+    alice = auth("alice")
+    served = []
+    nxt = client.get("/judge/p/next", headers=alice).json()
+    assert nxt["total"] == len(readable - secret)
+    while not nxt.get("finished"):
+        assert "secret" not in nxt["query"]
+        served.append(nxt["token"])
+        nxt = client.post("/judge/p/grade", headers=alice,
+                          json={"token": nxt["token"], "grade": 1}).json()
+    assert set(served) == readable - secret
+    token = next(iter(secret))
+    assert client.get(f"/judge/p/picture/{token}", headers=alice).status_code == 404
+    assert client.get("/judge/p/next", headers=auth("admin")).json()["total"] == len(items)

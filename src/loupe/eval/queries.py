@@ -184,6 +184,15 @@ WITH visible AS (
     WHERE i.pool_id = %(pool_id)s
       AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
                          %(see_all)s, %(principals)s::bigint[])
+      AND NOT EXISTS (SELECT 1 FROM eval_query tq, jsonb_array_elements(tq.truth) t
+                      JOIN asset ta ON ta.tenant_id = a.tenant_id
+                       AND (ta.content_sha256 = decode(t->>'sha256', 'hex')
+                            OR ta.id IN (SELECT tf.asset_id FROM asset_file tf
+                                         WHERE tf.tenant_id = a.tenant_id
+                                           AND tf.rel_path = t->>'path'))
+                      WHERE tq.id = i.query_id
+                        AND NOT loupe_can_read(ta.readers, ta.embargo_until, ta.rights_expire_at,
+                                               %(see_all)s, %(principals)s::bigint[]))
 )
 SELECT v.token, q.text,
        (SELECT count(*) FROM visible) AS total,
@@ -196,6 +205,11 @@ LIMIT 1
 """
 
 # ``(total, done)`` pairs of a pool for one judge, over the pairs the viewer may read.
+# (In NEXT_ITEM, PROGRESS and ITEM_BY_TOKEN a pair is the viewer's only when it
+# may also read every asset its query's ground truth names, by content hash or
+# by a file's path: a known-item query is written from its hidden picture, so
+# its text describes that picture (attack run 4, A3). A reference that names
+# no asset hides nothing.)
 PROGRESS = """
 WITH visible AS (
     SELECT i.id
@@ -203,6 +217,15 @@ WITH visible AS (
     WHERE i.pool_id = %(pool_id)s
       AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
                          %(see_all)s, %(principals)s::bigint[])
+      AND NOT EXISTS (SELECT 1 FROM eval_query tq, jsonb_array_elements(tq.truth) t
+                      JOIN asset ta ON ta.tenant_id = a.tenant_id
+                       AND (ta.content_sha256 = decode(t->>'sha256', 'hex')
+                            OR ta.id IN (SELECT tf.asset_id FROM asset_file tf
+                                         WHERE tf.tenant_id = a.tenant_id
+                                           AND tf.rel_path = t->>'path'))
+                      WHERE tq.id = i.query_id
+                        AND NOT loupe_can_read(ta.readers, ta.embargo_until, ta.rights_expire_at,
+                                               %(see_all)s, %(principals)s::bigint[]))
 )
 SELECT (SELECT count(*) FROM visible),
        (SELECT count(*) FROM eval_judgement j JOIN visible x ON x.id = j.item_id
@@ -218,6 +241,15 @@ FROM eval_pool_item i JOIN asset a ON a.id = i.asset_id
 WHERE i.pool_id = %(pool_id)s AND i.token = %(token)s
   AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
                      %(see_all)s, %(principals)s::bigint[])
+  AND NOT EXISTS (SELECT 1 FROM eval_query tq, jsonb_array_elements(tq.truth) t
+                  JOIN asset ta ON ta.tenant_id = a.tenant_id
+                   AND (ta.content_sha256 = decode(t->>'sha256', 'hex')
+                    OR ta.id IN (SELECT tf.asset_id FROM asset_file tf
+                                 WHERE tf.tenant_id = a.tenant_id
+                                   AND tf.rel_path = t->>'path'))
+                  WHERE tq.id = i.query_id
+                    AND NOT loupe_can_read(ta.readers, ta.embargo_until, ta.rights_expire_at,
+                                       %(see_all)s, %(principals)s::bigint[]))
 """
 
 UPSERT_JUDGEMENT = """

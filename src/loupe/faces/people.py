@@ -325,8 +325,11 @@ def name(conn: psycopg.Connection, tenant_id: int, languages: list[str], person_
     """Confirm ``new_name`` for a person (or remove its name with None): its
     faces become confirmed (unconfirmed), and every asset holding one gets
     its search documents recompiled — all in one transaction, so the name is
-    searchable (or gone) exactly when it commits. Returns
-    ``{"id", "label", "assets"}``.
+    searchable (or gone) exactly when it commits. Re-naming a person that
+    a person already named (a typo fixed, the same name saved again; a name
+    from a file does not count) confirms no new face: faces that joined it by clustering since it was named stay
+    unconfirmed guesses, so a member never learns the name through them
+    (attack run 4, A6). Returns ``{"id", "label", "assets"}``.
 
     Raises:
         PeopleError: no such person, or a bad name (:func:`check_name`).
@@ -336,8 +339,13 @@ def name(conn: psycopg.Connection, tenant_id: int, languages: list[str], person_
         row = _person(conn, tenant_id, person_id)
         conn.execute(q.SET_NAME, {"person_id": person_id, "name": new_name,
                                   "named_by": by if new_name else None})
-        conn.execute(q.CONFIRM_FACES, {"person_id": person_id,
-                                       "confirmed": new_name is not None})
+        # re-naming: a name a person gave (a name from a file, named_by
+        # "file", is no review of the machine's faces)
+        if row[2] is not None and row[4] not in (None, "file") and new_name is not None:
+            conn.execute(q.RECONFIRM_FACES, {"person_id": person_id})
+        else:
+            conn.execute(q.CONFIRM_FACES, {"person_id": person_id,
+                                           "confirmed": new_name is not None})
         assets = _assets(conn, person_id)
         _rebuild(conn, tenant_id, languages, assets)
     return {"id": person_id, "label": label(row[1], new_name), "assets": len(assets)}

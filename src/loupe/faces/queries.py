@@ -191,6 +191,13 @@ CONFIRM_FACES = """
 UPDATE face SET confirmed = %(confirmed)s, from_file = false WHERE person_id = %(person_id)s
 """
 
+# Re-naming a person that has a name: the faces already confirmed take the
+# new name; the machine's guesses (faces clustered in since, a member's
+# upload among them) stay guesses (attack run 4, A6).
+RECONFIRM_FACES = """
+UPDATE face SET from_file = false WHERE person_id = %(person_id)s AND confirmed
+"""
+
 SET_HIDDEN = "UPDATE person SET hidden = %(hidden)s WHERE id = %(person_id)s"
 
 # Merge: src's rejections become dst's, its faces move, src goes.

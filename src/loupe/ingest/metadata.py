@@ -142,7 +142,7 @@ READ_BUDGET_S = 60.0
 #: reads before it stops the process: 32 MiB, twice the largest sidecar
 #: :mod:`loupe.ingest.xmpcheck` lets through (16 MiB), so a sidecar that
 #: passed that check is still read (its long values are then cut by
-#: :func:`bound_raw`, which stores at most 1 MiB of a file's JSON). A batch
+#: :func:`bound_raw`, which stores at most 64 KiB of a file's JSON). A batch
 #: that passes the bound is read again file by file, each with this bound.
 #: Attack run 5 (B1, B3): a 102 KB JPEG with a zlib MIE trailer made
 #: ExifTool print 100 MiB, a 1 MB TIFF whose IFDs all point at one string
@@ -279,9 +279,20 @@ class ExifToolReader:
     # pairing when one region lacks a field).
     COMMON_ARGS = ["-G1", "-a", "-n", "-struct", "-charset", "filename=utf8", "-api", "LargeFileSupport=1"]
 
-    def __init__(self, executable: str | None = None, timeout_s: float | None = None):
+    def __init__(self, executable: str | None = None, timeout_s: float | None = None,
+                 budget_s: float | None = None, budget_name: str = "upload"):
+        """``timeout_s``: one call's bound (default :data:`READ_TIMEOUT_S`).
+        ``budget_s``: seconds of ExifTool for every :meth:`read` of this
+        reader together, counted from its first read (None: no such budget,
+        only :data:`READ_BUDGET_S` per read); one upload request uses one
+        reader, so its batches share one budget (attack run 5, B2). Files
+        whose turn comes after it is spent fail with a reason naming
+        ``budget_name`` and the budget."""
         self._executable = executable
         self._timeout_s = timeout_s
+        self._budget_s = budget_s
+        self._budget_name = budget_name
+        self._budget_deadline: float | None = None
         self._et: exiftool.ExifToolHelper | None = None
         self._alias_dir: str | None = None
         self._aliases = 0
@@ -426,8 +437,21 @@ class ExifToolReader:
                 except OSError as exc:
                     out[p] = {"ExifTool:Error": f"cannot read this file name safely: "
                                                 f"{exc.strerror}"}
+        now = time.monotonic()
+        deadline = (now + READ_BUDGET_S, f"this batch's time budget ({READ_BUDGET_S:g} s, "
+                                         f"Loupe's bound) on other files of the same batch; "
+                                         f"ingest it again", "the batch's time budget")
+        if self._budget_s is not None:
+            if self._budget_deadline is None:
+                self._budget_deadline = now + self._budget_s
+            if self._budget_deadline < deadline[0]:
+                name = self._budget_name
+                deadline = (self._budget_deadline,
+                            f"this {name}'s time budget ({self._budget_s:g} s, Loupe's bound) "
+                            f"on other files of the same {name}; {name} it again",
+                            f"the {name}'s time budget")
         try:
-            results = self._run(list(args), time.monotonic() + READ_BUDGET_S)
+            results = self._run(list(args), deadline)
         finally:
             for arg, p in args.items():
                 if arg != os.path.abspath(p):
@@ -447,10 +471,13 @@ class ExifToolReader:
             out[p] = raw
         return out
 
-    def _run(self, args: list[str], deadline: float) -> dict[str, dict[str, Any]]:
+    def _run(self, args: list[str],
+             deadline: tuple[float, str, str]) -> dict[str, dict[str, Any]]:
         """ExifTool's JSON for each of ``args`` (plain arguments only: anything
         else is refused here, whatever the caller did), all of it before
-        ``deadline`` (``time.monotonic()``; :data:`READ_BUDGET_S`). One call
+        ``deadline`` (``(time.monotonic() value, what a file past it was
+        refused for, the budget's name)``: the batch's :data:`READ_BUDGET_S`
+        or the reader's own budget, whichever ends first). One call
         is bounded by ``min(READ_TIMEOUT_S, time left)`` and by
         :data:`ANSWER_MAX_BYTES` of answer; a batch that passes either, or
         fails, is read again file by file with what is left."""
@@ -460,10 +487,9 @@ class ExifToolReader:
         if not args:
             return refused
         per_call = self._timeout_s if self._timeout_s is not None else READ_TIMEOUT_S
-        left = deadline - time.monotonic()
+        left = deadline[0] - time.monotonic()
         if left <= 0:
-            why = (f"not read: ExifTool spent this batch's time budget ({READ_BUDGET_S:g} s, "
-                   f"Loupe's bound) on other files of the same batch; ingest it again")
+            why = BUDGET_SPENT + deadline[1]
             return {**refused, **{a: {"ExifTool:Error": why} for a in args}}
         limit = min(per_call, left)
         self.start()
@@ -485,7 +511,7 @@ class ExifToolReader:
                 self._stop()
                 if watchdog.fired:
                     bound = ("the bound per call" if limit >= per_call
-                             else "what was left of the batch's time budget")
+                             else f"what was left of {deadline[2]}")
                     why = (f"ExifTool took more than {limit:.3g} s to read this file ({bound}): "
                            f"stopped")
                 elif isinstance(exc, _AnswerTooLarge):
@@ -748,6 +774,21 @@ def check_readable(path: str, raw: dict[str, Any]) -> None:
         raise BadFile(path, "metadata", f"ExifTool could not read the metadata: {err}")
 
 
+#: How the error of a file that ExifTool never read, because its batch's or
+#: reader's time budget was spent, begins (see :meth:`ExifToolReader._run`).
+BUDGET_SPENT = "not read: ExifTool spent "
+
+
+def check_budget(path: str, raw: dict[str, Any]) -> None:
+    """Raise :class:`BadFile` (kind ``metadata``) for image ``path`` when its
+    metadata was not read because a time budget was spent: such a file fails
+    before anything decodes it (attack run 5, B2). Other ExifTool errors are
+    left to :func:`check_readable`, after the image checks name what is wrong."""
+    err = raw.get("ExifTool:Error")
+    if isinstance(err, str) and err.startswith(BUDGET_SPENT):
+        raise BadFile(path, "metadata", f"ExifTool could not read the metadata: {err}")
+
+
 def sidecar_problem(sidecar: str, raw: dict[str, Any]) -> str | None:
     """Why an XMP sidecar cannot be used, or None when it can.
 
@@ -882,23 +923,38 @@ def bound_fields(md: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
 #: Longest string value of ExifTool's answer kept in ``raw_metadata``
 #: (characters), and the most characters of one file's ``raw_metadata`` as
-#: JSON. ExifTool inflates and decodes whatever a file holds; a 100 KB
-#: upload stored 100 MiB of raw metadata, which every later filter and facet
-#: statement then walked (attack run 4, A1 and A1b). The normalised fields
-#: have their own bounds (:data:`MAX_TEXT_CHARS` ...).
-MAX_RAW_VALUE = 64 * 1024
-MAX_RAW_CHARS = 1024 * 1024
+#: JSON (the file's part and its sidecar's part are bounded each). ExifTool
+#: inflates and decodes whatever a file holds; a 100 KB upload stored 100 MiB
+#: of raw metadata, which every later filter and facet statement then walked
+#: (attack run 4, A1 and A1b). The first bounds (64 KiB a value, 1 MiB a
+#: file) still let a 4 KB upload store 975 KB, 250 times its size, outside
+#: the upload quota (attack run 5, B4). Loupe reads only a few tags of the
+#: stored JSON (:data:`READ_BACK`); the normalised fields are taken from
+#: ExifTool's whole answer before this bound, with their own bounds
+#: (:data:`MAX_TEXT_CHARS` ...). Real files' answers measured here: 21
+#: camera JPEGs (Canon, Sony, Olympus, Nokia, Konica Minolta) 2.3-13.2 KB
+#: of JSON, median 6.1 KB; so 64 KiB keeps a real file's answer whole.
+MAX_RAW_VALUE = 16 * 1024
+MAX_RAW_CHARS = 64 * 1024
 _RAW_DEPTH = 16
+
+#: Tags of the stored raw metadata that Loupe reads back (the country of
+#: migration 0020's ``loupe_file_country``, the XMP document ids of moves:
+#: ``ingest/queries.py DOCUMENT_IDS``), kept before any other tag so that
+#: :data:`MAX_RAW_CHARS` never drops them.
+READ_BACK = ("XMP-photoshop:Country", "IPTC:Country-PrimaryLocationName",
+             "XMP-xmpMM:DocumentID", "XMP-xmpMM:OriginalDocumentID")
 
 
 def bound_raw(raw: dict[str, Any], name: str) -> tuple[dict[str, Any], list[str]]:
     """``raw`` (ExifTool's JSON of one file) within :data:`MAX_RAW_VALUE` per
-    string value and :data:`MAX_RAW_CHARS` in all (JSON characters), with the
-    reasons for what was left out, each naming ``name`` and the bound. A value
-    over the bound is replaced by a note saying how long it was; tags past
-    the total are dropped in ExifTool's order (``SourceFile`` and the
-    ``ExifTool:``/``File:``/``System:`` groups first, so that errors and the
-    file type are always kept)."""
+    string value and :data:`MAX_RAW_CHARS` in all (JSON characters, each tag
+    measured as ``json.dumps({tag: value})``), with the reasons for what was
+    left out, each naming ``name`` and the bound. A value over the bound is
+    replaced by a note saying how long it was. ``SourceFile``, the
+    ``ExifTool:`` group (errors, warnings) and the file type are always kept;
+    then the tags of :data:`READ_BACK`, then the ``File:`` and ``System:``
+    groups, then the rest in ExifTool's order, while they fit the total."""
     import json
 
     reasons: list[str] = []
@@ -922,13 +978,18 @@ def bound_raw(raw: dict[str, Any], name: str) -> tuple[dict[str, Any], list[str]
     if cut:
         reasons.append(f"{name}: {cut:,} metadata value(s) over {MAX_RAW_VALUE:,} characters "
                        f"(or nested over {_RAW_DEPTH} levels) not kept in the raw metadata")
-    first = [k for k in kept if k == "SourceFile" or k.split(":", 1)[0] in
-             ("ExifTool", "File", "System")]
+    always = [k for k in kept if k == "SourceFile" or k.startswith("ExifTool:")
+              or k in ("File:FileType", "File:FileTypeExtension", "File:MIMEType")]
+    order = always + [k for k in READ_BACK if k in kept]
+    placed = set(order)
+    order += [k for k in kept if k.split(":", 1)[0] in ("File", "System") and k not in placed]
+    placed.update(order)
+    order += [k for k in kept if k not in placed]
     out: dict[str, Any] = {}
     total, dropped = 2, 0
-    for key in first + [k for k in kept if k not in first]:
+    for key in order:
         size = len(json.dumps({key: kept[key]}, ensure_ascii=False, default=str))
-        if total + size > MAX_RAW_CHARS and key not in first:
+        if total + size > MAX_RAW_CHARS and key not in always:
             dropped += 1
             continue
         out[key] = kept[key]

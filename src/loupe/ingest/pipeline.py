@@ -43,9 +43,8 @@ from .jpegcheck import scan_count_problem
 from .pngcheck import compressed_chunk_problem
 from .xmpcheck import sidecar_shape_problem
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file, unrecognised
-from .metadata import (ExifToolReader, bound_fields, check_readable, display_path,
-                       document_ids, merge, normalize, sidecar_problem,
-                       bound_raw)
+from .metadata import (ExifToolReader, bound_fields, bound_raw, check_budget, check_readable,
+                       display_path, document_ids, merge, normalize, sidecar_problem)
 from .walk import FoundFile, walk
 
 #: Files read by ExifTool in one batch call.
@@ -336,7 +335,9 @@ class Ingester:
                 if f.path in fds and (why := compressed_chunk_problem(fds[f.path])):
                     bombs[f.path] = BadFile(f.path, "metadata", why + ": not read")
                     os.close(fds.pop(f.path))
-                # a JPEG's scans counted before anything decodes it (attack run 4, A4)
+                # a JPEG's scans counted before anything decodes it (attack run 4,
+                # A4), and its metadata segments before ExifTool reads them (attack
+                # run 5, B9)
                 if f.path in fds and (why := scan_count_problem(fds[f.path])):
                     bombs[f.path] = BadFile(f.path, "too_large", why)
                     os.close(fds.pop(f.path))
@@ -385,6 +386,7 @@ class Ingester:
                                                   "link, FIFO or other file) during the ingest")
         fh = os.fdopen(fd, "rb", closefd=False)
         try:
+            check_budget(f.path, raw_by_path.get(f.path, {}))   # nothing decoded past it
             sha = sha256_file(f.path, fh)
             thumb = self._thumbnail_path(sha)
             facts = inspect_image(f.path, thumb, max_pixels=self.max_pixels, fileobj=fh)

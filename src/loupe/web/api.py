@@ -243,16 +243,16 @@ def collections(lib: UserLib) -> list[dict]:
 @router.post("/upload", responses={**ERRORS, 413: {"description": "Body over the request limit, "
                                                                  "too many or too large files, "
                                                                  "or over the user's quota"}})
-def upload(lib: UserLib, request: Request,
+def upload(request: Request,
            files: Annotated[list[UploadFile], File(description="image files")]) -> dict:
     """Store the files under ``HOME/uploads/<user>/<batch>/`` and ingest them;
     the new assets are granted to the uploader. Limits (body size, quotas,
     pixels) and what a member's reply holds: docs/security.md. An admin gets
     the ingest summary and the asset ids; a member ``{"folder",
     "files_seen", "stored", "failed", "failures"}``, the same whether or not
-    the bytes were already in the library."""
-    return service.upload(lib, request.state.owner, request.state.principal, files,
-                          request.app.state.limits)
+    the bytes were already in the library. The request gives its pooled
+    Library back before ExifTool and the decoding run (``LibraryPool.outside``)."""
+    return service.upload(request, files, request.app.state.limits)
 
 
 @router.post("/bulk", response_model=BulkOut,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated
 
 import psycopg
+import psycopg.errors
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,6 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from .. import __version__
 from ..library import Library
 from . import api, conversation, pages, people, similar
+from . import queries as wq
 from ..eval.instrument import Evaluation
 from ..eval.judging import judging_router
 from .auth import LoginRequired, secret_is_live, user_library
@@ -41,6 +43,20 @@ def _judge(lib: Annotated[Library, Depends(user_library)]) -> str:
     return lib.viewer.name
 
 
+def _open_library(home: str | Path | None, database_url: str | None, tenant: str,
+                  limits: WebLimits) -> Library:
+    """A Library for the server: :meth:`Library.open`, with
+    ``limits.statement_timeout_s`` as its connection's ``statement_timeout``."""
+    lib = Library.open(home, database_url=database_url, tenant=tenant)
+    try:
+        lib.conn.execute(wq.SET_STATEMENT_TIMEOUT,
+                         {"ms": str(max(1, round(limits.statement_timeout_s * 1000)))})
+    except BaseException:
+        lib.close()
+        raise
+    return lib
+
+
 def create_app(home: str | Path | None = None, *, database_url: str | None = None,
                tenant: str = "default", pool_size: int = 4,
                pool: LibraryPool | None = None, limits: WebLimits | None = None) -> FastAPI:
@@ -58,7 +74,7 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
     async def lifespan(app: FastAPI):
         if getattr(app.state, "pool", None) is None:
             app.state.pool = LibraryPool(
-                lambda: Library.open(home, database_url=database_url, tenant=tenant), pool_size)
+                lambda: _open_library(home, database_url, tenant, app.state.limits), pool_size)
             owned = True
         else:
             owned = False
@@ -109,6 +125,16 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
     @app.exception_handler(PoolExhausted)
     async def busy(request: Request, exc: PoolExhausted):
         return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "1"})
+
+    @app.exception_handler(psycopg.errors.QueryCanceled)
+    async def too_slow(request: Request, exc: psycopg.errors.QueryCanceled):
+        # statement_timeout (WebLimits.statement_timeout_s) cancelled a
+        # statement: the connection is fine and goes back to the pool
+        bound = request.app.state.limits.statement_timeout_s
+        return JSONResponse({"detail": f"the request's database work took longer than "
+                                       f"{bound:g} s (the server's bound on one statement): "
+                                       f"stopped; narrow the request or try again later"},
+                            status_code=503, headers={"Retry-After": "5"})
 
     @app.exception_handler(psycopg.OperationalError)
     async def database_lost(request: Request, exc: psycopg.OperationalError):

@@ -15,6 +15,7 @@ import os
 import secrets
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from fastapi import Request
@@ -82,6 +83,20 @@ def presented_secret(request: Request) -> str | None:
 
 def user_library(request: Request) -> Iterator[Library]:
     """FastAPI dependency: a pooled Library bound to the request's user.
+
+    Raises:
+        LoginRequired: no secret, or one that is unknown, expired or revoked.
+    """
+    with lend_user_library(request) as lib:
+        yield lib
+
+
+@contextmanager
+def lend_user_library(request: Request) -> Iterator[Library]:
+    """:func:`user_library` as a context manager, for a route that gives the
+    pooled Library back before its long part (the upload). Sets
+    ``request.state.owner`` (the unrestricted pooled Library, for server
+    policy such as upload grants) and ``request.state.principal``.
 
     Raises:
         LoginRequired: no secret, or one that is unknown, expired or revoked.

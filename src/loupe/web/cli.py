@@ -49,13 +49,18 @@ def proxy_options(trusted_proxies: tuple[str, ...] | list[str]) -> dict[str, obj
               type=click.IntRange(1, 1 << 30), help="Bytes each user may keep uploaded, in MiB.")
 @click.option("--upload-quota-files", default=10_000, show_default=True,
               type=click.IntRange(1, 1 << 30), help="Files each user may keep uploaded.")
+@click.option("--statement-timeout-s", default=15.0, show_default=True,
+              type=click.FloatRange(0.1, 3600),
+              help="Longest database statement of a web request, in seconds (PostgreSQL's "
+                   "statement_timeout on the server's connections); past it the request "
+                   "answers 503.")
 @click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS",
               help="A reverse proxy (IP address or network) whose X-Forwarded-For and "
                    "X-Forwarded-Proto headers are believed; repeat for several. Default: none, "
                    "the headers are ignored (the login throttle counts the connecting address).")
 @click.pass_obj
 def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_mb: int,
-          upload_quota_mb: int, upload_quota_files: int,
+          upload_quota_mb: int, upload_quota_files: int, statement_timeout_s: float = 15.0,
           trusted_proxies: tuple[str, ...] = ()) -> None:
     """Serve the web app and the REST API (OpenAPI at /openapi.json).
 
@@ -71,7 +76,8 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_
     obj.open().close()
     limits = WebLimits(max_upload_request_bytes=max_upload_mb * MiB,
                        upload_quota_bytes=upload_quota_mb * MiB,
-                       upload_quota_files=upload_quota_files)
+                       upload_quota_files=upload_quota_files,
+                       statement_timeout_s=statement_timeout_s)
     app = create_app(obj.home, database_url=obj.database_url, tenant=obj.tenant,
                      pool_size=pool_size, limits=limits)
     click.echo(f"Loupe on http://{host}:{port}/ (tenant {obj.tenant}; Ctrl-C stops)", err=True)

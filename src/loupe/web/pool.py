@@ -3,7 +3,9 @@
 A Library holds one psycopg connection, which is not thread-safe, so each
 request borrows one Library for its whole duration and gives it back. The
 pool size bounds the database connections (and concurrent searches) of one
-``loupe serve``; requests beyond it wait for a free Library.
+``loupe serve``; requests beyond it wait for a free Library. An upload gives
+its pooled Library back before its long part (ExifTool, decoding, ingest),
+which runs on a Library of its own (:meth:`LibraryPool.outside`).
 """
 
 from __future__ import annotations
@@ -38,11 +40,14 @@ class LibraryPool:
             :class:`PoolExhausted`.
     """
 
-    def __init__(self, opener: Callable[[], Library], size: int = 4, wait_s: float = 30.0):
-        if size < 1:
-            raise ValueError("pool size must be >= 1")
+    def __init__(self, opener: Callable[[], Library], size: int = 4, wait_s: float = 30.0,
+                 long_tasks: int = 2):
+        if size < 1 or long_tasks < 1:
+            raise ValueError("pool size and long_tasks must be >= 1")
         self._opener = opener
         self._wait_s = wait_s
+        self._long = threading.BoundedSemaphore(long_tasks)
+        self.long_tasks = long_tasks
         self._free: queue.LifoQueue[Library] = queue.LifoQueue()
         self._all: list[Library] = []
         self._lock = threading.Lock()
@@ -79,6 +84,34 @@ class LibraryPool:
             yield lib
         finally:
             self._free.put(lib)
+
+    @contextmanager
+    def outside(self) -> Iterator[Library]:
+        """A Library opened for one long task (an upload's ExifTool reads,
+        decoding and ingest), outside the pool and closed after it, so that
+        the task holds none of the pool's Libraries meanwhile (attack run 5,
+        B2: with ``--pool 1``, another user's search waited 28.7 s behind one
+        upload), as the login path does for argon2. At most ``long_tasks``
+        such Libraries are open at once (database connections: ``size`` +
+        ``long_tasks``).
+
+        Raises:
+            PoolExhausted: none came free within ``wait_s``.
+            DatabaseDown: no Library could be opened.
+        """
+        if not self._long.acquire(timeout=self._wait_s):
+            raise PoolExhausted(f"all {self.long_tasks} connections for uploads are busy")
+        try:
+            try:
+                lib = self._opener()
+            except Exception as exc:  # noqa: BLE001 - any failure to connect is "down"
+                raise DatabaseDown(f"the database is unavailable: {exc}".splitlines()[0]) from exc
+            try:
+                yield lib
+            finally:
+                lib.close()
+        finally:
+            self._long.release()
 
     @staticmethod
     def _alive(lib: Library) -> bool:

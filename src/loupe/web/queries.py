@@ -66,3 +66,10 @@ EXISTING_CONTENT = """
 SELECT content_sha256 FROM asset
 WHERE tenant_id = %(tenant_id)s AND content_sha256 = ANY(%(digests)s::bytea[])
 """
+
+
+# The longest a statement of this session may run, in milliseconds (text):
+# PostgreSQL's statement_timeout for the web server's connections
+# (WebLimits.statement_timeout_s); a statement past it fails with
+# SQLSTATE 57014 (query_canceled).
+SET_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', %(ms)s, false)"

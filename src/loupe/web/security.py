@@ -137,6 +137,11 @@ class WebLimits:
             together [200 MP]; uploads are decoded one at a time, so the
             decoding memory of a request is bounded by the largest image
             (about 3-4 bytes per pixel), not by their sum.
+        upload_exiftool_budget_s: seconds ExifTool may spend on all the
+            files of one upload request together, every batch and retry
+            included [60 s]; files whose turn comes after it is spent fail
+            with a reason saying so, before they are decoded (attack run 5,
+            B2: before, 60 s per batch of 48, up to 5 minutes a request).
         similar_max_bytes: largest body of one ``POST /api/similar`` (the
             picture to search by) [32 MiB].
         similar_max_pixels: largest width x height of a picture to search by
@@ -144,6 +149,12 @@ class WebLimits:
             from its header before decoding [25 MP: about 100 MB decoded];
             a JPEG is decoded at 1/8 scale or less (DCT scaling) and may be
             up to ``upload_max_pixels``.
+        statement_timeout_s: longest database statement of a web request
+            [15 s]: PostgreSQL's ``statement_timeout``, set on every pooled
+            connection and on the Libraries uploads ingest with; a
+            statement past it is cancelled and the request answers 503
+            saying so (defence in depth against any slow statement: attack
+            run 5, B6's filtered searches took 8-78 s).
         login_free_failures: failed logins of one account from one client
             before back-off starts [5].
         client_free_failures: failed logins from one client, over all
@@ -164,8 +175,10 @@ class WebLimits:
     upload_quota_files: int = 10_000
     upload_max_pixels: int = 100_000_000
     upload_pixel_budget: int = 200_000_000
+    upload_exiftool_budget_s: float = 60.0
     similar_max_bytes: int = 32 * MiB
     similar_max_pixels: int = 25_000_000
+    statement_timeout_s: float = 15.0
     login_free_failures: int = 5
     client_free_failures: int = 20
     account_free_failures: int = 20

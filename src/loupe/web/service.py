@@ -11,6 +11,8 @@ import os
 import re
 import secrets
 import shutil
+from contextlib import ExitStack
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -22,8 +24,10 @@ from ..bulk.actions import ConfirmationRequired
 from ..library import AssetNotFound, Library, SearchResult
 from . import queries as wq
 from ..ingest.image import EXTENSIONS
+from ..ingest.metadata import ExifToolReader
 from ..ingest.pipeline import Ingester
 from ..ingest.xmpcheck import sidecar_shape_problem
+from .auth import lend_user_library
 from .security import WebLimits
 from .words import bulk_sentence, explain_code, verdict_sentence
 
@@ -222,12 +226,18 @@ def _pixels(path: Path) -> int | None:
         return None
 
 
-def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile],
+def upload(request: Any, files: list[UploadFile],
            limits: WebLimits | None = None) -> dict[str, Any]:
     """Write ``files`` to a fresh folder ``HOME/uploads/<user>/<UTC time>-<random>/``,
     ingest it (one image decoded at a time), and grant the assets it created
-    to the uploader. ``owner`` is the unrestricted Library on the same
-    connection: granting is the server's policy, not something a member may do.
+    to the uploader. Granting is the server's policy, not something a member
+    may do: it runs as the owner.
+
+    The request holds a pooled Library (``loupe.web.auth.lend_user_library``)
+    only while it authenticates, checks the quota and writes and checks the
+    files; ExifTool, the decoding and the ingest run on a Library opened for
+    this upload outside the pool (``LibraryPool.outside``, a few at once),
+    so another user's search is not queued behind them (attack run 5, B2).
 
     Rules (docs/security.md, "Uploads"), for every uploader:
 
@@ -256,6 +266,46 @@ def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile]
             one over :data:`MAX_UPLOAD_BYTES`, or over the user's quota.
     """
     limits = limits or WebLimits()
+    with lend_user_library(request) as lib:
+        staged = _stage_upload(lib, request.state.principal, files, limits)
+    with ExitStack() as stack:
+        try:
+            own = stack.enter_context(request.app.state.pool.outside())
+        except BaseException:
+            shutil.rmtree(staged.folder, ignore_errors=True)    # never left on disk unread
+            raise
+        return _ingest_upload(own, staged, limits)
+
+
+@dataclass
+class _Staged:
+    """An upload written to disk and checked, ready to ingest."""
+
+    home: Path
+    folder: Path
+    digests: dict[str, bytes]
+    refused: list[dict[str, str]]
+    member: bool
+    user_name: str | None
+    prefixes: list[str]
+
+    def unpathed(self, text: str) -> str:
+        """A reason without the server's folders (a library's message may
+        name the file by its full path)."""
+        for prefix in self.prefixes:
+            text = text.replace(prefix, "")
+        return text
+
+    def refuse(self, name: str, reason: str) -> None:
+        (self.folder / name).unlink(missing_ok=True)
+        self.refused.append({"file": name, "reason": self.unpathed(reason)})
+
+
+def _stage_upload(lib: Library, principal: Any, files: list[UploadFile],
+                  limits: WebLimits) -> _Staged:
+    """The part of :func:`upload` that needs the user's pooled Library:
+    quota, writing, types, sidecar shapes, pixels from the headers, and (for
+    a member) the known-bytes rule."""
     if not files:
         raise HTTPException(400, "no files in the upload")
     if len(files) > MAX_UPLOAD_FILES:
@@ -304,17 +354,9 @@ def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile]
     refused: list[dict[str, str]] = []
     prefixes = sorted({str(folder) + "/", str(folder.resolve()) + "/",
                        str(lib.home) + "/", str(lib.home.resolve()) + "/"}, key=len, reverse=True)
-
-    def unpathed(text: str) -> str:
-        """A reason without the server's folders (a library's message may
-        name the file by its full path)."""
-        for prefix in prefixes:
-            text = text.replace(prefix, "")
-        return text
-
-    def refuse(name: str, reason: str) -> None:
-        (folder / name).unlink(missing_ok=True)
-        refused.append({"file": name, "reason": unpathed(reason)})
+    staged = _Staged(lib.home, folder, digests, refused, member,
+                     user["name"] if user else None, prefixes)
+    refuse = staged.refuse
 
     # types first (anything else would stay on disk unread), then pixels from
     # the headers, in upload order, before anything is decoded
@@ -361,35 +403,47 @@ def upload(lib: Library, owner: Library, principal: Any, files: list[UploadFile]
                 (folder / name).unlink(missing_ok=True)
                 images.remove(name)
                 known += 1
-    ingester = Ingester(owner.conn, owner.tenant_id, owner.home,
-                        max_pixels=limits.upload_max_pixels, workers=1,
-                        match_document_ids=False)
-    summary = ingester.ingest(folder)
+    return staged
+
+
+def _ingest_upload(owner: Library, staged: _Staged, limits: WebLimits) -> dict[str, Any]:
+    """The part of :func:`upload` after the checks, on ``owner`` (the
+    unrestricted Library opened for this upload outside the pool): the
+    ingest, the grants, the reply."""
+    folder, digests, member = staged.folder, staged.digests, staged.member
+    refused, refuse, unpathed = staged.refused, staged.refuse, staged.unpathed
+    # one ExifTool time budget for the whole request, every batch included
+    # (attack run 5, B2)
+    with ExifToolReader(budget_s=limits.upload_exiftool_budget_s) as reader:
+        ingester = Ingester(owner.conn, owner.tenant_id, owner.home,
+                            max_pixels=limits.upload_max_pixels, workers=1,
+                            match_document_ids=False, exiftool=reader)
+        summary = ingester.ingest(folder)
     for failure in summary.failures:   # refused by the ingest: not kept
         path = Path(failure.path)
         if path.parent == folder.resolve() or path.parent == folder:
             refuse(path.name, failure.reason)
-    rows = lib.conn.execute(wq.RUN_ASSETS, {"tenant_id": lib.tenant_id,
-                                            "run_id": summary.run_id}).fetchall()
+    rows = owner.conn.execute(wq.RUN_ASSETS, {"tenant_id": owner.tenant_id,
+                                              "run_id": summary.run_id}).fetchall()
     new_ids = [r[0] for r in rows if r[1]]
     existing_ids = [r[0] for r in rows if not r[1]]
     if member:
         for asset_id in new_ids:
-            owner.grant(user["name"], asset_id=asset_id)
+            owner.grant(staged.user_name, asset_id=asset_id)
         refused_names = {r["file"] for r in refused}
         seen_images = [n for n in digests if Path(n).suffix.lower() in EXTENSIONS]
-        return {"folder": str(folder.relative_to(lib.home)), "files_seen": len(seen_images),
+        return {"folder": str(folder.relative_to(staged.home)), "files_seen": len(seen_images),
                 "stored": sum(n not in refused_names for n in seen_images),
                 "failed": sum(n in refused_names for n in seen_images),
                 "failures": refused}
     # file names only, and the folder relative to the home: no server path
     # in a reply (issue 11)
     ingest = summary.as_dict()
-    ingest["root"] = str(folder.relative_to(lib.home))
+    ingest["root"] = str(folder.relative_to(staged.home))
     for key in ("failures", "warnings"):
         ingest[key] = [{**f, "path": Path(f["path"]).name, "reason": unpathed(f["reason"])}
                        for f in ingest[key]]
-    return {"folder": str(folder.relative_to(lib.home)), "ingest": ingest,
+    return {"folder": str(folder.relative_to(staged.home)), "ingest": ingest,
             "asset_ids": new_ids + existing_ids, "already_in_library": len(existing_ids),
             "refused": refused}
 
