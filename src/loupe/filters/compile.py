@@ -168,7 +168,7 @@ class _Compiler:
         f, v = p.field, p.value
         if f in ("creator", "location", "country", "keyword"):
             prefix, val = self.bind(f + ":"), self.bind(v)
-            test = q.TEST[f].format(v=val)
+            test = q.TEST[f].format(p=prefix, v=val)
             driver = q.DRIVER["file_token"].format(p=prefix, v=val)
             if f == "keyword":
                 test = f"({test} OR {q.TEST['asset_keyword'].format(v=val)})"

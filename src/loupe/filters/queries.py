@@ -25,33 +25,33 @@ READ_FILE = "(%(see_all)s OR f.readers && %(principals)s::bigint[])"
 # collections) counts only then.
 READ_WHOLE = "(%(see_all)s OR coalesce(a.doc_readers, a.readers) && %(principals)s::bigint[])"
 
-# 'field:value' token of loupe_file_facets, lower-cased in SQL (the same
-# lower() as the index: Python and PostgreSQL case rules may differ).
+# 'field:value' token of asset_file.facet_tokens (migration 0026: the
+# file's facet values, lower-cased, stored when the row is written),
+# lower-cased in SQL (the same lower() as the column: Python and PostgreSQL
+# case rules may differ).
 TOKEN = "ARRAY[{p} || lower(btrim({v}))]"
 
-# The per-row tests of the token fields read the one field they name (the
-# same values, trimmed and lower-cased, as loupe_file_facets makes tokens of:
-# the driver holds every asset a test accepts), rather than computing every
-# token of the file again for each row tested.
-_FILE_VALUE = ("EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id AND " + READ_FILE +
-               " AND EXISTS (SELECT 1 FROM loupe_json_texts(f.metadata->'{key}') v"
-               " WHERE lower(v) = lower(btrim({{v}})){extra}))")
+# The per-file tests read only the columns 0026 stores with each file
+# (facet_tokens, country, captured), never its metadata or raw metadata (a
+# member's large raw metadata once cost seconds per predicate: attack run 5,
+# B6). Each is a probe of asset_file_asset_idx for the asset's files.
+_FILE_TOKEN = ("EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id AND " + READ_FILE +
+               " AND f.facet_tokens @> " + TOKEN + ")")
 TEST = {
-    "creator": _FILE_VALUE.format(key="creator", extra=""),
-    "keyword": _FILE_VALUE.format(key="keywords", extra=""),
-    "location": _FILE_VALUE.format(
-        key="location", extra=" AND lower(v) IS DISTINCT FROM lower(loupe_file_country("
-                              "f.raw_metadata))"),
+    "creator": _FILE_TOKEN,
+    "keyword": _FILE_TOKEN,
+    # (a location part equal to the file's country is not a location token:
+    # loupe_file_facet_labels, 0026)
+    "location": _FILE_TOKEN,
     "country": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id AND " + READ_FILE +
-               " AND lower(loupe_file_country(f.raw_metadata)) = lower(btrim({v})))",
+               " AND lower(f.country) = lower(btrim({v})))",
     # keywords people added to the asset (asset_keyword): asset-wide, so only
     # for a viewer who reads every file of it (the whole document: doc_readers,
     # migration 0011), never through one copy (issue 11)
     "asset_keyword": "(" + READ_WHOLE + " AND EXISTS (SELECT 1 FROM asset_keyword k"
                      " WHERE k.asset_id = a.id AND lower(k.keyword) = lower(btrim({v}))))",
     "captured": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
-                " AND loupe_file_captured(f.metadata) >= {v}"
-                " AND loupe_file_captured(f.metadata) < {w} AND " + READ_FILE + ")",
+                " AND f.captured >= {v} AND f.captured < {w} AND " + READ_FILE + ")",
     "added": "(a.created_at >= {v} AND a.created_at < {w})",
     "collection": "(EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
                   " AND f.collection_id = ANY ({v}::bigint[]) AND " + READ_FILE + ")"
@@ -90,13 +90,13 @@ TEST = {
 }
 
 DRIVER = {
-    "file_token": "SELECT f.asset_id FROM asset_file f"
-                  " WHERE loupe_file_facets(f.metadata, f.raw_metadata) @> " + TOKEN,
+    # (GIN index asset_file_facet_tokens_idx of 0026)
+    "file_token": "SELECT f.asset_id FROM asset_file f WHERE f.facet_tokens @> " + TOKEN,
     "asset_keyword": "SELECT k.asset_id FROM asset_keyword k"
                      " WHERE lower(k.keyword) = lower(btrim({v}))",
+    # (index asset_file_captured_col_idx of 0026)
     "captured": "SELECT f.asset_id FROM asset_file f WHERE f.tenant_id = %(tenant_id)s"
-                " AND loupe_file_captured(f.metadata) >= {v}"
-                " AND loupe_file_captured(f.metadata) < {w}",
+                " AND f.captured >= {v} AND f.captured < {w}",
     "added": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
              " AND x.created_at >= {v} AND x.created_at < {w}",
     "collection": "SELECT f.asset_id FROM asset_file f WHERE f.collection_id = ANY ({v}::bigint[])"
@@ -201,15 +201,16 @@ ra AS MATERIALIZED (
 ),
 rf AS MATERIALIZED (
     SELECT x.* FROM ra CROSS JOIN LATERAL (
-        SELECT f.asset_id, f.metadata, f.raw_metadata, f.collection_id
+        SELECT f.asset_id, f.facet_labels, f.country, f.captured, f.collection_id
         FROM asset_file f WHERE f.asset_id = ra.asset_id AND """ + READ_FILE + """ OFFSET 0) x
 ),
 vals AS (
-    SELECT 'creator' AS facet, lower(v) AS k, v AS label, rf.asset_id
-    FROM rf CROSS JOIN LATERAL loupe_json_texts(rf.metadata->'creator') v
-    UNION ALL
-    SELECT 'keyword', lower(v), v, rf.asset_id
-    FROM rf CROSS JOIN LATERAL loupe_json_texts(rf.metadata->'keywords') v
+    -- creators and keywords as written, from the file's stored facet labels
+    -- ('field:value', migration 0026; the field has no colon)
+    SELECT split_part(l, ':', 1) AS facet, lower(substr(l, strpos(l, ':') + 1)) AS k,
+           substr(l, strpos(l, ':') + 1) AS label, rf.asset_id
+    FROM rf CROSS JOIN LATERAL unnest(rf.facet_labels) l
+    WHERE split_part(l, ':', 1) IN ('creator', 'keyword')
     UNION ALL
     -- added in Loupe: only where the viewer reads every file (ra.whole)
     SELECT 'keyword', lower(k.keyword), k.keyword, k.asset_id
@@ -235,12 +236,12 @@ vals AS (
     UNION ALL
     SELECT 'year', y, y, rf.asset_id
     FROM rf CROSS JOIN LATERAL
-         (SELECT extract(year FROM loupe_file_captured(rf.metadata) AT TIME ZONE 'UTC')::int::text) t(y)
+         (SELECT extract(year FROM rf.captured AT TIME ZONE 'UTC')::int::text) t(y)
     WHERE y IS NOT NULL
     UNION ALL
-    SELECT 'country', lower(c), c, rf.asset_id
-    FROM rf CROSS JOIN LATERAL loupe_file_country(rf.raw_metadata) c
-    WHERE c IS NOT NULL
+    SELECT 'country', lower(rf.country), rf.country, rf.asset_id
+    FROM rf
+    WHERE rf.country IS NOT NULL
     {machine}
 ),
 agg AS (
