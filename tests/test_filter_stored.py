@@ -55,7 +55,7 @@ def rendered() -> dict[str, str]:
         "members": _tidy(c.members_sql()),
         "row_test": _tidy(c.where("k.asset_id")),
         "browse": _tidy(fq.BROWSE.replace("{members}", c.members_sql()).format(
-            driver=c.driver, test=c.test)),
+            driver=c.driver, test=c.residual)),
         "facets": _tidy(fq.FACETS.replace("{machine}", fq.FACETS_MACHINE)),
     }
 
@@ -236,3 +236,29 @@ def test_facet_labels_are_bounded_per_file(slib):
     labels = slib.conn.execute("SELECT loupe_file_facet_labels(%s::jsonb, '{}'::jsonb)",
                                (json.dumps(md),)).fetchone()[0]
     assert len(labels) == 32_000 // 208 and sum(len(x) for x in labels) <= 32_000
+
+
+# ---- the enumeration skips what an exact driver guarantees (issue 17) --------
+
+def _compile(tree):
+    return compile_tree(tree, Context(now=datetime(2026, 12, 1, tzinfo=timezone.utc),
+                                      see_all=False, machine=True))
+
+
+def test_an_exact_driver_is_not_tested_again_per_asset():
+    year = {"captured": {"from": "2008-01-01", "to": "2009-01-01"}}
+    c = _compile({"all": [year, {"orientation": "portrait"}]})
+    # enumerated from the capture-time index (with the file read test in
+    # it): per asset only the orientation is left
+    assert "f.captured" in c.driver and "f.readers" in c.driver
+    assert "f.captured" not in c.residual and "loupe_displayed_orientation" in c.residual
+    assert c.members_sql().count("f.captured >=") == 1
+    # the whole test still holds both, for the search's other entry points
+    assert "f.captured" in c.test and "loupe_displayed_orientation" in c.test
+    assert _compile({"country": "Iceland"}).residual == "true"
+    assert _compile({"any": [{"creator": "a"}, {"keyword": "b"}]}).residual == "true"
+    # the person driver is not exact (hidden people, names from files): tested again
+    assert "person p" in _compile({"person": "Ana"}).residual
+    # no positive predicate: every asset of the tenant, the whole test
+    n = _compile({"not": {"country": "Iceland"}})
+    assert n.driver == fq.UNIVERSE and n.residual == n.test

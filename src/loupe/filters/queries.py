@@ -8,9 +8,13 @@ Each predicate has two forms, both with bound parameters only (the names
   (alias ``a``: ``a.id``, ``a.tenant_id``, ``a.media_type`` ...), used inside
   every search statement wherever a row is kept, banded or counted;
 * a **driver** — a SELECT of ``asset_id`` served by one index of 0020 (or
-  of earlier migrations), from which the filtered set is enumerated without
-  reading the whole tenant. It may hold assets the test then rejects
-  (other tenants, unreadable files), never miss one the test accepts.
+  of earlier migrations, or 0026's stored columns), from which the
+  filtered set is enumerated without reading the whole tenant. It may hold
+  assets of other tenants (the enumeration tests the asset's tenant), never
+  miss one the test accepts. Every driver but ``person``'s is also
+  **exact**: each asset of it passes the test (its file read test is in the
+  driver), so the enumeration does not run that predicate's test again per
+  asset (issue 17, :mod:`loupe.filters.compile`).
 
 Per-file values (creator, keyword, location, country, capture date,
 folder) count only from files the viewer may read (migration 0011: a member
@@ -90,18 +94,21 @@ TEST = {
 }
 
 DRIVER = {
-    # (GIN index asset_file_facet_tokens_idx of 0026)
-    "file_token": "SELECT f.asset_id FROM asset_file f WHERE f.facet_tokens @> " + TOKEN,
-    "asset_keyword": "SELECT k.asset_id FROM asset_keyword k"
-                     " WHERE lower(k.keyword) = lower(btrim({v}))",
+    # (GIN index asset_file_facet_tokens_idx of 0026; a country is a token too)
+    "file_token": "SELECT f.asset_id FROM asset_file f WHERE f.facet_tokens @> " + TOKEN +
+                  " AND " + READ_FILE,
+    # (keywords people added count only for a viewer of the whole asset)
+    "asset_keyword": "SELECT k.asset_id FROM asset_keyword k JOIN asset a ON a.id = k.asset_id"
+                     " WHERE lower(k.keyword) = lower(btrim({v})) AND " + READ_WHOLE,
     # (index asset_file_captured_col_idx of 0026)
     "captured": "SELECT f.asset_id FROM asset_file f WHERE f.tenant_id = %(tenant_id)s"
-                " AND f.captured >= {v} AND f.captured < {w}",
+                " AND f.captured >= {v} AND f.captured < {w} AND " + READ_FILE,
     "added": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
              " AND x.created_at >= {v} AND x.created_at < {w}",
     "collection": "SELECT f.asset_id FROM asset_file f WHERE f.collection_id = ANY ({v}::bigint[])"
-                  " UNION ALL SELECT cm.asset_id FROM collection_member cm"
-                  " WHERE cm.collection_id = ANY ({v}::bigint[])",
+                  " AND " + READ_FILE + " UNION ALL SELECT cm.asset_id FROM collection_member cm"
+                  " JOIN asset a ON a.id = cm.asset_id"
+                  " WHERE cm.collection_id = ANY ({v}::bigint[]) AND " + READ_WHOLE,
     "media_type": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
                   " AND x.media_type = {v}",
     "orientation": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
@@ -112,7 +119,9 @@ DRIVER = {
                " AND x.rights_expire_at <= {v}",
     "expiring": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
                 " AND x.rights_expire_at > {v} AND x.rights_expire_at < {w}",
-    # (person_name_idx of 0024 finds the people, face_person_idx their faces)
+    # (person_name_idx of 0024 finds the people, face_person_idx their faces;
+    # not exact: the test also asks for a person not hidden and, for a name
+    # written in a file, a viewer of the whole asset)
     "person": "SELECT f.asset_id FROM person p JOIN face f ON f.person_id = p.id"
               " WHERE p.tenant_id = %(tenant_id)s AND lower(p.name) = lower(btrim({v}))"
               " AND f.confirmed",
@@ -138,7 +147,9 @@ READ_ASSET = ("(%(see_all)s OR loupe_can_read(a.readers, a.embargo_until, a.righ
 
 # The filtered set: the readable assets of the tenant the tree accepts, at
 # most %(filter_limit)s of them (enough to choose a regime or to say "at
-# least"). {driver}, {test}: the compiled forms. The driver's distinct ids
+# least"). {driver}: the compiled driver; {test}: what the driver does not
+# already guarantee of the tree (Compiled.residual: the tree's test less the
+# predicate an exact driver enumerated, "true" when nothing is left). The driver's distinct ids
 # are probed one by one on asset's primary key (the LATERAL ... OFFSET 0
 # keeps the planner from turning the probes into a hash join over a
 # sequential scan of asset, which it chose on the 100k test library), and
