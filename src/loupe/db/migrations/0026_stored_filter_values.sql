@@ -30,12 +30,14 @@
 CREATE FUNCTION loupe_file_facet_labels(p_md jsonb, p_raw jsonb) RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path FROM CURRENT
 AS $$
+    -- (the country once: each call of loupe_file_country reads p_raw again)
+    WITH cc AS MATERIALIZED (SELECT loupe_file_country(p_raw) AS c)
     SELECT coalesce(array_agg(t ORDER BY pos), ARRAY[]::text[]) FROM (
         SELECT t, pos, row_number() OVER w AS n, sum(length(t)) OVER w AS chars
         FROM (SELECT t, min(pos) AS pos FROM (
-                  SELECT 'country:' || c AS t, 0::bigint AS pos
-                  FROM loupe_file_country(p_raw) c
-                  WHERE c IS NOT NULL AND length(c) <= 200
+                  SELECT 'country:' || cc.c AS t, 0::bigint AS pos
+                  FROM cc
+                  WHERE cc.c IS NOT NULL AND length(cc.c) <= 200
                   UNION ALL
                   SELECT 'creator:' || v, 1000000 + o
                   FROM loupe_json_texts(p_md->'creator') WITH ORDINALITY x(v, o)
@@ -46,9 +48,8 @@ AS $$
                   WHERE length(v) <= 200
                   UNION ALL
                   SELECT 'location:' || v, 3000000 + o
-                  FROM loupe_json_texts(p_md->'location') WITH ORDINALITY x(v, o)
-                  WHERE length(v) <= 200
-                    AND lower(v) IS DISTINCT FROM lower(loupe_file_country(p_raw))
+                  FROM cc, loupe_json_texts(p_md->'location') WITH ORDINALITY x(v, o)
+                  WHERE length(v) <= 200 AND lower(v) IS DISTINCT FROM lower(cc.c)
               ) a GROUP BY t) d
         WINDOW w AS (ORDER BY pos)
     ) k
