@@ -1,4 +1,4 @@
-"""Named SQL of filters (issue 17, migration 0020).
+"""Named SQL of filters (issue 17, migrations 0020 and 0026).
 
 Each predicate has two forms, both with bound parameters only (the names
 ``{v}``, ``{w}`` ... are filled with placeholder names the compiler makes,
