@@ -7,6 +7,12 @@
 * ``driver`` — a SELECT of asset ids a filtered set is enumerated from
   (see :mod:`loupe.filters.queries`), or the tenant's assets when the tree
   has no positive predicate to start from;
+* ``residual`` — the part of ``test`` the driver does not guarantee, which
+  the enumeration runs on each driven asset: an exact driver (every one but
+  ``person``'s) guarantees its predicate, so e.g. a year AND an orientation
+  enumerated from the capture-time index tests only the orientation per
+  asset (issue 17: the re-test of each member's capture date was most of a
+  filtered lexical search's time). ``"true"`` when nothing is left;
 * ``params`` — the values, bound as ``%(flt_N)s`` parameters (never written
   into the text), plus ``filter_limit``.
 
@@ -80,11 +86,13 @@ class Compiled:
     test: str
     driver: str
     values: dict[str, Any]
+    residual: str = "true"
 
     def members_sql(self) -> str:
         """The filtered set's readable assets (``asset_id``), at most
-        ``%(filter_limit)s``."""
-        return q.MEMBERS.format(driver=self.driver, test=self.test)
+        ``%(filter_limit)s``: the driver's assets that pass the residual
+        test (and the tenant and read tests)."""
+        return q.MEMBERS.format(driver=self.driver, test=self.residual)
 
     # -- loupe.search.clause.AssetClause: how the search pipeline applies it --
 
@@ -137,27 +145,38 @@ class _Compiler:
         self.params[name] = value
         return f"%({name})s"
 
-    # (test, driver or None) of a node
-    def node(self, n: Node, path: str) -> tuple[str, str | None]:
+    # (test, driver or None, residual or None) of a node: the residual is
+    # what an asset of the driver must still pass (None: the driver is exact,
+    # each of its assets passes the node's test)
+    def node(self, n: Node, path: str) -> tuple[str, str | None, str | None]:
         if isinstance(n, All):
             parts = [self.node(c, f"{path}.all[{i}]") for i, c in enumerate(n.children)]
-            test = "(" + " AND ".join(t for _, (t, _) in sorted(
-                zip(n.children, parts), key=lambda x: _cost(x[0]))) + ")"
-            drivers = [(self._rank(c), d) for c, (_, d) in zip(n.children, parts) if d]
-            driver = min(drivers, key=lambda x: x[0])[1] if drivers else None
-            return test, driver
+            order = sorted(range(len(parts)), key=lambda i: _cost(n.children[i]))
+            test = "(" + " AND ".join(parts[i][0] for i in order) + ")"
+            drivers = [(self._rank(n.children[i]), i) for i in range(len(parts)) if parts[i][1]]
+            if not drivers:
+                return test, None, test
+            chosen = min(drivers)[1]
+            rest = [parts[i][2] if i == chosen else parts[i][0] for i in order]
+            rest = [t for t in rest if t is not None]
+            return test, parts[chosen][1], "(" + " AND ".join(rest) + ")" if rest else None
         if isinstance(n, Any_):
             parts = [self.node(c, f"{path}.any[{i}]") for i, c in enumerate(n.children)]
-            test = "(" + " OR ".join(t for _, (t, _) in sorted(
+            test = "(" + " OR ".join(t for _, (t, _, _) in sorted(
                 zip(n.children, parts), key=lambda x: _cost(x[0]))) + ")"
-            if all(d for _, d in parts):
-                return test, " UNION ALL ".join(f"({d})" for _, d in parts)
-            return test, None
+            if all(d for _, d, _ in parts):
+                exact = all(r is None for _, _, r in parts)
+                return test, " UNION ALL ".join(f"({d})" for _, d, _ in parts), \
+                    None if exact else test
+            return test, None, test
         if isinstance(n, Not):
-            t, _ = self.node(n.child, f"{path}.not")
-            return f"(NOT coalesce({t}, false))", None
+            t, _, _ = self.node(n.child, f"{path}.not")
+            t = f"(NOT coalesce({t}, false))"
+            return t, None, t
         assert isinstance(n, Pred)
-        return self.pred(n, f"{path}.{n.field}")
+        test, driver = self.pred(n, f"{path}.{n.field}")
+        # every driver of loupe.filters.queries is exact but the person's
+        return test, driver, test if n.field == "person" else None
 
     def _rank(self, n: Node) -> int:
         if isinstance(n, Pred) and n.field in _DRIVER_ORDER:
@@ -168,7 +187,7 @@ class _Compiler:
         f, v = p.field, p.value
         if f in ("creator", "location", "country", "keyword"):
             prefix, val = self.bind(f + ":"), self.bind(v)
-            test = q.TEST[f].format(v=val)
+            test = q.TEST[f].format(p=prefix, v=val)
             driver = q.DRIVER["file_token"].format(p=prefix, v=val)
             if f == "keyword":
                 test = f"({test} OR {q.TEST['asset_keyword'].format(v=val)})"
@@ -223,6 +242,9 @@ def compile_tree(tree: Any, ctx: Context) -> Compiled:
     """
     node = parse(tree)
     c = _Compiler(ctx)
-    test, driver = c.node(node, "$")
+    test, driver, residual = c.node(node, "$")
     c.params["filter_limit"] = FILTER_LIMIT
-    return Compiled(tree=node, test=test, driver=driver or q.UNIVERSE, values=c.params)
+    if driver is None:
+        driver, residual = q.UNIVERSE, test
+    return Compiled(tree=node, test=test, driver=driver, values=c.params,
+                    residual=residual or "true")

@@ -1,4 +1,4 @@
-"""Named SQL of filters (issue 17, migration 0020).
+"""Named SQL of filters (issue 17, migrations 0020 and 0026).
 
 Each predicate has two forms, both with bound parameters only (the names
 ``{v}``, ``{w}`` ... are filled with placeholder names the compiler makes,
@@ -8,9 +8,13 @@ Each predicate has two forms, both with bound parameters only (the names
   (alias ``a``: ``a.id``, ``a.tenant_id``, ``a.media_type`` ...), used inside
   every search statement wherever a row is kept, banded or counted;
 * a **driver** — a SELECT of ``asset_id`` served by one index of 0020 (or
-  of earlier migrations), from which the filtered set is enumerated without
-  reading the whole tenant. It may hold assets the test then rejects
-  (other tenants, unreadable files), never miss one the test accepts.
+  of earlier migrations, or 0026's stored columns), from which the
+  filtered set is enumerated without reading the whole tenant. It may hold
+  assets of other tenants (the enumeration tests the asset's tenant), never
+  miss one the test accepts. Every driver but ``person``'s is also
+  **exact**: each asset of it passes the test (its file read test is in the
+  driver), so the enumeration does not run that predicate's test again per
+  asset (issue 17, :mod:`loupe.filters.compile`).
 
 Per-file values (creator, keyword, location, country, capture date,
 folder) count only from files the viewer may read (migration 0011: a member
@@ -25,33 +29,33 @@ READ_FILE = "(%(see_all)s OR f.readers && %(principals)s::bigint[])"
 # collections) counts only then.
 READ_WHOLE = "(%(see_all)s OR coalesce(a.doc_readers, a.readers) && %(principals)s::bigint[])"
 
-# 'field:value' token of loupe_file_facets, lower-cased in SQL (the same
-# lower() as the index: Python and PostgreSQL case rules may differ).
+# 'field:value' token of asset_file.facet_tokens (migration 0026: the
+# file's facet values, lower-cased, stored when the row is written),
+# lower-cased in SQL (the same lower() as the column: Python and PostgreSQL
+# case rules may differ).
 TOKEN = "ARRAY[{p} || lower(btrim({v}))]"
 
-# The per-row tests of the token fields read the one field they name (the
-# same values, trimmed and lower-cased, as loupe_file_facets makes tokens of:
-# the driver holds every asset a test accepts), rather than computing every
-# token of the file again for each row tested.
-_FILE_VALUE = ("EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id AND " + READ_FILE +
-               " AND EXISTS (SELECT 1 FROM loupe_json_texts(f.metadata->'{key}') v"
-               " WHERE lower(v) = lower(btrim({{v}})){extra}))")
+# The per-file tests read only the columns 0026 stores with each file
+# (facet_tokens, country, captured), never its metadata or raw metadata (a
+# member's large raw metadata once cost seconds per predicate: attack run 5,
+# B6). Each is a probe of asset_file_asset_idx for the asset's files.
+_FILE_TOKEN = ("EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id AND " + READ_FILE +
+               " AND f.facet_tokens @> " + TOKEN + ")")
 TEST = {
-    "creator": _FILE_VALUE.format(key="creator", extra=""),
-    "keyword": _FILE_VALUE.format(key="keywords", extra=""),
-    "location": _FILE_VALUE.format(
-        key="location", extra=" AND lower(v) IS DISTINCT FROM lower(loupe_file_country("
-                              "f.raw_metadata))"),
+    "creator": _FILE_TOKEN,
+    "keyword": _FILE_TOKEN,
+    # (a location part equal to the file's country is not a location token:
+    # loupe_file_facet_labels, 0026)
+    "location": _FILE_TOKEN,
     "country": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id AND " + READ_FILE +
-               " AND lower(loupe_file_country(f.raw_metadata)) = lower(btrim({v})))",
+               " AND lower(f.country) = lower(btrim({v})))",
     # keywords people added to the asset (asset_keyword): asset-wide, so only
     # for a viewer who reads every file of it (the whole document: doc_readers,
     # migration 0011), never through one copy (issue 11)
     "asset_keyword": "(" + READ_WHOLE + " AND EXISTS (SELECT 1 FROM asset_keyword k"
                      " WHERE k.asset_id = a.id AND lower(k.keyword) = lower(btrim({v}))))",
     "captured": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
-                " AND loupe_file_captured(f.metadata) >= {v}"
-                " AND loupe_file_captured(f.metadata) < {w} AND " + READ_FILE + ")",
+                " AND f.captured >= {v} AND f.captured < {w} AND " + READ_FILE + ")",
     "added": "(a.created_at >= {v} AND a.created_at < {w})",
     "collection": "(EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
                   " AND f.collection_id = ANY ({v}::bigint[]) AND " + READ_FILE + ")"
@@ -89,19 +93,30 @@ TEST = {
                   " AND m.monochrome = {v})",
 }
 
+# READ_WHOLE inside a driver, for the asset whose id is the column {id}: a
+# scalar subquery probing asset's primary key per row (a join was planned as
+# a hash join over a sequential scan of asset for a member on the 100k test
+# library), skipped at planning for a viewer who sees everything.
+WHOLE_PROBE = ("(%(see_all)s OR coalesce((SELECT coalesce(a.doc_readers, a.readers)"
+               " && %(principals)s::bigint[] FROM asset a WHERE a.id = {id}), false))")
+
 DRIVER = {
-    "file_token": "SELECT f.asset_id FROM asset_file f"
-                  " WHERE loupe_file_facets(f.metadata, f.raw_metadata) @> " + TOKEN,
+    # (GIN index asset_file_facet_tokens_idx of 0026; a country is a token too)
+    "file_token": "SELECT f.asset_id FROM asset_file f WHERE f.facet_tokens @> " + TOKEN +
+                  " AND " + READ_FILE,
+    # (keywords people added count only for a viewer of the whole asset)
     "asset_keyword": "SELECT k.asset_id FROM asset_keyword k"
-                     " WHERE lower(k.keyword) = lower(btrim({v}))",
+                     " WHERE lower(k.keyword) = lower(btrim({v})) AND "
+                     + WHOLE_PROBE.format(id="k.asset_id"),
+    # (index asset_file_captured_col_idx of 0026)
     "captured": "SELECT f.asset_id FROM asset_file f WHERE f.tenant_id = %(tenant_id)s"
-                " AND loupe_file_captured(f.metadata) >= {v}"
-                " AND loupe_file_captured(f.metadata) < {w}",
+                " AND f.captured >= {v} AND f.captured < {w} AND " + READ_FILE,
     "added": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
              " AND x.created_at >= {v} AND x.created_at < {w}",
     "collection": "SELECT f.asset_id FROM asset_file f WHERE f.collection_id = ANY ({v}::bigint[])"
-                  " UNION ALL SELECT cm.asset_id FROM collection_member cm"
-                  " WHERE cm.collection_id = ANY ({v}::bigint[])",
+                  " AND " + READ_FILE + " UNION ALL SELECT cm.asset_id FROM collection_member cm"
+                  " WHERE cm.collection_id = ANY ({v}::bigint[]) AND "
+                  + WHOLE_PROBE.format(id="cm.asset_id"),
     "media_type": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
                   " AND x.media_type = {v}",
     "orientation": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
@@ -112,7 +127,9 @@ DRIVER = {
                " AND x.rights_expire_at <= {v}",
     "expiring": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
                 " AND x.rights_expire_at > {v} AND x.rights_expire_at < {w}",
-    # (person_name_idx of 0024 finds the people, face_person_idx their faces)
+    # (person_name_idx of 0024 finds the people, face_person_idx their faces;
+    # not exact: the test also asks for a person not hidden and, for a name
+    # written in a file, a viewer of the whole asset)
     "person": "SELECT f.asset_id FROM person p JOIN face f ON f.person_id = p.id"
               " WHERE p.tenant_id = %(tenant_id)s AND lower(p.name) = lower(btrim({v}))"
               " AND f.confirmed",
@@ -138,7 +155,9 @@ READ_ASSET = ("(%(see_all)s OR loupe_can_read(a.readers, a.embargo_until, a.righ
 
 # The filtered set: the readable assets of the tenant the tree accepts, at
 # most %(filter_limit)s of them (enough to choose a regime or to say "at
-# least"). {driver}, {test}: the compiled forms. The driver's distinct ids
+# least"). {driver}: the compiled driver; {test}: what the driver does not
+# already guarantee of the tree (Compiled.residual: the tree's test less the
+# predicate an exact driver enumerated, "true" when nothing is left). The driver's distinct ids
 # are probed one by one on asset's primary key (the LATERAL ... OFFSET 0
 # keeps the planner from turning the probes into a hash join over a
 # sequential scan of asset, which it chose on the 100k test library), and
@@ -201,15 +220,16 @@ ra AS MATERIALIZED (
 ),
 rf AS MATERIALIZED (
     SELECT x.* FROM ra CROSS JOIN LATERAL (
-        SELECT f.asset_id, f.metadata, f.raw_metadata, f.collection_id
+        SELECT f.asset_id, f.facet_labels, f.country, f.captured, f.collection_id
         FROM asset_file f WHERE f.asset_id = ra.asset_id AND """ + READ_FILE + """ OFFSET 0) x
 ),
 vals AS (
-    SELECT 'creator' AS facet, lower(v) AS k, v AS label, rf.asset_id
-    FROM rf CROSS JOIN LATERAL loupe_json_texts(rf.metadata->'creator') v
-    UNION ALL
-    SELECT 'keyword', lower(v), v, rf.asset_id
-    FROM rf CROSS JOIN LATERAL loupe_json_texts(rf.metadata->'keywords') v
+    -- creators and keywords as written, from the file's stored facet labels
+    -- ('field:value', migration 0026; the field has no colon)
+    SELECT split_part(l, ':', 1) AS facet, lower(substr(l, strpos(l, ':') + 1)) AS k,
+           substr(l, strpos(l, ':') + 1) AS label, rf.asset_id
+    FROM rf CROSS JOIN LATERAL unnest(rf.facet_labels) l
+    WHERE split_part(l, ':', 1) IN ('creator', 'keyword')
     UNION ALL
     -- added in Loupe: only where the viewer reads every file (ra.whole)
     SELECT 'keyword', lower(k.keyword), k.keyword, k.asset_id
@@ -235,12 +255,12 @@ vals AS (
     UNION ALL
     SELECT 'year', y, y, rf.asset_id
     FROM rf CROSS JOIN LATERAL
-         (SELECT extract(year FROM loupe_file_captured(rf.metadata) AT TIME ZONE 'UTC')::int::text) t(y)
+         (SELECT extract(year FROM rf.captured AT TIME ZONE 'UTC')::int::text) t(y)
     WHERE y IS NOT NULL
     UNION ALL
-    SELECT 'country', lower(c), c, rf.asset_id
-    FROM rf CROSS JOIN LATERAL loupe_file_country(rf.raw_metadata) c
-    WHERE c IS NOT NULL
+    SELECT 'country', lower(rf.country), rf.country, rf.asset_id
+    FROM rf
+    WHERE rf.country IS NOT NULL
     {machine}
 ),
 agg AS (

@@ -83,7 +83,7 @@ def browse(conn: psycopg.Connection, compiled: Compiled, tenant_id: int, viewer:
     (highest id) first, and its size counted up to FILTER_LIMIT - 1 exactly
     (one more reads "at least")."""
     stmt = q.BROWSE.replace("{members}", compiled.members_sql()).format(
-        driver=compiled.driver, test=compiled.test)
+        driver=compiled.driver, test=compiled.residual)
     rows = conn.execute(stmt, {**statement_params(compiled, tenant_id, viewer),
                                "limit": limit, "offset": offset}).fetchall()
     n = rows[0][0]
