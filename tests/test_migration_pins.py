@@ -57,6 +57,8 @@ LANDED = {
         "cda2ab71bb901410fa2ca64ca024b08da2dee17fe60aa46290a01d7db1ef2b7c",
     "0025_monochrome_and_conversation_bounds.sql":
         "79404ba4b11d2b2c73bd8aa2dffa4aff7dca4fc5e326d81914e8157dcf64deec",
+    "0026_stored_filter_values.sql":
+        "a0b9f9fa982965348352773f6b33039c8327ae0a9cbd97745b0632763fccdbda",
 }
 
 
