@@ -5,7 +5,7 @@ Usage (from the repository root; no library needed)::
     python eval/e9_compare.py QUERYSET.jsonl SMALL.trec LARGE.trec DISTRACTORS.jsonl \\
         [--qrels FILE] [--json]
 
-``SMALL.trec`` and ``LARGE.trec`` are the same system's run of the same query
+``SMALL.trec`` and ``LARGE.trec`` (or ``.trec.gz``) are the same system's run of the same query
 set on the demo library and on the demo library plus distractors, written by
 ``loupe eval export-run`` (TREC, docno = the asset's content SHA-256, so the
 two homes' asset ids never need to agree). ``DISTRACTORS.jsonl`` is the
@@ -39,6 +39,7 @@ a top 10.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -51,14 +52,16 @@ DEPTH = 10
 
 
 def read_trec_ranked(path: str | Path) -> dict[str, list[str]]:
-    """A TREC run ``qid Q0 docno rank score tag`` as ``{qid: [docno, …]}`` in
-    rank order.
+    """A TREC run ``qid Q0 docno rank score tag`` (gzip-compressed when the
+    name ends in ``.gz``) as ``{qid: [docno, …]}`` in rank order.
 
     Raises:
         ValueError: a line without six fields or with a rank that is not a whole number.
     """
     out: dict[str, list[tuple[int, str]]] = {}
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    raw = Path(path).read_bytes()
+    text = (gzip.decompress(raw) if str(path).endswith(".gz") else raw).decode("utf-8")
+    for n, line in enumerate(text.splitlines(), 1):
         parts = line.split()
         if not parts:
             continue

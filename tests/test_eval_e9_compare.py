@@ -91,6 +91,16 @@ def test_graded_qrels_measure_only_the_queries_they_name(tmp_path: Path, capsys)
     assert out["judged@10"] == {"small": 1.0, "large": pytest.approx(2 / 3, abs=1e-3)}
 
 
+def test_a_gzipped_run_reads_as_the_plain_one(tmp_path: Path) -> None:
+    import gzip
+    _, small, _, _ = _files(tmp_path)
+    gz = tmp_path / "s.trec.gz"
+    gz.write_bytes(gzip.compress(small.read_bytes()))
+    mod = _module()
+    assert mod.read_trec_ranked(gz) == mod.read_trec_ranked(small) == {
+        "q1": ["A", "x"], "q2": ["B"], "q3": ["y", "D"]}
+
+
 def test_a_malformed_rank_is_refused_with_its_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.trec"
     bad.write_text("q1 Q0 A one 0.5 t\n")
