@@ -10,7 +10,7 @@ set on the demo library and on the demo library plus distractors, written by
 ``loupe eval export-run`` (TREC, docno = the asset's content SHA-256, so the
 two homes' asset ids never need to agree). ``DISTRACTORS.jsonl`` is the
 manifest ``eval/e9_distractors.py`` wrote (one JSON object per distractor,
-with its ``sha256``); a distractor whose bytes are also a demo asset's (its
+with its ``sha256``; ``.gz`` read compressed); a distractor whose bytes are also a demo asset's (its
 SHA-256 is in the small run's library) is the same asset and counts as a
 demo asset: pass the demo's SHA-256s with ``--demo FILE`` (one per line) to
 exclude them.
@@ -51,6 +51,12 @@ GROUPS = ("register", "stratum:source", "stratum:kind", "stratum:text_in_image")
 DEPTH = 10
 
 
+def _read_text(path: str | Path) -> str:
+    """A UTF-8 file's text, gunzipped first when its name ends in ``.gz``."""
+    raw = Path(path).read_bytes()
+    return (gzip.decompress(raw) if str(path).endswith(".gz") else raw).decode("utf-8")
+
+
 def read_trec_ranked(path: str | Path) -> dict[str, list[str]]:
     """A TREC run ``qid Q0 docno rank score tag`` (gzip-compressed when the
     name ends in ``.gz``) as ``{qid: [docno, …]}`` in rank order.
@@ -59,9 +65,7 @@ def read_trec_ranked(path: str | Path) -> dict[str, list[str]]:
         ValueError: a line without six fields or with a rank that is not a whole number.
     """
     out: dict[str, list[tuple[int, str]]] = {}
-    raw = Path(path).read_bytes()
-    text = (gzip.decompress(raw) if str(path).endswith(".gz") else raw).decode("utf-8")
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(_read_text(path).splitlines(), 1):
         parts = line.split()
         if not parts:
             continue
@@ -172,8 +176,7 @@ def main(argv: list[str]) -> None:
         from loupe.eval.queryset import read_qrels
         qrels = read_qrels(opts["--qrels"])
         truth = f"qrels file {opts['--qrels']} (unjudged = not relevant)"
-    distractors = {json.loads(x)["sha256"] for x in
-                   Path(manifest).read_text(encoding="utf-8").splitlines() if x.strip()}
+    distractors = {json.loads(x)["sha256"] for x in _read_text(manifest).splitlines() if x.strip()}
     if "--demo" in opts:
         distractors -= set(Path(opts["--demo"]).read_text().split())
     small, large = read_trec_ranked(small_path), read_trec_ranked(large_path)
