@@ -82,18 +82,18 @@ def test_no_filter_or_facet_statement_reads_metadata_json(name):
 # ---- a library: plans, exactness with large raw metadata, bounds -----------
 
 def _big_png(path: Path, chunks: int, colour) -> Path:
-    """A 64x48 PNG with ``chunks`` zTXt chunks of 60,000 characters each
-    (attack run 5's fill: each under the 64 KiB value bound, the file's raw
-    metadata near the 1 MiB bound)."""
+    """A 64x48 PNG with ``chunks`` zTXt chunks of 15,000 characters each
+    (attack run 5's fill, scaled to today's bounds: each value under the
+    16 KiB value bound, four of them near the 64 KiB bound of a file part)."""
     info = PngInfo()
     for i in range(chunks):
-        info.add_text(f"Fill{i}", (f"{i:02d}" + "abcdefghij" * 6000)[:60_000], zip=True)
+        info.add_text(f"Fill{i}", (f"{i:02d}" + "abcdefghij" * 1500)[:15_000], zip=True)
     return make_image(path, size=(64, 48), fmt="PNG", color=colour, pnginfo=info)
 
 
 @pytest.fixture(scope="module")
 def slib(pg_admin_url, template_db, tmp_path_factory):
-    """Member ``bo`` reads mine/ only: three PNGs of ~900 KB raw metadata
+    """Member ``bo`` reads mine/ only: three PNGs of ~60 KB raw metadata
     each (Iceland, Portugal, no country) and one plain JPEG (Portugal);
     other/ holds a file of Iceland bo may not read."""
     name = "loupe_fs_" + uuid.uuid4().hex[:12]
@@ -104,7 +104,7 @@ def slib(pg_admin_url, template_db, tmp_path_factory):
     big = [("b1", "Iceland", "2019:06:15 10:00:00"), ("b2", "Portugal", "2020:01:01 00:00:00"),
            ("b3", None, None)]
     for i, (stem, country, date) in enumerate(big):
-        p = _big_png(root / "mine" / f"{stem}.png", 15, (40 * i, 90, 120))
+        p = _big_png(root / "mine" / f"{stem}.png", 4, (40 * i, 90, 120))
         tags = [f"-XMP-dc:Creator=Bo {stem}", "-XMP-dc:Subject=fill"]
         tags += [f"-XMP-photoshop:Country={country}"] if country else []
         tags += [f"-XMP-exif:DateTimeOriginal={date}"] if date else []
@@ -133,7 +133,7 @@ def test_the_big_files_really_carry_large_raw_metadata_and_their_stored_values(s
         "SELECT path, length(raw_metadata::text), country, captured, facet_tokens"
         " FROM asset_file")}
     for stem in ("b1", "b2", "b3"):
-        assert rows[stem][0] > 800_000, (stem, rows[stem][0])
+        assert 60_000 < rows[stem][0] <= 65_536 + 4_096, (stem, rows[stem][0])
     assert rows["b1"][1:3] == ("Iceland", datetime(2019, 6, 15, 10, tzinfo=timezone.utc))
     assert rows["b2"][1:3] == ("Portugal", datetime(2020, 1, 1, tzinfo=timezone.utc))
     assert rows["b3"][1:3] == (None, None)
