@@ -177,7 +177,8 @@ def _read_answer(fd: int, b_endswith: bytes, block_size: int) -> bytes:
     ends with ``b_endswith``), with two changes: an end of file raises
     :class:`_ExifToolGone` (pyexiftool's loop would spin on it forever), and
     for a descriptor in :data:`_ANSWER_CAPS` more than its cap of bytes
-    raises :class:`_AnswerTooLarge` before more is read.
+    raises :class:`_AnswerTooLarge` before more is read; it waits with
+    ``poll``, which takes any descriptor (``select`` only those under 1024).
 
     pyexiftool has no hook for the read, so :mod:`loupe.ingest.metadata`
     installs this in its place (``exiftool.exiftool._read_fd_endswith``, the
@@ -187,9 +188,14 @@ def _read_answer(fd: int, b_endswith: bytes, block_size: int) -> bytes:
     size = 0
     tail = b""
     need = len(b_endswith) + 4
+    # poll(2), not select(2): select cannot take a descriptor past 1023, and a
+    # server holding many connections hands ExifTool such pipes (attack run 6,
+    # C9: 1,100 idle connections made every upload fail). Not epoll either: the
+    # watchdog dup2()s a directory onto ``fd``, which poll() sees as ready.
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLPRI)
     while not tail.strip().endswith(b_endswith):
-        ready, _, _ = select.select([fd], [], [])
-        if fd not in ready:
+        if not poller.poll():
             continue
         chunk = os.read(fd, block_size)
         if not chunk:
@@ -530,10 +536,101 @@ class ExifToolReader:
             return out
         finally:
             _ANSWER_CAPS.pop(fd, None)
-        out = {str(r.get("SourceFile")): r for r in rows}
+        # each file's answer cut to what Loupe holds before the next call
+        # (attack run 6, C1): a batch holds at most BATCH_SIZE x HOLD_FILE_CHARS
+        out = {}
+        while rows:
+            r = rows.pop(0)
+            out[str(r.get("SourceFile"))] = hold_bounded(r)
+            del r
         for a in args:
             out.setdefault(a, {"ExifTool:Error": "ExifTool returned no metadata for this file"})
         return {**refused, **{a: out[a] for a in args}}
+
+
+#: What Loupe holds of one file's ExifTool answer between the call and the
+#: store (attack run 6, C1: a 32 KB JPEG with a MIE trailer of 31 MiB of text
+#: and one character past U+FFFF was held at 124 MiB, 48 files a batch). Right
+#: after each call is parsed, each file's answer is cut (:func:`hold_bounded`):
+#: a string value to :data:`HOLD_VALUE_CHARS` characters (over what anything
+#: downstream keeps: :data:`MAX_RAW_VALUE`, :data:`MAX_TEXT_CHARS`), a list to
+#: :data:`HOLD_LIST_ITEMS` items (over :data:`MAX_LIST_ITEMS`), and the whole
+#: file to about :data:`HOLD_FILE_CHARS` characters (4x what ``raw_metadata``
+#: stores, :data:`MAX_RAW_CHARS`), the tags :func:`normalize` reads first.
+#: The peak of one call stays bounded by :data:`ANSWER_MAX_BYTES` (the bytes,
+#: their text and its parse: about 400 MiB for the attack's file).
+HOLD_VALUE_CHARS = 32 * 1024
+HOLD_LIST_ITEMS = 2_000
+HOLD_FILE_CHARS = 256 * 1024
+_HOLD_DEPTH = 32
+#: The key of a held answer that says what :func:`hold_bounded` cut.
+HOLD_NOTE = "Loupe:Cut"
+
+
+def _normalize_reads(key: str) -> bool:
+    """Whether :func:`normalize`, :func:`sidecar_problem` or the stored
+    ``raw_metadata``'s read-back use tag ``key`` (kept first when cutting)."""
+    if key == "SourceFile" or key.startswith(("ExifTool:", "File:")) or key in READ_BACK:
+        return True
+    tags = [t for group in (LANG_ALT_FIELDS, LIST_FIELDS, TEXT_FIELDS) for ts in group.values()
+            for t in ts] + [t for ts in LOCATION_TAGS for t in ts] + list(ORIENTATION_TAGS)
+    if key in tags or any(key.startswith(t + "-") for t in tags if t.startswith("XMP-")):
+        return True     # a tag, or a language variant of one (``XMP-dc:Title-fr``)
+    return key.startswith(("XMP-mwg-rs:", "XMP-MP:", "XMP-iptcExt:Person", "XMP-digiKam:TagsList"))
+
+
+def hold_bounded(raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` (ExifTool's JSON of one file) within :data:`HOLD_VALUE_CHARS`
+    a string, :data:`HOLD_LIST_ITEMS` a list, :data:`_HOLD_DEPTH` levels and
+    about :data:`HOLD_FILE_CHARS` characters in all (the tags
+    :func:`_normalize_reads` names first, then the rest in ExifTool's order
+    while they fit). What was cut is said in ``raw[HOLD_NOTE]`` (a sentence
+    naming the sizes and bounds); returns a bounded copy."""
+    cuts: list[str] = []
+    size = 0
+
+    def small(value: Any, depth: int) -> Any:
+        nonlocal size
+        if isinstance(value, str):
+            if len(value) > HOLD_VALUE_CHARS:
+                cuts.append(f"a value of {len(value):,} characters cut to {HOLD_VALUE_CHARS:,}")
+                value = value[:HOLD_VALUE_CHARS]
+            size += len(value) + 4
+            return value
+        if isinstance(value, (list, dict)) and depth >= _HOLD_DEPTH:
+            cuts.append(f"a structure nested over {_HOLD_DEPTH} levels dropped")
+            return None
+        if isinstance(value, list):
+            if len(value) > HOLD_LIST_ITEMS:
+                cuts.append(f"a list of {len(value):,} values cut to {HOLD_LIST_ITEMS:,}")
+            return [small(v, depth + 1) for v in value[:HOLD_LIST_ITEMS]]
+        if isinstance(value, dict):
+            kept = {}
+            for k, v in value.items():
+                size += len(k) + 4
+                kept[k] = small(v, depth + 1)
+            return kept
+        size += 8
+        return value
+
+    out: dict[str, Any] = {}
+    dropped = 0
+    for first in (True, False):
+        for key in raw:
+            if _normalize_reads(key) != first:
+                continue
+            if size > HOLD_FILE_CHARS and not first:
+                dropped += 1
+                continue
+            size += len(key) + 4
+            out[key] = small(raw[key], 1)
+    if dropped:
+        cuts.append(f"{dropped:,} tag(s) past {HOLD_FILE_CHARS:,} characters dropped")
+    if cuts:
+        more = f" (and {len(cuts) - 3:,} more)" if len(cuts) > 3 else ""
+        out[HOLD_NOTE] = ("ExifTool's answer was cut when read (Loupe's bounds on what it "
+                          f"holds of one file): {'; '.join(cuts[:3])}{more}")
+    return out
 
 
 def _as_list(value: Any) -> list[str]:

@@ -43,8 +43,8 @@ from .jpegcheck import scan_count_problem
 from .pngcheck import compressed_chunk_problem
 from .xmpcheck import sidecar_shape_problem
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file, unrecognised
-from .metadata import (ExifToolReader, bound_fields, bound_raw, check_budget, check_readable,
-                       display_path, document_ids, merge, normalize, sidecar_problem)
+from .metadata import (HOLD_NOTE, ExifToolReader, bound_fields, bound_raw, check_budget,
+                       check_readable, display_path, document_ids, merge, normalize, sidecar_problem)
 from .walk import FoundFile, walk
 
 #: Files read by ExifTool in one batch call.
@@ -387,8 +387,9 @@ class Ingester:
             # what is stored of ExifTool's answer is bounded too (attack run 4, A1b)
             for key, label in (("file", f.path), ("sidecar", f.sidecar_path)):
                 if key in raw_all:
+                    note = raw_all[key].get(HOLD_NOTE)   # cut as read (attack run 6, C1)
                     raw_all[key], cut = bound_raw(raw_all[key], str(label))
-                    truncated = [*truncated, *cut]
+                    truncated = [*truncated, *([f"{label}: {note}"] if note else []), *cut]
             hashes = perceptual.hash_file(f.path, fh)
             machine = machine_enrich.facts_for(f.path, self.machine_opts, fh)
             if _same_regular_file(f) != before or _identity(os.fstat(fd)) != before:

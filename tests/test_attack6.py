@@ -1,0 +1,100 @@
+"""Attack run 6's findings (issue 11), each with the attack's own kind of file:
+real files written by Pillow and real ExifTool, real embedded PostgreSQL.
+Bounds that would take minutes at full size are scaled down in a child
+process, the ratio kept (as test_xmp_bounds does)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from PIL import Image
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def _child(code: str, timeout: float = 240) -> dict:
+    """Run ``code`` in a fresh Python (this worktree's loupe); its last line of
+    stdout is JSON."""
+    env = {**os.environ, "PYTHONPATH": SRC}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _mie_jpegs(folder: Path, count: int, chars: int) -> list[str]:
+    """Attack run 6, C1's generator: a small JPEG with a zlib MIE trailer whose
+    comment is ``chars`` characters, one of them past U+FFFF (so Python keeps
+    the whole string at 4 bytes a character)."""
+    text = folder / "big.txt"
+    text.write_text("M" * (chars - 1) + "\U0001F600", encoding="utf-8")
+    mie = folder / "t.mie"
+    subprocess.run(["exiftool", "-q", "-z", "-o", str(mie), "-trailersignature=1",
+                    f"-MIE-Doc:Comment<={text}"], check=True, capture_output=True)
+    trailer = mie.read_bytes()
+    paths = []
+    for i in range(count):
+        jpg = folder / f"e{i}.jpg"
+        Image.new("RGB", (64, 48), (i * 20 % 256, 90, 160)).save(jpg, quality=90)
+        jpg.write_bytes(jpg.read_bytes() + trailer)
+        paths.append(str(jpg))
+    return paths
+
+
+def test_c1_a_batch_of_answers_just_under_the_cap_is_not_all_held(tmp_path):
+    """C1 (HIGH): each file's answer is cut as soon as its call is parsed, so a
+    read of N files whose answers are each just under the cap holds about one
+    answer, not N. Cap scaled from 32 MiB to 4 MiB; 8 files of 4 MiB - 64 KiB
+    of text: before the fix the read held 8 x ~16 MiB (peak growth 175 MiB
+    measured here), after it the peak is one call's (~50 MiB)."""
+    cap = 4 << 20
+    paths = _mie_jpegs(tmp_path, 8, cap - (64 << 10))
+    result = _child(f"""
+import json, resource
+from loupe.ingest import metadata
+metadata.ANSWER_MAX_BYTES = {cap}
+paths = {paths!r}
+with metadata.ExifToolReader() as r:
+    r.read(paths[:1])                      # warm: ExifTool started, code loaded
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out = r.read(paths)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({{"growth_kib": peak - base,
+                   "longest": max(len(v) for raw in out.values() for v in raw.values()
+                                  if isinstance(v, str)),
+                   "notes": [raw.get(getattr(metadata, "HOLD_NOTE", "-")) for raw in out.values()],
+                   "errors": [raw.get("ExifTool:Error") for raw in out.values()]}}))
+""")
+    assert result["errors"] == [None] * 8
+    assert result["longest"] <= 32 * 1024          # HOLD_VALUE_CHARS
+    assert all(n and "a value of 4,128,768 characters cut to 32,768" in n
+               for n in result["notes"]), result["notes"]
+    assert result["growth_kib"] < 90 * 1024, result     # before: ~175 MiB
+
+
+def test_c9_metadata_is_read_when_the_process_holds_over_1023_descriptors(tmp_path):
+    """C9 (MED-HIGH): a server holding 1,100 idle connections gave ExifTool's
+    pipes descriptors past 1023, which select() refuses ("filedescriptor out
+    of range"): every upload failed. With 1,100 descriptors held, a file's
+    metadata is read."""
+    jpg = tmp_path / "u3.jpg"
+    Image.new("RGB", (40, 30), (10, 120, 200)).save(jpg)
+    subprocess.run(["exiftool", "-q", "-overwrite_original", "-XMP-dc:Title=harbour crane",
+                    str(jpg)], check=True)
+    result = _child(f"""
+import json, os, resource
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
+held = [os.dup(0) for _ in range(1100)]
+from loupe.ingest import metadata
+with metadata.ExifToolReader() as r:
+    fd = r._et._process.stdout.fileno()
+    raw = r.read([{str(jpg)!r}])[{str(jpg)!r}]
+print(json.dumps({{"fd": fd, "title": raw.get("XMP-dc:Title"), "error": raw.get("ExifTool:Error")}}))
+""")
+    assert result["fd"] > 1023, result
+    assert (result["title"], result["error"]) == ("harbour crane", None)
