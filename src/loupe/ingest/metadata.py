@@ -158,6 +158,10 @@ ANSWER_MAX_BYTES = 32 << 20
 EXIFTOOL_MAX_ADDRESS_SPACE = 1 << 30
 
 
+#: The words of the reason of a file stopped at its share of a budget.
+_STOPPED_AT_SHARE = "(its share of what was left of "
+
+
 class _AnswerTooLarge(Exception):
     """ExifTool's answer passed :data:`ANSWER_MAX_BYTES` (internal)."""
 
@@ -477,16 +481,21 @@ class ExifToolReader:
             out[p] = raw
         return out
 
-    def _run(self, args: list[str],
-             deadline: tuple[float, str, str]) -> dict[str, dict[str, Any]]:
+    def _run(self, args: list[str], deadline: tuple[float, str, str],
+             share: float | None = None) -> dict[str, dict[str, Any]]:
         """ExifTool's JSON for each of ``args`` (plain arguments only: anything
         else is refused here, whatever the caller did), all of it before
         ``deadline`` (``(time.monotonic() value, what a file past it was
         refused for, the budget's name)``: the batch's :data:`READ_BUDGET_S`
         or the reader's own budget, whichever ends first). One call
         is bounded by ``min(READ_TIMEOUT_S, time left)`` and by
-        :data:`ANSWER_MAX_BYTES` of answer; a batch that passes either, or
-        fails, is read again file by file with what is left."""
+        :data:`ANSWER_MAX_BYTES` of answer (and by ``share`` seconds when
+        given); a batch that passes either, or fails, is read again file by
+        file with what is left: first each file with its share of it (what
+        is left over the files not yet read), then the files that ran past
+        their share, one by one, with what is left then. One slow file thus
+        costs its neighbours nothing but its share (attack run 6, C4: it
+        spent the whole budget, and every file after it failed)."""
         refused = {a: {"ExifTool:Error": "not handed to ExifTool: not a plain argument"}
                    for a in args if not plain_argument(a)}
         args = [a for a in args if a not in refused]
@@ -497,7 +506,7 @@ class ExifToolReader:
         if left <= 0:
             why = BUDGET_SPENT + deadline[1]
             return {**refused, **{a: {"ExifTool:Error": why} for a in args}}
-        limit = min(per_call, left)
+        limit = min(per_call, left, share if share is not None else per_call)
         self.start()
         assert self._et is not None
         watchdog = _Watchdog(self._et, limit)
@@ -517,6 +526,8 @@ class ExifToolReader:
                 self._stop()
                 if watchdog.fired:
                     bound = ("the bound per call" if limit >= per_call
+                             else f"its share of what was left of {deadline[2]}"
+                             if share is not None and limit >= share
                              else f"what was left of {deadline[2]}")
                     why = (f"ExifTool took more than {limit:.3g} s to read this file ({bound}): "
                            f"stopped")
@@ -531,8 +542,15 @@ class ExifToolReader:
                     why = "ExifTool could not read this file"
                 return {**refused, args[0]: {"ExifTool:Error": why}}
             out: dict[str, dict[str, Any]] = dict(refused)
-            for a in args:
-                out.update(self._run([a], deadline))
+            slow: list[str] = []
+            for i, a in enumerate(args):
+                left = deadline[0] - time.monotonic()
+                out.update(self._run([a], deadline, share=max(left, 0) / (len(args) - i)))
+                if _STOPPED_AT_SHARE in str(out[a].get("ExifTool:Error", "")):
+                    slow.append(a)
+            for a in slow:      # what is left, one by one (a file stopped at its share keeps that reason)
+                if deadline[0] - time.monotonic() > 0:
+                    out.update(self._run([a], deadline))
             return out
         finally:
             _ANSWER_CAPS.pop(fd, None)
