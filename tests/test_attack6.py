@@ -123,3 +123,51 @@ def test_c4_one_slow_file_does_not_fail_its_neighbours(lib, photos: Path, monkey
     assert Path(failure["path"]).name == "000-planted.jpg"
     assert failure["reason"].startswith("ExifTool could not read the metadata: ExifTool took "
                                         "more than "), failure["reason"]
+
+
+def _remove_chain(top: Path) -> None:
+    """Remove ``top/a/a/...`` without recursion: move the chain up one level
+    at a time."""
+    a = top / "a"
+    while a.is_dir():
+        for f in a.iterdir():
+            if f.name != "a":
+                f.unlink()
+        if (a / "a").is_dir():
+            os.rename(a / "a", top / "b")
+            os.rmdir(a)
+            os.rename(top / "b", a)
+        else:
+            os.rmdir(a)
+
+
+def test_c7_a_folder_chain_1200_deep_is_skipped_by_name_and_the_rest_ingested(
+        lib, photos: Path):
+    """C7 (MED-HIGH): a chain of 1,200 one-letter folders (2,400 bytes of
+    path) made os.walk raise RecursionError: nothing of the root ingested, at
+    every run. Now folders past 64 levels are not entered, the first of them
+    is reported by name, and the rest is ingested."""
+    Image.new("RGB", (30, 20), (200, 40, 40)).save(photos / "top.jpg")
+    fd = os.open(photos, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for level in range(1, 1201):
+            os.mkdir("a", dir_fd=fd)
+            inner = os.open("a", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+            if level in (3, 1200):
+                Image.new("RGB", (30, 20), (40, level % 200, 40)).save(
+                    f"/proc/self/fd/{fd}/x{level}.jpg")
+    finally:
+        os.close(fd)
+    try:
+        summary = lib.ingest(photos)
+    finally:
+        _remove_chain(photos)   # pytest's own clean-up (shutil.rmtree) recurses per level too
+    assert (summary.new_assets, summary.failed) == (2, 0)
+    deepest = str(photos) + "/a" * 65
+    assert [(w.path, w.kind, w.reason) for w in summary.warnings] == [(
+        deepest, "walk",
+        f"folder not walked: more than 64 levels below {photos} (Loupe's bound on folder "
+        f"depth); its files are not ingested")]
+    assert [f["path"] for f in lib.failures() if f["kind"] == "walk"] == [deepest]
