@@ -189,3 +189,35 @@ def test_c8_the_pixel_bound_counts_decoded_bytes(lib, photos: Path):
         "f3.tif", "too_large",
         "2000x1500 pixels of mode F decode to 12,000,000 bytes (4 a pixel), over the limit "
         "of 9,000,000 bytes (3,000,000 pixels x 3 bytes, decompression bomb guard): not decoded")
+
+
+def test_c5_the_login_check_before_the_body_fails_closed_when_the_pool_is_busy(
+        db_url, home, tmp_path):
+    """C5 (MEDIUM): while every pooled connection was busy, the Guard's
+    pre-body login check answered "live" and the route read an
+    unauthenticated request's whole body (100 MiB, 58.5 s) before its 401.
+    With a pool of one held, a bad token now gets 503 before a byte of its
+    body is read; once the pool is free, 401 before the body, as before."""
+    from fastapi.testclient import TestClient
+    from test_web_security import call, populate
+
+    from loupe import Library
+    from loupe.web import create_app
+    from loupe.web.pool import LibraryPool
+
+    populate(home, db_url, tmp_path / "photos")
+    pool = LibraryPool(lambda: Library.open(home, database_url=db_url), size=1, wait_s=0.5)
+    app = create_app(home, database_url=db_url, pool=pool)
+    headers = {"content-type": "multipart/form-data; boundary=xyz",
+               "authorization": "Bearer not-a-token"}
+    try:
+        with TestClient(app):
+            with pool.lend():                       # the one connection is busy
+                status, pulled, body = call(app, "POST", "/api/upload", headers, chunks=300)
+            assert (status, pulled) == (503, 0), (status, pulled, body[:200])
+            assert json.loads(body)["detail"] == (
+                "the server is busy: the login could not be checked before the request's "
+                "body was read; try again later")
+            assert call(app, "POST", "/api/upload", headers, chunks=300)[:2] == (401, 0)
+    finally:
+        pool.close()
