@@ -221,3 +221,46 @@ def test_c5_the_login_check_before_the_body_fails_closed_when_the_pool_is_busy(
             assert call(app, "POST", "/api/upload", headers, chunks=300)[:2] == (401, 0)
     finally:
         pool.close()
+
+
+def test_c6_a_blank_bearer_token_never_falls_back_to_the_cookie(db_url, home, tmp_path):
+    """C6 (LOW): "Authorization: Bearer <NBSP>" made the Guard see a bearer
+    call (no Origin or CSRF check) while the route logged in by the session
+    cookie: a cross-origin POST answered 200. A Bearer header now means the
+    token alone: 401."""
+    import asyncio
+
+    from fastapi.testclient import TestClient
+    from test_web_security import populate
+    from weblib import web_login
+
+    from loupe.web import create_app
+
+    populate(home, db_url, tmp_path / "photos")
+    app = create_app(home, database_url=db_url, pool_size=1)
+    with TestClient(app) as client:
+        assert web_login(client, "bob", "bob-password").status_code == 303
+        cookie = client.cookies["loupe_session"]
+        body = json.dumps({"sentence": "photos of harbour"}).encode()
+        sent: list[dict] = []
+
+        async def receive():
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                 "method": "POST", "scheme": "http", "path": "/api/conversations",
+                 "raw_path": b"/api/conversations", "query_string": b"", "root_path": "",
+                 "client": ("127.0.0.1", 5000), "server": ("testserver", 80), "app": app,
+                 "headers": [(b"host", b"testserver"),
+                             (b"cookie", f"loupe_session={cookie}".encode()),
+                             (b"authorization", b"Bearer \xa0"),
+                             (b"origin", b"http://evil.example"),
+                             (b"sec-fetch-site", b"cross-site"),
+                             (b"content-type", b"application/json"),
+                             (b"content-length", str(len(body)).encode())]}
+        asyncio.run(app(scope, receive, send))
+        status = next(m for m in sent if m["type"] == "http.response.start")["status"]
+        assert status == 401

@@ -73,11 +73,19 @@ def revoke_token(lib: Library, token: str) -> None:
 
 
 def presented_secret(request: Request) -> str | None:
-    """The bearer token of the Authorization header, else the session cookie."""
+    """The bearer token of the Authorization header, else the session cookie.
+
+    A request whose Authorization header names the Bearer scheme is a bearer
+    call, and only its token counts: a blank one is no login, never a fall
+    back to the cookie. The Guard exempts bearer calls from the Origin and
+    CSRF checks, and "Bearer <NBSP>" (a blank h11 does not strip) with the
+    session cookie was a cookie login without them (attack run 6, C6).
+    Another scheme (a proxy's ``Basic``) leaves the cookie in use: the Guard
+    checks such requests like cookie ones."""
     header = request.headers.get("authorization", "")
     scheme, _, value = header.partition(" ")
-    if scheme.lower() == "bearer" and value.strip():
-        return value.strip()
+    if scheme.lower() == "bearer":
+        return value.strip() or None
     return request.cookies.get(SESSION_COOKIE) or None
 
 
