@@ -264,3 +264,32 @@ def test_c6_a_blank_bearer_token_never_falls_back_to_the_cookie(db_url, home, tm
         asyncio.run(app(scope, receive, send))
         status = next(m for m in sent if m["type"] == "http.response.start")["status"]
         assert status == 401
+
+
+def test_c3_user_names_that_fold_alike_get_their_own_upload_folders(db_url, home, tmp_path):
+    """C3 (LOW): 'bob@x' and 'bob_x' both wrote to uploads/bob_x/ and spent
+    one quota. Each now has a folder of its own."""
+    import io
+
+    from fastapi.testclient import TestClient
+    from test_web_security import populate, token
+
+    from loupe import Library
+    from loupe.web import create_app
+
+    populate(home, db_url, tmp_path / "photos")
+    with Library.open(home, database_url=db_url) as lib:
+        lib.create_user("bob@x", "bob@x-password")
+        lib.create_user("bob_x", "bob_x-password")
+    folders = {}
+    with TestClient(create_app(home, database_url=db_url, pool_size=1)) as client:
+        for i, user in enumerate(("bob@x", "bob_x")):
+            data = io.BytesIO()
+            Image.new("RGB", (40, 30), (10, 60 * i, 200)).save(data, "JPEG")
+            r = client.post("/api/upload", headers=token(client, user),
+                            files=[("files", (f"u{i}.jpg", data.getvalue(), "image/jpeg"))])
+            assert r.status_code == 200, r.text
+            folders[user] = r.json()["folder"].split("/")[1]
+    assert folders["bob_x"] == "bob_x"
+    assert folders["bob@x"] == "bob_x@" + __import__("hashlib").sha256(b"bob@x").hexdigest()[:16]
+    assert sorted(p.name for p in (home / "uploads").iterdir()) == sorted(folders.values())
