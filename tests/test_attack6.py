@@ -293,3 +293,82 @@ def test_c3_user_names_that_fold_alike_get_their_own_upload_folders(db_url, home
     assert folders["bob_x"] == "bob_x"
     assert folders["bob@x"] == "bob_x@" + __import__("hashlib").sha256(b"bob@x").hexdigest()[:16]
     assert sorted(p.name for p in (home / "uploads").iterdir()) == sorted(folders.values())
+
+
+def _deep_packet(depth: int, before: str = "") -> bytes:
+    inner = ("<rdf:Description rdf:about='' xmlns:dc='http://purl.org/dc/elements/1.1/'>"
+             f"<dc:title>{before}" + "<rdf:Bag><rdf:li>" * depth + "deep"
+             + "</rdf:li></rdf:Bag>" * depth + "</dc:title></rdf:Description>")
+    return ("<?xpacket begin='' id='W5M0MpCehiHzreSzNTczkc9d'?><x:xmpmeta "
+            "xmlns:x='adobe:ns:meta/'><rdf:RDF "
+            "xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>" + inner
+            + "</rdf:RDF></x:xmpmeta><?xpacket end='w'?>").encode()
+
+
+def _png_with_chunk(path: Path, kind: bytes, data: bytes) -> Path:
+    import io
+    import struct
+    import zlib
+
+    out = io.BytesIO()
+    Image.new("RGB", (90, 70), (4, 5, 6)).save(out, "PNG")
+    png = out.getvalue()
+    chunk = (struct.pack(">I", len(data)) + kind + data
+             + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    path.write_bytes(png[:-12] + chunk + png[-12:])
+    return path
+
+
+def test_c2_raw_profile_and_malformed_packets_are_measured_before_exiftool(tmp_path):
+    """C2 (MEDIUM): ExifTool also reads XMP from ImageMagick's "Raw profile
+    type xmp" / "APP1" text chunks (hex), which were not measured (a 1,973-byte
+    PNG kept ExifTool busy past 45 s); and C2b: one undefined entity
+    (``&nbsp;``) before the deep part switched the measurement off, for a
+    PNG's packet and a sidecar alike. All are now refused by their depth."""
+    import zlib
+
+    from loupe.ingest.pngcheck import compressed_chunk_problem
+    from loupe.ingest.xmpcheck import sidecar_shape_problem
+
+    def raw_profile(kind: str, payload: bytes) -> bytes:
+        h = payload.hex()
+        return (f"\n{kind}\n{len(payload):8d}\n" + "\n".join(
+            h[i:i + 72] for i in range(0, len(h), 72)) + "\n").encode()
+
+    packet = _deep_packet(3000)
+    files = {
+        "rawxmpz.png": _png_with_chunk(tmp_path / "rawxmpz.png", b"zTXt", b"Raw profile type xmp"
+                                       + b"\x00\x00" + zlib.compress(raw_profile("xmp", packet))),
+        "rawapp1.png": _png_with_chunk(tmp_path / "rawapp1.png", b"tEXt", b"Raw profile type APP1"
+                                       + b"\x00" + raw_profile("APP1", b"http://ns.adobe.com/xap/"
+                                                               b"1.0/\x00" + packet)),
+        "entemb.png": _png_with_chunk(tmp_path / "entemb.png", b"iTXt", b"XML:com.adobe.xmp"
+                                      + b"\x00\x01\x00\x00\x00"
+                                      + zlib.compress(_deep_packet(3000, "x&nbsp;y"))),
+    }
+    for name, path in files.items():
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            kind = {"rawxmpz.png": "zTXt", "rawapp1.png": "tEXt", "entemb.png": "iTXt"}[name]
+            assert compressed_chunk_problem(fd) == (
+                f"an XMP packet embedded in a {kind} chunk: its elements nest more than 64 "
+                f"levels deep (Loupe's bound, applied before ExifTool)"), name
+        finally:
+            os.close(fd)
+    sidecar = tmp_path / "ent.jpg.xmp"
+    sidecar.write_bytes(_deep_packet(1200, "x&nbsp;y"))
+    fd = os.open(sidecar, os.O_RDONLY)
+    try:
+        assert sidecar_shape_problem(fd, "ent.jpg.xmp") == (
+            "XMP sidecar ent.jpg.xmp ignored: its elements nest more than 64 levels deep (the "
+            "bound, checked before ExifTool reads it); the image is indexed from its own metadata")
+    finally:
+        os.close(fd)
+    # a shallow packet, malformed or not, is still ExifTool's to read
+    fine = _png_with_chunk(tmp_path / "fine.png", b"iTXt", b"XML:com.adobe.xmp\x00\x00\x00\x00\x00"
+                           + _deep_packet(3, "x&nbsp;y"))
+    fd = os.open(fine, os.O_RDONLY)
+    try:
+        assert compressed_chunk_problem(fd) is None
+    finally:
+        os.close(fd)

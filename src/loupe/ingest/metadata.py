@@ -585,6 +585,19 @@ _HOLD_DEPTH = 32
 HOLD_NOTE = "Loupe:Cut"
 
 
+class HeldText(str):
+    """The first :data:`HOLD_VALUE_CHARS` characters of a longer value;
+    ``full_length`` is how long the value was (so :func:`bound_raw` names
+    the real size)."""
+
+    full_length: int
+
+    def __new__(cls, text: str, full_length: int) -> "HeldText":
+        self = super().__new__(cls, text)
+        self.full_length = full_length
+        return self
+
+
 def _normalize_reads(key: str) -> bool:
     """Whether :func:`normalize`, :func:`sidecar_problem` or the stored
     ``raw_metadata``'s read-back use tag ``key`` (kept first when cutting)."""
@@ -612,7 +625,7 @@ def hold_bounded(raw: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, str):
             if len(value) > HOLD_VALUE_CHARS:
                 cuts.append(f"a value of {len(value):,} characters cut to {HOLD_VALUE_CHARS:,}")
-                value = value[:HOLD_VALUE_CHARS]
+                value = HeldText(value[:HOLD_VALUE_CHARS], len(value))
             size += len(value) + 4
             return value
         if isinstance(value, (list, dict)) and depth >= _HOLD_DEPTH:
@@ -1079,7 +1092,8 @@ def bound_raw(raw: dict[str, Any], name: str) -> tuple[dict[str, Any], list[str]
         nonlocal cut
         if isinstance(value, str) and len(value) > MAX_RAW_VALUE:
             cut += 1
-            return f"(a value of {len(value):,} characters, over Loupe's bound of {MAX_RAW_VALUE:,}: not kept)"
+            full = getattr(value, "full_length", len(value))     # HeldText: cut when read
+            return f"(a value of {full:,} characters, over Loupe's bound of {MAX_RAW_VALUE:,}: not kept)"
         if isinstance(value, (list, dict)) and depth >= _RAW_DEPTH:
             cut += 1
             return f"(a structure nested over {_RAW_DEPTH} levels: not kept)"
