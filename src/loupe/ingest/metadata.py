@@ -571,18 +571,23 @@ class ExifToolReader:
 #: and one character past U+FFFF was held at 124 MiB, 48 files a batch). Right
 #: after each call is parsed, each file's answer is cut (:func:`hold_bounded`):
 #: a string value to :data:`HOLD_VALUE_CHARS` characters (over what anything
-#: downstream keeps: :data:`MAX_RAW_VALUE`, :data:`MAX_TEXT_CHARS`), a list to
-#: :data:`HOLD_LIST_ITEMS` items (over :data:`MAX_LIST_ITEMS`), and the whole
-#: file to about :data:`HOLD_FILE_CHARS` characters (4x what ``raw_metadata``
-#: stores, :data:`MAX_RAW_CHARS`), the tags :func:`normalize` reads first.
-#: The peak of one call stays bounded by :data:`ANSWER_MAX_BYTES` (the bytes,
-#: their text and its parse: about 400 MiB for the attack's file).
+#: downstream keeps: :data:`MAX_RAW_VALUE`, :data:`MAX_TEXT_CHARS`), one tag
+#: (a list, a structure) to :data:`HOLD_TAG_CHARS`, and the file to
+#: :data:`HOLD_FILE_CHARS` (4x what ``raw_metadata`` stores,
+#: :data:`MAX_RAW_CHARS`): the tags :func:`normalize` reads first, a tag
+#: that starts past the bound is dropped. So one file holds at most about
+#: 512 Ki characters (2 MiB even at 4 bytes a character), a batch of 48 at
+#: most ~100 MiB, 24 MiB in ASCII. The peak of one call stays bounded by
+#: :data:`ANSWER_MAX_BYTES` (the bytes, their text and its parse: about
+#: 400 MiB for the attack's file).
 HOLD_VALUE_CHARS = 32 * 1024
-HOLD_LIST_ITEMS = 2_000
+HOLD_TAG_CHARS = 256 * 1024
 HOLD_FILE_CHARS = 256 * 1024
 _HOLD_DEPTH = 32
 #: The key of a held answer that says what :func:`hold_bounded` cut.
 HOLD_NOTE = "Loupe:Cut"
+#: Tags always kept whole (ExifTool's own, small).
+_HOLD_ALWAYS = ("SourceFile", "File:FileType", "File:FileTypeExtension", "File:MIMEType")
 
 
 class HeldText(str):
@@ -596,6 +601,12 @@ class HeldText(str):
         self = super().__new__(cls, text)
         self.full_length = full_length
         return self
+
+    def __str__(self) -> str:       # str(x) and x.strip() keep the length known
+        return self
+
+    def strip(self, chars: str | None = None) -> str:
+        return HeldText(super().strip(chars), self.full_length)
 
 
 def _normalize_reads(key: str) -> bool:
@@ -611,50 +622,71 @@ def _normalize_reads(key: str) -> bool:
 
 
 def hold_bounded(raw: dict[str, Any]) -> dict[str, Any]:
-    """``raw`` (ExifTool's JSON of one file) within :data:`HOLD_VALUE_CHARS`
-    a string, :data:`HOLD_LIST_ITEMS` a list, :data:`_HOLD_DEPTH` levels and
-    about :data:`HOLD_FILE_CHARS` characters in all (the tags
-    :func:`_normalize_reads` names first, then the rest in ExifTool's order
-    while they fit). What was cut is said in ``raw[HOLD_NOTE]`` (a sentence
-    naming the sizes and bounds); returns a bounded copy."""
+    """A copy of ``raw`` (ExifTool's JSON of one file) within
+    :data:`HOLD_VALUE_CHARS` a string (cut to a :class:`HeldText`),
+    :data:`HOLD_TAG_CHARS` a tag (list items or structure members past it
+    dropped), :data:`_HOLD_DEPTH` levels, and :data:`HOLD_FILE_CHARS` a
+    file (the tags :func:`_normalize_reads` names first, then the rest in
+    ExifTool's order; a tag starting past the bound is dropped, except
+    ExifTool's own and the file type). What was cut is said in
+    ``raw[HOLD_NOTE]`` (sentences naming the sizes and bounds). Characters
+    are counted as string lengths plus 4 per value and key."""
     cuts: list[str] = []
-    size = 0
+    tag = 0     # characters of the current tag
 
     def small(value: Any, depth: int) -> Any:
-        nonlocal size
+        nonlocal tag
+        if tag > HOLD_TAG_CHARS:
+            raise _TagFull
         if isinstance(value, str):
             if len(value) > HOLD_VALUE_CHARS:
                 cuts.append(f"a value of {len(value):,} characters cut to {HOLD_VALUE_CHARS:,}")
                 value = HeldText(value[:HOLD_VALUE_CHARS], len(value))
-            size += len(value) + 4
+            tag += len(value) + 4
             return value
         if isinstance(value, (list, dict)) and depth >= _HOLD_DEPTH:
             cuts.append(f"a structure nested over {_HOLD_DEPTH} levels dropped")
             return None
         if isinstance(value, list):
-            if len(value) > HOLD_LIST_ITEMS:
-                cuts.append(f"a list of {len(value):,} values cut to {HOLD_LIST_ITEMS:,}")
-            return [small(v, depth + 1) for v in value[:HOLD_LIST_ITEMS]]
+            kept_list: list[Any] = []
+            for v in value:
+                try:
+                    kept_list.append(small(v, depth + 1))
+                except _TagFull:
+                    cuts.append(f"a list of {len(value):,} values cut to {len(kept_list):,} "
+                                f"(past {HOLD_TAG_CHARS:,} characters a tag)")
+                    break
+            return kept_list
         if isinstance(value, dict):
-            kept = {}
+            kept: dict[str, Any] = {}
             for k, v in value.items():
-                size += len(k) + 4
-                kept[k] = small(v, depth + 1)
+                tag += len(k) + 4
+                try:
+                    kept[k] = small(v, depth + 1)
+                except _TagFull:
+                    cuts.append(f"a structure of {len(value):,} members cut to {len(kept):,} "
+                                f"(past {HOLD_TAG_CHARS:,} characters a tag)")
+                    break
             return kept
-        size += 8
+        tag += 8
         return value
 
     out: dict[str, Any] = {}
-    dropped = 0
+    size = dropped = 0
     for first in (True, False):
         for key in raw:
             if _normalize_reads(key) != first:
                 continue
-            if size > HOLD_FILE_CHARS and not first:
+            if (size > HOLD_FILE_CHARS and key not in _HOLD_ALWAYS
+                    and not key.startswith("ExifTool:")):
                 dropped += 1
                 continue
-            size += len(key) + 4
-            out[key] = small(raw[key], 1)
+            tag = len(key) + 4
+            try:
+                out[key] = small(raw[key], 1)
+            except _TagFull:        # a string past the bound on its own: not held
+                out[key] = None
+            size += tag
     if dropped:
         cuts.append(f"{dropped:,} tag(s) past {HOLD_FILE_CHARS:,} characters dropped")
     if cuts:
@@ -662,6 +694,10 @@ def hold_bounded(raw: dict[str, Any]) -> dict[str, Any]:
         out[HOLD_NOTE] = ("ExifTool's answer was cut when read (Loupe's bounds on what it "
                           f"holds of one file): {'; '.join(cuts[:3])}{more}")
     return out
+
+
+class _TagFull(Exception):
+    """One tag passed :data:`HOLD_TAG_CHARS` (internal to :func:`hold_bounded`)."""
 
 
 def _as_list(value: Any) -> list[str]:
@@ -1015,7 +1051,8 @@ def bound_fields(md: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                 text = str(text)
                 cut = _cut(text, MAX_TEXT_CHARS)
                 if cut != text:
-                    reasons.append(f"{field} ({lang}) truncated from {len(text):,} to "
+                    full = getattr(text, "full_length", len(text))    # HeldText: cut as read
+                    reasons.append(f"{field} ({lang}) truncated from {full:,} to "
                                    f"{len(cut):,} characters (the bound is "
                                    f"{MAX_TEXT_CHARS:,} characters)")
                 alt[lang] = cut
