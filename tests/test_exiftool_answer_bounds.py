@@ -92,4 +92,6 @@ def test_a_batch_that_times_out_shares_one_time_budget(
     assert spent in reasons
     assert all(r == spent or r.endswith("to read this file (the bound per call): stopped")
                or r.endswith("to read this file (what was left of the batch's time budget): "
-                             "stopped") for r in reasons), reasons
+                             "stopped")
+               or r.endswith("to read this file (its share of what was left of the batch's "
+                             "time budget): stopped") for r in reasons), reasons

@@ -148,7 +148,8 @@ def test_stored_raw_metadata_is_bounded_per_value_and_per_file(lib: Library, pho
     assert raw["file"]["PNG:Title"] == "Lighthouse keeper"
     assert lib.conn.execute("SELECT length(raw_metadata::text) FROM asset_file"
                             ).fetchone()[0] < 20_000
-    [warning] = [w for w in summary.warnings if w.kind == "too_long" and "raw" in w.reason]
+    [warning] = [w for w in summary.warnings
+                 if w.kind == "too_long" and "in the raw metadata" in w.reason]
     assert warning.reason == (f"{photos / 'long.png'}: 1 metadata value(s) over 16,384 "
                               "characters (or nested over 16 levels) not kept in the raw metadata")
 

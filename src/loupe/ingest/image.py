@@ -34,6 +34,26 @@ FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "TIFF
 #: refused as a decompression bomb instead of being decoded. 150 MP admits
 #: the largest common camera files (e.g. 100 MP medium format) with room.
 DEFAULT_MAX_PIXELS = 150_000_000
+#: Bytes a decoded pixel takes, by Pillow mode (the mode's nominal size:
+#: bands x bytes a band); a mode not listed counts 4, the most of any.
+MODE_BYTES = {"1": 1, "L": 1, "P": 1, "LA": 2, "La": 2, "PA": 2, "I;16": 2, "I;16L": 2,
+              "I;16B": 2, "I;16N": 2, "RGB": 3, "YCbCr": 3, "LAB": 3, "HSV": 3,
+              "RGBA": 4, "RGBa": 4, "RGBX": 4, "CMYK": 4, "I": 4, "F": 4}
+#: Decoded bytes allowed per pixel of the pixel bound: an image may decode to
+#: at most ``max_pixels x 3`` bytes, what ``max_pixels`` of RGB take. The
+#: pixel bound alone let a 730 KB deflate TIFF of 100 MP in mode F (32-bit
+#: float, 4 bytes a pixel) grow the server by 1,240 MiB (attack run 6, C8);
+#: so a 100 MP RGB file is read as before, while F, I, RGBA, CMYK files may
+#: have 75 MP and 16-bit greyscale 150 MP (still at most ``max_pixels``).
+BYTES_PER_BOUND_PIXEL = 3
+
+
+def decoded_bytes(mode: str, width: int, height: int) -> int:
+    """Bytes ``width`` x ``height`` pixels of Pillow ``mode`` decode to
+    (:data:`MODE_BYTES`)."""
+    return width * height * MODE_BYTES.get(mode, 4)
+
+
 #: Longest side of stored thumbnails, in pixels.
 THUMBNAIL_SIZE = 384
 
@@ -169,6 +189,14 @@ def inspect_image(path: str, thumbnail_path: Path | None, *,
                 path, "too_large",
                 f"{width}x{height} = {width * height:,} pixels exceeds the limit of "
                 f"{max_pixels:,} (decompression bomb guard)")
+        need = decoded_bytes(im.mode, width, height)
+        if need > max_pixels * BYTES_PER_BOUND_PIXEL:
+            raise BadFile(
+                path, "too_large",
+                f"{width}x{height} pixels of mode {im.mode} decode to {need:,} bytes "
+                f"({MODE_BYTES.get(im.mode, 4)} a pixel), over the limit of "
+                f"{max_pixels * BYTES_PER_BOUND_PIXEL:,} bytes ({max_pixels:,} pixels x "
+                f"{BYTES_PER_BOUND_PIXEL} bytes, decompression bomb guard): not decoded")
         try:
             orientation = int(im.getexif().get(0x0112, 1) or 1)
         except Exception:

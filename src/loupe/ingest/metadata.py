@@ -158,6 +158,10 @@ ANSWER_MAX_BYTES = 32 << 20
 EXIFTOOL_MAX_ADDRESS_SPACE = 1 << 30
 
 
+#: The words of the reason of a file stopped at its share of a budget.
+_STOPPED_AT_SHARE = "(its share of what was left of "
+
+
 class _AnswerTooLarge(Exception):
     """ExifTool's answer passed :data:`ANSWER_MAX_BYTES` (internal)."""
 
@@ -177,7 +181,8 @@ def _read_answer(fd: int, b_endswith: bytes, block_size: int) -> bytes:
     ends with ``b_endswith``), with two changes: an end of file raises
     :class:`_ExifToolGone` (pyexiftool's loop would spin on it forever), and
     for a descriptor in :data:`_ANSWER_CAPS` more than its cap of bytes
-    raises :class:`_AnswerTooLarge` before more is read.
+    raises :class:`_AnswerTooLarge` before more is read; it waits with
+    ``poll``, which takes any descriptor (``select`` only those under 1024).
 
     pyexiftool has no hook for the read, so :mod:`loupe.ingest.metadata`
     installs this in its place (``exiftool.exiftool._read_fd_endswith``, the
@@ -187,9 +192,14 @@ def _read_answer(fd: int, b_endswith: bytes, block_size: int) -> bytes:
     size = 0
     tail = b""
     need = len(b_endswith) + 4
+    # poll(2), not select(2): select cannot take a descriptor past 1023, and a
+    # server holding many connections hands ExifTool such pipes (attack run 6,
+    # C9: 1,100 idle connections made every upload fail). Not epoll either: the
+    # watchdog dup2()s a directory onto ``fd``, which poll() sees as ready.
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLPRI)
     while not tail.strip().endswith(b_endswith):
-        ready, _, _ = select.select([fd], [], [])
-        if fd not in ready:
+        if not poller.poll():
             continue
         chunk = os.read(fd, block_size)
         if not chunk:
@@ -471,16 +481,21 @@ class ExifToolReader:
             out[p] = raw
         return out
 
-    def _run(self, args: list[str],
-             deadline: tuple[float, str, str]) -> dict[str, dict[str, Any]]:
+    def _run(self, args: list[str], deadline: tuple[float, str, str],
+             share: float | None = None) -> dict[str, dict[str, Any]]:
         """ExifTool's JSON for each of ``args`` (plain arguments only: anything
         else is refused here, whatever the caller did), all of it before
         ``deadline`` (``(time.monotonic() value, what a file past it was
         refused for, the budget's name)``: the batch's :data:`READ_BUDGET_S`
         or the reader's own budget, whichever ends first). One call
         is bounded by ``min(READ_TIMEOUT_S, time left)`` and by
-        :data:`ANSWER_MAX_BYTES` of answer; a batch that passes either, or
-        fails, is read again file by file with what is left."""
+        :data:`ANSWER_MAX_BYTES` of answer (and by ``share`` seconds when
+        given); a batch that passes either, or fails, is read again file by
+        file with what is left: first each file with its share of it (what
+        is left over the files not yet read), then the files that ran past
+        their share, one by one, with what is left then. One slow file thus
+        costs its neighbours nothing but its share (attack run 6, C4: it
+        spent the whole budget, and every file after it failed)."""
         refused = {a: {"ExifTool:Error": "not handed to ExifTool: not a plain argument"}
                    for a in args if not plain_argument(a)}
         args = [a for a in args if a not in refused]
@@ -491,7 +506,7 @@ class ExifToolReader:
         if left <= 0:
             why = BUDGET_SPENT + deadline[1]
             return {**refused, **{a: {"ExifTool:Error": why} for a in args}}
-        limit = min(per_call, left)
+        limit = min(per_call, left, share if share is not None else per_call)
         self.start()
         assert self._et is not None
         watchdog = _Watchdog(self._et, limit)
@@ -511,6 +526,8 @@ class ExifToolReader:
                 self._stop()
                 if watchdog.fired:
                     bound = ("the bound per call" if limit >= per_call
+                             else f"its share of what was left of {deadline[2]}"
+                             if share is not None and limit >= share
                              else f"what was left of {deadline[2]}")
                     why = (f"ExifTool took more than {limit:.3g} s to read this file ({bound}): "
                            f"stopped")
@@ -525,15 +542,162 @@ class ExifToolReader:
                     why = "ExifTool could not read this file"
                 return {**refused, args[0]: {"ExifTool:Error": why}}
             out: dict[str, dict[str, Any]] = dict(refused)
-            for a in args:
-                out.update(self._run([a], deadline))
+            slow: list[str] = []
+            for i, a in enumerate(args):
+                left = deadline[0] - time.monotonic()
+                out.update(self._run([a], deadline, share=max(left, 0) / (len(args) - i)))
+                if _STOPPED_AT_SHARE in str(out[a].get("ExifTool:Error", "")):
+                    slow.append(a)
+            for a in slow:      # what is left, one by one (a file stopped at its share keeps that reason)
+                if deadline[0] - time.monotonic() > 0:
+                    out.update(self._run([a], deadline))
             return out
         finally:
             _ANSWER_CAPS.pop(fd, None)
-        out = {str(r.get("SourceFile")): r for r in rows}
+        # each file's answer cut to what Loupe holds before the next call
+        # (attack run 6, C1): a batch holds at most BATCH_SIZE x HOLD_FILE_CHARS
+        out = {}
+        while rows:
+            r = rows.pop(0)
+            out[str(r.get("SourceFile"))] = hold_bounded(r)
+            del r
         for a in args:
             out.setdefault(a, {"ExifTool:Error": "ExifTool returned no metadata for this file"})
         return {**refused, **{a: out[a] for a in args}}
+
+
+#: What Loupe holds of one file's ExifTool answer between the call and the
+#: store (attack run 6, C1: a 32 KB JPEG with a MIE trailer of 31 MiB of text
+#: and one character past U+FFFF was held at 124 MiB, 48 files a batch). Right
+#: after each call is parsed, each file's answer is cut (:func:`hold_bounded`):
+#: a string value to :data:`HOLD_VALUE_CHARS` characters (over what anything
+#: downstream keeps: :data:`MAX_RAW_VALUE`, :data:`MAX_TEXT_CHARS`), one tag
+#: (a list, a structure) to :data:`HOLD_TAG_CHARS`, and the file to
+#: :data:`HOLD_FILE_CHARS` (4x what ``raw_metadata`` stores,
+#: :data:`MAX_RAW_CHARS`): the tags :func:`normalize` reads first, a tag
+#: that starts past the bound is dropped. So one file holds at most about
+#: 512 Ki characters (2 MiB even at 4 bytes a character), a batch of 48 at
+#: most ~100 MiB, 24 MiB in ASCII. The peak of one call stays bounded by
+#: :data:`ANSWER_MAX_BYTES` (the bytes, their text and its parse: about
+#: 400 MiB for the attack's file).
+HOLD_VALUE_CHARS = 32 * 1024
+HOLD_TAG_CHARS = 256 * 1024
+HOLD_FILE_CHARS = 256 * 1024
+_HOLD_DEPTH = 32
+#: The key of a held answer that says what :func:`hold_bounded` cut.
+HOLD_NOTE = "Loupe:Cut"
+#: Tags always kept whole (ExifTool's own, small).
+_HOLD_ALWAYS = ("SourceFile", "File:FileType", "File:FileTypeExtension", "File:MIMEType")
+
+
+class HeldText(str):
+    """The first :data:`HOLD_VALUE_CHARS` characters of a longer value;
+    ``full_length`` is how long the value was (so :func:`bound_raw` names
+    the real size)."""
+
+    full_length: int
+
+    def __new__(cls, text: str, full_length: int) -> "HeldText":
+        self = super().__new__(cls, text)
+        self.full_length = full_length
+        return self
+
+    def __str__(self) -> str:       # str(x) and x.strip() keep the length known
+        return self
+
+    def strip(self, chars: str | None = None) -> str:
+        return HeldText(super().strip(chars), self.full_length)
+
+
+def _normalize_reads(key: str) -> bool:
+    """Whether :func:`normalize`, :func:`sidecar_problem` or the stored
+    ``raw_metadata``'s read-back use tag ``key`` (kept first when cutting)."""
+    if key == "SourceFile" or key.startswith(("ExifTool:", "File:")) or key in READ_BACK:
+        return True
+    tags = [t for group in (LANG_ALT_FIELDS, LIST_FIELDS, TEXT_FIELDS) for ts in group.values()
+            for t in ts] + [t for ts in LOCATION_TAGS for t in ts] + list(ORIENTATION_TAGS)
+    if key in tags or any(key.startswith(t + "-") for t in tags if t.startswith("XMP-")):
+        return True     # a tag, or a language variant of one (``XMP-dc:Title-fr``)
+    return key.startswith(("XMP-mwg-rs:", "XMP-MP:", "XMP-iptcExt:Person", "XMP-digiKam:TagsList"))
+
+
+def hold_bounded(raw: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``raw`` (ExifTool's JSON of one file) within
+    :data:`HOLD_VALUE_CHARS` a string (cut to a :class:`HeldText`),
+    :data:`HOLD_TAG_CHARS` a tag (list items or structure members past it
+    dropped), :data:`_HOLD_DEPTH` levels, and :data:`HOLD_FILE_CHARS` a
+    file (the tags :func:`_normalize_reads` names first, then the rest in
+    ExifTool's order; a tag starting past the bound is dropped, except
+    ExifTool's own and the file type). What was cut is said in
+    ``raw[HOLD_NOTE]`` (sentences naming the sizes and bounds). Characters
+    are counted as string lengths plus 4 per value and key."""
+    cuts: list[str] = []
+    tag = 0     # characters of the current tag
+
+    def small(value: Any, depth: int) -> Any:
+        nonlocal tag
+        if tag > HOLD_TAG_CHARS:
+            raise _TagFull
+        if isinstance(value, str):
+            if len(value) > HOLD_VALUE_CHARS:
+                cuts.append(f"a value of {len(value):,} characters cut to {HOLD_VALUE_CHARS:,}")
+                value = HeldText(value[:HOLD_VALUE_CHARS], len(value))
+            tag += len(value) + 4
+            return value
+        if isinstance(value, (list, dict)) and depth >= _HOLD_DEPTH:
+            cuts.append(f"a structure nested over {_HOLD_DEPTH} levels dropped")
+            return None
+        if isinstance(value, list):
+            kept_list: list[Any] = []
+            for v in value:
+                try:
+                    kept_list.append(small(v, depth + 1))
+                except _TagFull:
+                    cuts.append(f"a list of {len(value):,} values cut to {len(kept_list):,} "
+                                f"(past {HOLD_TAG_CHARS:,} characters a tag)")
+                    break
+            return kept_list
+        if isinstance(value, dict):
+            kept: dict[str, Any] = {}
+            for k, v in value.items():
+                tag += len(k) + 4
+                try:
+                    kept[k] = small(v, depth + 1)
+                except _TagFull:
+                    cuts.append(f"a structure of {len(value):,} members cut to {len(kept):,} "
+                                f"(past {HOLD_TAG_CHARS:,} characters a tag)")
+                    break
+            return kept
+        tag += 8
+        return value
+
+    out: dict[str, Any] = {}
+    size = dropped = 0
+    for first in (True, False):
+        for key in raw:
+            if _normalize_reads(key) != first:
+                continue
+            if (size > HOLD_FILE_CHARS and key not in _HOLD_ALWAYS
+                    and not key.startswith("ExifTool:")):
+                dropped += 1
+                continue
+            tag = len(key) + 4
+            try:
+                out[key] = small(raw[key], 1)
+            except _TagFull:        # a string past the bound on its own: not held
+                out[key] = None
+            size += tag
+    if dropped:
+        cuts.append(f"{dropped:,} tag(s) past {HOLD_FILE_CHARS:,} characters dropped")
+    if cuts:
+        more = f" (and {len(cuts) - 3:,} more)" if len(cuts) > 3 else ""
+        out[HOLD_NOTE] = ("ExifTool's answer was cut when read (Loupe's bounds on what it "
+                          f"holds of one file): {'; '.join(cuts[:3])}{more}")
+    return out
+
+
+class _TagFull(Exception):
+    """One tag passed :data:`HOLD_TAG_CHARS` (internal to :func:`hold_bounded`)."""
 
 
 def _as_list(value: Any) -> list[str]:
@@ -887,7 +1051,8 @@ def bound_fields(md: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                 text = str(text)
                 cut = _cut(text, MAX_TEXT_CHARS)
                 if cut != text:
-                    reasons.append(f"{field} ({lang}) truncated from {len(text):,} to "
+                    full = getattr(text, "full_length", len(text))    # HeldText: cut as read
+                    reasons.append(f"{field} ({lang}) truncated from {full:,} to "
                                    f"{len(cut):,} characters (the bound is "
                                    f"{MAX_TEXT_CHARS:,} characters)")
                 alt[lang] = cut
@@ -964,7 +1129,8 @@ def bound_raw(raw: dict[str, Any], name: str) -> tuple[dict[str, Any], list[str]
         nonlocal cut
         if isinstance(value, str) and len(value) > MAX_RAW_VALUE:
             cut += 1
-            return f"(a value of {len(value):,} characters, over Loupe's bound of {MAX_RAW_VALUE:,}: not kept)"
+            full = getattr(value, "full_length", len(value))     # HeldText: cut when read
+            return f"(a value of {full:,} characters, over Loupe's bound of {MAX_RAW_VALUE:,}: not kept)"
         if isinstance(value, (list, dict)) and depth >= _RAW_DEPTH:
             cut += 1
             return f"(a structure nested over {_RAW_DEPTH} levels: not kept)"

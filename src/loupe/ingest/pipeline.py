@@ -43,9 +43,9 @@ from .jpegcheck import scan_count_problem
 from .pngcheck import compressed_chunk_problem
 from .xmpcheck import sidecar_shape_problem
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file, unrecognised
-from .metadata import (ExifToolReader, bound_fields, bound_raw, check_budget, check_readable,
-                       display_path, document_ids, merge, normalize, sidecar_problem)
-from .walk import FoundFile, walk
+from .metadata import (HOLD_NOTE, ExifToolReader, bound_fields, bound_raw, check_budget,
+                       check_readable, display_path, document_ids, merge, normalize, sidecar_problem)
+from .walk import MAX_FOLDER_DEPTH, FoundFile, walk
 
 #: Files read by ExifTool in one batch call.
 BATCH_SIZE = 48
@@ -260,7 +260,17 @@ class Ingester:
         summary = IngestSummary(run_id=run_id, root=str(root_path))
         self._collections.clear()
 
-        found = walk(root_path, exclude=[self.home])
+        too_deep: list[str] = []
+        found = walk(root_path, exclude=[self.home], skipped=too_deep)
+        for folder in too_deep:     # attack run 6, C7: reported, the rest goes on
+            shown = display_path(folder)
+            reason = (f"folder not walked: more than {MAX_FOLDER_DEPTH} levels below "
+                      f"{display_path(str(root_path))} (Loupe's bound on folder depth); "
+                      f"its files are not ingested")
+            summary.warnings.append(Failure(shown, "walk", reason))
+            self.conn.execute(q.RECORD_FAILURE, {
+                "run_id": run_id, "tenant_id": self.tenant_id, "path": shown,
+                "kind": "walk", "reason": reason, "severity": "warning"})
         summary.files_seen = len(found)
         known = {r[0]: r for r in self.conn.execute(
             q.KNOWN_FILES, {"tenant_id": self.tenant_id, "source_id": source_id})}
@@ -406,8 +416,9 @@ class Ingester:
             # what is stored of ExifTool's answer is bounded too (attack run 4, A1b)
             for key, label in (("file", f.path), ("sidecar", f.sidecar_path)):
                 if key in raw_all:
+                    note = raw_all[key].get(HOLD_NOTE)   # cut as read (attack run 6, C1)
                     raw_all[key], cut = bound_raw(raw_all[key], str(label))
-                    truncated = [*truncated, *cut]
+                    truncated = [*truncated, *([f"{label}: {note}"] if note else []), *cut]
             hashes = perceptual.hash_file(f.path, fh)
             machine = machine_enrich.facts_for(f.path, self.machine_opts, fh)
             if _same_regular_file(f) != before or _identity(os.fstat(fd)) != before:

@@ -73,17 +73,25 @@ XMP_KINDS = (b"tEXt", b"zTXt", b"iTXt")
 XMP_KEYWORD = b"XML:com.adobe.xmp"
 
 
-def _xmp_packet(kind: bytes, data: bytes) -> bytes | None:
-    """The XMP packet a text chunk holds (inflated to at most
-    :data:`MAX_CHUNK` + 1 bytes when compressed), or None when its keyword
-    is not :data:`XMP_KEYWORD` or the stream does not inflate."""
-    if not data.startswith(XMP_KEYWORD + b"\x00"):
+#: ImageMagick's "raw profile" keywords ExifTool also reads XMP from (PNG.pm
+#: ProcessProfile: hex text after a type line and a length line; the APP1
+#: one holds a JPEG APP1 segment, XMP after :data:`XMP_APP1_HEADER`).
+#: Attack run 6, C2: a 1,973-byte PNG with a 3,000-deep packet under
+#: "Raw profile type xmp" kept ExifTool busy past 45 s, unmeasured.
+RAW_PROFILE_KEYWORDS = (b"Raw profile type xmp", b"Raw profile type APP1")
+XMP_APP1_HEADER = b"http://ns.adobe.com/xap/1.0/\x00"
+
+
+def _text(kind: bytes, data: bytes, keyword: bytes) -> bytes | None:
+    """The text of a tEXt, zTXt or iTXt chunk whose keyword is ``keyword``
+    (inflated to at most :data:`MAX_CHUNK` + 1 bytes when compressed), or None."""
+    if not data.startswith(keyword + b"\x00"):
         return None
     if kind == b"tEXt":
-        return data[len(XMP_KEYWORD) + 1:]
+        return data[len(keyword) + 1:]
     stream = _payload(kind, data)
     if stream is None:          # an uncompressed iTXt: the text after 3 NUL-ended fields
-        rest = data[len(XMP_KEYWORD) + 3:]
+        rest = data[len(keyword) + 3:]
         lang_end = rest.find(b"\x00")
         trans_end = rest.find(b"\x00", lang_end + 1) if lang_end >= 0 else -1
         return rest[trans_end + 1:] if trans_end >= 0 else None
@@ -91,6 +99,38 @@ def _xmp_packet(kind: bytes, data: bytes) -> bytes | None:
         return zlib.decompressobj().decompress(stream, MAX_CHUNK + 1)
     except zlib.error:
         return None
+
+
+def _raw_profile(text: bytes) -> bytes | None:
+    """The bytes of an ImageMagick raw profile ("\\nTYPE\\n   LENGTH\\nHEX..."):
+    the hex digits after the third line, decoded (odd or stray characters
+    skipped, as ExifTool's ``pack('H*')`` after removing white space)."""
+    parts = text.split(b"\n", 3)
+    if len(parts) < 4:
+        return None
+    digits = bytes(c for c in parts[3] if c in b"0123456789abcdefABCDEF")
+    try:
+        return bytes.fromhex(digits[:len(digits) // 2 * 2].decode("ascii"))
+    except ValueError:
+        return None
+
+
+def _xmp_packet(kind: bytes, data: bytes) -> bytes | None:
+    """The XMP packet a text chunk holds (inflated to at most
+    :data:`MAX_CHUNK` + 1 bytes when compressed): under :data:`XMP_KEYWORD`,
+    or hex-encoded under one of :data:`RAW_PROFILE_KEYWORDS`; None for any
+    other keyword or a stream that does not inflate."""
+    text = _text(kind, data, XMP_KEYWORD)
+    if text is not None:
+        return text
+    for keyword in RAW_PROFILE_KEYWORDS:
+        text = _text(kind, data, keyword)
+        if text is not None:
+            raw = _raw_profile(text)
+            if raw is not None and keyword.endswith(b"APP1"):
+                return raw[len(XMP_APP1_HEADER):] if raw.startswith(XMP_APP1_HEADER) else None
+            return raw
+    return None
 
 
 def compressed_chunk_problem(fd: int) -> str | None:

@@ -43,10 +43,22 @@ class FoundFile:
     regular: bool = True
 
 
-def walk(root: str | Path, *, exclude: list[Path] | None = None) -> list[FoundFile]:
+#: Folder levels below the walked root that are walked (the root's own files
+#: are level 0). A folder deeper than this is not entered and is reported in
+#: ``skipped``: Python 3.11's ``os.walk`` recurses once per level, and a chain
+#: of ~1,000 folders (2 KB of path) raised RecursionError and stopped the
+#: whole root's ingest at every run (attack run 6, C7). Real libraries nest a
+#: handful of levels (year/month/day/event); 64 leaves room for any of them.
+MAX_FOLDER_DEPTH = 64
+
+
+def walk(root: str | Path, *, exclude: list[Path] | None = None,
+         skipped: list[str] | None = None) -> list[FoundFile]:
     """Return every image file under ``root`` (recursively), sorted by relative path.
 
     ``exclude`` lists folders not to descend into (e.g. the library home).
+    Folders more than :data:`MAX_FOLDER_DEPTH` levels below ``root`` are not
+    entered; their paths are appended to ``skipped`` (when given).
 
     Raises:
         NotADirectoryError: ``root`` is not a folder.
@@ -61,6 +73,10 @@ def walk(root: str | Path, *, exclude: list[Path] | None = None) -> list[FoundFi
             d for d in dirnames
             if not d.startswith(".") and Path(dirpath, d).resolve() not in excluded
         )
+        if dirnames and len(Path(dirpath).relative_to(root).parts) >= MAX_FOLDER_DEPTH:
+            if skipped is not None:
+                skipped.extend(os.path.join(dirpath, d) for d in dirnames)
+            dirnames[:] = []
         names = set(filenames)
         lower = {n.lower(): n for n in filenames}
         for name in sorted(filenames):

@@ -73,11 +73,19 @@ def revoke_token(lib: Library, token: str) -> None:
 
 
 def presented_secret(request: Request) -> str | None:
-    """The bearer token of the Authorization header, else the session cookie."""
+    """The bearer token of the Authorization header, else the session cookie.
+
+    A request whose Authorization header names the Bearer scheme is a bearer
+    call, and only its token counts: a blank one is no login, never a fall
+    back to the cookie. The Guard exempts bearer calls from the Origin and
+    CSRF checks, and "Bearer <NBSP>" (a blank h11 does not strip) with the
+    session cookie was a cookie login without them (attack run 6, C6).
+    Another scheme (a proxy's ``Basic``) leaves the cookie in use: the Guard
+    checks such requests like cookie ones."""
     header = request.headers.get("authorization", "")
     scheme, _, value = header.partition(" ")
-    if scheme.lower() == "bearer" and value.strip():
-        return value.strip()
+    if scheme.lower() == "bearer":
+        return value.strip() or None
     return request.cookies.get(SESSION_COOKIE) or None
 
 
@@ -119,12 +127,14 @@ def lend_user_library(request: Request) -> Iterator[Library]:
         yield lib
 
 
-def secret_is_live(scope: dict) -> bool:
+def secret_is_live(scope: dict) -> bool | None:
     """Whether the request of ASGI ``scope`` presents a live session or token
     (blocking: one indexed look-up on a pooled connection). Used by
     :class:`loupe.web.security.Guard` before a request body is read. When
-    every connection is busy it answers True and lets the route answer 503
-    (the body is still size-limited)."""
+    every connection is busy (or the database is down) it answers None: not
+    known, and the Guard answers 503 before the body. It used to answer True
+    and let the route answer, so while the pool was busy an unauthenticated
+    request's body (up to 256 MiB) was read before its 401 (attack run 6, C5)."""
     from .pool import PoolExhausted  # noqa: PLC0415
 
     secret = presented_secret(Request(scope))
@@ -136,7 +146,7 @@ def secret_is_live(scope: dict) -> bool:
                                                      "sha": hash_secret(secret)}
                                      ).fetchone() is not None
     except PoolExhausted:
-        return True
+        return None
 
 
 #: At most this many password hashes are computed at once (argon2 uses about

@@ -418,8 +418,9 @@ class Guard:
     Args:
         app: the ASGI app it wraps.
         limits: the body limits (:class:`WebLimits`).
-        authenticated: ``(scope) -> bool``, blocking; whether the request
-            presents a live session or token (run in a worker thread).
+        authenticated: ``(scope) -> bool | None``, blocking; whether the
+            request presents a live session or token (run in a worker
+            thread); None when it cannot be known now (503, body unread).
     """
 
     def __init__(self, app, limits: WebLimits, authenticated):
@@ -461,7 +462,13 @@ class Guard:
                                         "again (cookies must be enabled)")
             return
         if (method, path) not in PUBLIC_BODY_ROUTES:
-            if not await anyio.to_thread.run_sync(self.authenticated, scope):
+            live = await anyio.to_thread.run_sync(self.authenticated, scope)
+            if live is None:    # not known (every connection busy): fail closed, body unread
+                await _send_json(send, 503, "the server is busy: the login could not be "
+                                            "checked before the request's body was read; "
+                                            "try again later", [(b"retry-after", b"5")])
+                return
+            if not live:
                 if path.startswith("/api/"):
                     await _send_json(send, 401, "authentication required: POST /api/tokens "
                                                 "for a bearer token",

@@ -195,6 +195,26 @@ def safe_filename(name: str | None) -> str:
     return base
 
 
+_PLAIN_USER = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
+
+
+def upload_folder_name(user: str | None) -> str:
+    """The folder under ``HOME/uploads/`` of ``user``'s uploads (None: the
+    owner, ``owner``): a one-to-one map, so that no two users share a folder
+    and its quota. A user name of ASCII letters, digits, ``.``, ``_``, ``-``
+    (not starting with ``.``, at most 100 characters, not ``owner``) is its
+    own folder; any other is folded to those characters, followed by ``@``
+    and the first 16 hex digits of its SHA-256 (``@`` never appears in a
+    name kept as is). Before, ``bob@x`` and ``bob_x`` both wrote to
+    ``uploads/bob_x/`` and spent one quota (attack run 6, C3)."""
+    if user is None:
+        return "owner"
+    if _PLAIN_USER.fullmatch(user) and user != "owner":
+        return user
+    folded = _SAFE_NAME.sub("_", user).replace(" ", "_").lstrip(".")[:100] or "user"
+    return f"{folded}@{hashlib.sha256(user.encode('utf-8')).hexdigest()[:16]}"
+
+
 def _usage(folder: Path) -> tuple[int, int]:
     """``(bytes, files)`` under a user's upload folder (0, 0 when absent)."""
     size = count = 0
@@ -313,7 +333,7 @@ def _stage_upload(lib: Library, principal: Any, files: list[UploadFile],
     names = [safe_filename(f.filename) for f in files]
     user = lib.user
     member = user is not None and not user.get("admin")
-    user_dir = safe_filename(principal.name) if principal else "owner"
+    user_dir = upload_folder_name(principal.name if principal else None)
     root = lib.home / "uploads" / user_dir
     used_bytes, used_files = _usage(root)
     if used_files + len(files) > limits.upload_quota_files:
