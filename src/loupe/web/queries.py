@@ -52,6 +52,18 @@ WHERE r.id = %(run_id)s AND r.tenant_id = %(tenant_id)s
 ORDER BY a.id
 """
 
+# The files an upload's ingest run stored whose asset it created (a
+# member's upload is granted as these files, never as their assets:
+# migration 0027, attack run 7, D9).
+RUN_NEW_FILES = """
+SELECT f.path
+FROM ingest_run r
+JOIN asset_file f ON f.source_id = r.source_id AND f.tenant_id = r.tenant_id
+JOIN asset a ON a.id = f.asset_id
+WHERE r.id = %(run_id)s AND r.tenant_id = %(tenant_id)s AND a.created_at >= r.started_at
+ORDER BY f.path
+"""
+
 # Each file's path relative to the folder it was ingested from, by absolute
 # path: what a member is shown instead of the server's paths (issue 11).
 RELATIVE_PATHS = """
