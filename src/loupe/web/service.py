@@ -216,13 +216,29 @@ def upload_folder_name(user: str | None) -> str:
 
 
 def _usage(folder: Path) -> tuple[int, int]:
-    """``(bytes, files)`` under a user's upload folder (0, 0 when absent)."""
+    """``(bytes, files)`` under a user's upload folder (0, 0 when absent).
+
+    Another request of the same user may remove a file or a whole upload
+    folder while this one counts (a refused upload is deleted): what
+    vanishes is not counted, and the walk goes on (attack run 7, D4: two
+    concurrent uploads answered 500 with FileNotFoundError). Symbolic links
+    are not followed (the server writes none)."""
     size = count = 0
-    if folder.is_dir():
-        for p in folder.rglob("*"):
-            if p.is_file():
-                size += p.stat().st_size
-                count += 1
+    stack = [folder]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    size += entry.stat(follow_symlinks=False).st_size
+                    count += 1
+            except FileNotFoundError:
+                continue
     return size, count
 
 
@@ -249,8 +265,10 @@ def _pixels(path: Path) -> int | None:
 def upload(request: Any, files: list[UploadFile],
            limits: WebLimits | None = None) -> dict[str, Any]:
     """Write ``files`` to a fresh folder ``HOME/uploads/<user>/<UTC time>-<random>/``,
-    ingest it (one image decoded at a time), and grant the assets it created
-    to the uploader. Granting is the server's policy, not something a member
+    ingest it (one image decoded at a time), and grant the files it stored
+    as new assets to the uploader, as files (a file grant, migration 0027:
+    never the whole asset, so a private file of the same bytes ingested
+    later stays the owner's). Granting is the server's policy, not something a member
     may do: it runs as the owner.
 
     The request holds a pooled Library (``loupe.web.auth.lend_user_library``)
@@ -448,8 +466,12 @@ def _ingest_upload(owner: Library, staged: _Staged, limits: WebLimits) -> dict[s
     new_ids = [r[0] for r in rows if r[1]]
     existing_ids = [r[0] for r in rows if not r[1]]
     if member:
-        for asset_id in new_ids:
-            owner.grant(staged.user_name, asset_id=asset_id)
+        # granted as its files, never as its assets: a private file with the
+        # same bytes ingested later joins the asset without reaching the
+        # member (migration 0027; attack run 7, D9)
+        for (path,) in owner.conn.execute(wq.RUN_NEW_FILES, {
+                "tenant_id": owner.tenant_id, "run_id": summary.run_id}).fetchall():
+            owner.grant(staged.user_name, path=path)
         refused_names = {r["file"] for r in refused}
         seen_images = [n for n in digests if Path(n).suffix.lower() in EXTENSIONS]
         return {"folder": str(folder.relative_to(staged.home)), "files_seen": len(seen_images),
