@@ -355,3 +355,75 @@ def test_d4_two_concurrent_uploads_of_one_user_both_answer(lib: Library, home: P
             t.join()
     assert statuses.count(200) == 12, statuses
     assert os.path.isdir(home / "uploads" / "bob")
+
+
+# -- D3: the index an upload adds is bounded ---------------------------------------------
+
+def _keywords_sidecar(words: list[str]) -> bytes:
+    items = "".join(f"<rdf:li>{w}</rdf:li>" for w in words)
+    return ('<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?>'
+            '<x:xmpmeta xmlns:x="adobe:ns:meta/">'
+            '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+            '<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">'
+            f'<dc:subject><rdf:Bag>{items}</rdf:Bag></dc:subject>'
+            '</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>').encode()
+
+
+def test_d3_an_upload_over_the_word_bound_is_refused_with_its_sidecar(lib: Library, home: Path,
+                                                                     db_url: str, tmp_path):
+    """An uploaded image whose name and metadata hold more distinct words
+    than ``upload_max_words`` is refused before anything of it is stored,
+    its sidecar removed with it; at the bound it is stored; and the byte
+    quota counts the search terms a user's uploads hold."""
+    from loupe.web.security import WebLimits
+
+    lib.create_user("bob", "bob-password")
+    app = create_app(home, database_url=db_url, pool_size=2,
+                     limits=WebLimits(upload_max_words=40))
+    # the name gives 2 words (pic, jpg); 38 keywords make 40, 39 make 41
+    words = [f"kw{i:03d}x" for i in range(39)]
+    with TestClient(app) as client:
+        tok = client.post("/api/tokens", json={"name": "bob", "password": "bob-password"})
+        bob = {"Authorization": f"Bearer {tok.json()['token']}"}
+        over = make_image(tmp_path / "a.jpg", color=(3, 60, 90)).read_bytes()
+        r = client.post("/api/upload", headers=bob, files=[
+            ("files", ("pic.jpg", over, "image/jpeg")),
+            ("files", ("pic.jpg.xmp", _keywords_sidecar(words), "application/rdf+xml"))])
+        assert r.status_code == 200, r.text
+        assert {k: v for k, v in r.json().items() if k != "folder"} == {
+            "files_seen": 1, "stored": 0, "failed": 1, "failures": [{
+                "file": "pic.jpg",
+                "reason": "41 distinct words in its name and metadata, over the limit of 40 "
+                          "per uploaded image (each word is indexed in every library "
+                          "language): shorten its title, description or keywords"}]}
+        assert list((home / r.json()["folder"]).iterdir()) == []
+        assert lib.search("kw000x").total == 0
+        assert lib.conn.execute("SELECT count(*) FROM lexicon_term WHERE term LIKE 'kw0%%'"
+                                ).fetchone()[0] == 0
+        at = make_image(tmp_path / "b.jpg", color=(3, 61, 90)).read_bytes()
+        r = client.post("/api/upload", headers=bob, files=[
+            ("files", ("pic.jpg", at, "image/jpeg")),
+            ("files", ("pic.jpg.xmp", _keywords_sidecar(words[:38]), "application/rdf+xml"))])
+        assert (r.json()["stored"], r.json()["failed"]) == (1, 0), r.text
+    assert [h.title for h in lib.as_user("bob").search("kw037x").hits] == ["pic.jpg"]
+    # the byte quota counts the index bob's uploads add: 39 terms (38
+    # keywords and "pic"; one library language), 1 KiB each
+    [(terms,)] = lib.conn.execute(
+        "SELECT length(d.tsv) + length(d.vocab_tsv) FROM search_document d"
+        " JOIN asset_file f ON f.asset_id = d.asset_id WHERE f.rel_path = 'pic.jpg'").fetchall()
+    assert terms == 39
+    on_disk = sum(p.stat().st_size for p in (home / "uploads" / "bob").rglob("*")
+                  if p.is_file())
+    extra = make_image(tmp_path / "c.jpg", color=(3, 62, 90)).read_bytes()
+    quota = on_disk + len(extra) + 39 * 1024 - 1    # the files alone would fit
+    app = create_app(home, database_url=db_url, pool_size=2,
+                     limits=WebLimits(upload_max_words=40, upload_quota_bytes=quota))
+    with TestClient(app) as client:
+        tok = client.post("/api/tokens", json={"name": "bob", "password": "bob-password"})
+        bob = {"Authorization": f"Bearer {tok.json()['token']}"}
+        r = client.post("/api/upload", headers=bob,
+                        files=[("files", ("extra.jpg", extra, "image/jpeg"))])
+        assert (r.status_code, r.json()["detail"]) == (413, (
+            f"upload quota: extra.jpg would bring your uploads over your quota of {quota:,} "
+            f"bytes (counting the 39 search terms your uploads add to the index, 1,024 bytes "
+            f"each)"))
