@@ -59,6 +59,8 @@ LANDED = {
         "79404ba4b11d2b2c73bd8aa2dffa4aff7dca4fc5e326d81914e8157dcf64deec",
     "0026_stored_filter_values.sql":
         "a0b9f9fa982965348352773f6b33039c8327ae0a9cbd97745b0632763fccdbda",
+    "0027_file_grants.sql":
+        "771cdd3ea55752d6985cd7c21d23ad7ec5e940903f180e084349babebe2e3ab7",
 }
 
 

@@ -967,20 +967,23 @@ def users_list(obj: _Ctx, as_json: bool) -> None:
 @click.argument("principal")
 @click.option("--collection", help="A collection (sub-collections included): its path, "
                                    "id:N (see 'loupe collections') or full path.")
-@click.option("--asset", "asset_id", type=int, help="One asset id.")
+@click.option("--asset", "asset_id", type=int, help="One asset id (every file of it).")
+@click.option("--file", "file_path", help="One file, by its full path (that file only: "
+                                         "how a member's upload is granted).")
 @click.option("--revoke", is_flag=True, help="Take the grant back.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def grant(obj: _Ctx, principal: str, collection: str | None, asset_id: int | None,
-          revoke: bool, as_json: bool) -> None:
-    """Let user or group PRINCIPAL read a collection or an asset."""
+          file_path: str | None, revoke: bool, as_json: bool) -> None:
+    """Let user or group PRINCIPAL read a collection, an asset or one file."""
     with obj.open() as lib:
         _access_call(lambda: lib.grant(principal, collection=collection, asset_id=asset_id,
-                                       revoke=revoke))
-    target = f"collection {collection}" if collection else f"asset {asset_id}"
+                                       path=file_path, revoke=revoke))
+    target = (f"collection {collection}" if collection else
+              f"file {file_path}" if file_path else f"asset {asset_id}")
     if as_json:
         _emit_json({"principal": principal, "collection": collection, "asset_id": asset_id,
-                    "granted": not revoke})
+                    "file": file_path, "granted": not revoke})
         return
     click.echo(f"{principal} {'may no longer' if revoke else 'may'} read {target}")
 

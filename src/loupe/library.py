@@ -280,17 +280,20 @@ class Library(ModelMethods, PeopleMethods):
         return access.principals(self.conn, self.tenant_id)
 
     def grant(self, principal: str, *, collection: str | None = None,
-              asset_id: int | None = None, revoke: bool = False) -> None:
-        """Let a user or group read a collection or an asset (``revoke``: take it back).
+              asset_id: int | None = None, path: str | None = None,
+              revoke: bool = False) -> None:
+        """Let a user or group read a collection, an asset or one file (its
+        full ``path``) (``revoke``: take it back).
         Stage: :func:`loupe.access.users.grant_named`."""
         self._manage()
         access.grant_named(self.conn, self.tenant_id, principal, collection=collection,
-                           asset_id=asset_id, revoke=revoke)
+                           asset_id=asset_id, path=path, revoke=revoke)
 
     def revoke(self, principal: str, *, collection: str | None = None,
-               asset_id: int | None = None) -> None:
+               asset_id: int | None = None, path: str | None = None) -> None:
         """Take back a grant (see :meth:`grant`)."""
-        self.grant(principal, collection=collection, asset_id=asset_id, revoke=True)
+        self.grant(principal, collection=collection, asset_id=asset_id, path=path,
+                   revoke=True)
 
     def grants(self) -> list[dict[str, Any]]:
         """Every grant of the tenant. Stage: :func:`loupe.access.users.grants`."""

@@ -50,6 +50,16 @@ ON CONFLICT DO NOTHING
 REVOKE_ASSET = """
 DELETE FROM asset_grant WHERE asset_id = %(asset_id)s AND principal_id = %(principal_id)s
 """
+# A grant on one file of the tenant, named by its full path (migration 0027):
+# it reaches that file only, never the asset's other files (a member's upload).
+FILE_BY_PATH = "SELECT id FROM asset_file WHERE tenant_id = %(tenant_id)s AND path = %(path)s"
+GRANT_FILE = """
+INSERT INTO file_grant (file_id, principal_id)
+VALUES (%(file_id)s, %(principal_id)s) ON CONFLICT DO NOTHING
+"""
+REVOKE_FILE = """
+DELETE FROM file_grant WHERE file_id = %(file_id)s AND principal_id = %(principal_id)s
+"""
 # (a collection grant also gives the collection's id and full path: two
 # sources may hold collections of the same path)
 GRANTS = """
@@ -62,6 +72,11 @@ WHERE p.tenant_id = %(tenant_id)s
 UNION ALL
 SELECT p.name, p.kind, 'asset', g.asset_id::text, NULL, NULL
 FROM asset_grant g JOIN principal p ON p.id = g.principal_id
+WHERE p.tenant_id = %(tenant_id)s
+UNION ALL
+SELECT p.name, p.kind, 'file', f.path, NULL, NULL
+FROM file_grant g JOIN principal p ON p.id = g.principal_id
+JOIN asset_file f ON f.id = g.file_id
 WHERE p.tenant_id = %(tenant_id)s
 ORDER BY 1, 3, 4, 5
 """

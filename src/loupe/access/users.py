@@ -145,23 +145,32 @@ def principals(conn: psycopg.Connection, tenant_id: int) -> list[dict[str, Any]]
 
 def grant(conn: psycopg.Connection, tenant_id: int, principal: str, *,
           collection_id: int | None = None, asset_id: int | None = None,
-          revoke: bool = False) -> None:
+          path: str | None = None, revoke: bool = False) -> None:
     """Grant (or revoke) read access to a collection (with its
-    sub-collections) or to one asset. ``asset.readers`` follows in the same
-    transaction (triggers of migration 0005).
+    sub-collections), to one asset (every file of it), or to one file of
+    the tenant named by its full ``path`` (that file only: its path, sidecar,
+    metadata and words, and the asset's pixels; not the asset's other files,
+    migration 0027). ``asset.readers`` and the files' readers follow in the
+    same transaction (triggers of migrations 0005, 0011, 0027).
 
     Raises:
         UnknownUser: no such principal.
-        AccessError: neither or both of ``collection_id`` / ``asset_id``; an
-            asset of another tenant.
+        AccessError: not exactly one of ``collection_id`` / ``asset_id`` /
+            ``path``; an asset or file of another tenant, or none.
     """
-    if (collection_id is None) == (asset_id is None):
-        raise AccessError("grant a collection or an asset (one of them)")
+    if sum(x is not None for x in (collection_id, asset_id, path)) != 1:
+        raise AccessError("grant a collection, an asset or a file (one of them)")
     pid = _principal(conn, tenant_id, principal)[0]
     with conn.transaction():
         if collection_id is not None:
             stmt = q.REVOKE_COLLECTION if revoke else q.GRANT_COLLECTION
             conn.execute(stmt, {"collection_id": collection_id, "principal_id": pid})
+        elif path is not None:
+            row = conn.execute(q.FILE_BY_PATH, {"tenant_id": tenant_id, "path": path}).fetchone()
+            if row is None:
+                raise AccessError(f"no file {path!r} in this tenant")
+            conn.execute(q.REVOKE_FILE if revoke else q.GRANT_FILE,
+                         {"file_id": row[0], "principal_id": pid})
         else:
             if not revoke and conn.execute(q.CAN_READ, {
                     "asset_id": asset_id, "tenant_id": tenant_id, "see_all": True,
@@ -174,14 +183,16 @@ def grant(conn: psycopg.Connection, tenant_id: int, principal: str, *,
 
 def grant_named(conn: psycopg.Connection, tenant_id: int, principal: str, *,
                 collection: str | None = None, asset_id: int | None = None,
-                revoke: bool = False) -> None:
+                path: str | None = None, revoke: bool = False) -> None:
     """:func:`grant` with the collection named as a user writes it, as for a
     search's scope (path, ``id:42`` or full path, sub-collections included:
     :func:`loupe.scopes.search.collection_id`); what
-    :meth:`loupe.Library.grant` does for an admin.
+    :meth:`loupe.Library.grant` does for an admin. ``path``: one file's full
+    path, as ``loupe users list`` shows it.
 
     Raises:
-        AccessError: not exactly one of ``collection`` / ``asset_id``.
+        AccessError: not exactly one of ``collection`` / ``asset_id`` /
+            ``path``; no such file.
         UnknownUser: no such user or group.
         loupe.scopes.search.UnknownScope: no such collection, or a path that
             names several (the message lists their ids).
@@ -189,12 +200,15 @@ def grant_named(conn: psycopg.Connection, tenant_id: int, principal: str, *,
     from ..scopes.search import collection_id
 
     coll = collection_id(conn, tenant_id, collection) if collection else None
-    grant(conn, tenant_id, principal, collection_id=coll, asset_id=asset_id, revoke=revoke)
+    grant(conn, tenant_id, principal, collection_id=coll, asset_id=asset_id, path=path,
+          revoke=revoke)
 
 
 def grants(conn: psycopg.Connection, tenant_id: int) -> list[dict[str, Any]]:
     """Every grant: ``{"principal", "kind", "on", "target", "collection_id",
-    "full_path"}`` (the last two for a collection grant, else None)."""
+    "full_path"}``; ``on`` is ``collection``, ``asset`` (target: its id) or
+    ``file`` (target: the file's full path, migration 0027); the last two
+    for a collection grant, else None."""
     return [{"principal": r[0], "kind": r[1], "on": r[2], "target": r[3],
              "collection_id": r[4], "full_path": r[5]}
             for r in conn.execute(q.GRANTS, {"tenant_id": tenant_id})]

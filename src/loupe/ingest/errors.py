@@ -12,12 +12,13 @@ class BadFile(Exception):
             ``truncated``, ``too_large``, ``metadata``, ``io``, ``name`` (a
             file name Loupe cannot store: not valid UTF-8), ``not_regular``
             (a symbolic link, FIFO, socket or device under an image name: never
-            followed or read).
+            followed or read), ``too_many_words`` (an ingest with a bound on
+            distinct words, as uploads have: attack run 7, D3).
         reason: a sentence for a person, naming what is wrong.
     """
 
     KINDS = ("empty", "not_image", "unsupported", "corrupt", "truncated", "too_large",
-             "metadata", "io", "name", "not_regular")
+             "metadata", "io", "name", "not_regular", "too_many_words")
 
     def __init__(self, path: str, kind: str, reason: str):
         assert kind in self.KINDS, kind

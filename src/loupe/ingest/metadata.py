@@ -1015,6 +1015,37 @@ MAX_ITEM_CHARS = 1_000
 MAX_LIST_CHARS = 20_000
 
 
+_WORD = re.compile(r"[^\W_]+")
+
+
+def distinct_words(md: dict[str, Any], name: str = "") -> int:
+    """The number of distinct words (runs of letters and digits, lowercased)
+    in the text of normalised metadata ``md`` (every string value, in
+    lang-alt maps, lists and named regions, recursively; numbers and dates
+    count as their digits) and in the file's ``name`` (its path relative to
+    the ingested folder). What an ingest with ``max_words`` bounds
+    (:class:`loupe.ingest.pipeline.Ingester`): each such word becomes a term
+    of the search index in every library language (a lexicon row, postings,
+    and file postings for an asset with several files), so its count bounds
+    what one file adds to the database (attack run 7, D3). An analyzer may
+    add a few joined forms (``SS26-HERO-03`` also gives ``ss26hero03``) and
+    drop stop words: the index's distinct terms are within about twice
+    this count."""
+    words: set[str] = set(w.lower() for w in _WORD.findall(name))
+    stack: list[Any] = [md]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            words.update(w.lower() for w in _WORD.findall(value))
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            words.update(_WORD.findall(str(value)))
+    return len(words)
+
+
 def _cut(text: str, bound: int) -> str:
     """``text`` cut to at most ``bound`` characters, between words when a word
     boundary lies in the last tenth (else mid-word), trailing space removed."""

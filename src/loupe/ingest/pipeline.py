@@ -44,7 +44,8 @@ from .pngcheck import compressed_chunk_problem
 from .xmpcheck import sidecar_shape_problem
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file, unrecognised
 from .metadata import (HOLD_NOTE, ExifToolReader, bound_fields, bound_raw, check_budget,
-                       check_readable, display_path, document_ids, merge, normalize, sidecar_problem)
+                       check_readable, display_path, distinct_words, document_ids, merge,
+                       normalize, sidecar_problem)
 from .walk import MAX_FOLDER_DEPTH, FoundFile, walk
 
 #: Files read by ExifTool in one batch call.
@@ -197,12 +198,21 @@ class Ingester:
             grants no one who could not read the old file). Off for uploads:
             an uploader names its file's DocumentID, so an upload never
             continues another file's asset (issue 11).
+        max_words: refuse (kind ``too_many_words``) a file whose name and
+            metadata hold more distinct words than this
+            (:func:`loupe.ingest.metadata.distinct_words`), before anything
+            of it is stored; None (the default): no bound. Uploads set it
+            (``WebLimits.upload_max_words``): every word is a term of the
+            index in each library language, about 1.5 KB of database each,
+            which no byte quota of the upload folder saw (attack run 7, D3).
     """
 
     def __init__(self, conn: psycopg.Connection, tenant_id: int, home: Path, *,
                  max_pixels: int = DEFAULT_MAX_PIXELS, workers: int | None = None,
-                 exiftool: ExifToolReader | None = None, match_document_ids: bool = True):
+                 exiftool: ExifToolReader | None = None, match_document_ids: bool = True,
+                 max_words: int | None = None):
         self.conn = conn
+        self.max_words = max_words
         self.match_document_ids = match_document_ids
         self.tenant_id = tenant_id
         self.home = Path(home)
@@ -413,6 +423,14 @@ class Ingester:
                     sidecar_md = normalize(sraw)
                     raw_all["sidecar"] = sraw
             metadata, truncated = bound_fields(merge(embedded, sidecar_md))
+            if self.max_words is not None:   # attack run 7, D3: the index is bounded too
+                words = distinct_words(metadata, f.rel_path)
+                if words > self.max_words:
+                    return BadFile(f.path, "too_many_words",
+                                   f"{words:,} distinct words in its name and metadata, over "
+                                   f"the limit of {self.max_words:,} per uploaded image (each "
+                                   f"word is indexed in every library language): shorten its "
+                                   f"title, description or keywords")
             # what is stored of ExifTool's answer is bounded too (attack run 4, A1b)
             for key, label in (("file", f.path), ("sidecar", f.sidecar_path)):
                 if key in raw_all:

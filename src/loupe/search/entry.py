@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..document.languages import query_language
 from ..filters import facets as filter_facets, search as filter_search
 from .pipeline import BULK_MAX, SearchPipeline, SearchRequest, check_page
-from .result import SearchResult
+from .result import SearchResult, without_scores
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -31,7 +31,9 @@ def search(lib: "Library", query: str, *, lang: str | None = None, limit: int = 
     reachable past the caps (SPEC C2). ``filters``: a filter tree
     (docs/filters.md); with an empty ``query`` the result is the filtered
     set, newest first. ``facets``: the result carries :func:`facets` of the
-    same arguments. ``limit`` hits from ``offset`` on.
+    same arguments. ``limit`` hits from ``offset`` on. A viewer who does
+    not see everything (a member) is shown no score
+    (:func:`loupe.search.result.without_scores`).
 
     Raises:
         ValueError: ``limit`` outside [1, BULK_MAX], ``offset`` outside [0,
@@ -51,6 +53,8 @@ def search(lib: "Library", query: str, *, lang: str | None = None, limit: int = 
                                                     title_band))
     if facets:
         res.facets = lib.facets(query, lang=lang, scope=scope, filters=filters)
+    if not lib.viewer.see_all:   # a member is shown no score (attack run 7, D10)
+        without_scores(res)
     return res
 
 

@@ -65,4 +65,28 @@ class SearchResult:
     facets: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        """The result as plain data (:func:`dataclasses.asdict`)."""
         return asdict(self)
+
+
+def without_scores(res: SearchResult) -> SearchResult:
+    """``res`` with every score taken out, in place (and returned): each
+    hit's ``score`` and each lane's ``score`` in its ``explain`` become None;
+    ranks, phrase bonuses, bands and cosine distances stay.
+
+    Why (attack run 7, D10): BM25F weighs a term by its document frequency
+    over the whole tenant (``lexicon_term.df``, ``corpus_stat``), hidden
+    assets included, so a member who uploads two documents holding one word
+    each reads from their scores how many assets it may not see hold that
+    word. A member's results therefore show no score, in any surface (the
+    Python API, ``loupe --user``, the REST API, the pages, "why it matched");
+    an RRF score goes too (it is the ranks in other words). A cosine distance
+    is the query's against the asset's own vector, which no other asset
+    moves: it stays. What remains (the order of a member's own results still
+    follows the tenant's statistics) is in docs/security.md, D10."""
+    for hit in res.hits:
+        hit.score = None
+        for info in hit.explain.values():
+            if isinstance(info, dict) and "score" in info:
+                info["score"] = None
+    return res

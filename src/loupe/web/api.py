@@ -39,12 +39,14 @@ class HitOut(BaseModel):
     asset_id: int
     score: float | None = Field(description="BM25F (lexical only) or RRF score; null for a "
                                 "row that is not scored (title band, a filtered list "
-                                "without query text)")
+                                "without query text), and always null for a member "
+                                "(scores would tell how many hidden assets hold a word)")
     bonus: int = Field(description="phrase bonus: 2 title holds the query, 1 the document does")
     title: str
     path: str
     thumbnail_url: str
-    explain: dict[str, Any] = Field(description="each lane's rank and score or distance")
+    explain: dict[str, Any] = Field(description="each lane's rank and score or distance "
+                                                "(a member's scores are null)")
     why: str = Field(description="the explain data as a short code for the asset page's ?why=")
 
 

@@ -49,6 +49,10 @@ def proxy_options(trusted_proxies: tuple[str, ...] | list[str]) -> dict[str, obj
               type=click.IntRange(1, 1 << 30), help="Bytes each user may keep uploaded, in MiB.")
 @click.option("--upload-quota-files", default=10_000, show_default=True,
               type=click.IntRange(1, 1 << 30), help="Files each user may keep uploaded.")
+@click.option("--upload-max-words", default=300, show_default=True,
+              type=click.IntRange(1, 100_000),
+              help="Distinct words an uploaded image's name and metadata may hold (each is "
+                   "indexed in every library language); an image over it is refused.")
 @click.option("--statement-timeout-s", default=15.0, show_default=True,
               type=click.FloatRange(0.1, 3600),
               help="Longest database statement of a web request, in seconds (PostgreSQL's "
@@ -60,8 +64,8 @@ def proxy_options(trusted_proxies: tuple[str, ...] | list[str]) -> dict[str, obj
                    "the headers are ignored (the login throttle counts the connecting address).")
 @click.pass_obj
 def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_mb: int,
-          upload_quota_mb: int, upload_quota_files: int, statement_timeout_s: float = 15.0,
-          trusted_proxies: tuple[str, ...] = ()) -> None:
+          upload_quota_mb: int, upload_quota_files: int, upload_max_words: int = 300,
+          statement_timeout_s: float = 15.0, trusted_proxies: tuple[str, ...] = ()) -> None:
     """Serve the web app and the REST API (OpenAPI at /openapi.json).
 
     Log in with a user of the tenant ('loupe users add NAME [--admin]').
@@ -77,6 +81,7 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_
     limits = WebLimits(max_upload_request_bytes=max_upload_mb * MiB,
                        upload_quota_bytes=upload_quota_mb * MiB,
                        upload_quota_files=upload_quota_files,
+                       upload_max_words=upload_max_words,
                        statement_timeout_s=statement_timeout_s)
     app = create_app(obj.home, database_url=obj.database_url, tenant=obj.tenant,
                      pool_size=pool_size, limits=limits)

@@ -52,6 +52,32 @@ WHERE r.id = %(run_id)s AND r.tenant_id = %(tenant_id)s
 ORDER BY a.id
 """
 
+# The files an upload's ingest run stored whose asset it created (a
+# member's upload is granted as these files, never as their assets:
+# migration 0027, attack run 7, D9).
+RUN_NEW_FILES = """
+SELECT f.path
+FROM ingest_run r
+JOIN asset_file f ON f.source_id = r.source_id AND f.tenant_id = r.tenant_id
+JOIN asset a ON a.id = f.asset_id
+WHERE r.id = %(run_id)s AND r.tenant_id = %(tenant_id)s AND a.created_at >= r.started_at
+ORDER BY f.path
+"""
+
+# What a user's uploads cost the search index: the distinct terms (one per
+# term and language) of the search documents of the assets of its uploaded
+# files (granted to it by file grants, under its upload folder, given as
+# ``prefix``: the resolved folder and '/'). Charged against its byte quota
+# (loupe.web.service.INDEX_BYTES_PER_TERM; attack run 7, D3).
+UPLOAD_INDEX_TERMS = """
+SELECT coalesce(sum(length(d.tsv) + length(d.vocab_tsv)), 0)::bigint
+FROM (SELECT DISTINCT f.asset_id
+      FROM file_grant g JOIN asset_file f ON f.id = g.file_id
+      WHERE g.principal_id = %(user_id)s AND f.tenant_id = %(tenant_id)s
+        AND starts_with(f.path, %(prefix)s)) a
+JOIN search_document d ON d.asset_id = a.asset_id
+"""
+
 # Each file's path relative to the folder it was ingested from, by absolute
 # path: what a member is shown instead of the server's paths (issue 11).
 RELATIVE_PATHS = """

@@ -142,6 +142,14 @@ class WebLimits:
             included [60 s]; files whose turn comes after it is spent fail
             with a reason saying so, before they are decoded (attack run 5,
             B2: before, 60 s per batch of 48, up to 5 minutes a request).
+        upload_max_words: distinct words one uploaded image's name and
+            metadata (embedded and sidecar) may hold
+            (:func:`loupe.ingest.metadata.distinct_words`) [300]; an image
+            over it is refused with its sidecar, before anything of it is
+            stored. Each word is a term of the search index in every library
+            language, which the byte quota of the upload folder does not see
+            (attack run 7, D3: a 10 KB sidecar of distinct words cost ~2 MB
+            of database); docs/security.md gives the measured cost per word.
         similar_max_bytes: largest body of one ``POST /api/similar`` (the
             picture to search by) [32 MiB].
         similar_max_pixels: largest width x height of a picture to search by
@@ -176,6 +184,7 @@ class WebLimits:
     upload_max_pixels: int = 100_000_000
     upload_pixel_budget: int = 200_000_000
     upload_exiftool_budget_s: float = 60.0
+    upload_max_words: int = 300
     similar_max_bytes: int = 32 * MiB
     similar_max_pixels: int = 25_000_000
     statement_timeout_s: float = 15.0

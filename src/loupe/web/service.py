@@ -34,6 +34,11 @@ from .words import bulk_sentence, explain_code, verdict_sentence
 #: Upload limits: files per request and bytes per file.
 MAX_UPLOAD_FILES = 200
 MAX_UPLOAD_BYTES = 200 * 1024 * 1024
+#: Bytes of the upload quota one search term of an uploaded image costs (per
+#: language): each is a lexicon row, a posting and their index entries.
+#: Measured (benchmarks/upload_index_cost.py, docs/security.md D3): 610-840
+#: bytes of database per term and language; charged as 1 KiB.
+INDEX_BYTES_PER_TERM = 1024
 #: Document fields "why it matched" looks in, in display order.
 WHY_FIELDS = ("title", "keywords", "description", "collections", "filename", "location",
               "creator", "copyright", "vocabulary")
@@ -216,13 +221,29 @@ def upload_folder_name(user: str | None) -> str:
 
 
 def _usage(folder: Path) -> tuple[int, int]:
-    """``(bytes, files)`` under a user's upload folder (0, 0 when absent)."""
+    """``(bytes, files)`` under a user's upload folder (0, 0 when absent).
+
+    Another request of the same user may remove a file or a whole upload
+    folder while this one counts (a refused upload is deleted): what
+    vanishes is not counted, and the walk goes on (attack run 7, D4: two
+    concurrent uploads answered 500 with FileNotFoundError). Symbolic links
+    are not followed (the server writes none)."""
     size = count = 0
-    if folder.is_dir():
-        for p in folder.rglob("*"):
-            if p.is_file():
-                size += p.stat().st_size
-                count += 1
+    stack = [folder]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    size += entry.stat(follow_symlinks=False).st_size
+                    count += 1
+            except FileNotFoundError:
+                continue
     return size, count
 
 
@@ -249,8 +270,10 @@ def _pixels(path: Path) -> int | None:
 def upload(request: Any, files: list[UploadFile],
            limits: WebLimits | None = None) -> dict[str, Any]:
     """Write ``files`` to a fresh folder ``HOME/uploads/<user>/<UTC time>-<random>/``,
-    ingest it (one image decoded at a time), and grant the assets it created
-    to the uploader. Granting is the server's policy, not something a member
+    ingest it (one image decoded at a time), and grant the files it stored
+    as new assets to the uploader, as files (a file grant, migration 0027:
+    never the whole asset, so a private file of the same bytes ingested
+    later stays the owner's). Granting is the server's policy, not something a member
     may do: it runs as the owner.
 
     The request holds a pooled Library (``loupe.web.auth.lend_user_library``)
@@ -264,10 +287,15 @@ def upload(request: Any, files: list[UploadFile],
     * a file over ``limits.upload_max_pixels``, or past the request's
       ``limits.upload_pixel_budget``, is refused from its header, before it
       is decoded; a file that is not an image or sidecar type, or that the
-      ingest refuses, is refused too; refused files are removed from disk;
+      ingest refuses (among its reasons: more than
+      ``limits.upload_max_words`` distinct words in its name and metadata,
+      attack run 7, D3), is refused too; refused files are removed from
+      disk, a refused image with its sidecars;
     * the user's upload folder holds at most ``limits.upload_quota_bytes``
       and ``limits.upload_quota_files`` (413 naming the file and the bound;
-      nothing of that request is kept).
+      nothing of that request is kept); the bytes count, beside the files,
+      :data:`INDEX_BYTES_PER_TERM` per search term (and language) that the
+      user's uploaded images add to the index (attack run 7, D3).
 
     For a member (not an admin), an upload only ever creates new assets: a
     file whose bytes already are an asset of the tenant (whether or not the
@@ -336,6 +364,12 @@ def _stage_upload(lib: Library, principal: Any, files: list[UploadFile],
     user_dir = upload_folder_name(principal.name if principal else None)
     root = lib.home / "uploads" / user_dir
     used_bytes, used_files = _usage(root)
+    index_terms = 0
+    if user is not None and user.get("id") is not None:   # the index it costs (D3)
+        index_terms = lib.conn.execute(wq.UPLOAD_INDEX_TERMS, {
+            "user_id": user["id"], "tenant_id": lib.tenant_id,
+            "prefix": str(root.resolve()) + "/"}).fetchone()[0]
+        used_bytes += index_terms * INDEX_BYTES_PER_TERM
     if used_files + len(files) > limits.upload_quota_files:
         raise HTTPException(413, f"upload quota: {len(files)} more file(s) would make "
                                  f"{used_files + len(files):,} files, over your quota of "
@@ -362,9 +396,12 @@ def _stage_upload(lib: Library, principal: Any, files: list[UploadFile],
                     if written > MAX_UPLOAD_BYTES:
                         raise HTTPException(413, f"{name} is over {MAX_UPLOAD_BYTES:,} bytes")
                     if total > limits.upload_quota_bytes:
+                        raised = (f" (counting the {index_terms:,} search terms your uploads "
+                                  f"add to the index, {INDEX_BYTES_PER_TERM:,} bytes each)"
+                                  if index_terms else "")
                         raise HTTPException(413, f"upload quota: {name} would bring your uploads "
                                                  f"over your quota of "
-                                                 f"{limits.upload_quota_bytes:,} bytes")
+                                                 f"{limits.upload_quota_bytes:,} bytes{raised}")
                     digest.update(chunk)
                     out.write(chunk)
             digests[name] = digest.digest()
@@ -437,19 +474,27 @@ def _ingest_upload(owner: Library, staged: _Staged, limits: WebLimits) -> dict[s
     with ExifToolReader(budget_s=limits.upload_exiftool_budget_s) as reader:
         ingester = Ingester(owner.conn, owner.tenant_id, owner.home,
                             max_pixels=limits.upload_max_pixels, workers=1,
-                            match_document_ids=False, exiftool=reader)
+                            match_document_ids=False, exiftool=reader,
+                            max_words=limits.upload_max_words)
         summary = ingester.ingest(folder)
-    for failure in summary.failures:   # refused by the ingest: not kept
+    for failure in summary.failures:   # refused by the ingest: not kept, nor its sidecars
         path = Path(failure.path)
         if path.parent == folder.resolve() or path.parent == folder:
             refuse(path.name, failure.reason)
+            if path.suffix.lower() in EXTENSIONS:
+                for side in _sidecars(folder, path.name):
+                    side.unlink(missing_ok=True)
     rows = owner.conn.execute(wq.RUN_ASSETS, {"tenant_id": owner.tenant_id,
                                               "run_id": summary.run_id}).fetchall()
     new_ids = [r[0] for r in rows if r[1]]
     existing_ids = [r[0] for r in rows if not r[1]]
     if member:
-        for asset_id in new_ids:
-            owner.grant(staged.user_name, asset_id=asset_id)
+        # granted as its files, never as its assets: a private file with the
+        # same bytes ingested later joins the asset without reaching the
+        # member (migration 0027; attack run 7, D9)
+        for (path,) in owner.conn.execute(wq.RUN_NEW_FILES, {
+                "tenant_id": owner.tenant_id, "run_id": summary.run_id}).fetchall():
+            owner.grant(staged.user_name, path=path)
         refused_names = {r["file"] for r in refused}
         seen_images = [n for n in digests if Path(n).suffix.lower() in EXTENSIONS]
         return {"folder": str(folder.relative_to(staged.home)), "files_seen": len(seen_images),
