@@ -363,8 +363,7 @@ class Ingester:
                     bombs[f.path] = BadFile(f.path, "too_large", why)
                     os.close(fds.pop(f.path))
                 # a GIF's extension blocks, a TIFF's IFDs and a JPEG's XMP
-                # packets measured before ExifTool (and Pillow's GIF reader)
-                # reads them (attack run 7, D2)
+                # packets measured before ExifTool reads them (attack run 7, D2)
                 if f.path in fds and (why := metadata_structure_problem(fds[f.path])):
                     bombs[f.path] = BadFile(f.path, "metadata", why + ": not read")
                     os.close(fds.pop(f.path))
