@@ -219,3 +219,25 @@ def test_a_deep_xmp_packet_in_a_jpeg_is_refused_before_exiftool(lib: Library, ph
         "(Loupe's bound, checked before ExifTool reads them): not read")]
     assert _titles(lib)["titled.jpg"] == "Harbour at dusk"
     assert took < 10, took
+
+
+def test_hostile_offsets_neither_raise_nor_hang(tmp_path: Path):
+    """A BigTIFF whose first IFD is past 2**63 (``os.pread`` raises
+    OverflowError there), one past the end of the file, and a truncated
+    GIF: the walk answers None (the decoder names what is wrong)."""
+    import os
+
+    from loupe.ingest.structcheck import metadata_structure_problem
+
+    files = {"far.tif": b"II+\x00\x08\x00\x00\x00" + struct.pack("<Q", 2**63 + 5),
+             "past.tif": b"II+\x00\x08\x00\x00\x00" + struct.pack("<Q", 2**40),
+             "cut.gif": gif_comment_flood(10, (1, 1, 1))[:40]}
+    answers = {}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        fd = os.open(tmp_path / name, os.O_RDONLY)
+        try:
+            answers[name] = metadata_structure_problem(fd)
+        finally:
+            os.close(fd)
+    assert answers == {"far.tif": None, "past.tif": None, "cut.gif": None}

@@ -98,7 +98,7 @@ def metadata_structure_problem(fd: int) -> str | None:
             return f"a TIFF {why}" if why else None
         if head[:2] == b"\xff\xd8":
             return _jpeg(fd)
-    except (OSError, ValueError, struct.error):
+    except (OSError, ValueError, OverflowError, struct.error):   # an offset past 2**63 too
         return None
     return None
 
