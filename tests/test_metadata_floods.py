@@ -241,3 +241,33 @@ def test_hostile_offsets_neither_raise_nor_hang(tmp_path: Path):
         finally:
             os.close(fd)
     assert answers == {"far.tif": None, "past.tif": None, "cut.gif": None}
+
+
+def test_a_members_upload_of_a_flood_is_refused_with_its_reason(tmp_path, db_url, home):
+    """The same bounds on a member's upload: the reply names the file and the
+    bound, and the normal file of the same request is stored."""
+    from fastapi.testclient import TestClient
+
+    from loupe.web.app import create_app
+
+    with Library.open(home, database_url=db_url) as owner:
+        owner.create_user("bob", "bob-password")
+    with TestClient(create_app(home, database_url=db_url, pool_size=2)) as client:
+        tok = client.post("/api/tokens", json={"name": "bob", "password": "bob-password"})
+        bob = {"Authorization": f"Bearer {tok.json()['token']}"}
+        started = time.monotonic()
+        r = client.post("/api/upload", headers=bob, files=[
+            ("files", ("flood.gif", gif_comment_flood(100_000, (5, 6, 7)), "image/gif")),
+            ("files", ("chain.tif", tiff_ifd_chain(100_000, (7, 6, 5)), "image/tiff")),
+            ("files", ("fine.gif", gif((9, 9, 9), comment=b"fine"), "image/gif"))])
+        assert time.monotonic() - started < 10
+        assert r.status_code == 200, r.text
+        out = {k: v for k, v in r.json().items() if k != "folder"}
+    assert out == {"files_seen": 3, "stored": 1, "failed": 2, "failures": [
+        {"file": "chain.tif",
+         "reason": f"a TIFF of more than {MAX_IFDS:,} image file directories (IFDs) (Loupe's "
+                   "bound, checked before ExifTool reads them): not read"},
+        {"file": "flood.gif",
+         "reason": f"a GIF of more than {MAX_GIF_EXTENSIONS:,} metadata extension blocks "
+                   "(comment, plain text, application) (Loupe's bound, checked before "
+                   "ExifTool reads them): not read"}]}
