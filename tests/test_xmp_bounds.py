@@ -65,13 +65,13 @@ def test_a_deep_or_huge_sidecar_is_refused_before_exiftool_and_reported(
 
 def test_a_slow_exiftool_call_is_stopped_and_the_ingest_goes_on(
         lib: Library, photos: Path, monkeypatch):
-    """XMP embedded in the image (here a JPEG's APP1 packet, 1,150 levels: the
-    most one 64 KB segment holds; a PNG's packet is measured before ExifTool
-    since attack run 5) is ExifTool's to parse; one call is bounded in time
-    (``READ_TIMEOUT_S``, 2 s here)."""
+    """XMP embedded in a WebP (its ``XMP `` chunk; here 1,150 levels) is
+    ExifTool's to parse (a PNG's packet is measured before ExifTool since
+    attack run 5, a JPEG's since attack run 7, D2); one call is bounded in
+    time (``READ_TIMEOUT_S``, 2 s here)."""
     monkeypatch.setattr(metadata, "READ_TIMEOUT_S", 2.0, raising=False)
     Image.new("RGB", (16, 16), (1, 2, 3)).save(
-        photos / "slow.jpg", xmp=deep_xmp(1150, "deep embedded").encode())
+        photos / "slow.webp", xmp=deep_xmp(1150, "deep embedded").encode())
     info = PngImagePlugin.PngInfo()
     info.add_itxt("XML:com.adobe.xmp", HEAD.format(title="lighthouse keeper") + TAIL)
     Image.new("RGB", (16, 16), (3, 2, 1)).save(photos / "fine.png", pnginfo=info)
@@ -81,7 +81,7 @@ def test_a_slow_exiftool_call_is_stopped_and_the_ingest_goes_on(
     assert (summary.new_assets, summary.failed) == (1, 1)
     assert took < 15, took                       # the batch (2 s), then each file alone
     [failure] = lib.failures()
-    assert Path(failure["path"]).name == "slow.jpg" and failure["kind"] == "metadata"
+    assert Path(failure["path"]).name == "slow.webp" and failure["kind"] == "metadata"
     assert failure["reason"] == ("ExifTool could not read the metadata: ExifTool took more "
                                  "than 2 s to read this file (the bound per call): stopped")
     assert [h.title for h in lib.search("lighthouse keeper").hits] == ["lighthouse keeper"]

@@ -27,6 +27,7 @@ attack run 4, A5), before ExifTool reads the file.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 #: Most scans a JPEG's first frame may have (Loupe's bound; see above).
 MAX_SCANS = 100
@@ -106,11 +107,26 @@ def scan_count_problem(fd: int) -> str | None:
         return None
 
 
-def _walk(data: _Reader) -> str | None:
+def walk_segments(fd: int, segment: Callable[[int, Callable[[], bytes]], bool]) -> None:
+    """Call ``segment(marker, payload)`` for each marker segment of the JPEG
+    open as ``fd`` (any other file is not looked at), in file order, scans'
+    entropy-coded data skipped; ``payload()`` reads the segment's bytes after
+    its length field (at most 65,533). The walk stops when ``segment``
+    answers False, and at the bounds of :func:`scan_count_problem` (which the
+    ingest checks first). Never raises for a malformed or shrinking file."""
+    try:
+        if os.fstat(fd).st_size >= 4 and os.pread(fd, 2, 0) == b"\xff\xd8":
+            _walk(_Reader(fd), segment, fd)
+    except (OSError, ValueError):
+        return
+
+
+def _walk(data: _Reader, segment=None, fd: int | None = None) -> str | None:
     """The scan- and segment-count walk of ITU-T T.81 Annex B over ``data``
     from offset 2 (after SOI); stops at EOI, at the end of the bytes, or past
     a bound (:data:`MAX_SCANS`, :data:`MAX_SCAN_MEGAPIXELS`,
-    :data:`MAX_METADATA_SEGMENTS`)."""
+    :data:`MAX_METADATA_SEGMENTS`), or when ``segment`` (see
+    :func:`walk_segments`; ``fd`` is read for its payloads) answers False."""
     pos, scans, segments, pixels = 2, 0, 0, 0
     while True:
         b = data.byte(pos)
@@ -138,6 +154,10 @@ def _walk(data: _Reader) -> str | None:
             if None in dims:
                 return None
             pixels = max(pixels, (dims[0] << 8 | dims[1]) * (dims[2] << 8 | dims[3]))
+        if segment is not None:
+            at, length = pos + 4, max((hi << 8 | lo) - 2, 0)
+            if not segment(marker, lambda: os.pread(fd, length, at)):
+                return None
         pos += 2 + (hi << 8 | lo)
         if 0xE0 <= marker <= 0xEF or marker == _COM:
             segments += 1

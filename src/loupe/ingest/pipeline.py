@@ -41,6 +41,7 @@ from . import queries as q
 from .errors import BadFile
 from .jpegcheck import scan_count_problem
 from .pngcheck import compressed_chunk_problem
+from .structcheck import metadata_structure_problem
 from .xmpcheck import sidecar_shape_problem
 from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file, unrecognised
 from .metadata import (HOLD_NOTE, ExifToolReader, bound_fields, bound_raw, check_budget,
@@ -360,6 +361,11 @@ class Ingester:
                 # run 5, B9)
                 if f.path in fds and (why := scan_count_problem(fds[f.path])):
                     bombs[f.path] = BadFile(f.path, "too_large", why)
+                    os.close(fds.pop(f.path))
+                # a GIF's extension blocks, a TIFF's IFDs and a JPEG's XMP
+                # packets measured before ExifTool reads them (attack run 7, D2)
+                if f.path in fds and (why := metadata_structure_problem(fds[f.path])):
+                    bombs[f.path] = BadFile(f.path, "metadata", why + ": not read")
                     os.close(fds.pop(f.path))
                 # not an image (a PDF named .jpg): refused before ExifTool
                 # reads and inflates it (attack run 4, A1)
