@@ -503,11 +503,14 @@ class _Scan:
 
     def alone_in_clause(self, i: int, j: int) -> bool:
         """Whether tokens i..j are the only words of their clause besides cue words,
-        determiners and fillers (the clause ends at a comma or the sentence's end)."""
+        determiners and fillers (the clause ends at a comma or the sentence's end).
+        A word before i that no table read counts as a word of the clause whether it
+        is plain text or negated text (role ``negtext``): in "except those captioned
+        Omar Haddad" the name is not alone, "captioned" is said with it."""
         free = L.FILLERS | L.NEGATE | L.RESTRICT | L.ADD | L.CONNECT | L.REPLACE_WORDS
         k = i - 1
         while k >= 0 and self.low[k] != ",":
-            if self.role[k] == "text" and self.low[k] not in free:
+            if self.role[k] in ("text", "negtext") and self.low[k] not in free:
                 return False
             k -= 1
         k = j
