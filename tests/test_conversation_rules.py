@@ -90,6 +90,29 @@ def test_a_negated_word_no_table_reads_keeps_a_bare_name_from_being_alone_in_its
     assert (alone.intent, alone.filter, alone.unparsed) == ("remove", {"person": "Tomas Wiik"}, [])
 
 
+@pytest.mark.parametrize("sentence,flt,text", [
+    ("des tirages signés Raymond Depardon", {"creator": "Raymond Depardon"}, "tirages"),
+    ("les affiches signées Banksy en noir et blanc",
+     {"all": [{"creator": "Banksy"}, {"monochrome": True}]}, "affiches"),
+    ("photos taguées mer et signées Anne Roy",
+     {"all": [{"keyword": "mer"}, {"creator": "Anne Roy"}]}, ""),
+    # a literal signature, no name after it: the words stay text
+    ("les affiches signées à la main", None, "affiches signées à main"),
+])
+def test_signe_and_a_name_without_par_is_the_creator_in_french(sentence, flt, text):
+    """French credits a work with "signé X" as often as with "signé par X" ("une photo
+    signée Doisneau"); only a capitalised name after it makes it the creator."""
+    turn = parse(sentence, lang="fr", clock=CLOCK)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("replace", flt, text, [])
+    turn = parse("sauf celles signées Inès Caron", lang="fr", clock=CLOCK, has_previous=True,
+                 previous={"colour": "blue"})
+    assert (turn.intent, turn.filter, turn.unparsed) == ("remove", {"creator": "Inès Caron"}, [])
+    # English says "signed by"; "signed" alone stays negated text with the name
+    turn = parse("except those signed Inès Caron", lang="en", clock=CLOCK, has_previous=True,
+                 previous={"colour": "blue"})
+    assert (turn.intent, turn.filter, turn.unparsed) == ("remove", None, ["signed Inès Caron"])
+
+
 @pytest.mark.parametrize("sentence", ["Spain", "Bergen", "Maria Lopes"])
 def test_a_bare_name_without_a_cue_or_in_a_first_turn_stays_text(sentence):
     assert parse(sentence, lang="en", clock=CLOCK).text == sentence
