@@ -150,6 +150,11 @@ def main() -> None:
         home = tmp / "home"
     built = home / "bench-filters-built"
     loaded = home / "bench-filters-loaded"
+    if args.home is not None and args.database_url is None and home.exists() \
+            and any(home.iterdir()) and not (built.exists() or loaded.exists()):
+        # a load stopped half-way left rows behind: loading again would fail on them
+        sys.exit(f"{home} holds a library whose load phase did not finish (no "
+                 f"{loaded.name} marker): remove the folder and run again")
     lib = Library.open(home, database_url=args.database_url, create=True)
     t0 = time.perf_counter()
     if built.exists():
