@@ -27,12 +27,23 @@ against the same query unfiltered:
 
 Prints p50/p95 per filter and path, the filtered/unfiltered p95 ratio and
 the verdicts of the filtered lexical searches.
+
+The build is in two phases, each timed as it ends (wall clock, and CPU
+seconds of this process and of its PostgreSQL backend, with the load
+average): ``load`` (:func:`scopes.load`: assets, documents, lexical index,
+files, vectors, HNSW) and ``metadata`` (the filter metadata: an UPDATE of
+every file, which recomputes the stored filter values of migration 0026,
+then of every asset, and ``VACUUM ANALYZE``). With ``--home`` each phase
+leaves a marker in the folder (``bench-filters-loaded``, then
+``bench-filters-built``), so a run stopped during the metadata phase (a
+long one: about an hour at 1M assets) resumes there instead of loading again.
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
+import os
 import shutil
 import sys
 import tempfile
@@ -85,6 +96,36 @@ def pct(values: list[float], p: float) -> float:
     return float(np.percentile(values, p)) if values else float("nan")
 
 
+def backend_cpu(conn) -> float:
+    """CPU seconds (user + system) of the connection's PostgreSQL backend, read
+    from /proc (the embedded server runs on this machine); NaN when it cannot be
+    read (a remote --database-url, another OS)."""
+    pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Phase:
+    """Times one build phase: wall seconds, this process's CPU seconds and the
+    PostgreSQL backend's, and the 1-minute load average at its start and end."""
+
+    def __init__(self, conn, name: str):
+        self.conn, self.name = conn, name
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        self.db, self.load = backend_cpu(conn), os.getloadavg()[0]
+        print(f"{time.strftime('%H:%M:%S', time.gmtime())} UTC phase {name}: started "
+              f"(load average {self.load:.1f})", flush=True)
+
+    def done(self) -> None:
+        print(f"{time.strftime('%H:%M:%S', time.gmtime())} UTC phase {self.name}: "
+              f"{time.perf_counter() - self.wall:.0f} s wall, CPU {time.process_time() - self.cpu:.0f} s "
+              f"python + {backend_cpu(self.conn) - self.db:.0f} s postgres backend, load average "
+              f"{self.load:.1f} -> {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--assets", type=int, default=100_000)
@@ -108,19 +149,36 @@ def main() -> None:
         atexit.register(shutil.rmtree, tmp, ignore_errors=True)
         home = tmp / "home"
     built = home / "bench-filters-built"
+    loaded = home / "bench-filters-loaded"
+    if args.home is not None and args.database_url is None and home.exists() \
+            and any(home.iterdir()) and not (built.exists() or loaded.exists()):
+        # a load stopped half-way left rows behind: loading again would fail on them
+        sys.exit(f"{home} holds a library whose load phase did not finish (no "
+                 f"{loaded.name} marker): remove the folder and run again")
     lib = Library.open(home, database_url=args.database_url, create=True)
     t0 = time.perf_counter()
     if built.exists():
         model_id = int(built.read_text().split()[0])
         print(f"library: reused {home} ({built.read_text().strip()})")
     else:
-        model_id = bench_scopes.load(lib, args.assets, args.dims, rng)
+        if loaded.exists():
+            model_id = int(loaded.read_text().split()[0])
+            print(f"library: loaded before ({loaded.read_text().strip()}); resuming at the "
+                  f"metadata phase", flush=True)
+        else:
+            phase = Phase(lib.conn, "load")
+            model_id = bench_scopes.load(lib, args.assets, args.dims, rng)
+            phase.done()
+            if args.home is not None:
+                loaded.write_text(f"{model_id} assets={args.assets} dims={args.dims}\n")
+        phase = Phase(lib.conn, "metadata")
         with lib.conn.transaction():
             lib.conn.execute(METADATA)
             lib.conn.execute(ASSETS)
         lib.conn.execute("VACUUM ANALYZE")
+        phase.done()
         print(f"library: {args.assets:,} assets, {args.dims}-d image vectors with HNSW, filter "
-              f"metadata; built in {time.perf_counter() - t0:.0f} s")
+              f"metadata; built in {time.perf_counter() - t0:.0f} s", flush=True)
         if args.home is not None:
             built.write_text(f"{model_id} assets={args.assets} dims={args.dims}\n")
 
@@ -182,7 +240,7 @@ def main() -> None:
             counts = (f"{v.count('complete')}/{v.count('truncated')}/{v.count('unknown')}"
                       if path == "lexical filtered" else "")
             print(f"{fname:17} {size:7,} {path:22} {pct(ts, 50):8.1f} {pct(ts, 95):8.1f}   "
-                  f"{counts}")
+                  f"{counts}", flush=True)
         summary.append((fname, pct(times["lexical filtered"], 95),
                         pct(times["lexical unfiltered"], 95), pct(times["hybrid filtered"], 95),
                         pct(times["hybrid unfiltered"], 95)))

@@ -152,7 +152,11 @@ def load(lib: Library, n: int, dims: int, rng: np.random.Generator) -> int:
             lib.conn.execute("INSERT INTO asset_grant (asset_id, principal_id) "
                              "SELECT g, %s FROM generate_series(%s::bigint, %s::bigint) g",
                              (uid, first, first + size // 2 - 1))
-    lib.conn.execute("SET maintenance_work_mem = '1GB'")
+    # 1 GB held the graph of ~410,000 512-d vectors (filters3's 1M run, 2026-12-01: ~2.5 KB
+    # a vector), so 1M need ~2.5 GB; past the limit pgvector goes on by on-disk inserts,
+    # ~3x the CPU a vector (1.75 -> 5.3 ms measured there)
+    lib.conn.execute("SET maintenance_work_mem = '3GB'")
+    lib.conn.execute("SET max_parallel_maintenance_workers = 1")
     lib.conn.execute(vq.hnsw_index(model_id, "image", dims))
     lib.conn.execute("VACUUM ANALYZE")
     return model_id

@@ -72,6 +72,47 @@ def test_a_bare_name_alone_after_a_cue_takes_the_field_the_conversation_uses(
     assert (turn.intent, turn.filter, turn.text, turn.unparsed) == (intent, flt, "", [])
 
 
+@pytest.mark.parametrize("sentence,lang,previous,unparsed", [
+    ("except those captioned Tomas Wiik", "en", {"person": "Eva Lind"}, ["captioned Tomas Wiik"]),
+    ("not the blurry Tomas Wiik", "en", {"colour": "blue"}, ["blurry Tomas Wiik"]),
+    ("pas celles légendées Anaïs Morel", "fr", {"person": "Eva Lind"}, ["légendées Anaïs Morel"]),
+])
+def test_a_negated_word_no_table_reads_keeps_a_bare_name_from_being_alone_in_its_clause(
+        sentence, lang, previous, unparsed):
+    """The bare-name rule reads a name only when nothing else is said in its clause;
+    a negated unread word ("captioned") is said, so the name is not guessed into the
+    field the conversation uses (it was: person Tomas Wiik, unparsed ["captioned"]).
+    The whole negated run is reported unparsed and nothing is removed."""
+    turn = parse(sentence, lang=lang, clock=CLOCK, has_previous=True, previous=previous)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("remove", None, "", unparsed)
+    # the same name alone after the negation is still read ("not Pedro Alves" above)
+    alone = parse("not Tomas Wiik", lang="en", clock=CLOCK, has_previous=True, previous=previous)
+    assert (alone.intent, alone.filter, alone.unparsed) == ("remove", {"person": "Tomas Wiik"}, [])
+
+
+@pytest.mark.parametrize("sentence,flt,text", [
+    ("des tirages signés Raymond Depardon", {"creator": "Raymond Depardon"}, "tirages"),
+    ("les affiches signées Banksy en noir et blanc",
+     {"all": [{"creator": "Banksy"}, {"monochrome": True}]}, "affiches"),
+    ("photos taguées mer et signées Anne Roy",
+     {"all": [{"keyword": "mer"}, {"creator": "Anne Roy"}]}, ""),
+    # a literal signature, no name after it: the words stay text
+    ("les affiches signées à la main", None, "affiches signées à main"),
+])
+def test_signe_and_a_name_without_par_is_the_creator_in_french(sentence, flt, text):
+    """French credits a work with "signé X" as often as with "signé par X" ("une photo
+    signée Doisneau"); only a capitalised name after it makes it the creator."""
+    turn = parse(sentence, lang="fr", clock=CLOCK)
+    assert (turn.intent, turn.filter, turn.text, turn.unparsed) == ("replace", flt, text, [])
+    turn = parse("sauf celles signées Inès Caron", lang="fr", clock=CLOCK, has_previous=True,
+                 previous={"colour": "blue"})
+    assert (turn.intent, turn.filter, turn.unparsed) == ("remove", {"creator": "Inès Caron"}, [])
+    # English says "signed by"; "signed" alone stays negated text with the name
+    turn = parse("except those signed Inès Caron", lang="en", clock=CLOCK, has_previous=True,
+                 previous={"colour": "blue"})
+    assert (turn.intent, turn.filter, turn.unparsed) == ("remove", None, ["signed Inès Caron"])
+
+
 @pytest.mark.parametrize("sentence", ["Spain", "Bergen", "Maria Lopes"])
 def test_a_bare_name_without_a_cue_or_in_a_first_turn_stays_text(sentence):
     assert parse(sentence, lang="en", clock=CLOCK).text == sentence

@@ -303,6 +303,10 @@ CREATOR_STRONG = {("shot", "by"), ("taken", "by"), ("photographed", "by"), ("cre
                   ("snapped", "by"), ("authored", "by"), ("illustrated", "by"), ("designed", "by"),
                   ("painted", "by")}
 CREATOR_CUES = {"by", "par"}
+# French "signé X" without "par": the common way to credit a work to its author ("une photo
+# signée Doisneau", "un film signé Varda"), so a creator, read only before a capitalised name
+# ("signées à la main" is a literal signature and stays text). English needs "signed by".
+CREATOR_SIGNED = {"signé", "signée", "signés", "signées"}
 # verbs after a name that make it the creator: "the ones that Maria took", "celles que Léa a prises"
 CREATOR_VERBS = {"took", "shot", "photographed", "snapped", "made", "drew", "created", "taken",
                  "prises", "prise", "pris", "faites", "photographiées", "réalisées", "dessinées"}

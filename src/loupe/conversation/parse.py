@@ -231,6 +231,8 @@ class _Scan:
                                            L.RESTRICT_PHRASES, L.KEYWORD_CUES, L.FILLER_PHRASES,
                                            L.EXPIRING, L.CREATOR_STRONG, L.PERSON_PHRASES)):
             return False
+        if w in L.CREATOR_SIGNED and x + 1 < self.n and self.name_run(x + 1) > x + 1:
+            return False                    # "signées Anne Roy": the creator cue reads it
         return date_at(self.toks, self.low, x, self.lang, self.clock) is None
 
     def age_at(self, i: int) -> int:
@@ -415,7 +417,7 @@ class _Scan:
             v = e + (e < self.n and self.low[e] in ("a", "has", "had", "ont"))
             if e > i and v < self.n and self.low[v] in L.CREATOR_VERBS:
                 return self.emit({"creator": " ".join(self.toks[i:e])}, i, v + 1, neg)
-        if self.low[i] in L.CREATOR_CUES and i + 1 < self.n:
+        if (self.low[i] in L.CREATOR_CUES or self.low[i] in L.CREATOR_SIGNED) and i + 1 < self.n:
             e = self.name_run(i + 1)
             if e > i + 1:
                 return self.emit({"creator": " ".join(self.toks[i + 1:e])}, i, e, neg)
@@ -503,11 +505,14 @@ class _Scan:
 
     def alone_in_clause(self, i: int, j: int) -> bool:
         """Whether tokens i..j are the only words of their clause besides cue words,
-        determiners and fillers (the clause ends at a comma or the sentence's end)."""
+        determiners and fillers (the clause ends at a comma or the sentence's end).
+        A word before i that no table read counts as a word of the clause whether it
+        is plain text or negated text (role ``negtext``): in "except those captioned
+        Omar Haddad" the name is not alone, "captioned" is said with it."""
         free = L.FILLERS | L.NEGATE | L.RESTRICT | L.ADD | L.CONNECT | L.REPLACE_WORDS
         k = i - 1
         while k >= 0 and self.low[k] != ",":
-            if self.role[k] == "text" and self.low[k] not in free:
+            if self.role[k] in ("text", "negtext") and self.low[k] not in free:
                 return False
             k -= 1
         k = j
