@@ -120,19 +120,20 @@ def connection_options(limits) -> dict[str, object]:
     """uvicorn's settings for the connection limits of ``loupe serve``
     (:class:`loupe.web.connections.ConnectionLimits`): ``http`` (uvicorn's
     HTTP protocol class wrapped by :func:`~loupe.web.connections.guarded_protocol`)
-    and ``timeout_keep_alive``. Also quiets asyncio's accept-error log to
+    ``timeout_keep_alive`` and ``backlog`` (:data:`~loupe.web.connections.ACCEPT_BACKLOG`,
+    the most connections asyncio accepts in one go). Also quiets asyncio's accept-error log to
     one line per 10 s (attack run 7, D7: 106 MB of it in ~40 s)."""
     import logging  # noqa: PLC0415
 
     from uvicorn.protocols.http.auto import AutoHTTPProtocol  # noqa: PLC0415
 
-    from .connections import AcceptErrorFilter, guarded_protocol  # noqa: PLC0415
+    from .connections import ACCEPT_BACKLOG, AcceptErrorFilter, guarded_protocol  # noqa: PLC0415
 
     asyncio_log = logging.getLogger("asyncio")
     if not any(isinstance(f, AcceptErrorFilter) for f in asyncio_log.filters):
         asyncio_log.addFilter(AcceptErrorFilter())
     return {"http": guarded_protocol(AutoHTTPProtocol, limits),
-            "timeout_keep_alive": limits.keep_alive_s}
+            "timeout_keep_alive": limits.keep_alive_s, "backlog": ACCEPT_BACKLOG}
 
 
 @click.command("token")

@@ -48,6 +48,12 @@ LOG_EVERY_S = 10.0
 #: and upload database connections, ExifTool's pipes, files being ingested,
 #: the embedded PostgreSQL's own are another process's).
 RESERVED_DESCRIPTORS = 256
+#: The listening socket's backlog (uvicorn's ``backlog``; its default is
+#: 2,048). asyncio accepts up to this many connections in one go before any
+#: of them reaches the protocol that refuses it, so the descriptors a flood
+#: can hold at once are ``max_connections`` + this; with 2,048 a flood ran
+#: the process out of descriptors before a connection could be refused.
+ACCEPT_BACKLOG = 128
 
 _BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
          b"retry-after: 5\r\nconnection: close\r\ncontent-length: %d\r\n\r\n%s")
@@ -262,8 +268,9 @@ def fit_descriptor_limit(limits: ConnectionLimits) -> int:
     """Raise the soft ``RLIMIT_NOFILE`` to the hard limit and return it.
 
     Raises:
-        ValueError: ``max_connections`` + :data:`RESERVED_DESCRIPTORS` is
-            over the hard limit (the option's message says the most that fits).
+        ValueError: ``max_connections`` + :data:`ACCEPT_BACKLOG` +
+            :data:`RESERVED_DESCRIPTORS` is over the limit (the message says
+            the most that fits).
     """
     import resource  # noqa: PLC0415 - POSIX only, at start
 
@@ -273,9 +280,10 @@ def fit_descriptor_limit(limits: ConnectionLimits) -> int:
         soft = hard
     elif hard == resource.RLIM_INFINITY and soft != resource.RLIM_INFINITY:
         soft = soft  # leave an unlimited hard limit's soft one as the admin set it
-    if soft != resource.RLIM_INFINITY and limits.max_connections + RESERVED_DESCRIPTORS > soft:
+    keep = RESERVED_DESCRIPTORS + ACCEPT_BACKLOG
+    if soft != resource.RLIM_INFINITY and limits.max_connections + keep > soft:
         raise ValueError(
             f"--max-connections {limits.max_connections} does not fit the process's limit of "
-            f"{soft} open files with {RESERVED_DESCRIPTORS} kept for the rest of the server: "
-            f"use at most {max(1, soft - RESERVED_DESCRIPTORS)} or raise 'ulimit -n'")
+            f"{soft} open files with {keep} kept for accepting and the rest of the server: "
+            f"use at most {max(1, soft - keep)} or raise 'ulimit -n'")
     return soft
