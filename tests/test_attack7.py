@@ -384,3 +384,156 @@ def test_d7_connections_past_the_total_are_refused_before_the_descriptors_run_ou
                                            r"and the rest of the server: use at most 216 or "
                                            r"raise 'ulimit -n'"):
         serve("--max-connections", "300", nofile=600)
+
+
+# --- D6: what the decode and every later stage really allocate ------------
+
+_STAGE_PEAK = """
+import gc, json, sys, threading, time
+from pathlib import Path
+import psutil
+from PIL import Image
+from loupe.ingest import image, perceptual
+from loupe.pixels import analyse
+path, tmp = sys.argv[1], Path(sys.argv[2])
+tiny = tmp / "tiny.png"
+Image.new("RGB", (64, 64)).save(tiny)      # warm: every module and decoder loaded
+image.inspect_image(str(tiny), tmp / "tiny.webp")
+perceptual.hash_file(str(tiny)); analyse.analyse_file(str(tiny))
+proc = psutil.Process()
+out = {}
+for stage in ("decode", "inspect", "hash", "analyse"):
+    gc.collect()
+    base = proc.memory_info().rss
+    peak = [base]
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], proc.memory_info().rss)
+            time.sleep(0.001)
+
+    t = threading.Thread(target=sample)
+    t.start()
+    if stage == "decode":
+        with Image.open(path) as im:
+            im.load()
+            peak[0] = max(peak[0], proc.memory_info().rss)
+            pixels = im.size[0] * im.size[1]
+    elif stage == "inspect":
+        image.inspect_image(path, tmp / f"{stage}.webp", max_pixels=10**9)
+    elif stage == "hash":
+        assert not isinstance(perceptual.hash_file(path), str)
+    else:
+        assert analyse.analyse_file(path).error is None
+    done.set()
+    t.join()
+    out[stage] = round((peak[0] - base) / pixels, 2)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("mode, fill, decoded", [("LA", (90, 255), 4), ("I;16", 30000, 2)])
+def test_d6_no_stage_allocates_more_than_the_bound_counts(tmp_path, mode, fill, decoded):
+    """D6 (MED-HIGH): the bound counted LA as 2 bytes a pixel and RGB as 3,
+    but Pillow stores every multi-band mode at 4 (I;16 at 2), and the hash
+    stage converted to RGB beside exif_transpose's copy: a 219 KB 100 MP LA
+    PNG grew the server by 1.14 GB. Tiny 16 MP PNGs (LA, I;16), each stage
+    in a fresh process, peak RSS sampled every ms: the decode takes
+    MODE_BYTES, and no later stage more than MODE_BYTES + STAGE_BYTES a pixel
+    (main 4090c2c, the same sampling on 25 MP PNGs: LA 12.2 bytes a pixel
+    in the thumbnail stage and 12.0 in the hash stage, I;16 7.9 and 7.9)."""
+    import json
+
+    from loupe.ingest.image import MODE_BYTES, STAGE_BYTES, working_bytes
+
+    im = Image.new(mode, (4000, 4000), fill)
+    im.putpixel((7, 7), (0, 255) if mode == "LA" else 0)
+    path = tmp_path / f"big-{mode.replace(';', '')}.png"
+    im.save(path, compress_level=9)
+    del im
+    assert path.stat().st_size < 100_000
+    env = {**os.environ, "PYTHONPATH": SRC}
+    done = subprocess.run([sys.executable, "-c", _STAGE_PEAK, str(path), str(tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    peaks = json.loads(done.stdout.strip().splitlines()[-1])
+    print(f"\nD6 {mode}: bytes a pixel at peak per stage {peaks}")
+    assert MODE_BYTES[mode] == decoded
+    assert decoded - 0.2 <= peaks["decode"] <= decoded + 0.3, peaks
+    for stage in ("inspect", "hash", "analyse"):
+        assert peaks[stage] <= decoded + STAGE_BYTES + 0.3, (stage, peaks)
+    assert working_bytes(mode, 4000, 4000) == 16_000_000 * (decoded + STAGE_BYTES)
+
+
+def test_d6_the_hashes_are_those_of_the_rgb_path_for_every_mode_and_orientation():
+    """The hash stage converts to greyscale first instead of to RGB: the
+    pHash and dHash are bit for bit those of imagehash on
+    ``exif_transpose(im).convert("RGB")`` (the code before), for every mode
+    of DIRECT_GREY, YCbCr, and EXIF orientations 1, 6 and 7."""
+    import imagehash
+    import numpy as np
+    from PIL import ImageOps
+
+    from loupe.ingest.perceptual import DIRECT_GREY, hash_image, to_signed
+
+    rng = np.random.default_rng(7)
+    rgb = Image.fromarray(rng.integers(0, 256, (90, 120, 3), dtype=np.uint8), "RGB")
+    for mode in sorted(DIRECT_GREY | {"YCbCr"}):
+        if mode in ("I;16L", "I;16N"):
+            continue     # aliases of I;16 on this machine
+        if mode in ("I;16", "I;16B"):
+            src = Image.frombytes(mode, (120, 90), rng.integers(0, 65536, 90 * 120).astype(
+                "<u2" if mode == "I;16" else ">u2").tobytes())
+        elif mode == "I":
+            src = Image.fromarray(rng.integers(-500, 70_000, (90, 120), dtype=np.int32), "I")
+        elif mode == "F":
+            src = Image.fromarray((rng.random((90, 120)) * 400 - 50).astype(np.float32), "F")
+        elif mode in ("PA",):
+            src = rgb.convert("P").convert("PA")
+        else:
+            src = rgb.convert(mode)
+        assert src.mode == mode
+        for orientation in (1, 6, 7):
+            exif = Image.Exif()
+            exif[0x0112] = orientation
+
+            def tagged() -> Image.Image:
+                im = src.copy()
+                im.info["exif"] = exif.tobytes()    # what getexif() reads
+                return im
+            new = hash_image(tagged())
+            frame = ImageOps.exif_transpose(tagged())
+            assert frame.size == ((90, 120) if orientation != 1 else (120, 90))
+            if frame.mode not in ("RGB", "L"):
+                frame = frame.convert("RGB")
+            old = (to_signed(int(str(imagehash.phash(frame, hash_size=8)), 16)),
+                   to_signed(int(str(imagehash.dhash(frame, hash_size=8)), 16)))
+            assert (new.phash, new.dhash) == old, (mode, orientation)
+
+
+def test_d8_a_users_live_tokens_are_capped_and_the_oldest_give_way(db_url, home, tmp_path):
+    """D8: tokens were uncapped (150 logins, 150 tokens). A user keeps at most
+    max_api_tokens_per_user live API tokens (and max_sessions_per_user
+    sessions): the 4th and 5th of a cap of 3 revoke the 1st and 2nd, which
+    answer 401 from then on; the reply says how many were revoked; another
+    user's tokens are untouched."""
+    from fastapi.testclient import TestClient
+
+    from loupe.web import create_app
+    from loupe.web.security import WebLimits
+
+    populate(home, db_url, tmp_path / "photos")
+    app = create_app(home, database_url=db_url, pool_size=2,
+                     limits=WebLimits(max_api_tokens_per_user=3))
+    with TestClient(app) as client:
+        admin = client.post("/api/tokens", json={"name": "admin",
+                                                  "password": "admin-password"}).json()
+        made = [client.post("/api/tokens", json={"name": "bob", "password": "bob-password"}
+                            ).json() for _ in range(5)]
+        assert [m["revoked"] for m in made] == [0, 0, 0, 1, 1]
+        live = [client.get("/api/me", headers={"Authorization": f"Bearer {m['token']}"}
+                           ).status_code for m in made]
+        assert live == [401, 401, 200, 200, 200]
+        assert client.get("/api/me", headers={"Authorization": f"Bearer {admin['token']}"}
+                          ).status_code == 200
