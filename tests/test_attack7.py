@@ -537,3 +537,89 @@ def test_d8_a_users_live_tokens_are_capped_and_the_oldest_give_way(db_url, home,
         assert live == [401, 401, 200, 200, 200]
         assert client.get("/api/me", headers={"Authorization": f"Bearer {admin['token']}"}
                           ).status_code == 200
+
+
+# --- the pieces, alone ----------------------------------------------------
+
+def test_a_gate_serves_waiters_in_order_and_refuses_after_its_wait():
+    """A Gate of 1 slot: the holder runs, two waiters are served in arrival
+    order as it is released — one from another thread's event loop —, and
+    a waiter that gets no slot within wait_s is refused with Busy (its
+    reason and Retry-After) and holds nothing afterwards."""
+    import asyncio
+
+    from loupe.web.admission import Busy, Gate
+
+    gate = Gate("tests", slots=1, wait_s=0.5, retry_after_s=3)
+    order: list[str] = []
+
+    async def hold(name: str, seconds: float) -> None:
+        async with gate.slot():
+            order.append(name)
+            await asyncio.sleep(seconds)
+
+    def other_loop() -> None:
+        asyncio.run(hold("thread", 0))
+
+    async def main() -> None:
+        first = asyncio.create_task(hold("first", 0.2))
+        await asyncio.sleep(0.05)
+        second = asyncio.create_task(hold("second", 0))
+        await asyncio.sleep(0.05)
+        t = threading.Thread(target=other_loop)
+        t.start()
+        await asyncio.gather(first, second)
+        await asyncio.to_thread(t.join)
+        assert order == ["first", "second", "thread"]
+        # held for longer than the wait: refused, and nothing is held after
+        holder = asyncio.create_task(hold("long", 1.0))
+        await asyncio.sleep(0.05)
+        with pytest.raises(Busy) as refused:
+            await gate.acquire()
+        assert (refused.value.detail, refused.value.retry_after) == (
+            "the server is busy: all 1 slot(s) for tests stayed taken for 0.5 s; "
+            "try again in 3 s", 3)
+        await holder
+        await asyncio.wait_for(gate.acquire(), 0.1)     # free again
+        gate.release()
+        assert (gate.waiting, gate.refused) == (0, 1)
+
+    asyncio.run(main())
+
+
+def test_refusals_are_logged_once_per_window_with_their_count():
+    """RateLimitedLog writes the first event of a kind at once, then one line
+    per window with the count since the last line; AcceptErrorFilter lets
+    asyncio's accept errors through once per window, without traceback."""
+    import logging
+
+    from loupe.web.connections import AcceptErrorFilter, RateLimitedLog
+
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    logger = logging.getLogger("loupe.test.ratelimit")
+    logger.propagate = False
+    logger.addHandler(Keep())
+    now = [100.0]
+    log = RateLimitedLog(logger, every_s=10, clock=lambda: now[0])
+    written = [log.note("cap", "refused") for _ in range(5)]
+    now[0] += 10
+    written.append(log.note("cap", "refused"))
+    assert written == [True, False, False, False, False, True]
+    assert lines == ["refused (1 time since the last such line)",
+                     "refused (5 times since the last such line)"]
+    accept = AcceptErrorFilter(every_s=10, clock=lambda: now[0])
+    rec = [logging.LogRecord("asyncio", logging.ERROR, __file__, 1,
+                             "socket.accept() out of system resource", None, None)
+           for _ in range(4)]
+    other = logging.LogRecord("asyncio", logging.ERROR, __file__, 1, "something else", None,
+                              None)
+    assert [accept.filter(r) for r in rec[:3]] + [accept.filter(other)] == [
+        True, False, False, True]
+    now[0] += 10
+    assert accept.filter(rec[3]) and rec[3].getMessage() == (
+        "socket.accept() out of system resource (2 like it not logged)")
