@@ -66,7 +66,12 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
     ready ``pool`` is given. ``limits`` (default :class:`WebLimits`) bounds
     request bodies, uploads and failed logins; :class:`~loupe.web.security.Guard`
     checks origin, login and body size before any route reads a body, and
-    adds the security headers (docs/security.md).
+    adds the security headers (docs/security.md). ``app.state.gates``
+    (:class:`~loupe.web.admission.Gates`) are the upload, decode and
+    password-hashing slots, waited for on the event loop at most
+    ``limits.slot_wait_s`` (then 503 with ``Retry-After``); the upload gate
+    has as many slots as the pool has upload Libraries (``pool.long_tasks``,
+    or ``limits.upload_slots`` for the pool the app opens).
 
     Raises (at start-up): the errors of :meth:`loupe.Library.open`.
     """
