@@ -215,11 +215,12 @@ def _logged_in(pool, row: tuple, name: str, new_hash: str | None) -> dict | None
 async def login(request: Request, name: str, password: str) -> dict | None:
     """Check a user name and password, throttled, with the password hash
     verified *outside* the database pool and *outside* the worker threads'
-    queue: the hash is fetched on a pooled connection (in a worker thread),
-    the connection is given back, a hashing slot is waited for on the event
-    loop (``app.state.gates.hashing``, at most ``WebLimits.slot_wait_s``),
-    argon2 runs in a worker thread, and only a correct password borrows a
-    connection again (to rehash if needed and read the user's groups).
+    queue: a hashing slot is waited for on the event loop
+    (``app.state.gates.hashing``, at most ``WebLimits.slot_wait_s``), then
+    the hash is fetched on a pooled connection (in a worker thread), the
+    connection is given back, argon2 runs in a worker thread, and only a
+    correct password borrows a connection again (to rehash if needed and
+    read the user's groups).
     Before, a login blocked its worker thread on the hashing slot: 150
     concurrent correct logins took every thread and all users waited 26 s
     (attack run 7, D8).
@@ -240,11 +241,13 @@ async def login(request: Request, name: str, password: str) -> dict | None:
         throttle.failed(name, client)
         return None
     pool = request.app.state.pool
-    row = await anyio.to_thread.run_sync(_principal_row, pool, name)
     async with request.app.state.gates.hashing.slot():
+        # only now a worker thread: a flood of logins waits as coroutines,
+        # not as 150 thread jobs queued ahead of other users' requests
         throttle.begin(name, client)    # again, now that it is this login's turn
         ok, new_hash = False, None
         try:
+            row = await anyio.to_thread.run_sync(_principal_row, pool, name)
             ok, new_hash = await anyio.to_thread.run_sync(_check_password, row, password)
         finally:
             if ok:

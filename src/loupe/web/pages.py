@@ -58,7 +58,10 @@ def _login_page(request: Request, status: int = 200, **ctx) -> HTMLResponse:
 
 
 @router.get("/login", response_class=HTMLResponse)
-def login_form(request: Request, next: str = "/") -> HTMLResponse:
+async def login_form(request: Request, next: str = "/") -> HTMLResponse:
+    """The login page: no database, rendered on the event loop, so it needs
+    no worker thread and answers while a flood of requests holds them all
+    (attack run 7, D1, D8)."""
     return _login_page(request, next=_safe_next(next), error=None)
 
 
