@@ -623,3 +623,30 @@ def test_refusals_are_logged_once_per_window_with_their_count():
     now[0] += 10
     assert accept.filter(rec[3]) and rec[3].getMessage() == (
         "socket.accept() out of system resource (2 like it not logged)")
+
+
+def test_the_logins_of_an_account_per_window_count_successes_and_checks_under_way():
+    """LoginThrottle.begin (D8): with 2 logins a window, a success and a
+    check under way fill it; a failed check and an abandoned one (the
+    database failed) give their place back; the next login waits until the
+    oldest success leaves the 60 s window."""
+    from loupe.web.security import LoginThrottle, Throttled, WebLimits
+
+    now = [0.0]
+    th = LoginThrottle(WebLimits(account_logins_per_window=2), clock=lambda: now[0])
+    th.begin("bob", "192.0.2.7")
+    th.succeeded("bob", "192.0.2.7", begun=True)          # 1 success
+    th.begin("bob", "192.0.2.7")
+    th.abandon("bob")                                      # gives its place back
+    th.begin("bob", "192.0.2.7")
+    th.failed("bob", "192.0.2.7", begun=True)             # so does a wrong password
+    now[0] = 10.0
+    th.begin("bob", "192.0.2.7")                           # under way: 1 + 1 = full
+    with pytest.raises(Throttled) as full:
+        th.begin("bob", "192.0.2.8")                       # any client
+    assert (str(full.value), full.value.retry_after) == (
+        "too many logins of this account: at most 2 per 60 s: try again in 50 s", 50)
+    th.succeeded("bob", "192.0.2.7", begun=True)
+    th.begin("alice", "192.0.2.7")                         # another account is not held
+    now[0] = 60.5                                          # the first success left the window
+    th.begin("bob", "192.0.2.7")

@@ -245,15 +245,18 @@ async def login(request: Request, name: str, password: str) -> dict | None:
         # only now a worker thread: a flood of logins waits as coroutines,
         # not as 150 thread jobs queued ahead of other users' requests
         throttle.begin(name, client)    # again, now that it is this login's turn
-        ok, new_hash = False, None
+        ok, new_hash, checked = False, None, False
         try:
             row = await anyio.to_thread.run_sync(_principal_row, pool, name)
             ok, new_hash = await anyio.to_thread.run_sync(_check_password, row, password)
+            checked = True
         finally:
             if ok:
                 throttle.succeeded(name, client, begun=True)
-            else:
+            elif checked:
                 throttle.failed(name, client, begun=True)
+            else:     # the database failed (503), not the password: no failure counted
+                throttle.abandon(name)
     if not ok:
         return None
     return await anyio.to_thread.run_sync(_logged_in, pool, row, name, new_hash)

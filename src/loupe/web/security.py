@@ -348,6 +348,12 @@ class LoginThrottle:
         if ok:
             self._successes.setdefault(account, []).append(now)
 
+    def abandon(self, account: str) -> None:
+        """Give back the place a :meth:`begin` took, counting nothing (the
+        check did not run: the database failed)."""
+        with self._lock:
+            self._end(account, self._clock(), ok=False)
+
     def failed(self, account: str, client: str, begun: bool = False) -> None:
         """Count a failed login (``begun``: it had passed :meth:`begin`)."""
         now = self._clock()
