@@ -175,20 +175,24 @@ def test_c7_a_folder_chain_1200_deep_is_skipped_by_name_and_the_rest_ingested(
 
 def test_c8_the_pixel_bound_counts_decoded_bytes(lib, photos: Path):
     """C8 (MED-HIGH): a 100 MP deflate TIFF of mode F (4 bytes a pixel, 730 KB)
-    passed the 100 MP bound and grew the server by 1,240 MiB. Now an image may
-    decode to at most max_pixels x 3 bytes (RGB's): the bound scaled from
-    100 MP to 3 MP, a 3 MP mode-F TIFF is refused before decoding with the
-    bytes named, a 3 MP RGB TIFF beside it is ingested."""
+    passed the 100 MP bound and grew the server by 1,240 MiB. Revised by
+    attack run 7, D6: Pillow stores RGB at 4 bytes a pixel too, not 3, and
+    the growth came from the later stages' full-size copies, which are gone;
+    every mode now costs at most what RGB costs (decoded + 2 bytes a pixel,
+    measured in test_attack7), and the bound is what RGB of max_pixels
+    takes. So a 3 MP mode-F TIFF beside a 3 MP RGB TIFF is ingested under a
+    3 MP bound, and a 3 MP + 1 pixel one is refused by the pixel bound."""
     Image.new("F", (2000, 1500), 0.5).save(photos / "f3.tif", compression="tiff_adobe_deflate")
     Image.new("RGB", (2000, 1500), (20, 90, 200)).save(photos / "rgb3.tif",
                                                         compression="tiff_adobe_deflate")
+    Image.new("F", (2001, 1500), 0.5).save(photos / "f3plus.tif",
+                                           compression="tiff_adobe_deflate")
     summary = lib.ingest(photos, max_pixels=3_000_000)
-    assert (summary.new_assets, summary.failed) == (1, 1)
+    assert (summary.new_assets, summary.failed) == (2, 1)
     [failure] = summary.failures
     assert (Path(failure.path).name, failure.kind, failure.reason) == (
-        "f3.tif", "too_large",
-        "2000x1500 pixels of mode F decode to 12,000,000 bytes (4 a pixel), over the limit "
-        "of 9,000,000 bytes (3,000,000 pixels x 3 bytes, decompression bomb guard): not decoded")
+        "f3plus.tif", "too_large",
+        "2001x1500 = 3,001,500 pixels exceeds the limit of 3,000,000 (decompression bomb guard)")
 
 
 def test_c5_the_login_check_before_the_body_fails_closed_when_the_pool_is_busy(

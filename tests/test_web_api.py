@@ -17,6 +17,7 @@ from psycopg.conninfo import make_conninfo
 
 from loupe import Library
 from loupe.web import create_app
+from loupe.web.security import WebLimits
 from loupe.web.words import bulk_sentence, explain_code, explain_sentences, verdict_sentence
 from weblib import N_SUNSETS, build_photos, page_csrf, web_login
 
@@ -52,7 +53,13 @@ def site(pg_admin_url, template_db, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("web")
     name, url = _fresh_db(pg_admin_url, template_db)
     ids = populate(tmp / "home", url, tmp / "photos")
-    app = create_app(tmp / "home", database_url=url, pool_size=2)
+    # the fuzzing logs admin in once per DELETE case, hundreds of times a
+    # minute: no logins-per-minute throttle and no token cap here, or the
+    # shared tokens below would be revoked as the oldest (both are tested
+    # in test_attack7)
+    app = create_app(tmp / "home", database_url=url, pool_size=2,
+                     limits=WebLimits(account_logins_per_window=10**6,
+                                      max_api_tokens_per_user=10**6))
     with TestClient(app) as client:
         tokens = {u: client.post("/api/tokens", json={"name": u, "password": f"{u}-password"}
                                  ).json()["token"] for u in ("admin", "alice", "bob")}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image, UnidentifiedImageError
 
 from .errors import BadFile
 
@@ -34,24 +34,84 @@ FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "TIFF
 #: refused as a decompression bomb instead of being decoded. 150 MP admits
 #: the largest common camera files (e.g. 100 MP medium format) with room.
 DEFAULT_MAX_PIXELS = 150_000_000
-#: Bytes a decoded pixel takes, by Pillow mode (the mode's nominal size:
-#: bands x bytes a band); a mode not listed counts 4, the most of any.
-MODE_BYTES = {"1": 1, "L": 1, "P": 1, "LA": 2, "La": 2, "PA": 2, "I;16": 2, "I;16L": 2,
-              "I;16B": 2, "I;16N": 2, "RGB": 3, "YCbCr": 3, "LAB": 3, "HSV": 3,
-              "RGBA": 4, "RGBa": 4, "RGBX": 4, "CMYK": 4, "I": 4, "F": 4}
-#: Decoded bytes allowed per pixel of the pixel bound: an image may decode to
-#: at most ``max_pixels x 3`` bytes, what ``max_pixels`` of RGB take. The
-#: pixel bound alone let a 730 KB deflate TIFF of 100 MP in mode F (32-bit
-#: float, 4 bytes a pixel) grow the server by 1,240 MiB (attack run 6, C8);
-#: so a 100 MP RGB file is read as before, while F, I, RGBA, CMYK files may
-#: have 75 MP and 16-bit greyscale 150 MP (still at most ``max_pixels``).
-BYTES_PER_BOUND_PIXEL = 3
+#: Bytes a decoded pixel takes in memory, by Pillow mode: what Pillow
+#: really allocates (``Storage.c``: every mode of two or more bands, and the
+#: 32-bit ``I`` and ``F``, is stored at 4 bytes a pixel; "1", "L" and "P" at
+#: 1; the 16-bit greyscale modes at 2), measured as RSS growth per pixel of
+#: ``Image.new`` in a fresh process (tests/test_attack7.py). The bound used
+#: to count a mode's nominal bytes (LA 2, RGB 3), so a 100 MP LA PNG passed
+#: as 200 MB and took 400 MB to decode (attack run 7, D6). A mode not listed
+#: counts 4, the most of any.
+MODE_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16L": 2, "I;16B": 2, "I;16N": 2,
+              "LA": 4, "La": 4, "PA": 4, "RGB": 4, "RGBA": 4, "RGBa": 4, "RGBX": 4,
+              "CMYK": 4, "YCbCr": 4, "LAB": 4, "HSV": 4, "I": 4, "F": 4}
+#: Bytes per pixel the stages after the decode add at most, beside the
+#: decoded image they all read (:func:`working_bytes`): the perceptual hash
+#: makes one greyscale copy (1) and its EXIF-oriented transposition (1);
+#: the thumbnail and the machine words work on an image first shrunk from
+#: the decoded one (a fraction of a byte). Before, each stage made
+#: full-size copies of its own (``exif_transpose`` copies even when there is
+#: nothing to turn; a conversion to RGB or RGBA, 4 bytes a pixel; Pillow's
+#: premultiplied copy of LA and RGBA before resampling, 4 more): a 100 MP
+#: LA PNG grew the server by 1.14 GB in the hash stage (D6).
+STAGE_BYTES = 2
+#: Working bytes allowed per pixel of the pixel bound: an image may take at
+#: most ``max_pixels x 6`` bytes (decoded + later stages), what ``max_pixels``
+#: of RGB take (4 + 2): so every mode is held to what an RGB image of the
+#: bound costs, and 16-bit greyscale, L and P images reach the pixel bound
+#: itself. The bound used to be 3 nominal bytes a pixel (attack run 6, C8).
+BYTES_PER_BOUND_PIXEL = MODE_BYTES["RGB"] + STAGE_BYTES
 
 
 def decoded_bytes(mode: str, width: int, height: int) -> int:
-    """Bytes ``width`` x ``height`` pixels of Pillow ``mode`` decode to
-    (:data:`MODE_BYTES`)."""
+    """Bytes Pillow allocates for ``width`` x ``height`` decoded pixels of
+    ``mode`` (:data:`MODE_BYTES`)."""
     return width * height * MODE_BYTES.get(mode, 4)
+
+
+def working_bytes(mode: str, width: int, height: int) -> int:
+    """The most memory the ingest of one image of ``mode`` takes at once, in
+    bytes: the decoded image plus :data:`STAGE_BYTES` a pixel for the later
+    stages (measured per stage in tests/test_attack7.py)."""
+    return decoded_bytes(mode, width, height) + width * height * STAGE_BYTES
+
+
+#: EXIF orientation (tag 0x0112) -> the transposition that shows the image
+#: upright (as ``PIL.ImageOps.exif_transpose`` does); 1 and others: none.
+TRANSPOSE = {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_180,
+             4: Image.Transpose.FLIP_TOP_BOTTOM, 5: Image.Transpose.TRANSPOSE,
+             6: Image.Transpose.ROTATE_270, 7: Image.Transpose.TRANSVERSE,
+             8: Image.Transpose.ROTATE_90}
+
+
+def exif_orientation(im: Image.Image) -> int:
+    """The EXIF orientation of an opened image as ``exif_transpose`` reads
+    it (1 when absent or unreadable)."""
+    try:
+        return int(im.getexif().get(0x0112, 1) or 1)
+    except Exception:  # noqa: BLE001 - a broken EXIF block: upright
+        return 1
+
+
+#: Modes :meth:`PIL.Image.Image.reduce` averages without a full-size copy
+#: (it premultiplies LA and RGBA into a copy first; "1", "P" and the 16-bit
+#: greyscale modes it refuses).
+_REDUCE_MODES = frozenset({"L", "RGB", "RGBX", "CMYK", "I", "F"})
+
+
+def shrunk(im: Image.Image, side: int) -> Image.Image:
+    """``im`` (loaded) made smaller before any full-size conversion: by the
+    largest whole factor that leaves its longest side at least ``2 x side``
+    (box averaging, or nearest neighbour for modes averaging would copy or
+    cannot do). ``im`` itself when no factor of 2 or more fits: small images
+    are resampled exactly as before."""
+    k = max(im.size) // (2 * side)
+    if k < 2:
+        return im
+    if im.mode in _REDUCE_MODES:
+        return im.reduce(k)
+    w, h = im.size
+    return im.resize((-(-w // k), -(-h // k)), Image.Resampling.NEAREST)
 
 
 #: Longest side of stored thumbnails, in pixels.
@@ -189,14 +249,15 @@ def inspect_image(path: str, thumbnail_path: Path | None, *,
                 path, "too_large",
                 f"{width}x{height} = {width * height:,} pixels exceeds the limit of "
                 f"{max_pixels:,} (decompression bomb guard)")
-        need = decoded_bytes(im.mode, width, height)
+        need = working_bytes(im.mode, width, height)
         if need > max_pixels * BYTES_PER_BOUND_PIXEL:
             raise BadFile(
                 path, "too_large",
-                f"{width}x{height} pixels of mode {im.mode} decode to {need:,} bytes "
-                f"({MODE_BYTES.get(im.mode, 4)} a pixel), over the limit of "
-                f"{max_pixels * BYTES_PER_BOUND_PIXEL:,} bytes ({max_pixels:,} pixels x "
-                f"{BYTES_PER_BOUND_PIXEL} bytes, decompression bomb guard): not decoded")
+                f"{width}x{height} pixels of mode {im.mode} take {need:,} bytes to ingest "
+                f"({MODE_BYTES.get(im.mode, 4)} a pixel decoded + {STAGE_BYTES} for the later "
+                f"stages), over the limit of {max_pixels * BYTES_PER_BOUND_PIXEL:,} bytes "
+                f"({max_pixels:,} pixels x {BYTES_PER_BOUND_PIXEL} bytes, what RGB takes; "
+                f"decompression bomb guard): not decoded")
         try:
             orientation = int(im.getexif().get(0x0112, 1) or 1)
         except Exception:
@@ -216,7 +277,7 @@ def inspect_image(path: str, thumbnail_path: Path | None, *,
         except (ValueError, SyntaxError, Image.DecompressionBombError) as exc:
             raise BadFile(path, "corrupt", f"cannot decode image: {exc}") from exc
         if thumbnail_path is not None and not thumbnail_path.exists():
-            _write_thumbnail(path, im, thumbnail_path, thumbnail_size)
+            _write_thumbnail(path, im, thumbnail_path, thumbnail_size, orientation)
         return ImageFacts(FORMATS[fmt], width, height, orientation)
 
 
@@ -244,9 +305,15 @@ def _image_signature(path: str, fileobj: BinaryIO | None = None) -> str | None:
     return None
 
 
-def _write_thumbnail(path: str, im: Image.Image, out: Path, size: int) -> None:
+def _write_thumbnail(path: str, im: Image.Image, out: Path, size: int,
+                     orientation: int = 1) -> None:
+    # shrunk first, then turned and converted: no full-size copy of the
+    # decoded image (attack run 7, D6)
     try:
-        frame = ImageOps.exif_transpose(im)
+        frame = shrunk(im, size)
+        method = TRANSPOSE.get(orientation)
+        if method is not None:
+            frame = frame.transpose(method)
         if frame.mode not in ("RGB", "RGBA"):
             frame = frame.convert("RGBA" if "A" in frame.getbands() or frame.mode == "P" else "RGB")
         frame.thumbnail((size, size), Image.Resampling.LANCZOS)

@@ -96,6 +96,27 @@ def closeup(grey: np.ndarray) -> tuple[bool, float]:
     return ratio >= CLOSEUP_RATIO and c > 20.0, round(min(ratio, 99.0), 2)
 
 
+def thumbnail_size(size: tuple[int, int], side: int) -> tuple[int, int]:
+    """The size ``Image.thumbnail((side, side))`` gives an image of ``size``
+    (Pillow's aspect rounding, copied: PIL/Image.py ``preserve_aspect_ratio``)."""
+    import math
+
+    w, h = size
+    if side >= w and side >= h:
+        return size
+    x = y = side
+    aspect = w / h
+
+    def round_aspect(number: float, key) -> int:
+        return max(min(math.floor(number), math.ceil(number), key=key), 1)
+
+    if x / y >= aspect:
+        x = round_aspect(y * aspect, key=lambda n: abs(aspect - n / y))
+    else:
+        y = round_aspect(x / aspect, key=lambda n: 0 if n == 0 else abs(aspect - x / n))
+    return x, y
+
+
 def analyse_image(im) -> MachineFacts:
     """Machine facts of an opened Pillow image (its first frame).
 
@@ -103,6 +124,8 @@ def analyse_image(im) -> MachineFacts:
         OSError, ValueError: the pixels cannot be decoded.
     """
     from PIL import Image, ImageOps
+
+    from ..ingest.image import TRANSPOSE
 
     try:
         im.seek(0)
@@ -118,7 +141,16 @@ def analyse_image(im) -> MachineFacts:
     width, height = (h0, w0) if exif_o in (5, 6, 7, 8) else (w0, h0)
     if im.format == "JPEG":
         im.draft("RGB", (SIDE * 2, SIDE * 2))
-    frame = ImageOps.exif_transpose(im) if exif_o != 1 else im
+    method = TRANSPOSE.get(exif_o) if im.format != "JPEG" else None
+    if method is not None and max(w0, h0) > SIDE and im.mode not in (
+            "I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
+        # shrunk to the final size, then turned: no full-size turned copy
+        # (attack run 7, D6); nearest neighbour picks the same pixels
+        fw, fh = thumbnail_size((width, height), SIDE)
+        frame = im.resize((fh, fw) if exif_o in (5, 6, 7, 8) else (fw, fh),
+                          Image.Resampling.NEAREST).transpose(method)
+    else:
+        frame = ImageOps.exif_transpose(im) if exif_o != 1 else im
     if frame.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
         # shrink before _to_rgba's float conversion: a 36 MP 16-bit picture
         # as float64 is 288 MB and more (attack run 3, F5)
@@ -126,6 +158,13 @@ def analyse_image(im) -> MachineFacts:
         if scale > 1:
             frame = frame.resize((max(1, round(frame.width / scale)),
                                   max(1, round(frame.height / scale))), Image.Resampling.NEAREST)
+    elif im.format != "JPEG" and frame is im:
+        # to the final size first, then to RGBA: the same pixels (nearest
+        # neighbour picks them; the conversion is per pixel), without a
+        # full-size RGBA copy (attack run 7, D6: +4 bytes a pixel)
+        final = thumbnail_size(frame.size, SIDE)
+        if final != frame.size:
+            frame = frame.resize(final, Image.Resampling.NEAREST)
     rgba = _to_rgba(frame)
     rgba.thumbnail((SIDE, SIDE), Image.Resampling.NEAREST)
     arr = np.asarray(rgba, dtype=np.uint8)

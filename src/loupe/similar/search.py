@@ -332,9 +332,9 @@ def _file_hash(path: str, max_pixels: int,
         PictureTooLarge: over a pixel bound (the reason names the pixel
             count and the bound).
     """
-    from PIL import Image, ImageOps, UnidentifiedImageError
+    from PIL import Image, UnidentifiedImageError
 
-    from ..ingest.image import FORMATS
+    from ..ingest.image import FORMATS, TRANSPOSE, exif_orientation, shrunk
 
     try:
         if os.path.getsize(path) == 0:
@@ -376,7 +376,13 @@ def _file_hash(path: str, max_pixels: int,
                 im.draft("RGB", (512, 512))
             im.load()
             h = perceptual.hash_image(im)
-            frame = ImageOps.exif_transpose(im)
+            # shrunk, then turned and converted: no full-size copy (D6)
+            frame = shrunk(im, QUERY_IMAGE_SIDE)
+            method = TRANSPOSE.get(exif_orientation(im))
+            if method is not None:
+                frame = frame.transpose(method)
+            elif frame is im:
+                frame = im.copy()     # the thumbnail below works in place
             if frame.mode not in ("RGB", "L"):
                 frame = frame.convert("RGB")
             frame.thumbnail((QUERY_IMAGE_SIDE, QUERY_IMAGE_SIDE))

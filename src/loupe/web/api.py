@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from urllib.parse import quote
 
+import anyio
 from fastapi import APIRouter, Depends, File, HTTPException, Path, Query, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
@@ -87,6 +88,8 @@ class TokenOut(BaseModel):
     id: int
     created_at: str
     expires_at: str | None
+    revoked: int = Field(0, description="older API tokens of this user revoked by the cap "
+                                        "on live tokens (the oldest give way)")
 
 
 class BulkIn(BaseModel):
@@ -140,22 +143,34 @@ def _scopes(values: list[str] | None) -> list[str] | None:
 
 
 @router.post("/tokens", response_model=TokenOut,
-             responses={401: ERRORS[401], 429: {"description": "Too many failed logins: wait "
-                                                               "Retry-After seconds"}})
-def create_token(body: TokenIn, request: Request) -> dict:
+             responses={401: ERRORS[401],
+                        429: {"description": "Too many failed logins, or too many logins "
+                                             "of this account: wait Retry-After seconds"},
+                        503: {"description": "Every password-hashing slot stayed busy: "
+                                             "wait Retry-After seconds"}})
+async def create_token(body: TokenIn, request: Request) -> dict:
     """Exchange a user name and password for an API bearer token. Failed
-    attempts are throttled per account and client and per client (429 with
-    ``Retry-After``; see docs/security.md)."""
+    attempts are throttled per account and client and per client, and
+    logins of one account (successes too) per minute (429 with
+    ``Retry-After``); the password check waits for a hashing slot at most
+    a few seconds (503 with ``Retry-After``). A user keeps at most
+    ``max_api_tokens_per_user`` live API tokens: a new one revokes the
+    oldest past it (``revoked``). See docs/security.md."""
     for name, value in (("name", body.name), ("password", body.password), ("label", body.label)):
         _text(value, name)
     try:
-        user = login(request, body.name, body.password)
+        user = await login(request, body.name, body.password)
     except Throttled as exc:
         raise HTTPException(429, str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
     if user is None:
         raise HTTPException(401, "wrong user name or password")
-    with request.app.state.pool.lend() as lib:
-        return issue_token(lib, user["id"], "api", label=body.label)
+    limits = request.app.state.limits
+
+    def issue() -> dict:
+        with request.app.state.pool.lend() as lib:
+            return issue_token(lib, user["id"], "api", label=body.label,
+                               keep=limits.max_api_tokens_per_user)
+    return await anyio.to_thread.run_sync(issue)
 
 
 @router.delete("/tokens/current", status_code=204, responses=ERRORS)
@@ -244,17 +259,25 @@ def collections(lib: UserLib) -> list[dict]:
 
 @router.post("/upload", responses={**ERRORS, 413: {"description": "Body over the request limit, "
                                                                  "too many or too large files, "
-                                                                 "or over the user's quota"}})
-def upload(request: Request,
-           files: Annotated[list[UploadFile], File(description="image files")]) -> dict:
+                                                                 "or over the user's quota"},
+                                   503: {"description": "Every upload slot stayed busy: wait "
+                                                        "Retry-After seconds"}})
+async def upload(request: Request,
+                 files: Annotated[list[UploadFile], File(description="image files")]) -> dict:
     """Store the files under ``HOME/uploads/<user>/<batch>/`` and ingest them;
     the new assets are granted to the uploader. Limits (body size, quotas,
     pixels) and what a member's reply holds: docs/security.md. An admin gets
     the ingest summary and the asset ids; a member ``{"folder",
     "files_seen", "stored", "failed", "failures"}``, the same whether or not
     the bytes were already in the library. The request gives its pooled
-    Library back before ExifTool and the decoding run (``LibraryPool.outside``)."""
-    return service.upload(request, files, request.app.state.limits)
+    Library back before ExifTool and the decoding run (``LibraryPool.outside``).
+    It waits for one of the upload slots on the event loop, holding no
+    worker thread and no database connection, at most ``slot_wait_s``
+    (then 503 with ``Retry-After``): 80 uploads at once never stall other
+    requests (attack run 7, D1)."""
+    async with request.app.state.gates.uploads.slot():
+        return await anyio.to_thread.run_sync(service.upload, request, files,
+                                              request.app.state.limits)
 
 
 @router.post("/bulk", response_model=BulkOut,

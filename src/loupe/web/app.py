@@ -26,7 +26,8 @@ from . import api, conversation, pages, people, similar
 from . import queries as wq
 from ..eval.instrument import Evaluation
 from ..eval.judging import judging_router
-from .auth import LoginRequired, secret_is_live, user_library
+from .admission import Busy, Gate, Gates
+from .auth import HASH_SLOT_COUNT, LoginRequired, secret_is_live, user_library
 from .pool import LibraryPool, PoolExhausted
 from .security import Guard, LoginThrottle, WebLimits
 
@@ -65,7 +66,12 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
     ready ``pool`` is given. ``limits`` (default :class:`WebLimits`) bounds
     request bodies, uploads and failed logins; :class:`~loupe.web.security.Guard`
     checks origin, login and body size before any route reads a body, and
-    adds the security headers (docs/security.md).
+    adds the security headers (docs/security.md). ``app.state.gates``
+    (:class:`~loupe.web.admission.Gates`) are the upload, decode and
+    password-hashing slots, waited for on the event loop at most
+    ``limits.slot_wait_s`` (then 503 with ``Retry-After``); the upload gate
+    has as many slots as the pool has upload Libraries (``pool.long_tasks``,
+    or ``limits.upload_slots`` for the pool the app opens).
 
     Raises (at start-up): the errors of :meth:`loupe.Library.open`.
     """
@@ -74,7 +80,8 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
     async def lifespan(app: FastAPI):
         if getattr(app.state, "pool", None) is None:
             app.state.pool = LibraryPool(
-                lambda: _open_library(home, database_url, tenant, app.state.limits), pool_size)
+                lambda: _open_library(home, database_url, tenant, app.state.limits), pool_size,
+                long_tasks=app.state.limits.upload_slots)
             owned = True
         else:
             owned = False
@@ -95,6 +102,14 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
     app.state.pool = pool
     app.state.limits = limits or WebLimits()
     app.state.throttle = LoginThrottle(app.state.limits)
+    lim = app.state.limits
+    # the scarce slots, waited for on the event loop before a worker thread
+    # or a pooled Library is taken (attack run 7, D1, D5, D8)
+    app.state.gates = Gates(
+        uploads=Gate("uploads", pool.long_tasks if pool is not None else lim.upload_slots,
+                     lim.slot_wait_s, retry_after_s=5),
+        decode=Gate("decoding a picture to search by", 1, lim.slot_wait_s, retry_after_s=5),
+        hashing=Gate("checking passwords", HASH_SLOT_COUNT, lim.slot_wait_s, retry_after_s=2))
     app.add_middleware(Guard, limits=app.state.limits, authenticated=secret_is_live)
     app.include_router(api.router)
     app.include_router(similar.api_router)
@@ -121,6 +136,11 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
         from urllib.parse import quote  # noqa: PLC0415
 
         return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
+
+    @app.exception_handler(Busy)
+    async def gate_busy(request: Request, exc: Busy):
+        return JSONResponse({"detail": exc.detail}, status_code=503,
+                            headers={"Retry-After": str(exc.retry_after)})
 
     @app.exception_handler(PoolExhausted)
     async def busy(request: Request, exc: PoolExhausted):

@@ -13,11 +13,11 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import anyio
 from fastapi import Request
 
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -26,7 +26,7 @@ from ..access import queries as aq
 from ..access.users import UnknownUser, _hasher
 from ..library import Library
 from . import queries as wq
-from .security import SESSION_COOKIE  # noqa: F401 - the cookie's name, defined with the Guard
+from .security import SESSION_COOKIE, WebLimits  # noqa: F401 - SESSION_COOKIE: the cookie's name
 #: Login sessions last 14 days; API tokens until revoked unless given a TTL.
 SESSION_TTL_S = 14 * 24 * 3600
 
@@ -52,19 +52,35 @@ def hash_secret(secret: str) -> bytes:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()
 
 
-def issue_token(lib: Library, user_id: int, kind: str, *, label: str = "",
-                ttl_s: int | None = None) -> dict:
-    """Create a session (``kind='session'``) or API token for ``user_id``.
+def token_cap(kind: str, limits: WebLimits | None = None) -> int:
+    """How many live secrets of ``kind`` (``session`` or ``api``) a user may
+    hold: ``limits.max_sessions_per_user`` or ``max_api_tokens_per_user``
+    (default :class:`WebLimits`)."""
+    limits = limits or WebLimits()
+    return limits.max_sessions_per_user if kind == "session" else limits.max_api_tokens_per_user
 
-    Returns ``{"token", "id", "created_at", "expires_at"}``; ``token`` is the
-    only copy of the secret.
+
+def issue_token(lib: Library, user_id: int, kind: str, *, label: str = "",
+                ttl_s: int | None = None, keep: int | None = None) -> dict:
+    """Create a session (``kind='session'``) or API token for ``user_id``,
+    then revoke that user's oldest live secrets of the same kind past
+    ``keep`` (default :func:`token_cap`: 50 each) and its expired ones:
+    a user's live tokens are capped, the oldest giving way (attack run 7,
+    D8: a correct password x150 made 150 tokens, uncapped).
+
+    Returns ``{"token", "id", "created_at", "expires_at", "revoked"}``;
+    ``token`` is the only copy of the secret, ``revoked`` how many older
+    secrets of the user were revoked by the cap.
     """
     token = secrets.token_urlsafe(32)
     tid, created, expires = lib.conn.execute(wq.CREATE_TOKEN, {
         "tenant_id": lib.tenant_id, "user_id": user_id, "kind": kind, "label": label,
         "sha": hash_secret(token), "ttl_s": ttl_s}).fetchone()
+    gone = lib.conn.execute(wq.TRIM_TOKENS, {
+        "tenant_id": lib.tenant_id, "user_id": user_id, "kind": kind,
+        "keep": token_cap(kind) if keep is None else max(1, keep)}).fetchall()
     return {"token": token, "id": tid, "created_at": created.isoformat(),
-            "expires_at": expires.isoformat() if expires else None}
+            "expires_at": expires.isoformat() if expires else None, "revoked": len(gone)}
 
 
 def revoke_token(lib: Library, token: str) -> None:
@@ -149,9 +165,11 @@ def secret_is_live(scope: dict) -> bool | None:
         return None
 
 
-#: At most this many password hashes are computed at once (argon2 uses about
-#: 64 MiB and one core each): a burst of logins cannot starve searches.
-HASH_SLOTS = threading.BoundedSemaphore(max(1, (os.cpu_count() or 2) // 2))
+#: How many password hashes may be computed at once (argon2 uses about
+#: 64 MiB and one core each): a burst of logins cannot starve searches. The
+#: slots are a :class:`~loupe.web.admission.Gate` (``app.state.gates.hashing``),
+#: waited for on the event loop (attack run 7, D8).
+HASH_SLOT_COUNT = max(1, (os.cpu_count() or 2) // 2)
 
 
 def client_of(request: Request) -> str:
@@ -162,19 +180,59 @@ def client_of(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def login(request: Request, name: str, password: str) -> dict | None:
+def _principal_row(pool, name: str) -> tuple | None:
+    """``(id, kind, password_hash)`` of principal ``name`` (blocking: one
+    pooled connection, given back before returning)."""
+    with pool.lend() as lib:
+        return lib.conn.execute(aq.PRINCIPAL_BY_NAME, {"tenant_id": lib.tenant_id,
+                                                       "name": name}).fetchone()
+
+
+def _check_password(row: tuple | None, password: str) -> tuple[bool, str | None]:
+    """``(correct?, new hash or None)``: argon2 (blocking, CPU); an unknown
+    name costs one hash like a wrong password (no user enumeration by timing)."""
+    if row is None or row[1] != "user" or not row[2]:
+        _hasher.hash(password)
+        return False, None
+    try:
+        ok = _hasher.verify(row[2], password)
+    except (VerificationError, InvalidHashError):
+        return False, None
+    return ok, (_hasher.hash(password) if ok and _hasher.check_needs_rehash(row[2]) else None)
+
+
+def _logged_in(pool, row: tuple, name: str, new_hash: str | None) -> dict | None:
+    """After a correct password: store a rehash, read the user (blocking)."""
+    with pool.lend() as lib:
+        if new_hash:
+            lib.conn.execute(aq.SET_PASSWORD, {"id": row[0], "password_hash": new_hash})
+        try:
+            return lib.as_user(name).user
+        except UnknownUser:
+            return None
+
+
+async def login(request: Request, name: str, password: str) -> dict | None:
     """Check a user name and password, throttled, with the password hash
-    verified *outside* the database pool: the hash is fetched on a pooled
-    connection, the connection is given back, argon2 runs (at most
-    :data:`HASH_SLOTS` at once), and only a correct password borrows a
-    connection again (to rehash if needed and read the user's groups).
+    verified *outside* the database pool and *outside* the worker threads'
+    queue: a hashing slot is waited for on the event loop
+    (``app.state.gates.hashing``, at most ``WebLimits.slot_wait_s``), then
+    the hash is fetched on a pooled connection (in a worker thread), the
+    connection is given back, argon2 runs in a worker thread, and only a
+    correct password borrows a connection again (to rehash if needed and
+    read the user's groups).
+    Before, a login blocked its worker thread on the hashing slot: 150
+    concurrent correct logins took every thread and all users waited 26 s
+    (attack run 7, D8).
 
     Returns the user (``{"id", "name", "admin", "groups"}``) or None (an
     unknown name and a wrong password answer the same, after the same work).
 
     Raises:
         loupe.web.security.Throttled: too many failures of this account
-            from this client, or from this client (before any hashing).
+            from this client, or from this client, or too many logins of
+            this account in the window (before any hashing).
+        loupe.web.admission.Busy: no hashing slot came free in time.
     """
     throttle = request.app.state.throttle
     client = client_of(request)
@@ -183,28 +241,22 @@ def login(request: Request, name: str, password: str) -> dict | None:
         throttle.failed(name, client)
         return None
     pool = request.app.state.pool
-    with pool.lend() as lib:
-        row = lib.conn.execute(aq.PRINCIPAL_BY_NAME, {"tenant_id": lib.tenant_id,
-                                                      "name": name}).fetchone()
-    ok = False
-    with HASH_SLOTS:
-        if row is None or row[1] != "user" or not row[2]:
-            _hasher.hash(password)   # same work either way: no user enumeration by timing
-        else:
-            try:
-                ok = _hasher.verify(row[2], password)
-            except (VerificationError, InvalidHashError):
-                ok = False
-            rehash = ok and _hasher.check_needs_rehash(row[2])
-            new_hash = _hasher.hash(password) if rehash else None
-    if not ok:
-        throttle.failed(name, client)
-        return None
-    throttle.succeeded(name, client)
-    with pool.lend() as lib:
-        if new_hash:
-            lib.conn.execute(aq.SET_PASSWORD, {"id": row[0], "password_hash": new_hash})
+    async with request.app.state.gates.hashing.slot():
+        # only now a worker thread: a flood of logins waits as coroutines,
+        # not as 150 thread jobs queued ahead of other users' requests
+        throttle.begin(name, client)    # again, now that it is this login's turn
+        ok, new_hash, checked = False, None, False
         try:
-            return lib.as_user(name).user
-        except UnknownUser:
-            return None
+            row = await anyio.to_thread.run_sync(_principal_row, pool, name)
+            ok, new_hash = await anyio.to_thread.run_sync(_check_password, row, password)
+            checked = True
+        finally:
+            if ok:
+                throttle.succeeded(name, client, begun=True)
+            elif checked:
+                throttle.failed(name, client, begun=True)
+            else:     # the database failed (503), not the password: no failure counted
+                throttle.abandon(name)
+    if not ok:
+        return None
+    return await anyio.to_thread.run_sync(_logged_in, pool, row, name, new_hash)

@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlencode
 
+import anyio
 from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
 from ..library import Library
 from . import service
+from .admission import Busy
 from .auth import SESSION_COOKIE, SESSION_TTL_S, issue_token, revoke_token, user_library
 from .auth import login as check_login
 from .security import CSRF_FIELD, LOGIN_CSRF_COOKIE, Throttled, csrf_token_for
@@ -56,27 +58,44 @@ def _login_page(request: Request, status: int = 200, **ctx) -> HTMLResponse:
 
 
 @router.get("/login", response_class=HTMLResponse)
-def login_form(request: Request, next: str = "/") -> HTMLResponse:
+async def login_form(request: Request, next: str = "/") -> HTMLResponse:
+    """The login page: no database, rendered on the event loop, so it needs
+    no worker thread and answers while a flood of requests holds them all
+    (attack run 7, D1, D8)."""
     return _login_page(request, next=_safe_next(next), error=None)
 
 
 @router.post("/login", response_class=HTMLResponse)
-def login(request: Request, name: Annotated[str, Form(max_length=200)],
-          password: Annotated[str, Form(max_length=1000)],
-          next: Annotated[str, Form(max_length=2000)] = "/"):
+async def login(request: Request, name: Annotated[str, Form(max_length=200)],
+                password: Annotated[str, Form(max_length=1000)],
+                next: Annotated[str, Form(max_length=2000)] = "/"):
+    """The login form: throttled like ``POST /api/tokens`` (429), the
+    password check waits for a hashing slot on the event loop (503 when
+    none comes free in time); a user keeps at most
+    ``max_sessions_per_user`` live sessions, the oldest giving way."""
     try:
-        user = check_login(request, name, password)
+        user = await check_login(request, name, password)
     except Throttled as exc:
         resp = _login_page(request, status=429, next=_safe_next(next),
-                       error=f"Too many failed logins: try again in {exc.retry_after} s.",
-                       name=name)
+                           error=f"{exc.why[:1].upper()}{exc.why[1:]}: try again in "
+                                 f"{exc.retry_after} s.", name=name)
+        resp.headers["Retry-After"] = str(exc.retry_after)
+        return resp
+    except Busy as exc:
+        resp = _login_page(request, status=503, next=_safe_next(next),
+                           error=f"The server is busy checking other logins: try again in "
+                                 f"{exc.retry_after} s.", name=name)
         resp.headers["Retry-After"] = str(exc.retry_after)
         return resp
     if user is None:
         return _login_page(request, status=401, next=_safe_next(next),
-                       error="Wrong user name or password.", name=name)
-    with request.app.state.pool.lend() as lib:
-        session = issue_token(lib, user["id"], "session", ttl_s=SESSION_TTL_S)
+                           error="Wrong user name or password.", name=name)
+    keep = request.app.state.limits.max_sessions_per_user
+
+    def issue() -> dict:
+        with request.app.state.pool.lend() as lib:
+            return issue_token(lib, user["id"], "session", ttl_s=SESSION_TTL_S, keep=keep)
+    session = await anyio.to_thread.run_sync(issue)
     resp = RedirectResponse(_safe_next(next), status_code=303)
     resp.set_cookie(SESSION_COOKIE, session["token"], max_age=SESSION_TTL_S, httponly=True,
                     samesite="lax", secure=request.url.scheme == "https")

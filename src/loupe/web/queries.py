@@ -27,6 +27,22 @@ SELECT t.user_id, u.name, t.kind
 FROM t JOIN principal u ON u.id = t.user_id AND u.kind = 'user' AND u.tenant_id = %(tenant_id)s
 """
 
+# The cap on a user's live secrets of one kind (attack run 7, D8): keep the
+# newest %(keep)s live sessions (or API tokens) of the user, revoke the older
+# ones, and drop that user's expired ones of the kind; returns the ids gone.
+TRIM_TOKENS = """
+DELETE FROM web_token w
+WHERE w.tenant_id = %(tenant_id)s AND w.user_id = %(user_id)s AND w.kind = %(kind)s
+  AND (w.expires_at <= now()
+       OR w.id NOT IN (SELECT k.id FROM web_token k
+                       WHERE k.tenant_id = %(tenant_id)s AND k.user_id = %(user_id)s
+                         AND k.kind = %(kind)s
+                         AND (k.expires_at IS NULL OR k.expires_at > now())
+                       ORDER BY k.created_at DESC, k.id DESC
+                       LIMIT %(keep)s))
+RETURNING w.id
+"""
+
 DELETE_TOKEN = "DELETE FROM web_token WHERE token_sha256 = %(sha)s AND tenant_id = %(tenant_id)s"
 
 # The tenant's ingest runs, newest first, with their failure counts.

@@ -175,6 +175,23 @@ class WebLimits:
         backoff_max_s: the longest back-off [900 s].
         forget_after_s: failures are forgotten after this long without a
             new one [900 s].
+        account_logins_per_window: password checks of one account that may
+            succeed (or be under way) within ``login_window_s``, over all
+            clients [30]; past it a login of that account answers 429 before
+            its password is hashed (attack run 7, D8: successes were never
+            throttled, so one member's correct password x150 at once made
+            150 tokens and kept the hashing slot busy).
+        login_window_s: the window of ``account_logins_per_window`` [60 s].
+        max_sessions_per_user: live login sessions a user may hold; a new
+            one past it revokes that user's oldest sessions [50].
+        max_api_tokens_per_user: live API tokens a user may hold; a new one
+            past it revokes that user's oldest API tokens [50].
+        slot_wait_s: the longest a request waits for an upload slot, the
+            decode slot of ``POST /api/similar`` or a password-hashing slot,
+            waiting on the event loop (no worker thread, no database
+            connection held); then 503 with ``Retry-After`` [5 s].
+        upload_slots: uploads ingested at once (each on a database
+            connection of its own, outside the pool) [2].
     """
 
     max_body_bytes: int = 1 * MiB
@@ -194,6 +211,12 @@ class WebLimits:
     backoff_base_s: float = 1.0
     backoff_max_s: float = 900.0
     forget_after_s: float = 900.0
+    account_logins_per_window: int = 30
+    login_window_s: float = 60.0
+    max_sessions_per_user: int = 50
+    max_api_tokens_per_user: int = 50
+    slot_wait_s: float = 5.0
+    upload_slots: int = 2
 
     def __post_init__(self) -> None:
         for name, value in self.__dict__.items():
@@ -204,8 +227,9 @@ class WebLimits:
 class Throttled(Exception):
     """Too many failed logins: retry after ``retry_after`` seconds (429)."""
 
-    def __init__(self, retry_after: int):
-        super().__init__(f"too many failed logins: try again in {retry_after} s")
+    def __init__(self, retry_after: int, why: str = "too many failed logins"):
+        super().__init__(f"{why}: try again in {retry_after} s")
+        self.why = why
         self.retry_after = retry_after
 
 
@@ -247,6 +271,13 @@ class LoginThrottle:
     client waits with the guesser. A success clears the (account, client)
     counter, not the client's nor the account's.
 
+    Successes are throttled too (attack run 7, D8): :meth:`begin`, called
+    just before a password is hashed, admits at most
+    ``account_logins_per_window`` logins of one account per
+    ``login_window_s`` — successes in the window plus checks under way;
+    a failure gives its place back, so wrong guesses by others never use up
+    the owner's logins.
+
     Args:
         limits: the thresholds (:class:`WebLimits`).
         clock: seconds, monotonic (tests may pass their own).
@@ -261,6 +292,9 @@ class LoginThrottle:
         # (account, client) pairs that logged in: the account-wide counter
         # does not hold them back
         self._known: set[tuple[str, str]] = set()
+        # account -> [times of successes in the window], and checks under way
+        self._successes: dict[str, list[float]] = {}
+        self._pending: dict[str, int] = {}
 
     def _keys(self, account: str, client: str) -> list[tuple[tuple, int]]:
         client = client_key(client)
@@ -287,10 +321,54 @@ class LoginThrottle:
         if wait > 0:
             raise Throttled(max(1, int(wait + 0.999)))
 
-    def failed(self, account: str, client: str) -> None:
-        """Count a failed login."""
+    def begin(self, account: str, client: str) -> None:
+        """:meth:`check`, then take one of the account's logins of the
+        window (give it back with ``failed(..., begun=True)``, keep it with
+        ``succeeded(..., begun=True)``).
+
+        Raises:
+            Throttled: a failure counter is locked, or the account had
+                ``account_logins_per_window`` logins (done or under way)
+                within the last ``login_window_s``.
+        """
+        self.check(account, client)
+        now = self._clock()
+        window = self.limits.login_window_s
+        with self._lock:
+            if len(self._successes) > 100_000:   # bound the memory under a flood of names
+                self._successes = {a: t for a, t in self._successes.items()
+                                   if t and now - t[-1] < window}
+            times = [t for t in self._successes.get(account, ()) if now - t < window]
+            self._successes[account] = times
+            if len(times) + self._pending.get(account, 0) >= self.limits.account_logins_per_window:
+                wait = (times[0] + window - now) if times else 1.0
+                raise Throttled(max(1, int(wait + 0.999)),
+                                f"too many logins of this account: at most "
+                                f"{self.limits.account_logins_per_window} per "
+                                f"{window:g} s")
+            self._pending[account] = self._pending.get(account, 0) + 1
+
+    def _end(self, account: str, now: float, ok: bool) -> None:
+        left = self._pending.get(account, 0) - 1
+        if left > 0:
+            self._pending[account] = left
+        else:
+            self._pending.pop(account, None)
+        if ok:
+            self._successes.setdefault(account, []).append(now)
+
+    def abandon(self, account: str) -> None:
+        """Give back the place a :meth:`begin` took, counting nothing (the
+        check did not run: the database failed)."""
+        with self._lock:
+            self._end(account, self._clock(), ok=False)
+
+    def failed(self, account: str, client: str, begun: bool = False) -> None:
+        """Count a failed login (``begun``: it had passed :meth:`begin`)."""
         now = self._clock()
         with self._lock:
+            if begun:
+                self._end(account, now, ok=False)
             if len(self._state) > 100_000:   # bound the memory under a flood of names
                 self._state = {k: v for k, v in self._state.items()
                                if now - v[2] <= self.limits.forget_after_s}
@@ -303,9 +381,13 @@ class LoginThrottle:
                     st[1] = now + min(self.limits.backoff_max_s,
                                       self.limits.backoff_base_s * 2 ** min(extra - 1, 30))
 
-    def succeeded(self, account: str, client: str) -> None:
-        """Forget the (account, client) failures after a correct password."""
+    def succeeded(self, account: str, client: str, begun: bool = False) -> None:
+        """Forget the (account, client) failures after a correct password
+        (``begun``: it had passed :meth:`begin`, and counts as one of the
+        account's logins of the window)."""
         with self._lock:
+            if begun:
+                self._end(account, self._clock(), ok=True)
             self._state.pop(("account", account, client_key(client)), None)
             if len(self._known) > 100_000:   # bound the memory
                 self._known.clear()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import tempfile
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, HTTPException, Query, Request, UploadFile
@@ -29,8 +30,22 @@ Radius = Annotated[int, Query(ge=0, le=MAX_RADIUS,
 Limit = Annotated[int, Query(ge=1, le=200)]
 Offset = Annotated[int, Query(ge=0, le=1_000_000)]
 
-#: One picture decoded at a time by POST /api/similar (memory bound per server).
+#: One picture decoded at a time by POST /api/similar (memory bound per
+#: process; the app's ``gates.decode`` makes sure no request of one app
+#: ever waits for it in a worker thread).
 _DECODE_SLOT = threading.Lock()
+
+
+async def decode_slot(request: Request) -> AsyncIterator[None]:
+    """FastAPI dependency: the decode slot of ``POST /api/similar``
+    (``app.state.gates.decode``), waited for on the event loop *before* the
+    request takes a worker thread or a pooled Library, at most
+    ``WebLimits.slot_wait_s`` (then :class:`~loupe.web.admission.Busy`: 503
+    with ``Retry-After``). Before, a request took its Library and then
+    waited for the slot in a worker thread: 16 pictures at once made every
+    other user wait 20 s (attack run 7, D5)."""
+    async with request.app.state.gates.decode.slot():
+        yield
 
 
 def payload(res: SimilarResult, lib: Library | None = None) -> dict[str, Any]:
@@ -76,8 +91,10 @@ def asset_similar(asset_id: int, lib: UserLib, radius: Radius = DEFAULT_RADIUS,
 @api_router.post("/similar",
                  responses={400: {"description": "Bad input"},
                             413: {"description": "The file is too large"},
+                            503: {"description": "The decode slot stayed busy: wait "
+                                                 "Retry-After seconds"},
                             415: {"description": "The file is not an image Loupe can read"}})
-def upload_similar(lib: UserLib, request: Request,
+def upload_similar(_slot: Annotated[None, Depends(decode_slot)], lib: UserLib, request: Request,
                    file: Annotated[UploadFile, File(description="an image file")],
                    radius: Radius = DEFAULT_RADIUS, limit: Limit = 24,
                    offset: Offset = 0) -> dict:
@@ -88,7 +105,9 @@ def upload_similar(lib: UserLib, request: Request,
     height read from the header at most ``upload_max_pixels``, and at most
     ``similar_max_pixels`` unless a JPEG (decoded at reduced scale): 413
     naming the pixel count and the bound, nothing decoded. Not an image: 415
-    with the reason."""
+    with the reason. One picture is handled at a time (:func:`decode_slot`,
+    waited for before a worker thread or database connection is taken; 503
+    with ``Retry-After`` after ``slot_wait_s``)."""
     name = safe_filename(file.filename) if file.filename else "upload"
     limits = request.app.state.limits
     fd, tmp = tempfile.mkstemp(prefix="loupe-similar-")
