@@ -18,7 +18,7 @@ from PIL import Image, PngImagePlugin
 from loupe import Library
 from loupe.ingest import metadata
 
-from test_xmp_bounds import HEAD, TAIL, deep_xmp
+from test_xmp_bounds import HEAD, SLOW_LEVELS, TAIL, deep_xmp
 
 
 def mie_bomb(path: Path, work: Path, inflated: int) -> None:
@@ -73,14 +73,15 @@ def test_the_exiftool_child_runs_under_an_address_space_bound():
 
 def test_a_batch_that_times_out_shares_one_time_budget(
         lib: Library, photos: Path, monkeypatch):
-    """Four slow files (deep XMP embedded in JPEGs): before,
+    """Four slow files (deep XMP embedded in WebPs; a JPEG's packet is refused
+    before ExifTool since attack run 7, D2): before,
     (1 + 4) calls of up to 2 s each (10 s); now the batch and its retries share one
     budget (3 s here), and the files past it fail saying so."""
     monkeypatch.setattr(metadata, "READ_TIMEOUT_S", 2.0)
     monkeypatch.setattr(metadata, "READ_BUDGET_S", 3.0, raising=False)
     for i in range(4):
         Image.new("RGB", (16, 16), (i, 2, 3)).save(
-            photos / f"slow{i}.jpg", xmp=deep_xmp(1150, f"deep embedded {i}").encode())
+            photos / f"slow{i}.webp", xmp=deep_xmp(SLOW_LEVELS, f"deep embedded {i}").encode())
     started = time.monotonic()
     summary = lib.ingest(photos)
     took = time.monotonic() - started
@@ -89,7 +90,8 @@ def test_a_batch_that_times_out_shares_one_time_budget(
     reasons = sorted(f["reason"] for f in lib.failures())
     spent = ("ExifTool could not read the metadata: not read: ExifTool spent this batch's "
              "time budget (3 s, Loupe's bound) on other files of the same batch; ingest it again")
-    assert spent in reasons
+    # whether the last file finds the budget spent or gets a last sliver of it
+    # depends on how long the restarts took; either way it says which bound stopped it
     assert all(r == spent or r.endswith("to read this file (the bound per call): stopped")
                or r.endswith("to read this file (what was left of the batch's time budget): "
                              "stopped")
