@@ -1,25 +1,30 @@
 """Why the text lane's HNSW walk misses what an exact scan finds (SPEC E9, issue 14).
 
-Usage (from the repository root, on a COPY of a home: ``--reindex`` rebuilds its index)::
+Usage (from the repository root, on a COPY of a home: ``--reindex``,
+``--dedup`` and ``--grant-all`` change it)::
 
     PYTHONPATH=$PWD/src python eval/e9_hnsw.py HOME QUERYSET.jsonl OUT.json \\
-        [--reindex] [--quick]
+        [--grant-all] [--reindex] [--dedup] [--quick]
 
 For every query of the set (the 195 blind test queries of ``eval/e9/``), the
-text lane's statement (:func:`loupe.eval.queries.variant_search`, i.e. the
-production :func:`loupe.vector.queries.vector_cte`, as ``loupe eval run SET
-text`` runs it) is run once as an **exact** scan (index scans disabled for
-the statement: a sequential scan of the lane's vectors and a sort) and then
-under each setting below, one thing varied at a time from the session's
-defaults (``hnsw.ef_search`` 400, ``hnsw.iterative_scan`` relaxed_order,
-the owner, the installed cut-off, ``vec_cap`` 10):
+text lane's statement (the production :func:`loupe.vector.queries.vector_cte`
+as ``loupe eval run SET text`` runs it, with ``exact_max`` 0 so that the walk
+is measured whatever the lane's size) is run once as an **exact** scan (index
+scans disabled for the statement: a sequential scan of the lane's vectors
+and a sort) and then under each setting below, one thing varied at a time
+from the session's defaults (``hnsw.ef_search`` 400, ``hnsw.iterative_scan``
+relaxed_order, the owner, the installed cut-off, ``vec_cap`` 10):
 
-* ``ef_search`` 40 / 100 / 400 / 1000;
-* ``iterative_scan`` off / relaxed_order / strict_order;
+* the walk forced (sequential scans, bitmap scans and sorts off), where the
+  planner would rather scan and sort (it does at 1,852 vectors);
+* ``ef_search`` 40 / 100 / 1000 (1000 also forced);
+* ``iterative_scan`` off / strict_order (also forced);
 * ``vec_cap`` 200 (what the hybrid's text lane keeps) — its first 10 rows;
-* the viewer: a member whose principals read every asset (so the exact
-  answer is the same), with the visibility test inside the walk;
-* no cut-off (``maxd`` 2) instead of the installed one.
+* no cut-off (``maxd`` 2) instead of the installed one;
+* other viewers, with the read test inside the walk: the demo's ``guest``
+  (granted a few assets) and, with ``--grant-all``, a member granted every
+  asset (so the exact answer is the owner's), each also forced and forced
+  with strict_order.
 
 For each: recall of HNSW against exact (|HNSW top 10 ∩ exact top 10| /
 |exact top 10|, mean over queries), queries whose top 10 differs, the known
@@ -269,8 +274,9 @@ def main(argv: list[str]) -> int:
               f"{dup['in_identical_groups']} in {dup['identical_groups']} identical groups "
               f"(largest {dup['largest_groups']}); pairs within 1e-6: {dup['pairs_within_1e-6']},"
               f" within 0.01: {dup['pairs_within_0.01']}; index {size / 1e6:.1f} MB", flush=True)
-        print("| setting | plan | HNSW vs exact, recall of the top 10 | queries differing | known item "
-              "recall@10 HNSW / exact | known items lost | ms mean / p95 HNSW | ms mean exact |")
+        print("| setting | plan | HNSW vs exact, recall of the top 10 | queries differing | "
+              "known item recall@10 HNSW / exact | known items lost | ms mean / p95 HNSW | "
+              "ms mean exact |")
         print("|---|---|---|---|---|---|---|---|")
         for label, change in settings:
             s = {**base, **change}
@@ -286,7 +292,8 @@ def main(argv: list[str]) -> int:
             kh, ke = known(hlists), known(elists)
             lost = [x["id"] for x, a, b in zip(queries, kh, ke) if b and not a]
             gained = [x["id"] for x, a, b in zip(queries, kh, ke) if a and not b]
-            row = {"setting": label, **s, "hnsw_used": used, "recall_vs_exact": statistics.fmean(rec),
+            row = {"setting": label, **s, "hnsw_used": used,
+                   "recall_vs_exact": statistics.fmean(rec),
                    "queries_differing": differ, "known_hnsw": statistics.fmean(kh),
                    "known_exact": statistics.fmean(ke), "known_lost": lost,
                    "known_gained": gained,
@@ -296,7 +303,8 @@ def main(argv: list[str]) -> int:
                    "lists": {x["id"]: {"hnsw": h, "exact": e}
                              for x, h, e in zip(queries, hlists, elists)}}
             result["settings"].append(row)
-            print(f"| {label} | {'HNSW' if used else 'scan'} | {row['recall_vs_exact']:.3f} | {differ} | "
+            print(f"| {label} | {'HNSW' if used else 'scan'} | {row['recall_vs_exact']:.3f} | "
+                  f"{differ} | "
                   f"{row['known_hnsw']:.3f} / {row['known_exact']:.3f} | {len(lost)} "
                   f"(+{len(gained)}) | {row['ms_mean']:.1f} / {row['ms_p95']:.1f} | "
                   f"{row['ms_mean_exact']:.1f} |", flush=True)
