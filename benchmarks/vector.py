@@ -16,6 +16,7 @@ Reports, in the same run:
   scans disabled, i.e. an exact scan of the model's vectors);
 * p50/p95 latency of the vector lane alone (ANN, top 200) and of the full
   hybrid statement (lexical lane + vector lane + RRF, via loupe.fusion);
+* p50/p95 of the exact scan (the lane's statement, top 200, index scans off);
 * p50/p95 of a numpy brute-force scan over the same vectors in memory
   (rclip's method) and the ratio;
 * all of it twice: as the owner (sees everything) and as a member granted
@@ -210,6 +211,13 @@ def run_queries(args, lib, rng, x, words, model_id, member) -> None:
         # once per vector: 10^10 rows at 100k)
         lib.conn.execute("SET enable_indexscan = off")
         exact_res = [lane(q, 10) for q in queries]
+        # the exact scan's own cost at the lane's cap (top 200): what an
+        # exact lane below a size threshold pays (issue 14)
+        ex_t = []
+        for q in queries:
+            t = time.perf_counter()
+            lane(q)
+            ex_t.append((time.perf_counter() - t) * 1000)
         lib.conn.execute("RESET enable_indexscan")
         print("hnsw.ef_search sweep (recall@10 against the exact scan, vector lane latency):")
         for ef in sweep:
@@ -271,6 +279,8 @@ def run_queries(args, lib, rng, x, words, model_id, member) -> None:
               f"p95 {pct(ann_t, 95):7.2f} ms")
         print(f"hybrid statement (lexical + vector + RRF)  p50 {pct(hy_t, 50):7.2f} ms  "
               f"p95 {pct(hy_t, 95):7.2f} ms")
+        print(f"exact scan (index scans off, top 200)  p50 {pct(ex_t, 50):7.2f} ms  "
+              f"p95 {pct(ex_t, 95):7.2f} ms")
         print(f"numpy brute force (top 10, in memory)  p50 {pct(np_t, 50):7.2f} ms  "
               f"p95 {pct(np_t, 95):7.2f} ms")
         print(f"ratio vector lane / numpy p95: {pct(ann_t, 95) / pct(np_t, 95):.2f}")

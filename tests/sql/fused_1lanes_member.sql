@@ -116,15 +116,33 @@ counts AS (
 "vec_image" AS MATERIALIZED (
     SELECT x.asset_id, x.dist, row_number() OVER (ORDER BY x.dist, x.asset_id) AS rank
     FROM (
-        SELECT v.asset_id, v.embedding::vector(512) <=> %(qv_image)s::vector(512) AS dist
-        FROM asset_vector v
-        WHERE v.model_id = 12 AND v.lane = 'image' AND v.tenant_id = %(tenant_id)s
-          AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
-                                                     a.rights_expire_at, false,
-                                                     %(principals)s::bigint[])
-                               FROM asset a WHERE a.id = v.asset_id))
-        ORDER BY v.embedding::vector(512) <=> %(qv_image)s::vector(512)
-        LIMIT %(vec_cap)s
+        (SELECT e.asset_id, e.dist
+         FROM (SELECT v.asset_id, v.embedding::vector(512) <=> %(qv_image)s::vector(512) AS dist
+               FROM asset_vector v
+               WHERE v.model_id = 12 AND v.lane = 'image' AND v.tenant_id = %(tenant_id)s
+                 AND (SELECT coalesce(max(n_vectors), 0) FROM vector_stat
+                WHERE tenant_id = %(tenant_id)s AND model_id = 12 AND lane = 'image')
+               <= 10000
+                 AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
+                                       a.rights_expire_at, false,
+                                       %(principals)s::bigint[])
+                 FROM asset a WHERE a.id = v.asset_id))
+               OFFSET 0) e
+         ORDER BY e.dist, e.asset_id
+         LIMIT %(vec_cap)s)
+        UNION ALL
+        (SELECT v.asset_id, v.embedding::vector(512) <=> %(qv_image)s::vector(512) AS dist
+         FROM asset_vector v
+         WHERE v.model_id = 12 AND v.lane = 'image' AND v.tenant_id = %(tenant_id)s
+           AND NOT (SELECT coalesce(max(n_vectors), 0) FROM vector_stat
+                WHERE tenant_id = %(tenant_id)s AND model_id = 12 AND lane = 'image')
+               <= 10000
+           AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
+                                       a.rights_expire_at, false,
+                                       %(principals)s::bigint[])
+                 FROM asset a WHERE a.id = v.asset_id))
+         ORDER BY v.embedding::vector(512) <=> %(qv_image)s::vector(512)
+         LIMIT %(vec_cap)s)
     ) AS x
     WHERE x.dist <= %(maxd_image)s
 ),

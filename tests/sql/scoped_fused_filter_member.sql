@@ -126,27 +126,45 @@ counts AS (
     FROM (
         (SELECT v.asset_id, v.embedding::vector(384) <=> %(qv_text)s::vector(384) AS dist
          FROM scope s
-         -- a primary-key probe per member (as a join: a sequential scan of
-         -- every vector, see loupe.scopes.queries.scoped_fused_statement)
          CROSS JOIN LATERAL (SELECT v0.asset_id, v0.embedding FROM asset_vector v0
                              WHERE v0.asset_id = s.asset_id AND v0.model_id = 11
                                AND v0.lane = 'text' OFFSET 0) v
          WHERE (SELECT r FROM regime) = 'direct'
            AND (%(see_all)s OR (SELECT loupe_can_read(coalesce(a.doc_readers, a.readers), a.embargo_until,
-                                                      a.rights_expire_at, false,
-                                                      %(principals)s::bigint[])
-                                FROM asset a WHERE a.id = v.asset_id))
+                                       a.rights_expire_at, false,
+                                       %(principals)s::bigint[])
+                 FROM asset a WHERE a.id = v.asset_id))
          ORDER BY 2, 1
+         LIMIT %(vec_cap)s)
+        UNION ALL
+        (SELECT e.asset_id, e.dist
+         FROM (SELECT v.asset_id, v.embedding::vector(384) <=> %(qv_text)s::vector(384) AS dist
+               FROM asset_vector v
+               WHERE v.model_id = 11 AND v.lane = 'text' AND v.tenant_id = %(tenant_id)s
+                 AND (SELECT r FROM regime) <> 'direct'
+                 AND (SELECT coalesce(max(n_vectors), 0) FROM vector_stat
+                WHERE tenant_id = %(tenant_id)s AND model_id = 11 AND lane = 'text')
+               <= 10000
+                 AND (%(see_all)s OR (SELECT loupe_can_read(coalesce(a.doc_readers, a.readers), a.embargo_until,
+                                       a.rights_expire_at, false,
+                                       %(principals)s::bigint[])
+                 FROM asset a WHERE a.id = v.asset_id))
+      AND (CASE WHEN (SELECT n FROM regime) <= %(deep_max)s THEN v.asset_id IN (SELECT asset_id FROM scope) ELSE v.asset_id = ANY (%(example_ids)s::bigint[]) END)
+               OFFSET 0) e
+         ORDER BY e.dist, e.asset_id
          LIMIT %(vec_cap)s)
         UNION ALL
         (SELECT v.asset_id, v.embedding::vector(384) <=> %(qv_text)s::vector(384) AS dist
          FROM asset_vector v
          WHERE v.model_id = 11 AND v.lane = 'text' AND v.tenant_id = %(tenant_id)s
            AND (SELECT r FROM regime) <> 'direct'
+           AND NOT (SELECT coalesce(max(n_vectors), 0) FROM vector_stat
+                WHERE tenant_id = %(tenant_id)s AND model_id = 11 AND lane = 'text')
+               <= 10000
            AND (%(see_all)s OR (SELECT loupe_can_read(coalesce(a.doc_readers, a.readers), a.embargo_until,
-                                                      a.rights_expire_at, false,
-                                                      %(principals)s::bigint[])
-                                FROM asset a WHERE a.id = v.asset_id))
+                                       a.rights_expire_at, false,
+                                       %(principals)s::bigint[])
+                 FROM asset a WHERE a.id = v.asset_id))
       AND (CASE WHEN (SELECT n FROM regime) <= %(deep_max)s THEN v.asset_id IN (SELECT asset_id FROM scope) ELSE v.asset_id = ANY (%(example_ids)s::bigint[]) END)
          ORDER BY v.embedding::vector(384) <=> %(qv_text)s::vector(384)
          LIMIT %(vec_cap)s)
@@ -158,27 +176,45 @@ counts AS (
     FROM (
         (SELECT v.asset_id, v.embedding::vector(512) <=> %(qv_image)s::vector(512) AS dist
          FROM scope s
-         -- a primary-key probe per member (as a join: a sequential scan of
-         -- every vector, see loupe.scopes.queries.scoped_fused_statement)
          CROSS JOIN LATERAL (SELECT v0.asset_id, v0.embedding FROM asset_vector v0
                              WHERE v0.asset_id = s.asset_id AND v0.model_id = 12
                                AND v0.lane = 'image' OFFSET 0) v
          WHERE (SELECT r FROM regime) = 'direct'
            AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
-                                                      a.rights_expire_at, false,
-                                                      %(principals)s::bigint[])
-                                FROM asset a WHERE a.id = v.asset_id))
+                                       a.rights_expire_at, false,
+                                       %(principals)s::bigint[])
+                 FROM asset a WHERE a.id = v.asset_id))
          ORDER BY 2, 1
+         LIMIT %(vec_cap)s)
+        UNION ALL
+        (SELECT e.asset_id, e.dist
+         FROM (SELECT v.asset_id, v.embedding::vector(512) <=> %(qv_image)s::vector(512) AS dist
+               FROM asset_vector v
+               WHERE v.model_id = 12 AND v.lane = 'image' AND v.tenant_id = %(tenant_id)s
+                 AND (SELECT r FROM regime) <> 'direct'
+                 AND (SELECT coalesce(max(n_vectors), 0) FROM vector_stat
+                WHERE tenant_id = %(tenant_id)s AND model_id = 12 AND lane = 'image')
+               <= 10000
+                 AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
+                                       a.rights_expire_at, false,
+                                       %(principals)s::bigint[])
+                 FROM asset a WHERE a.id = v.asset_id))
+      AND (CASE WHEN (SELECT n FROM regime) <= %(deep_max)s THEN v.asset_id IN (SELECT asset_id FROM scope) ELSE v.asset_id = ANY (%(example_ids)s::bigint[]) END)
+               OFFSET 0) e
+         ORDER BY e.dist, e.asset_id
          LIMIT %(vec_cap)s)
         UNION ALL
         (SELECT v.asset_id, v.embedding::vector(512) <=> %(qv_image)s::vector(512) AS dist
          FROM asset_vector v
          WHERE v.model_id = 12 AND v.lane = 'image' AND v.tenant_id = %(tenant_id)s
            AND (SELECT r FROM regime) <> 'direct'
+           AND NOT (SELECT coalesce(max(n_vectors), 0) FROM vector_stat
+                WHERE tenant_id = %(tenant_id)s AND model_id = 12 AND lane = 'image')
+               <= 10000
            AND (%(see_all)s OR (SELECT loupe_can_read(a.readers, a.embargo_until,
-                                                      a.rights_expire_at, false,
-                                                      %(principals)s::bigint[])
-                                FROM asset a WHERE a.id = v.asset_id))
+                                       a.rights_expire_at, false,
+                                       %(principals)s::bigint[])
+                 FROM asset a WHERE a.id = v.asset_id))
       AND (CASE WHEN (SELECT n FROM regime) <= %(deep_max)s THEN v.asset_id IN (SELECT asset_id FROM scope) ELSE v.asset_id = ANY (%(example_ids)s::bigint[]) END)
          ORDER BY v.embedding::vector(512) <=> %(qv_image)s::vector(512)
          LIMIT %(vec_cap)s)

@@ -141,64 +141,112 @@ def hnsw_session(ef_search: int = HNSW_EF_SEARCH) -> list[sql.Composed]:
             sql.SQL("SET hnsw.iterative_scan = relaxed_order")]
 
 
+#: A tenant's (model, lane) with at most this many vectors is searched by an
+#: exact scan of its vectors instead of the HNSW walk (issue 14). The walk
+#: is approximate, and it degrades where many vectors are identical (texts
+#: that repeat, as a series of pictures with the same title and keywords
+#: does): at 7,631 real text vectors, 3,751 of them in identical groups, it
+#: returned 0.857 of the exact top 10 at any ef_search or iterative-scan mode
+#: (docs/evaluation.md, "Why the HNSW walk misses"). At 10,000 vectors of
+#: 384 dims the exact scan cost what the walk did for the owner (p50 14 vs
+#: 15 ms under load 12–20) and 2.4x for a member (49 vs 20 ms); at 50,000
+#: 3x and 6x (benchmarks/RESULTS.md, "Exact scan or HNSW walk").
+EXACT_MAX = 10_000
+
+# The tenant's vector count of one (model, lane), kept by migration 0003's
+# triggers; the one-time test that picks a lane's exact scan or its walk.
+_FEW = """(SELECT coalesce(max(n_vectors), 0) FROM vector_stat
+                WHERE tenant_id = %(tenant_id)s AND model_id = {model} AND lane = {lane})
+               <= {exact_max}"""
+
+# Whether the viewer may read the asset of vector v: the owner reads every
+# one; a member's test is a primary-key probe of the asset (P1).
+_READABLE = """(%(see_all)s OR (SELECT loupe_can_read({readers}, a.embargo_until,
+                                       a.rights_expire_at, false,
+                                       %(principals)s::bigint[])
+                 FROM asset a WHERE a.id = v.asset_id))"""
+
+# Exact scan of the scope's members (a filter's direct regime, issue 17): a
+# primary-key probe per member (as a join: a sequential scan of every
+# vector, see loupe.scopes.queries.scoped_fused_statement).
+_MEMBERS_EXACT = """
+        (SELECT v.asset_id, v.embedding::vector({dims}) <=> {qv}::vector({dims}) AS dist
+         FROM scope s
+         CROSS JOIN LATERAL (SELECT v0.asset_id, v0.embedding FROM asset_vector v0
+                             WHERE v0.asset_id = s.asset_id AND v0.model_id = {model}
+                               AND v0.lane = {lane} OFFSET 0) v
+         WHERE (SELECT r FROM regime) = 'direct'
+           AND {readable}
+         ORDER BY 2, 1
+         LIMIT %(vec_cap)s)"""
+
+# Exact scan of the tenant's vectors of (model, lane): every distance, the
+# nearest vec_cap kept. The distances are computed under an OFFSET 0 fence
+# and sorted outside it, so the planner cannot serve the order from the HNSW
+# index (an index scan plus an incremental sort would be the walk again).
+_LANE_EXACT = """
+        (SELECT e.asset_id, e.dist
+         FROM (SELECT v.asset_id, v.embedding::vector({dims}) <=> {qv}::vector({dims}) AS dist
+               FROM asset_vector v
+               WHERE v.model_id = {model} AND v.lane = {lane} AND v.tenant_id = %(tenant_id)s
+                 AND {gate}{few}
+                 AND {readable}{clause}
+               OFFSET 0) e
+         ORDER BY e.dist, e.asset_id
+         LIMIT %(vec_cap)s)"""
+
+# The HNSW walk: the nearest vec_cap by the index; with pgvector's iterative
+# scan the walk goes on past vectors the viewer may not read (or that fail
+# the clause) until the LIMIT is met.
+_LANE_WALK = """
+        (SELECT v.asset_id, v.embedding::vector({dims}) <=> {qv}::vector({dims}) AS dist
+         FROM asset_vector v
+         WHERE v.model_id = {model} AND v.lane = {lane} AND v.tenant_id = %(tenant_id)s
+           AND {gate}NOT {few}
+           AND {readable}{clause}
+         ORDER BY v.embedding::vector({dims}) <=> {qv}::vector({dims})
+         LIMIT %(vec_cap)s)"""
+
+
 def vector_cte(name: str, model_id: int, lane: str, dims: int,
-               clause: "AssetClause | None" = None, exact_scope: bool = False) -> sql.Composed:
+               clause: "AssetClause | None" = None, exact_scope: bool = False,
+               exact_max: int = EXACT_MAX) -> sql.Composed:
     """One vector lane as a common table expression named ``vec_<name>``.
 
     Up to ``%(vec_cap)s`` nearest vectors of the model and lane by cosine
-    distance to ``%(qv_<name>)s`` (HNSW), of the tenant, kept only within
+    distance to ``%(qv_<name>)s``, of the tenant, kept only within
     ``%(maxd_<name>)s`` (the model's threshold for the query's length, V4),
     ranked by distance then asset id. Only vectors of assets the viewer may
-    read (``%(see_all)s``, ``%(principals)s``; P1) are scanned: with pgvector's
-    iterative scan the HNSW walk goes on past hidden ones until the LIMIT is met.
-    ``clause``: a condition on assets tested the same way, inside the walk
+    read (``%(see_all)s``, ``%(principals)s``; P1) are scanned.
+    ``clause``: a condition on assets tested the same way, inside the scan
     (:mod:`loupe.search.clause`).
+
+    Which scan (issue 14), decided once per statement by the tenant's count
+    of vectors in the lane (``vector_stat``): at most ``exact_max`` (default
+    :data:`EXACT_MAX`), an **exact** scan of them (every distance computed,
+    the nearest kept: what brute force returns, ties by asset id); above it,
+    the **HNSW walk** (pgvector's approximate search; with the iterative scan
+    it goes on past hidden vectors until the LIMIT is met).
 
     With ``exact_scope`` (a filter that is the statement's scope, issue 17:
     the CTEs ``scope`` and ``regime`` come first): in the ``direct`` regime
     (at most DIRECT_MAX members) the lane is an exact scan of the members'
-    vectors instead of the HNSW walk — a few thousand distances, where a
-    walk would visit ~vec_cap / selectivity tuples (and pgvector's iterative
-    scan stops at ``hnsw.max_scan_tuples``, so a walk could come back short);
-    otherwise the walk, with ``clause`` (then a hash probe of ``scope``).
-    The branch not taken is skipped by its one-time filter.
+    vectors — a few thousand distances, where a walk would visit
+    ~vec_cap / selectivity tuples (and pgvector's iterative scan stops at
+    ``hnsw.max_scan_tuples``, so a walk could come back short); otherwise
+    the lane's scan as above, with ``clause`` (then a hash probe of
+    ``scope``). The branches not taken are skipped by their one-time filters.
 
     Contract: needs the parameters ``tenant_id``, ``see_all``,
     ``principals``, ``vec_cap``, ``qv_<name>``, ``maxd_<name>``; provides
     the CTE ``vec_<name>`` (asset_id, dist, rank).
     """
-    assert name.isidentifier() and lane in LANES
-    walk = """
-        SELECT v.asset_id, v.embedding::vector({dims}) <=> {qv}::vector({dims}) AS dist
-        FROM asset_vector v
-        WHERE v.model_id = {model} AND v.lane = {lane} AND v.tenant_id = %(tenant_id)s
-          AND (%(see_all)s OR (SELECT loupe_can_read({readers}, a.embargo_until,
-                                                     a.rights_expire_at, false,
-                                                     %(principals)s::bigint[])
-                               FROM asset a WHERE a.id = v.asset_id)){clause}
-        ORDER BY v.embedding::vector({dims}) <=> {qv}::vector({dims})
-        LIMIT %(vec_cap)s"""
-    if exact_scope:
-        walk = """
-        (SELECT v.asset_id, v.embedding::vector({dims}) <=> {qv}::vector({dims}) AS dist
-         FROM scope s
-         -- a primary-key probe per member (as a join: a sequential scan of
-         -- every vector, see loupe.scopes.queries.scoped_fused_statement)
-         CROSS JOIN LATERAL (SELECT v0.asset_id, v0.embedding FROM asset_vector v0
-                             WHERE v0.asset_id = s.asset_id AND v0.model_id = {model}
-                               AND v0.lane = {lane} OFFSET 0) v
-         WHERE (SELECT r FROM regime) = 'direct'
-           AND (%(see_all)s OR (SELECT loupe_can_read({readers}, a.embargo_until,
-                                                      a.rights_expire_at, false,
-                                                      %(principals)s::bigint[])
-                                FROM asset a WHERE a.id = v.asset_id))
-         ORDER BY 2, 1
-         LIMIT %(vec_cap)s)
-        UNION ALL
-        (""" + walk.strip().replace("\n        ", "\n         ").replace(
-            "LIMIT %(vec_cap)s", "LIMIT %(vec_cap)s)").replace(
-            "AND v.tenant_id = %(tenant_id)s",
-            "AND v.tenant_id = %(tenant_id)s\n           AND (SELECT r FROM regime) <> 'direct'")
+    assert name.isidentifier() and lane in LANES and isinstance(exact_max, int)
+    gate = "(SELECT r FROM regime) <> 'direct'\n           AND " if exact_scope else ""
+    branches = ([_MEMBERS_EXACT] if exact_scope else []) + [
+        _LANE_EXACT.replace("{gate}", gate.replace("\n           ", "\n                 ")),
+        _LANE_WALK.replace("{gate}", gate)]
+    walk = "\n        UNION ALL".join(branches)
     return sql.SQL("""
 {cte} AS MATERIALIZED (
     SELECT x.asset_id, x.dist, row_number() OVER (ORDER BY x.dist, x.asset_id) AS rank
@@ -208,8 +256,11 @@ def vector_cte(name: str, model_id: int, lane: str, dims: int,
 )""").format(cte=sql.Identifier(f"vec_{name}"), dims=sql.Literal(dims),
              model=sql.Literal(model_id), lane=sql.Literal(lane),
              qv=sql.Placeholder(f"qv_{name}"), maxd=sql.Placeholder(f"maxd_{name}"),
-             clause=sql.SQL(and_clause(clause, "v.asset_id")),
-             # a lane of written words embeds the whole document: a member
-             # matches it only when it may read every file (0011)
-             readers=sql.SQL("a.readers" if lane == "image"
-                             else "coalesce(a.doc_readers, a.readers)"))
+             few=sql.SQL(_FEW).format(model=sql.Literal(model_id), lane=sql.Literal(lane),
+                                      exact_max=sql.Literal(exact_max)),
+             readable=sql.SQL(_READABLE).format(
+                 # a lane of written words embeds the whole document: a member
+                 # matches it only when it may read every file (0011)
+                 readers=sql.SQL("a.readers" if lane == "image"
+                                 else "coalesce(a.doc_readers, a.readers)")),
+             clause=sql.SQL(and_clause(clause, "v.asset_id")))
