@@ -56,7 +56,8 @@ def hamming(a: int, b: int) -> int:
 
 
 def hash_image(im) -> PerceptualHashes:
-    """The hashes of an opened PIL image (EXIF orientation applied here).
+    """The hashes of an opened PIL image (EXIF orientation applied here; the
+    image itself is not changed).
 
     Raises:
         OSError, ValueError: the pixels cannot be decoded.
@@ -69,18 +70,28 @@ def hash_image(im) -> PerceptualHashes:
     frame = ImageOps.exif_transpose(im)
     if frame.mode not in ("RGB", "L"):
         frame = frame.convert("RGB")
-    ph = imagehash.phash(frame, hash_size=8)
-    dh = imagehash.dhash(frame, hash_size=8)
+    # both hashes start with convert("L"): done once here, the same pixels
+    grey = frame.convert("L")
+    ph = imagehash.phash(grey, hash_size=8)
+    dh = imagehash.dhash(grey, hash_size=8)
     return PerceptualHashes(to_signed(int(str(ph), 16)), to_signed(int(str(dh), 16)))
 
 
-def hash_file(path: str, fileobj: Any = None) -> PerceptualHashes | str:
+def hash_file(path: str, fileobj: Any = None, decoded: Any = None) -> PerceptualHashes | str:
     """The hashes of the image at ``path`` (read from ``fileobj``, an open
     binary file, when given), or a reason (str) why there are none. Never
-    raises for a bad file (ingest goes on with a warning)."""
+    raises for a bad file (ingest goes on with a warning).
+
+    ``decoded``: the file's :class:`~loupe.ingest.image.DecodedImage`; its
+    pixels are hashed when decoding again would give the same ones (every
+    format but a JPEG whose DCT scale differs), so the hashes never depend on
+    whether it was given."""
     from PIL import Image
 
     try:
+        im = decoded.same_as_decoding(DECODE_SIDE) if decoded is not None else None
+        if im is not None:
+            return hash_image(im)
         if fileobj is not None:
             fileobj.seek(0)
         with Image.open(fileobj if fileobj is not None else path) as im:
