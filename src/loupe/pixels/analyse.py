@@ -127,8 +127,12 @@ def analyse_image(im) -> MachineFacts:
             frame = frame.resize((max(1, round(frame.width / scale)),
                                   max(1, round(frame.height / scale))), Image.Resampling.NEAREST)
     rgba = _to_rgba(frame)
-    if rgba is im:   # never shrink the caller's image (the ingest's decoded pixels)
-        rgba = rgba.copy()
+    if rgba is im:
+        # never shrink the caller's image (the ingest's decoded pixels), nor
+        # copy it (a 150 MP RGBA picture is 600 MB): a second Image object
+        # over the same pixels, whose core thumbnail() replaces, not changes
+        im.load()
+        rgba = im._new(im.im)
     rgba.thumbnail((SIDE, SIDE), Image.Resampling.NEAREST)
     arr = np.asarray(rgba, dtype=np.uint8)
     lab = colour_mod.to_lab(arr[..., :3])
