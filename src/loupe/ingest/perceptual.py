@@ -67,11 +67,17 @@ def hash_image(im) -> PerceptualHashes:
 
     if im.format == "JPEG":
         im.draft("RGB", (DECODE_SIDE, DECODE_SIDE))
-    frame = ImageOps.exif_transpose(im)
-    if frame.mode not in ("RGB", "L"):
+    # exif_transpose copies the whole picture even when it turns nothing;
+    # the conversions below make new images, so im itself is never changed
+    turned = (im.getexif().get(0x0112) or 1) != 1
+    frame = ImageOps.exif_transpose(im) if turned else im
+    # both hashes start with convert("L"): done once here, the same pixels.
+    # RGBA goes to L directly (Pillow's rgba2l is rgb2l, alpha ignored: the
+    # same bytes without an RGB copy); other modes through RGB as before
+    if frame.mode not in ("RGB", "L", "RGBA"):
         frame = frame.convert("RGB")
-    # both hashes start with convert("L"): done once here, the same pixels
     grey = frame.convert("L")
+    del frame
     ph = imagehash.phash(grey, hash_size=8)
     dh = imagehash.dhash(grey, hash_size=8)
     return PerceptualHashes(to_signed(int(str(ph), 16)), to_signed(int(str(dh), 16)))
