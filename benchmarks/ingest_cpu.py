@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 from loupe import Library
+from loupe.db.server import stop_embedded
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -74,10 +75,10 @@ def one_run(folder: Path, languages: list[str]) -> dict:
     """Ingest ``folder`` into a fresh home; the CPU seconds of each process
     during the ingest, the wall seconds, the new assets and the load average."""
     tmp = Path(tempfile.mkdtemp(prefix="loupe-cpu-"))
+    pgdata = tmp / "home" / "pgdata"
     try:
         with Library.open(tmp / "home", create=True) as lib:
             lib.init(languages=languages)
-            pgdata = tmp / "home" / "pgdata"
             py0, ch0 = _own_cpu()
             pg0 = postgres_cpu(pgdata)
             load0 = os.getloadavg()[0]
@@ -96,6 +97,10 @@ def one_run(folder: Path, languages: list[str]) -> dict:
             out[f"{k}_ms_per_asset"] = round(1000 * out[f"{k}_s"] / max(1, n), 1)
         return out
     finally:
+        # stopped before its folder goes: the exit hook cannot stop a server
+        # whose data folder is gone (it would outlive this process)
+        if (pgdata / "postmaster.pid").exists():
+            stop_embedded(pgdata, force=True)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
