@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from loupe import Library
+from loupe.db.server import stop_embedded
 from loupe.ingest.image import inspect_image, sha256_file
 from loupe.ingest.metadata import ExifToolReader, normalize
 from loupe.ingest.pipeline import BATCH_SIZE
@@ -116,6 +117,10 @@ def main() -> None:
         child_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(f"peak RSS: this process {self_mb:.0f} MiB, largest child (ExifTool) {child_mb:.0f} MiB")
     finally:
+        # the embedded server stopped before its folder goes: the exit hook
+        # cannot stop a server whose data folder is gone (it outlived the run)
+        if (tmp / "home" / "pgdata" / "postmaster.pid").exists():
+            stop_embedded(tmp / "home" / "pgdata", force=True)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -106,3 +106,17 @@ def test_visibility_ab_benchmark_finds_the_member_page_equal_to_the_owners():
     assert "queries whose compared rows differ between A and B: 0" in out
     assert "left out (returned by one side only): none" in out
     assert len(re.findall(r"^(owner|member)\s+all\s", out, re.M)) == 2
+
+
+def test_ingest_cpu_benchmark_runs():
+    out = smoke("ingest_cpu")
+    assert re.search(r"^40 assets, 1 failed, .* CPU ms/asset: python [\d.]+, exiftool [\d.]+, "
+                     r"postgres [\d.]+, total [\d.]+$", out, re.M), out
+
+
+def test_pixel_work_cpu_benchmark_runs():
+    out = smoke("pixel_work_cpu")
+    assert out.startswith("40 files under ")
+    for variant in ("before", "after m4", "after m2"):
+        assert re.search(rf"^{variant} +[\d.]+ ms CPU per file, thumbnail +[\d.]+ KiB per file$",
+                         out, re.M), out

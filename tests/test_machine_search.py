@@ -1,7 +1,7 @@
 """Machine words in the library (issue 15): computed at ingest into
 asset_machine and the search document's own field group (migration 0019),
-searched in every library language, never a phrase bonus, never in the text
-that the text lane and the leak check's caption variant embed, shown apart,
+searched in every library language, never a phrase bonus, in the text the
+text lane embeds but never in the leak check's caption variant, shown apart,
 and recomputed by `loupe enrich` (resumable)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from PIL import Image, ImageDraw
 from loupe import Library
 from loupe.cli import main
 from loupe.vector import queries as vq
-from loupe.vector.embedtext import embedding_text
+from loupe.vector.embedtext import embedding_text, text_hash
 
 SKIMAGE_DATA = Path(os.path.dirname(skimage.__file__)) / "data"
 
@@ -94,6 +94,50 @@ def test_machine_words_never_reach_the_caption_variant_or_the_files(four: Librar
                              ).fetchone()[0] == 0
     assert caption_texts() == with_machine
     assert not any("background" in t or "clip art" in t for t in with_machine.values())
+
+
+def test_the_text_lane_embeds_machine_words_and_the_caption_variant_does_not(
+        four: Library, photos: Path, tmp_path: Path):
+    """Issue 15 (pixels6): the text lane's vector is of the text with the
+    machine words, the caption variant's (what the leak check compares with
+    the pixels) of the metadata alone — the hash of each embedded text is
+    stored with its vector."""
+    from imaging import write_sidecar
+    from tinymodels import build_clip
+
+    write_sidecar(photos / "disc.jpg", "-XMP-dc:Title=Red disc", "-XMP-dc:Subject=badge")
+    assert four.ingest(photos).updated == 1
+    four.install_model(build_clip(tmp_path / "src" / "tiny-clip"))
+    four.use_model("tiny-clip", "text")
+    four.embed()
+    four.build_variants("tiny-clip")
+    disc = _ids(four)["disc.jpg"]
+    row = four.conn.execute(vq.TEXT_DOCUMENTS, {
+        "tenant_id": four.tenant_id, "lang": "en", "model_id": -1, "lane": "text",
+        "after": disc - 1, "batch": 1}).fetchone()
+    cols = ("title", "description", "keywords", "vocabulary", "collections", "location",
+            "people", "creator", "ocr")
+    human = dict(zip(cols, row[1:10]))
+    assert row[11] == ("clip art clipart graphic cartoon · red · white background · "
+                       "cut-out isolated · horizontal · small")
+    with_machine = embedding_text({**human, "machine": row[11]})
+    assert with_machine == ("Red disc. clip art clipart graphic cartoon, red, white background, "
+                            "cut-out isolated, horizontal, small. badge")
+    hashes = dict(four.conn.execute(
+        "SELECT lane, source_hash FROM asset_vector WHERE asset_id = %s AND lane IN "
+        "('text', 'caption')", (disc,)).fetchall())
+    assert bytes(hashes["text"]) == text_hash(with_machine)
+    assert bytes(hashes["caption"]) == text_hash(embedding_text(human))
+    assert embedding_text(human) == "Red disc. badge"
+
+
+def test_embedding_text_places_machine_words_after_the_title():
+    doc = {"title": "Rose", "description": "A rose in a garden", "keywords": "flower, red",
+           "ocr": "", "machine": "photo photograph · red · scene background"}
+    assert embedding_text(doc) == ("Rose. photo photograph, red, scene background. A rose in a "
+                                   "garden. flower, red")
+    del doc["machine"]   # without machine words: the text of before issue 15
+    assert embedding_text(doc) == "Rose. A rose in a garden. flower, red"
 
 
 def test_enrich_computes_what_is_missing_and_resumes(four: Library):

@@ -165,7 +165,8 @@ def test_task_prefixes_reach_the_encoder(lib: Library, photos: Path, tmp_path: P
     lib.use_model("tiny-nomic", "text")
     lib.embed()
     emb = registry.embedder(lib.home, "tiny-nomic")
-    assert emb.last_texts == ["search_document: red kettle"]
+    # the title, then the machine words of the 16 px red square (issue 15)
+    assert emb.last_texts == ["search_document: red kettle. icon pictogram, red, square, tiny"]
     lib.search("red kettle")
     assert emb.last_texts == ["search_query: red kettle"]
     # the prefix changes the vector: documents and queries are encoded differently

@@ -116,6 +116,10 @@ def shrunk(im: Image.Image, side: int) -> Image.Image:
 
 #: Longest side of stored thumbnails, in pixels.
 THUMBNAIL_SIZE = 384
+#: WebP encoding of thumbnails: lossy quality (0-100) and libwebp's effort
+#: ``method`` (0 fastest .. 6 smallest).
+THUMBNAIL_QUALITY = 80
+THUMBNAIL_WEBP_METHOD = 2
 
 # Loupe applies its own, configurable pixel ceiling (above) between reading
 # the header and decoding, so Pillow's fixed global one is switched off:
@@ -194,6 +198,64 @@ def unrecognised(path: str, fileobj: BinaryIO) -> BadFile | None:
             pass
 
 
+def jpeg_draft_scale(size: tuple[int, int], request: int) -> int:
+    """The DCT scale denominator (1, 2, 4 or 8) Pillow's JPEG decoder uses
+    for ``im.draft(mode, (request, request))`` on a picture of ``size``
+    (width, height): the largest of 8, 4, 2, 1 not above
+    ``min(width // request, height // request)`` (``JpegImagePlugin.draft``;
+    ``tests/test_decode_once.py`` checks it against Pillow itself)."""
+    most = min(size[0] // request, size[1] // request)
+    return next((s for s in (8, 4, 2, 1) if most >= s), 1)
+
+
+class DecodedImage:
+    """An image :func:`decode_image` decoded (first frame), kept open so that
+    the perceptual hashes and the machine words read the same pixels instead
+    of decoding the file again (issue 15: three decodes a file were about a
+    third of the ingest's Python time).
+
+    ``facts``: what :func:`inspect_image` returns. ``image``: the loaded
+    Pillow image, stored orientation (EXIF not applied), a JPEG at the DCT
+    scale its thumbnail asked for. Use it as a context manager, or call
+    :meth:`close`.
+    """
+
+    def __init__(self, facts: ImageFacts, image: Image.Image, original_size: tuple[int, int],
+                 draft_request: int | None, owns_file: bool):
+        self.facts = facts
+        self.image = image
+        self._owns_file = owns_file
+        self._original_size = original_size
+        self._draft_request = draft_request
+
+    def same_as_decoding(self, request: int | None) -> Image.Image | None:
+        """The decoded image when decoding the file again with
+        ``draft("RGB", (request, request))`` (JPEG only; ``None``: no draft)
+        would give the same pixels and the same size, else ``None`` (the
+        caller decodes the file itself). Other formats have no draft: always
+        the same. A JPEG: when neither decode is reduced (DCT scale 1 both)."""
+        if self.image.format != "JPEG":
+            return self.image
+        mine = (jpeg_draft_scale(self._original_size, self._draft_request)
+                if self._draft_request else 1)
+        theirs = jpeg_draft_scale(self._original_size, request) if request else 1
+        return self.image if mine == theirs == 1 else None
+
+    def close(self) -> None:
+        """Release the decoded pixels (and the file when it was opened by
+        path; a file object the caller gave stays open)."""
+        if self._owns_file:
+            self.image.close()
+        else:   # ImageFile.close would close the caller's file object too
+            Image.Image.close(self.image)
+
+    def __enter__(self) -> "DecodedImage":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def inspect_image(path: str, thumbnail_path: Path | None, *,
                   max_pixels: int = DEFAULT_MAX_PIXELS,
                   thumbnail_size: int = THUMBNAIL_SIZE,
@@ -212,6 +274,18 @@ def inspect_image(path: str, thumbnail_path: Path | None, *,
         BadFile: kinds ``empty``, ``not_image``, ``unsupported``, ``too_large``,
             ``truncated``, ``corrupt`` or ``io``.
     """
+    with decode_image(path, thumbnail_path, max_pixels=max_pixels,
+                      thumbnail_size=thumbnail_size, fileobj=fileobj) as decoded:
+        return decoded.facts
+
+
+def decode_image(path: str, thumbnail_path: Path | None, *,
+                 max_pixels: int = DEFAULT_MAX_PIXELS,
+                 thumbnail_size: int = THUMBNAIL_SIZE,
+                 fileobj: BinaryIO | None = None) -> DecodedImage:
+    """:func:`inspect_image`, keeping the decoded pixels: returns a
+    :class:`DecodedImage` the caller closes (the same checks, thumbnail and
+    errors; ``BadFile`` raised leaves nothing open)."""
     try:
         size = os.fstat(fileobj.fileno()).st_size if fileobj else os.path.getsize(path)
         if fileobj is not None:
@@ -237,48 +311,62 @@ def inspect_image(path: str, thumbnail_path: Path | None, *,
         raise BadFile(path, kind, f"{kind} image: {exc}") from exc
     except (ValueError, SyntaxError) as exc:
         raise BadFile(path, "corrupt", f"corrupt image header: {exc}") from exc
-    with im:
-        fmt = im.format or "?"
-        if fmt not in FORMATS:
-            raise BadFile(path, "unsupported", f"unsupported image format {fmt}")
-        width, height = im.size
-        if width <= 0 or height <= 0:
-            raise BadFile(path, "corrupt", f"invalid dimensions {width}x{height}")
-        if width * height > max_pixels:
-            raise BadFile(
-                path, "too_large",
-                f"{width}x{height} = {width * height:,} pixels exceeds the limit of "
-                f"{max_pixels:,} (decompression bomb guard)")
-        need = working_bytes(im.mode, width, height)
-        if need > max_pixels * BYTES_PER_BOUND_PIXEL:
-            raise BadFile(
-                path, "too_large",
-                f"{width}x{height} pixels of mode {im.mode} take {need:,} bytes to ingest "
-                f"({MODE_BYTES.get(im.mode, 4)} a pixel decoded + {STAGE_BYTES} for the later "
-                f"stages), over the limit of {max_pixels * BYTES_PER_BOUND_PIXEL:,} bytes "
-                f"({max_pixels:,} pixels x {BYTES_PER_BOUND_PIXEL} bytes, what RGB takes; "
-                f"decompression bomb guard): not decoded")
-        try:
-            orientation = int(im.getexif().get(0x0112, 1) or 1)
-        except Exception:
-            orientation = 1
-        if not 1 <= orientation <= 8:
-            orientation = 1
-        try:
-            if fmt == "JPEG":
-                # Decode at a reduced scale when the thumbnail allows it (DCT scaling).
-                im.draft("RGB", (thumbnail_size * 2, thumbnail_size * 2))
-            im.load()
-        except OSError as exc:
-            msg = str(exc)
-            if "truncated" in msg.lower():
-                raise BadFile(path, "truncated", f"truncated image: {msg}") from exc
-            raise BadFile(path, "corrupt", f"cannot decode image: {msg}") from exc
-        except (ValueError, SyntaxError, Image.DecompressionBombError) as exc:
-            raise BadFile(path, "corrupt", f"cannot decode image: {exc}") from exc
-        if thumbnail_path is not None and not thumbnail_path.exists():
-            _write_thumbnail(path, im, thumbnail_path, thumbnail_size, orientation)
-        return ImageFacts(FORMATS[fmt], width, height, orientation)
+    try:
+        return _decode(path, im, thumbnail_path, max_pixels, thumbnail_size, fileobj is None)
+    except BaseException:
+        if fileobj is None:
+            im.close()
+        else:
+            Image.Image.close(im)
+        raise
+
+
+def _decode(path: str, im: Image.Image, thumbnail_path: Path | None, max_pixels: int,
+            thumbnail_size: int, owns_file: bool) -> DecodedImage:
+    fmt = im.format or "?"
+    if fmt not in FORMATS:
+        raise BadFile(path, "unsupported", f"unsupported image format {fmt}")
+    width, height = im.size
+    if width <= 0 or height <= 0:
+        raise BadFile(path, "corrupt", f"invalid dimensions {width}x{height}")
+    if width * height > max_pixels:
+        raise BadFile(
+            path, "too_large",
+            f"{width}x{height} = {width * height:,} pixels exceeds the limit of "
+            f"{max_pixels:,} (decompression bomb guard)")
+    need = working_bytes(im.mode, width, height)
+    if need > max_pixels * BYTES_PER_BOUND_PIXEL:
+        raise BadFile(
+            path, "too_large",
+            f"{width}x{height} pixels of mode {im.mode} take {need:,} bytes to ingest "
+            f"({MODE_BYTES.get(im.mode, 4)} a pixel decoded + {STAGE_BYTES} for the later "
+            f"stages), over the limit of {max_pixels * BYTES_PER_BOUND_PIXEL:,} bytes "
+            f"({max_pixels:,} pixels x {BYTES_PER_BOUND_PIXEL} bytes, what RGB takes; "
+            f"decompression bomb guard): not decoded")
+    try:
+        orientation = int(im.getexif().get(0x0112, 1) or 1)
+    except Exception:
+        orientation = 1
+    if not 1 <= orientation <= 8:
+        orientation = 1
+    draft_request = None
+    try:
+        if fmt == "JPEG":
+            # Decode at a reduced scale when the thumbnail allows it (DCT scaling).
+            draft_request = thumbnail_size * 2
+            im.draft("RGB", (draft_request, draft_request))
+        im.load()
+    except OSError as exc:
+        msg = str(exc)
+        if "truncated" in msg.lower():
+            raise BadFile(path, "truncated", f"truncated image: {msg}") from exc
+        raise BadFile(path, "corrupt", f"cannot decode image: {msg}") from exc
+    except (ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+        raise BadFile(path, "corrupt", f"cannot decode image: {exc}") from exc
+    if thumbnail_path is not None and not thumbnail_path.exists():
+        _write_thumbnail(path, im, thumbnail_path, thumbnail_size, orientation)
+    return DecodedImage(ImageFacts(FORMATS[fmt], width, height, orientation), im,
+                        (width, height), draft_request, owns_file)
 
 
 # Leading bytes of the accepted formats (offset, bytes, name).
@@ -316,10 +404,15 @@ def _write_thumbnail(path: str, im: Image.Image, out: Path, size: int,
             frame = frame.transpose(method)
         if frame.mode not in ("RGB", "RGBA"):
             frame = frame.convert("RGBA" if "A" in frame.getbands() or frame.mode == "P" else "RGB")
+        if frame is im:
+            # never shrink the decoded image in place: the hashes and the
+            # machine words read it next (decode once); a second Image over
+            # the same pixels, whose core thumbnail() replaces
+            frame = im._new(im.im)
         frame.thumbnail((size, size), Image.Resampling.LANCZOS)
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + f".{os.getpid()}.{threading.get_ident()}.tmp")
-        frame.save(tmp, "WEBP", quality=80, method=4)
+        frame.save(tmp, "WEBP", quality=THUMBNAIL_QUALITY, method=THUMBNAIL_WEBP_METHOD)
         os.replace(tmp, out)
     except (OSError, ValueError) as exc:
         raise BadFile(path, "corrupt", f"cannot make a thumbnail: {exc}") from exc

@@ -64,7 +64,8 @@ DIRECT_GREY = frozenset({"1", "L", "P", "PA", "LA", "RGB", "RGBA", "RGBX", "CMYK
 
 
 def hash_image(im) -> PerceptualHashes:
-    """The hashes of an opened PIL image (EXIF orientation applied here).
+    """The hashes of an opened PIL image (EXIF orientation applied here; the
+    image itself is not changed).
 
     The same hashes as ``imagehash.phash`` / ``dhash`` of
     ``ImageOps.exif_transpose(im)`` converted to RGB, computed with at most
@@ -101,13 +102,21 @@ def hash_image(im) -> PerceptualHashes:
     return PerceptualHashes(to_signed(int(str(ph), 16)), to_signed(int(str(dh), 16)))
 
 
-def hash_file(path: str, fileobj: Any = None) -> PerceptualHashes | str:
+def hash_file(path: str, fileobj: Any = None, decoded: Any = None) -> PerceptualHashes | str:
     """The hashes of the image at ``path`` (read from ``fileobj``, an open
     binary file, when given), or a reason (str) why there are none. Never
-    raises for a bad file (ingest goes on with a warning)."""
+    raises for a bad file (ingest goes on with a warning).
+
+    ``decoded``: the file's :class:`~loupe.ingest.image.DecodedImage`; its
+    pixels are hashed when decoding again would give the same ones (every
+    format but a JPEG whose DCT scale differs), so the hashes never depend on
+    whether it was given."""
     from PIL import Image
 
     try:
+        im = decoded.same_as_decoding(DECODE_SIDE) if decoded is not None else None
+        if im is not None:
+            return hash_image(im)
         if fileobj is not None:
             fileobj.seek(0)
         with Image.open(fileobj if fileobj is not None else path) as im:

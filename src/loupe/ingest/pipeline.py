@@ -43,7 +43,7 @@ from .jpegcheck import scan_count_problem
 from .pngcheck import compressed_chunk_problem
 from .structcheck import metadata_structure_problem
 from .xmpcheck import sidecar_shape_problem
-from .image import DEFAULT_MAX_PIXELS, ImageFacts, inspect_image, sha256_file, unrecognised
+from .image import DEFAULT_MAX_PIXELS, ImageFacts, decode_image, sha256_file, unrecognised
 from .metadata import (HOLD_NOTE, ExifToolReader, bound_fields, bound_raw, check_budget,
                        check_readable, display_path, distinct_words, document_ids, merge,
                        normalize, sidecar_problem)
@@ -411,11 +411,15 @@ class Ingester:
             return BadFile(f.path, "not_regular", "the file changed into something else (a "
                                                   "link, FIFO or other file) during the ingest")
         fh = os.fdopen(fd, "rb", closefd=False)
+        decoded = None
         try:
             check_budget(f.path, raw_by_path.get(f.path, {}))   # nothing decoded past it
             sha = sha256_file(f.path, fh)
             thumb = self._thumbnail_path(sha)
-            facts = inspect_image(f.path, thumb, max_pixels=self.max_pixels, fileobj=fh)
+            # decoded once: the thumbnail, the hashes and the machine words
+            # read these pixels (a JPEG is decoded again only at another scale)
+            decoded = decode_image(f.path, thumb, max_pixels=self.max_pixels, fileobj=fh)
+            facts = decoded.facts
             raw = raw_by_path.get(f.path, {})
             check_readable(f.path, raw)
             embedded = normalize(raw)
@@ -443,8 +447,8 @@ class Ingester:
                     note = raw_all[key].get(HOLD_NOTE)   # cut as read (attack run 6, C1)
                     raw_all[key], cut = bound_raw(raw_all[key], str(label))
                     truncated = [*truncated, *([f"{label}: {note}"] if note else []), *cut]
-            hashes = perceptual.hash_file(f.path, fh)
-            machine = machine_enrich.facts_for(f.path, self.machine_opts, fh)
+            hashes = perceptual.hash_file(f.path, fh, decoded)
+            machine = machine_enrich.facts_for(f.path, self.machine_opts, fh, decoded)
             if _same_regular_file(f) != before or _identity(os.fstat(fd)) != before:
                 return BadFile(f.path, "not_regular", "the file changed into something else "
                                                       "during the ingest: not stored")
@@ -455,6 +459,8 @@ class Ingester:
         except Exception as exc:  # an unexpected failure stays confined to its file
             return BadFile(f.path, "corrupt", f"unexpected error: {type(exc).__name__}: {exc}")
         finally:
+            if decoded is not None:
+                decoded.close()
             fh.close()   # the descriptor stays open (closefd=False) until the batch ends
 
     def _thumbnail_path(self, sha: bytes) -> Path:

@@ -166,6 +166,12 @@ def analyse_image(im) -> MachineFacts:
         if final != frame.size:
             frame = frame.resize(final, Image.Resampling.NEAREST)
     rgba = _to_rgba(frame)
+    if rgba is im:
+        # never shrink the caller's image (the ingest's decoded pixels), nor
+        # copy it (a 150 MP RGBA picture is 600 MB): a second Image object
+        # over the same pixels, whose core thumbnail() replaces, not changes
+        im.load()
+        rgba = im._new(im.im)
     rgba.thumbnail((SIDE, SIDE), Image.Resampling.NEAREST)
     arr = np.asarray(rgba, dtype=np.uint8)
     lab = colour_mod.to_lab(arr[..., :3])
@@ -185,20 +191,29 @@ def analyse_image(im) -> MachineFacts:
         cues=c | {"bg_share": round(cf.bg_share, 3)})
 
 
-def analyse_file(path: str, fileobj=None) -> MachineFacts:
+def analyse_file(path: str, fileobj=None, decoded=None) -> MachineFacts:
     """Machine facts of the image at ``path`` (read from ``fileobj``, an open
     binary file, when given: the ingest's one descriptor). Never raises: a
     picture that cannot be read gives facts with ``error`` set (a warning for
-    the ingest)."""
+    the ingest).
+
+    ``decoded``: the file's :class:`~loupe.ingest.image.DecodedImage`; its
+    pixels are read when decoding again would give the same ones (every
+    format but a JPEG whose DCT scale differs), so the facts never depend on
+    whether it was given."""
     from PIL import Image
 
     try:
-        if fileobj is not None:
-            fileobj.seek(0)
-        with warnings.catch_warnings(), Image.open(fileobj if fileobj is not None else path) as im:
+        with warnings.catch_warnings():
             # Pillow's advice to convert palette images with transparency to
             # RGBA: _to_rgba does; the warning would only clutter the ingest
             warnings.simplefilter("ignore", UserWarning)
-            return analyse_image(im)
+            im = decoded.same_as_decoding(SIDE * 2) if decoded is not None else None
+            if im is not None:
+                return analyse_image(im)
+            if fileobj is not None:
+                fileobj.seek(0)
+            with Image.open(fileobj if fileobj is not None else path) as im:
+                return analyse_image(im)
     except Exception as exc:  # any decoder failure is a warning, not a failed file
         return MachineFacts(error=f"no machine words: {type(exc).__name__}: {exc}"[:1000])

@@ -51,11 +51,12 @@ def change_settings(conn: psycopg.Connection, tenant_id: int, **changes: Any) ->
     return settings(conn, tenant_id)
 
 
-def facts_for(path: str, opts: dict, fileobj=None) -> MachineFacts:
+def facts_for(path: str, opts: dict, fileobj=None, decoded=None) -> MachineFacts:
     """Facts of the image at ``path`` (read from ``fileobj`` when given) with
-    OCR as ``opts`` (settings) say. Never raises (a failure is the facts'
-    ``error`` or an OCR note in cues)."""
-    facts = analyse_file(path, fileobj)
+    OCR as ``opts`` (settings) say. ``decoded``: the ingest's decoded image
+    (:func:`loupe.pixels.analyse.analyse_file`). Never raises (a failure is
+    the facts' ``error`` or an OCR note in cues)."""
+    facts = analyse_file(path, fileobj, decoded)
     if opts["ocr"] and facts.error is None:
         if ocr_mod.likely_text(facts.kind, facts.cues):
             try:

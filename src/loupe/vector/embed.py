@@ -79,11 +79,14 @@ def embed_images(conn: psycopg.Connection, tenant_id: int, model_id: int, name: 
 
 def embed_texts(conn: psycopg.Connection, tenant_id: int, model_id: int, name: str,
                 embedder: Embedder, lang: str, *, lane: str = "text",
-                budget: Budget = Budget(),
+                budget: Budget = Budget(), machine_words: bool = True,
                 progress: Callable[[int], None] | None = None) -> EmbedSummary:
     """Write text vectors of the budgeted embedding text (S5) of each asset's
     ``lang`` document, with the model's document prefix (V2); vectors whose
-    text is unchanged are kept."""
+    text is unchanged are kept. ``machine_words``: whether the document's
+    machine words (issue 15) are part of the text — the text lane's are; the
+    caption variant (measurement of human metadata, the leak check) passes
+    False."""
     out = EmbedSummary(lane, name)
     after = 0
     cols = ("title", "description", "keywords", "vocabulary", "collections", "location",
@@ -97,7 +100,10 @@ def embed_texts(conn: psycopg.Connection, tenant_id: int, model_id: int, name: s
         after = rows[-1][0]
         todo = []
         for r in rows:
-            text = embedding_text(dict(zip(cols, r[1:10])))
+            doc = dict(zip(cols, r[1:10]))
+            if machine_words:
+                doc["machine"] = r[11] or ""
+            text = embedding_text(doc, budget)
             h = text_hash(text)
             if r[10] is not None and bytes(r[10]) == h:
                 out.unchanged += 1
@@ -138,7 +144,8 @@ def build_variants(conn: psycopg.Connection, tenant_id: int, model_id: int, name
     These are for measurement: production search uses the image lane only.
     Returns the vectors written per variant."""
     img = embed_images(conn, tenant_id, model_id, name, embedder, lane="image")
-    cap = embed_texts(conn, tenant_id, model_id, name, embedder, lang, lane="caption")
+    cap = embed_texts(conn, tenant_id, model_id, name, embedder, lang, lane="caption",
+                      machine_words=False)
     with conn.transaction():
         both = conn.execute(BOTH_VARIANT, {"tenant_id": tenant_id, "model_id": model_id}).rowcount
     return {"image": img.written, "caption": cap.written, "both": both}

@@ -5,12 +5,23 @@ Budgets in characters (defaults, seed 002): title 300, description 1,500,
 metadata 2,000 (keywords, vocabulary, collections, location, people,
 creator), OCR 2,000; 8,000 in all. Parts are joined in that order, each cut
 at a word boundary within its budget.
+
+Machine words (what the pixels show, issue 15: ``search_document.machine``)
+are a part of their own, budget 300, at :data:`MACHINE_POSITION`; only the text
+lane passes them (:func:`loupe.vector.embed.embed_texts`): the evaluation's
+caption variant, which the leak check compares with the pixels, embeds
+metadata only, so the check's meaning is unchanged.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+
+
+#: Where the machine words go among the parts (title, description,
+#: metadata, OCR): the number of parts before them.
+MACHINE_POSITION = 1
 
 
 @dataclass(frozen=True)
@@ -21,6 +32,7 @@ class Budget:
     description: int = 1500
     metadata: int = 2000
     ocr: int = 2000
+    machine: int = 300
     total: int = 8000
 
 
@@ -36,14 +48,17 @@ def _cut(text: str, limit: int) -> str:
 def embedding_text(doc: dict[str, str], budget: Budget = Budget()) -> str:
     """Compose the embedding text from a search document's fields (a dict with
     title, description, keywords, vocabulary, collections, location, people,
-    creator, ocr; missing keys count as empty)."""
+    creator, ocr, machine; missing keys count as empty: a document without
+    ``machine`` gives the text it gave before machine words existed)."""
     meta = ". ".join(x for x in (doc.get("keywords", ""), doc.get("vocabulary", ""),
                                  doc.get("collections", ""), doc.get("location", ""),
                                  doc.get("people", ""), doc.get("creator", "")) if x)
+    machine = _cut(doc.get("machine", "").replace(" · ", ", "), budget.machine)
     parts = [_cut(doc.get("title", ""), budget.title),
              _cut(doc.get("description", ""), budget.description),
              _cut(meta, budget.metadata),
              _cut(doc.get("ocr", ""), budget.ocr)]
+    parts.insert(MACHINE_POSITION, machine)
     return _cut(". ".join(p for p in parts if p), budget.total)
 
 

@@ -93,10 +93,11 @@ LIMIT %(batch)s
 """
 
 # Documents (in the embedding language) and the hash of the text last
-# embedded, for assets whose text vector is missing or may be stale.
+# embedded, for assets whose text vector is missing or may be stale; the
+# machine words last (the caller decides whether they are embedded).
 TEXT_DOCUMENTS = """
 SELECT d.asset_id, d.title, d.description, d.keywords, d.vocabulary, d.collections,
-       d.location, d.people, d.creator, d.ocr, v.source_hash
+       d.location, d.people, d.creator, d.ocr, v.source_hash, d.machine
 FROM search_document d
 LEFT JOIN asset_vector v ON v.asset_id = d.asset_id AND v.model_id = %(model_id)s
                         AND v.lane = %(lane)s
