@@ -347,6 +347,49 @@ def test_d7_idle_connections_are_capped_per_client_and_closed(serve):
                      "(--header-timeout-s)") == 1, log
 
 
+def _trickle(port: int, body: bytes, step: int, every_s: float) -> tuple[int, bytes]:
+    """POST ``body`` to /api/tokens, ``step`` bytes every ``every_s`` seconds
+    after complete headers; returns (bytes the server let us send, what it
+    answered: b"" when it closed the connection first)."""
+    c = socket.create_connection(("127.0.0.1", port))
+    c.sendall(b"POST /api/tokens HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json"
+              b"\r\ncontent-length: %d\r\n\r\n" % len(body))
+    sent = 0
+    try:
+        while sent < len(body):
+            time.sleep(every_s)
+            c.sendall(body[sent:sent + step])
+            sent += len(body[sent:sent + step])
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    answer = _answer(c, 10)
+    c.close()
+    return sent, answer
+
+
+def test_d7_a_trickled_body_is_closed_and_a_steady_one_is_answered(serve):
+    """The residual of D7: a client that completed its headers could trickle
+    its body and hold its connection as long as it liked (no body timeout).
+    Now a body must arrive at --min-body-rate bytes/s over each
+    --header-timeout-s window: 100 bytes/s against 1,000 is closed within a
+    few windows, with one log line; 2,000 bytes/s is read to its end and
+    answered (a login, 200)."""
+    s = serve("--pool", "2", "--header-timeout-s", "2", "--min-body-rate", "1000")
+    login = b'{"name": "admin", "password": "admin-password"}'
+    slow = login + b" " * 20_000                  # JSON allows the trailing blanks
+    t = time.perf_counter()
+    sent, answer = _trickle(s.port, slow, 50, 0.5)            # 100 bytes/s
+    took = time.perf_counter() - t
+    assert answer == b"" and sent < 1_500 and took < 12, (sent, answer[:80], took)
+    steady = login + b" " * 12_000
+    sent, answer = _trickle(s.port, steady, 1_000, 0.5)       # 2,000 bytes/s, ~6 s
+    assert sent == len(steady)
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and b'"token"' in answer, answer[:200]
+    log = s.log()
+    assert log.count("closed connections whose request body arrived at less than 1000 "
+                     "bytes/s over 2 s (--min-body-rate) (1 time since the last such line)") == 1, log
+
+
 def test_d7_connections_past_the_total_are_refused_before_the_descriptors_run_out(serve):
     """D7: with the process limited to 600 descriptors (the attack's 20,000,
     scaled), 800 idle connections held the server's descriptors and every

@@ -81,13 +81,18 @@ def proxy_options(trusted_proxies: tuple[str, ...] | list[str]) -> dict[str, obj
                    "from its opening or its previous response; then it is closed.")
 @click.option("--keep-alive-s", default=5.0, show_default=True, type=click.FloatRange(0.1, 3600),
               help="An idle connection is closed this long after its last response.")
+@click.option("--min-body-rate", default=1024, show_default=True,
+              type=click.IntRange(1, 1 << 30),
+              help="Bytes a second a request body must arrive at, over each "
+                   "--header-timeout-s window while the server is ready to read it; a "
+                   "slower body's connection is closed.")
 @click.pass_obj
 def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_mb: int,
           upload_quota_mb: int, upload_quota_files: int, upload_max_words: int = 300,
           statement_timeout_s: float = 15.0, trusted_proxies: tuple[str, ...] = (),
           max_connections: int = 1024, max_connections_per_client: int = 64,
           header_timeout_s: float = 10.0, keep_alive_s: float = 5.0,
-          slot_wait_s: float = 5.0) -> None:
+          slot_wait_s: float = 5.0, min_body_rate: int = 1024) -> None:
     """Serve the web app and the REST API (OpenAPI at /openapi.json).
 
     Log in with a user of the tenant ('loupe users add NAME [--admin]').
@@ -102,7 +107,8 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_
     conn_limits = ConnectionLimits(max_connections=max_connections,
                                    max_per_client=max_connections_per_client,
                                    header_timeout_s=header_timeout_s, keep_alive_s=keep_alive_s,
-                                   trusted_proxies=tuple(trusted_proxies))
+                                   trusted_proxies=tuple(trusted_proxies),
+                                   min_body_rate=min_body_rate)
     try:
         fit_descriptor_limit(conn_limits)
     except ValueError as exc:

@@ -21,6 +21,13 @@ knob for it: ``uvicorn.run(..., http=CLASS)``) so that
   (keep-alive), or it is closed: an idle or trickling client holds a
   descriptor for seconds, not forever (uvicorn's ``timeout_keep_alive``
   closes idle keep-alive connections sooner, as before);
+* once its headers are in, a request's body must keep arriving at
+  ``min_body_rate`` bytes a second or more, measured over windows of
+  ``header_timeout_s``, whenever the server is ready to read it (not while
+  uvicorn has paused reading because the app has not taken the body yet,
+  e.g. while an upload waits for its slot), or the connection is closed: a
+  client that sends its headers and then trickles its body no longer holds
+  its connection for as long as it likes (the residual of attack run 7, D7);
 * refused connections are logged once per :data:`LOG_EVERY_S` with their
   count, never once each, and asyncio's "accept() out of system resource"
   errors likewise (:class:`RateLimitedLog`).
@@ -76,6 +83,10 @@ class ConnectionLimits:
             after a response is closed after this many seconds [5 s].
         trusted_proxies: addresses or networks (``--trusted-proxy``) that
             are not held to ``max_per_client`` (they carry many clients).
+        min_body_rate: bytes a second a request body must arrive at, over
+            each window of ``header_timeout_s`` while the server is ready
+            to read it [1024: 8 kbit/s, below any real link; a 10 s window
+            then asks for 10 KiB].
     """
 
     max_connections: int = 1024
@@ -83,12 +94,15 @@ class ConnectionLimits:
     header_timeout_s: float = 10.0
     keep_alive_s: float = 5.0
     trusted_proxies: tuple[str, ...] = ()
+    min_body_rate: int = 1024
 
     def __post_init__(self) -> None:
         if self.max_connections < 1 or self.max_per_client < 1:
             raise ValueError("max_connections and max_per_client must be >= 1")
         if not (self.header_timeout_s > 0 and self.keep_alive_s > 0):
             raise ValueError("header_timeout_s and keep_alive_s must be > 0")
+        if self.min_body_rate < 1:
+            raise ValueError("min_body_rate must be >= 1 byte a second")
 
     def trusted(self, address: str) -> bool:
         """Whether ``address`` is one of :attr:`trusted_proxies` (``*``: any)."""
@@ -177,6 +191,7 @@ class _Counts:
         self.per: Counter[str] = Counter()
         self.refused = 0
         self.timed_out = 0
+        self.body_timed_out = 0
 
 
 def guarded_protocol(base: type, limits: ConnectionLimits,
@@ -195,6 +210,8 @@ def guarded_protocol(base: type, limits: ConnectionLimits,
             key = None if limits.trusted(address) else client_key(address)
             self._guard_key = key
             self._guard_timer = None
+            self._guard_bytes = 0        # bytes received on this connection
+            self._guard_mark = 0         # ... when the body window began
             why = None
             if counts.total >= limits.max_connections:
                 why = (f"refused connections: {limits.max_connections} open connections "
@@ -239,6 +256,40 @@ def guarded_protocol(base: type, limits: ConnectionLimits,
                 self.transport.close()
             elif self.cycle is not cycle_then:
                 self._guard_arm()   # a request came: watch for the next one
+            else:
+                self._guard_body_arm()   # a request under way: watch its body
+
+        def _guard_body_arm(self) -> None:
+            self._guard_mark = self._guard_bytes
+            loop = asyncio.get_running_loop()
+            self._guard_timer = loop.call_later(limits.header_timeout_s, self._guard_body_check,
+                                                self.cycle)
+
+        def _guard_body_check(self, cycle_then) -> None:
+            # armed only while a request is under way: its response's end
+            # (on_response_complete) cancels this timer and arms the header one
+            self._guard_timer = None
+            if self.transport is None or self.transport.is_closing():
+                return
+            if self.cycle is not cycle_then:
+                self._guard_arm()
+                return
+            if not cycle_then.more_body:
+                return                   # the body is in: the app answers in its time
+            came = self._guard_bytes - self._guard_mark
+            if not self.flow.read_paused and \
+                    came < limits.min_body_rate * limits.header_timeout_s:
+                counts.body_timed_out += 1
+                log.note("body-timeout", f"closed connections whose request body arrived at "
+                                         f"less than {limits.min_body_rate} bytes/s over "
+                                         f"{limits.header_timeout_s:g} s (--min-body-rate)")
+                self.transport.close()
+                return
+            self._guard_body_arm()
+
+        def data_received(self, data: bytes) -> None:
+            self._guard_bytes += len(data)
+            super().data_received(data)
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
