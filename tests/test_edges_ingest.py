@@ -241,8 +241,21 @@ def _postmaster(pgdata: Path):
 
 
 def _handles(pgdata: Path) -> list[int]:
+    """The pids in pgserver's handle file. The file is rewritten in place
+    under pgserver's lock, which this reader does not take: an empty or cut
+    read is a write in progress, read again (a fresh-clone CI run once read
+    it empty)."""
+    import time
+
     f = pgdata / ".handle_pids.json"
-    return json.loads(f.read_text()) if f.is_file() else []
+    for _ in range(50):
+        if not f.is_file():
+            return []
+        try:
+            return json.loads(f.read_text())
+        except json.JSONDecodeError:
+            time.sleep(0.02)
+    return json.loads(f.read_text())
 
 
 def _serve(home: Path, env: dict[str, str]) -> subprocess.Popen:
