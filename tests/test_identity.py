@@ -208,8 +208,11 @@ def test_editing_one_of_two_identical_copies_forks_with_the_additions(lib: Libra
 def test_a_file_that_becomes_a_copy_of_another_asset_merges_into_it(lib: Library,
                                                                     photos: Path):
     """The rule: the file joins the asset holding its new bytes; that asset
-    gains the old one's grants, keywords and hand-made collections (union),
-    the later embargo and the earlier rights expiry (the stricter of each)."""
+    gains the old one's keywords, the later embargo and the earlier rights
+    expiry (the stricter of each), and its grants and hand-made collections
+    when nobody would read more by them — here alice, granted the old asset,
+    may not read b.jpg, so she is granted the moved file alone (attack run 9,
+    F4; tests/test_attack9.py)."""
     a = make_image(photos / "a.jpg", color=(200, 2, 2))
     exiftool_write(a, "-XMP-dc:Title=Alpha")
     b = make_image(photos / "b.jpg", color=(2, 200, 2))
@@ -231,7 +234,11 @@ def test_a_file_that_becomes_a_copy_of_another_asset_merges_into_it(lib: Library
     assert [w.kind for w in summary.warnings] == ["merged"]
     assert [r[0] for r in lib.conn.execute("SELECT id FROM asset")] == [idb]
     got = additions(lib, idb)
-    assert (got["grants"], got["keywords"]) == (["alice", "bob"], ["kept-a", "kept-b"])
+    assert (got["grants"], got["keywords"]) == (["bob"], ["kept-a", "kept-b"])
+    assert lib.conn.execute(
+        "SELECT p.name, f.path FROM file_grant g JOIN asset_file f ON f.id = g.file_id "
+        "JOIN principal p ON p.id = g.principal_id").fetchall() == [("alice", str(a))]
+    assert [len(lib.as_user(u).show(idb)["files"]) for u in ("alice", "bob")] == [1, 2]
     assert got["dates"][0] is not None and abs(got["dates"][0] - YESTERDAY) < timedelta(seconds=1)
     assert abs(got["dates"][1] - NEXT_YEAR) < timedelta(seconds=1)
     assert sorted(f["path"] for f in lib.show(idb)["files"]) == [str(a), str(b)]

@@ -496,7 +496,8 @@ class Ingester:
                 if pred is None:
                     pred = self._predecessor(p, row[0] if row else None, coll_id)
                     moved = pred is not None
-                asset_id, outcome = self._resolve_asset(p, row[0] if row else None, pred)
+                self._file_grants, self._withheld = [], None
+                asset_id, outcome = self._resolve_asset(p, row[0] if row else None, pred, coll_id)
                 if moved:
                     self.conn.execute(q.DELETE_FILE, {**params, "path": pred[0]})
                 self.conn.execute(q.UPSERT_FILE, {
@@ -506,6 +507,9 @@ class Ingester:
                     "sidecar_size": f.sidecar_size, "sidecar_mtime_ns": f.sidecar_mtime_ns,
                     "metadata": Jsonb(p.metadata), "raw": Jsonb(p.raw),
                 })
+                if self._file_grants:
+                    self.conn.execute(q.FILE_GRANTS_FOR, {**params, "path": f.path,
+                                                          "principals": self._file_grants})
                 machine_store.store(self.conn, self.tenant_id, asset_id, p.machine)
                 rebuild_documents(self.conn, self.tenant_id, asset_id, self.languages)
                 perceptual.store(self.conn, self.tenant_id, asset_id, p.hashes)
@@ -534,14 +538,24 @@ class Ingester:
             self.conn.execute(q.RECORD_FAILURE, {
                 "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": f.path,
                 "kind": "too_long", "reason": reason, "severity": "warning"})
-        if outcome == "merged":
+        if outcome == "merged" and self._withheld:
+            reason = (f"its bytes are now those of asset {asset_id}: merged into it "
+                      f"(keywords joined; the later embargo and the earlier rights expiry "
+                      f"kept; {self._withheld})")
+        elif outcome == "merged":
             reason = (f"its bytes are now those of asset {asset_id}: merged into it "
                       f"(grants, keywords and hand-made collections joined; the later "
                       f"embargo and the earlier rights expiry kept)")
+        if outcome == "merged":
             summary.warnings.append(Failure(f.path, "merged", reason))
             self.conn.execute(q.RECORD_FAILURE, {
                 "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": f.path,
                 "kind": "merged", "reason": reason, "severity": "warning"})
+        elif self._withheld:
+            summary.warnings.append(Failure(f.path, "not_joined", self._withheld))
+            self.conn.execute(q.RECORD_FAILURE, {
+                "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": f.path,
+                "kind": "not_joined", "reason": self._withheld, "severity": "warning"})
         if moved:
             assert pred is not None
             self._claimed.add(pred[0])
@@ -631,7 +645,8 @@ class Ingester:
         return None
 
     def _resolve_asset(self, p: _Prepared, same_bytes_asset: int | None,
-                       pred: tuple[str, int] | None) -> tuple[int, str]:
+                       pred: tuple[str, int] | None,
+                       collection_id: int | None = None) -> tuple[int, str]:
         """The asset a stored file belongs to, and the outcome: ``new``,
         ``duplicate``, ``updated`` or ``merged`` (inside the caller's transaction).
 
@@ -644,6 +659,18 @@ class Ingester:
         the new bytes are those of another existing asset, the file joins that
         asset, which inherits what people added to the old one (see
         :meth:`_inherit`); the old asset goes when it has no file left.
+
+        What people added never lets anyone read more than before (issue 11,
+        attack run 9, F4/F5): on a merge, when a principal the old asset
+        reaches as a whole (asset grant, hand-made collection) does not read
+        every file of the other asset, grants and hand-made collections do
+        not join it — those principals get a grant on the moved file alone
+        (``self._file_grants``, written after the file row) and keywords
+        still join; on a fork, when a reader of the file's folder or of its
+        own grants did not read the old asset whole, keywords and hand-made
+        collections do not follow the file (grants, which reach only what
+        their principals read, still do). ``self._withheld`` says what was
+        left behind, for the ingest warning.
         """
         params = {"tenant_id": self.tenant_id}
         if same_bytes_asset is not None:
@@ -654,7 +681,19 @@ class Ingester:
             self.conn.execute(q.LOCK_ASSET, {**params, "asset_id": pred[1]})
             last = self.conn.execute(q.COUNT_OTHER_FILES, {
                 "asset_id": pred[1], "path": pred[0]}).fetchone()[0] == 0
-            self._inherit(pred[1], same_bytes_asset, last_file=last)
+            widens = self.conn.execute(q.MERGE_WIDENS, {
+                "src": pred[1], "dst": same_bytes_asset}).fetchone()[0]
+            if widens:
+                self._file_grants = self.conn.execute(
+                    "SELECT loupe_asset_wide_readers(%(src)s)", {"src": pred[1]}).fetchone()[0]
+                self._withheld = (f"the grants and hand-made collections of asset {pred[1]} "
+                                  f"not joined, as they would reach files of asset "
+                                  f"{same_bytes_asset} that {len(widens)} of their principals "
+                                  f"may not read: those principals are granted this file alone")
+                self._inherit(pred[1], same_bytes_asset, last_file=last,
+                              what=(q.INHERIT_KEYWORDS, q.INHERIT_DATES))
+            else:
+                self._inherit(pred[1], same_bytes_asset, last_file=last)
             return same_bytes_asset, "merged"
         content = {
             **params, "sha": p.sha256, "size": p.found.size,
@@ -676,18 +715,31 @@ class Ingester:
             return self._resolve_asset(p, same[0], pred)
         asset_id = row[0]
         if pred is not None:
-            self._inherit(pred[1], asset_id, last_file=False)
+            widens = self.conn.execute(q.FORK_WIDENS, {
+                **params, "src": pred[1], "collection_id": collection_id,
+                "path": p.found.path}).fetchone()[0]
+            if widens:
+                self._withheld = (f"the keywords and hand-made collections of asset {pred[1]} "
+                                  f"not carried to its new asset {asset_id}: readers of this "
+                                  f"file may not read every file of asset {pred[1]}")
+                self._inherit(pred[1], asset_id, last_file=False,
+                              what=(q.INHERIT_GRANTS, q.INHERIT_DATES))
+            else:
+                self._inherit(pred[1], asset_id, last_file=False)
             return asset_id, "updated"
         return asset_id, "new"
 
-    def _inherit(self, src: int, dst: int, *, last_file: bool) -> None:
+    def _inherit(self, src: int, dst: int, *, last_file: bool,
+                 what: tuple[str, ...] = (q.INHERIT_GRANTS, q.INHERIT_KEYWORDS,
+                                          q.INHERIT_MEMBERSHIPS, q.INHERIT_DATES)) -> None:
         """Give asset ``dst`` what people added to asset ``src``: grants, bulk
         keywords, hand-made collection memberships (union), the later embargo
-        and the earlier rights expiry. With ``last_file`` (``src`` is about to
-        go) its evaluation run hits and pool items move to ``dst`` as well."""
+        and the earlier rights expiry (``what``: the statements, all by
+        default; the restrictions are always among them). With ``last_file``
+        (``src`` is about to go) its evaluation run hits and pool items move
+        to ``dst`` as well."""
         ids = {"src": src, "dst": dst}
-        for stmt in (q.INHERIT_GRANTS, q.INHERIT_KEYWORDS, q.INHERIT_MEMBERSHIPS,
-                     q.INHERIT_DATES):
+        for stmt in what:
             self.conn.execute(stmt, ids)
         if last_file:
             self.conn.execute(q.MOVE_EVAL_HITS, ids)

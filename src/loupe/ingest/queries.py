@@ -136,6 +136,46 @@ DROP_PIXEL_VECTORS = """
 DELETE FROM asset_vector WHERE asset_id = %(asset_id)s AND lane IN ('image', 'both')
 """
 
+# Who would read more if what people added to asset 'src' joined asset 'dst'
+# (issue 11, attack run 9, F4): the principals 'src' reaches as a whole (its
+# asset grants and the grants of hand-made collections holding it, 0011's
+# loupe_asset_wide_readers) that do not already read every file of 'dst'.
+# Empty: the grants and hand-made collections may join 'dst'; else an asset
+# grant would reach files of 'dst' it never reached (a private copy's path,
+# sidecar and words), so those principals get a grant on the moved file
+# alone (FILE_GRANTS_FOR) and 'dst' joins no grant or collection.
+MERGE_WIDENS = """
+SELECT coalesce(array_agg(p ORDER BY p), '{}')
+FROM unnest(loupe_asset_wide_readers(%(src)s)) AS p
+WHERE EXISTS (SELECT 1 FROM asset_file f
+              WHERE f.asset_id = %(dst)s AND NOT (p = ANY (f.readers)))
+"""
+
+# Would a file's own readers see more of asset 'src' as readers of a fork
+# holding only that file (issue 11, attack run 9, F5)? True when a reader of
+# the file's new folder ('collection_id', with its ancestors) or of the
+# file's own grants ('path', when its row exists) does not read every file
+# of 'src' (coalesce(doc_readers, readers), 0011): keywords and hand-made
+# collections added to the whole asset are then not carried to the fork.
+FORK_WIDENS = """
+SELECT EXISTS (
+    SELECT 1
+    FROM unnest(loupe_file_collection_readers(%(collection_id)s)
+                || coalesce((SELECT loupe_file_grant_readers(f.id) FROM asset_file f
+                             WHERE f.tenant_id = %(tenant_id)s AND f.path = %(path)s),
+                            '{}')) AS p,
+         asset a
+    WHERE a.id = %(src)s AND NOT (p = ANY (coalesce(a.doc_readers, a.readers))))
+"""
+
+# A grant on one file (0027) for each principal in 'principals'.
+FILE_GRANTS_FOR = """
+INSERT INTO file_grant (file_id, principal_id)
+SELECT f.id, p FROM asset_file f, unnest(%(principals)s::bigint[]) AS p
+WHERE f.tenant_id = %(tenant_id)s AND f.path = %(path)s
+ON CONFLICT DO NOTHING
+"""
+
 # What people added to asset 'src' is given to asset 'dst' too (a file left
 # 'src' for 'dst'): grants, bulk keywords and hand-made collection
 # memberships as a union; the later embargo and the earlier rights expiry
