@@ -138,3 +138,26 @@ def test_f5_a_fork_of_a_copy_does_not_carry_words_its_readers_could_not_see(zeph
     # the private copy keeps its asset and what was added to it; the owner is told
     assert [h.asset_id for h in lib.search("secretkwadded").hits] == [target]
     assert [w.kind for w in summary.warnings] == ["not_joined"]
+
+
+def test_f7_a_member_is_not_told_how_many_hidden_assets_wait_for_vectors(zephyr, tmp_path):
+    """The waiting count is tenant-wide; only a viewer who sees every asset
+    gets the number (search and similar)."""
+    from tinymodels import build_clip
+
+    lib, photos = zephyr
+    lib.install_model(build_clip(tmp_path / "tiny-clip"))
+    lib.use_model("tiny-clip", "image")
+    lib.embed()
+    for i in range(4):  # the owner ingests four private pictures after the embed
+        make_image(photos / "private" / "new" / f"n{i}.png", size=(16, 16),
+                   color=(40 * i, 10, 10), fmt="PNG")
+    lib.ingest(photos)
+    waiting = [n for n in lib.search("harbour").notices if "wait" in n]
+    assert waiting == ["image lane: 4 assets still wait for vectors of tiny-clip (run 'loupe embed')"]
+    dave = lib.as_user("dave")
+    for notices in (dave.search("harbour").notices,
+                    dave.similar(shared_asset(lib)).notices):
+        waiting = [n for n in notices if "wait" in n]
+        assert waiting == ["image lane: some assets still wait for vectors of tiny-clip; this "
+                           "lane does not see them yet"], notices

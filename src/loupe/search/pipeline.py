@@ -73,6 +73,18 @@ if TYPE_CHECKING:
     from ..library import Library
 
 
+def waiting_notice(lane: str, model: str, missing: int, see_all: bool) -> str:
+    """The notice that ``missing`` assets of the tenant have no vector of
+    ``model`` yet. The count is tenant-wide (hidden assets included), so
+    only a viewer who sees every asset is told the number; anyone else
+    hears that some are missing (issue 11, attack run 9, F7: the number told
+    a member how many private files were ingested since the last embed)."""
+    if see_all:
+        return f"{lane} lane: {missing:,} assets still wait for vectors of {model} (run 'loupe embed')"
+    return (f"{lane} lane: some assets still wait for vectors of {model}; this lane "
+            f"does not see them yet")
+
+
 @dataclass(frozen=True)
 class SearchRequest:
     """One search: the query text, the languages whose documents are
@@ -195,8 +207,7 @@ class SearchPipeline:
             self.lane_models[lane] = {"model": name,
                                       "model_sha256": model_identity.short(content)}
             if n_vec < n_assets:
-                notices.append(f"{lane} lane: {n_assets - n_vec:,} assets still wait for "
-                               f"vectors of {name} (run 'loupe embed')")
+                notices.append(waiting_notice(lane, name, n_assets - n_vec, lib.viewer.see_all))
             try:
                 max_dist = registry.threshold_for(cfg, len(query.split()))
             except ModelError as exc:

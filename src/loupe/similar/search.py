@@ -480,8 +480,10 @@ def find_similar(lib, asset_id: int | None = None, *, file: str | os.PathLike | 
                 notices.append(f"image lane: the {len(image_hits)} nearest image vectors of "
                                f"{name} are fused in (approximate; not counted in the total)")
                 if n_vec < n_assets:
-                    notices.append(f"image lane: {n_assets - n_vec:,} assets still wait for "
-                                   f"vectors of {name} (run 'loupe embed')")
+                    from ..search.pipeline import waiting_notice
+
+                    notices.append(waiting_notice("image", name, n_assets - n_vec,
+                                                  lib.viewer.see_all))
         except (ModelError, OSError, RuntimeError) as exc:
             notices.append(f"image lane off: {exc}: hash neighbours only")
     fused = fuse(hits, image_hits) if image_hits else [
