@@ -161,3 +161,36 @@ def test_f7_a_member_is_not_told_how_many_hidden_assets_wait_for_vectors(zephyr,
         waiting = [n for n in notices if "wait" in n]
         assert waiting == ["image lane: some assets still wait for vectors of tiny-clip; this "
                            "lane does not see them yet"], notices
+
+
+def test_f1_a_query_written_from_a_private_file_is_not_shown_through_its_copy(zephyr, tmp_path):
+    """A truth by path names one FILE: dave reads the bytes through
+    shared/dup.jpg but not private/dupcopy.jpg, so a query whose truth is the
+    private file (a caption-derived one paraphrases its sidecar) is not served
+    to him; by content hash, the asset must be readable whole."""
+    from loupe.eval import Evaluation
+
+    lib, photos = zephyr
+    sha = lib.conn.execute("SELECT encode(content_sha256, 'hex') FROM asset WHERE id = %s",
+                           (shared_asset(lib),)).fetchone()[0]
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(
+        '{"id": "d1", "text": "zephyrmerger harbour", "provenance": "caption-derived", '
+        '"register": "objects", "truth": [{"path": "private/dupcopy.jpg", "grade": 2}]}\n'
+        '{"id": "d2", "text": "dealmaker harbour", "provenance": "caption-derived", '
+        f'"register": "objects", "truth": [{{"sha256": "{sha}", "grade": 2}}]}}\n'
+        '{"id": "d3", "text": "harbour view", "provenance": "blind", '
+        '"register": "objects", "truth": [{"path": "shared/dup.jpg", "grade": 2}]}\n')
+    ev = Evaluation(lib)
+    ev.import_queries(queries, name="cap")
+    ev.run("cap", "lexical", name="r")
+    ev.pool("p", ["r"], seed=1)
+    owner_total = ev.progress("p", "owner")["total"]
+    assert owner_total == 3  # the harbour picture for each query
+    dave = Evaluation(lib.as_user("dave"))
+    shown = []
+    while (item := dave.next_item("p", "dave")) is not None:
+        shown.append(item["query"])
+        dave.judge("p", item["token"], "dave", 1)
+    assert shown == ["harbour view"]
+    assert dave.progress("p", "dave") == {"total": 1, "done": 1}

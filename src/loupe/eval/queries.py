@@ -175,6 +175,29 @@ VALUES (%(pool_id)s, %(query_id)s, %(asset_id)s, %(token)s, %(position)s, %(roun
 # hidden pair is skipped, is not counted in the progress, and its token
 # answers like an unknown one.
 
+# The condition that a pool item ``i`` (its asset ``a``) shows no hidden
+# ground truth: its query's text is shown to a viewer only when the viewer
+# may read what the query was written from (attack run 4, A3): a truth by
+# content hash, the whole asset (every file: coalesce(doc_readers, readers),
+# 0011 — a caption-derived query paraphrases any of its files' metadata); a
+# truth by path, that file (asset_file.readers), not merely another copy
+# of its bytes (attack run 9, F1). Embargo and rights expiry hide as usual.
+# A reference that names nothing hides nothing.
+HIDDEN_TRUTH_FREE = """NOT EXISTS (
+        SELECT 1 FROM eval_query tq, jsonb_array_elements(tq.truth) t
+        JOIN asset ta ON ta.tenant_id = a.tenant_id
+                     AND ta.content_sha256 = decode(t->>'sha256', 'hex')
+        WHERE tq.id = i.query_id
+          AND NOT loupe_can_read(coalesce(ta.doc_readers, ta.readers), ta.embargo_until,
+                                 ta.rights_expire_at, %(see_all)s, %(principals)s::bigint[]))
+      AND NOT EXISTS (
+        SELECT 1 FROM eval_query tq, jsonb_array_elements(tq.truth) t
+        JOIN asset_file tf ON tf.tenant_id = a.tenant_id AND tf.rel_path = t->>'path'
+        JOIN asset ta ON ta.id = tf.asset_id
+        WHERE tq.id = i.query_id
+          AND NOT loupe_can_read(tf.readers, ta.embargo_until, ta.rights_expire_at,
+                                 %(see_all)s, %(principals)s::bigint[]))"""
+
 # The next pair a judge has not judged, in pool order, with progress counts
 # (both over the pairs the viewer may read).
 NEXT_ITEM = """
@@ -184,15 +207,7 @@ WITH visible AS (
     WHERE i.pool_id = %(pool_id)s
       AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
                          %(see_all)s, %(principals)s::bigint[])
-      AND NOT EXISTS (SELECT 1 FROM eval_query tq, jsonb_array_elements(tq.truth) t
-                      JOIN asset ta ON ta.tenant_id = a.tenant_id
-                       AND (ta.content_sha256 = decode(t->>'sha256', 'hex')
-                            OR ta.id IN (SELECT tf.asset_id FROM asset_file tf
-                                         WHERE tf.tenant_id = a.tenant_id
-                                           AND tf.rel_path = t->>'path'))
-                      WHERE tq.id = i.query_id
-                        AND NOT loupe_can_read(ta.readers, ta.embargo_until, ta.rights_expire_at,
-                                               %(see_all)s, %(principals)s::bigint[]))
+      AND """ + HIDDEN_TRUTH_FREE + """
 )
 SELECT v.token, q.text,
        (SELECT count(*) FROM visible) AS total,
@@ -217,15 +232,7 @@ WITH visible AS (
     WHERE i.pool_id = %(pool_id)s
       AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
                          %(see_all)s, %(principals)s::bigint[])
-      AND NOT EXISTS (SELECT 1 FROM eval_query tq, jsonb_array_elements(tq.truth) t
-                      JOIN asset ta ON ta.tenant_id = a.tenant_id
-                       AND (ta.content_sha256 = decode(t->>'sha256', 'hex')
-                            OR ta.id IN (SELECT tf.asset_id FROM asset_file tf
-                                         WHERE tf.tenant_id = a.tenant_id
-                                           AND tf.rel_path = t->>'path'))
-                      WHERE tq.id = i.query_id
-                        AND NOT loupe_can_read(ta.readers, ta.embargo_until, ta.rights_expire_at,
-                                               %(see_all)s, %(principals)s::bigint[]))
+      AND """ + HIDDEN_TRUTH_FREE + """
 )
 SELECT (SELECT count(*) FROM visible),
        (SELECT count(*) FROM eval_judgement j JOIN visible x ON x.id = j.item_id
@@ -241,15 +248,7 @@ FROM eval_pool_item i JOIN asset a ON a.id = i.asset_id
 WHERE i.pool_id = %(pool_id)s AND i.token = %(token)s
   AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
                      %(see_all)s, %(principals)s::bigint[])
-  AND NOT EXISTS (SELECT 1 FROM eval_query tq, jsonb_array_elements(tq.truth) t
-                  JOIN asset ta ON ta.tenant_id = a.tenant_id
-                   AND (ta.content_sha256 = decode(t->>'sha256', 'hex')
-                    OR ta.id IN (SELECT tf.asset_id FROM asset_file tf
-                                 WHERE tf.tenant_id = a.tenant_id
-                                   AND tf.rel_path = t->>'path'))
-                  WHERE tq.id = i.query_id
-                    AND NOT loupe_can_read(ta.readers, ta.embargo_until, ta.rights_expire_at,
-                                       %(see_all)s, %(principals)s::bigint[]))
+  AND """ + HIDDEN_TRUTH_FREE + """
 """
 
 UPSERT_JUDGEMENT = """
