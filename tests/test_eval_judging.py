@@ -124,22 +124,22 @@ def server(pooled: Evaluation):
 
     pooled.pool("blindpool", ["image", "caption"], seed=5)
     port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(standalone_app(pooled, "blindpool"), host="127.0.0.1",
-                                        port=port, log_level="warning"))
+    app = standalone_app(pooled, "blindpool")
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     t = threading.Thread(target=srv.run, daemon=True)
     t.start()
     deadline = time.time() + 20
     while not srv.started:
         assert time.time() < deadline, "judging server did not start"
         time.sleep(0.05)
-    yield pooled, f"http://127.0.0.1:{port}"
+    yield pooled, f"http://127.0.0.1:{port}", app.state.judge_key
     srv.should_exit = True
     t.join(10)
 
 
 def test_judging_page_in_a_browser_shows_pixels_and_query_only(server, tmp_path: Path):
     sync_api = pytest.importorskip("playwright.sync_api")
-    ev, base = server
+    ev, base, key = server
     items = ev.pool_items("blindpool")
     # everything that would give the answer away
     captions = [re.search(r"x-default'>(.*?)</rdf:li>", p.read_text()).group(1)
@@ -157,7 +157,7 @@ def test_judging_page_in_a_browser_shows_pixels_and_query_only(server, tmp_path:
                   "--disable-component-update", "--disable-sync"])
         page = browser.new_page()
         page.on("response", lambda r: seen.append((r.url, r.body())))
-        page.goto(f"{base}/judge/blindpool/?judge=carol")
+        page.goto(f"{base}/judge/blindpool/?judge=carol&key={key}")
         # predicates as functions: the page's CSP forbids evaluating strings as script
         page.wait_for_function("() => document.getElementById('progress').textContent.includes('0 /')")
         first_query = page.text_content("#query")
@@ -194,6 +194,34 @@ def test_judging_page_in_a_browser_shows_pixels_and_query_only(server, tmp_path:
             if word in ("image", "rank", "system"):   # may occur in binary picture bytes
                 continue
             assert word.lower().encode() not in low, (word, url)
+
+
+def test_the_standalone_page_answers_only_with_its_key_and_a_local_host(server):
+    """Attack run 9, F6: the owner's judging page has no login and shows the
+    whole pool; another account on the machine, or a DNS-rebinding page,
+    read every query and picture and wrote grades. Now every request needs
+    the page's random key (address, then cookie) and a local Host."""
+    import httpx
+
+    ev, base, key = server
+    nxt = f"{base}/judge/blindpool/next?judge=spy"
+    assert httpx.get(nxt).status_code == 403
+    assert httpx.get(nxt + "&key=" + "0" * 32).status_code == 403
+    assert httpx.get(nxt + "&key=" + key, headers={"Host": "attacker.example"}).status_code == 421
+    with httpx.Client() as c:
+        first = c.get(f"{base}/judge/blindpool/?judge=carol&key={key}")
+        assert first.status_code == 200
+        assert "HttpOnly" in first.headers["set-cookie"]
+        assert "SameSite=Strict" in first.headers["set-cookie"]
+        # the page's own requests carry the cookie, not the key
+        assert c.get(nxt).json()["total"] == len(ev.pool_items("blindpool"))
+    # a grade posted without the key is refused and stores nothing
+    token = httpx.get(nxt + "&key=" + key).json()["token"]
+    refused = httpx.post(f"{base}/judge/blindpool/grade",
+                         json={"token": token, "grade": 0, "judge": "spy"},
+                         headers={"Origin": base})
+    assert refused.status_code == 403
+    assert ev.conn.execute("SELECT count(*) FROM eval_judgement").fetchone()[0] == 0
 
 
 def test_calibration_proposes_the_separating_distance_and_report(pooled: Evaluation,

@@ -301,13 +301,18 @@ def judge(obj, pool_name: str, host: str, port: int) -> None:
     """Serve the blind judging page of a pool (pictures and queries only)."""
     import uvicorn
 
-    from .judging import standalone_app
+    from .judging import LOCAL_HOSTS, standalone_app
+
+    from urllib.parse import quote
 
     with _instrument(obj) as ev:
         ev.pool_id(pool_name)
-        app = standalone_app(ev, pool_name)
-        click.echo(f"judging pool {pool_name} at http://{host}:{port}/judge/{pool_name}/?judge=YOUR-NAME"
-                   " (Ctrl-C to stop)")
+        # any host name when listening on every interface; else the local names and --host
+        hosts = None if host in ("0.0.0.0", "::") else LOCAL_HOSTS | {host.lower()}
+        app = standalone_app(ev, pool_name, hosts=hosts)
+        click.echo(f"judging pool {pool_name} at http://{host}:{port}/judge/"
+                   f"{quote(pool_name, safe='')}/?judge=YOUR-NAME&key={app.state.judge_key}"
+                   " (Ctrl-C to stop; the key admits whoever has the address)")
         from ..web.cli import exit_on_sigterm
 
         exit_on_sigterm()

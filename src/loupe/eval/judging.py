@@ -24,7 +24,9 @@ pairs whose asset it may not read are skipped, not counted in its progress,
 and their tokens answer like unknown ones; the judge's name is the user's
 name (``?judge=`` and the body's ``judge`` are ignored). The standalone
 page of ``loupe eval judge`` is the library owner's local tool: it sees
-every pair and takes the judge's name from the page's ``?judge=``. Every
+every pair and takes the judge's name from the page's ``?judge=``; it
+answers only requests carrying its random key (``?key=`` of the printed
+address, then a cookie) to a local host name (:class:`KeyGate`). Every
 not-found answer is the same bytes, ``{"detail": "not found"}``.
 """
 
@@ -221,19 +223,92 @@ def judging_router(get_evaluation: Callable[[], Evaluation],
     return router
 
 
-def standalone_app(ev: Evaluation, pool: str | None = None) -> FastAPI:
+#: The cookie that carries the standalone page's key after its first visit.
+KEY_COOKIE = "loupe_judge_key"
+#: Host names the standalone page answers (plus the address it listens on).
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+
+
+class KeyGate:
+    """ASGI middleware of the standalone judging page (attack run 9, F6): it
+    serves the owner's whole pool, private pictures included, and has no
+    login, so every request must carry the page's random key — ``?key=`` in
+    the address ``loupe eval judge`` prints (then a cookie, HttpOnly,
+    SameSite=Strict, set on that answer) — as Jupyter's token does; and its
+    ``Host`` must be one of ``hosts`` (None: any), so a DNS-rebinding page
+    is refused before it could try. Another account on the machine, or a
+    page of another site, knows neither. Refusals: 421 for a host, 403 for
+    a missing or wrong key (compared in constant time)."""
+
+    def __init__(self, app, key: str, hosts: frozenset[str] | None):
+        self.app, self.key, self.hosts = app, key, hosts
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        import hmac
+        from http.cookies import CookieError, SimpleCookie
+        from urllib.parse import parse_qs
+
+        headers = {k.lower(): v for k, v in scope.get("headers", [])}
+        host = headers.get(b"host", b"").decode("latin-1").strip().lower()
+        name = host.split("]")[0] + "]" if host.startswith("[") else host.rsplit(":", 1)[0]
+        if self.hosts is not None and name not in self.hosts:
+            return await _plain(send, 421, b"unknown host")
+        given = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("key", [""])[0]
+        cookie = ""
+        try:
+            jar = SimpleCookie(headers.get(b"cookie", b"").decode("latin-1"))
+            cookie = jar[KEY_COOKIE].value if KEY_COOKIE in jar else ""
+        except CookieError:
+            pass
+        by_cookie = bool(cookie) and hmac.compare_digest(cookie.encode(), self.key.encode())
+        by_query = bool(given) and hmac.compare_digest(given.encode(), self.key.encode())
+        if not (by_cookie or by_query):
+            return await _plain(send, 403, b"this judging page needs its key: open the address "
+                                            b"'loupe eval judge' printed")
+        if by_cookie:
+            return await self.app(scope, receive, send)
+        set_cookie = (f"{KEY_COOKIE}={self.key}; Path=/; HttpOnly; SameSite=Strict").encode()
+
+        async def send_with_cookie(message):
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  (b"set-cookie", set_cookie)]}
+            await send(message)
+
+        return await self.app(scope, receive, send_with_cookie)
+
+
+async def _plain(send, status: int, body: bytes) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode()),
+                            (b"cache-control", b"no-store")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def standalone_app(ev: Evaluation, pool: str | None = None, *, key: str | None = None,
+                   hosts: frozenset[str] | None = LOCAL_HOSTS) -> FastAPI:
     """A FastAPI app serving the judging router for one library (``loupe eval
     judge``); ``/`` redirects nowhere and says where the page is. Run by the
     library owner: it sees every pair and takes the judge's name from
     ``?judge=``; :class:`loupe.web.security.Guard` adds the security headers
-    and refuses cross-origin posts."""
+    and refuses cross-origin posts, and :class:`KeyGate` admits only requests
+    that carry ``key`` (None: a fresh random one, 128 bits in hex; read it
+    back as ``app.state.judge_key``) to one of ``hosts``."""
+    import secrets  # noqa: PLC0415
+
     from ..web.security import Guard, WebLimits  # noqa: PLC0415
 
     app = FastAPI(title="Loupe blind judging", docs_url=None, redoc_url=None, openapi_url=None)
     app.include_router(judging_router(lambda: ev))
     # the owner's local tool has no login, but gets the same headers, Origin
-    # check (no other page may post grades) and body limit as the web app
+    # check (no other page may post grades) and body limit as the web app,
+    # behind its own key (attack run 9, F6)
     app.add_middleware(Guard, limits=WebLimits(), authenticated=lambda scope: True)
+    app.state.judge_key = key or secrets.token_hex(16)
+    app.add_middleware(KeyGate, key=app.state.judge_key, hosts=hosts)
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> str:
