@@ -366,6 +366,37 @@ def test_an_upload_never_changes_an_asset_the_uploader_cannot_see(fresh_site, tm
     assert client.get(f"/api/assets/{cat}", headers=bob).status_code == 404
 
 
+def test_a_wordy_sidecar_does_not_tell_known_bytes_from_new(fresh_site, tmp_path, home):
+    """Attack run 9, F3: the word bound ran in the ingest, which known bytes
+    never reached, so the bytes of a hidden asset with a 400-word sidecar
+    answered "stored" and new bytes "failed": a certain answer to "does the
+    library hold this file?". Known bytes now meet every check a new file
+    meets, then are left out: the two replies are the same."""
+    from imaging import make_image
+
+    client, ids, auth = fresh_site
+    admin, bob = auth("admin"), auth("bob")
+    original = client.get(f"/api/assets/{ids['cat-01']}/original", headers=admin).content
+    words = " ".join(f"z{i}q" for i in range(400)).encode()
+    xmp = (b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF '
+           b'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description '
+           b'xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:description><rdf:Alt>'
+           b'<rdf:li xml:lang="x-default">' + words + b'</rdf:li></rdf:Alt></dc:description>'
+           b'</rdf:Description></rdf:RDF></x:xmpmeta>')
+    fresh = make_image(tmp_path / "n" / "cand.jpg", color=(7, 91, 19)).read_bytes()
+    replies = []
+    for content in (original, fresh):
+        r = client.post("/api/upload", headers=bob, files=[
+            ("files", ("cand.jpg", content, "image/jpeg")),
+            ("files", ("cand.jpg.xmp", xmp, "application/rdf+xml"))])
+        assert r.status_code == 200
+        replies.append({k: v for k, v in r.json().items() if k != "folder"})
+        assert not any((home / r.json()["folder"]).iterdir())   # nothing kept either way
+    assert replies[0] == replies[1]
+    assert (replies[0]["stored"], replies[0]["failed"]) == (0, 1)
+    assert "distinct words" in replies[0]["failures"][0]["reason"]
+
+
 def test_pages_login_search_asset_logout(site):
     client, ids, _ = site
     client.cookies.clear()

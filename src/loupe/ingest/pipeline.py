@@ -149,6 +149,9 @@ class IngestSummary:
     failures: list[Failure] = field(default_factory=list)
     warnings: list[Failure] = field(default_factory=list)
     seconds: float = 0.0
+    #: with ``never_join``: files read and checked like any other whose bytes
+    #: already were an asset, so they were not stored (paths)
+    left_known: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> int:
@@ -206,14 +209,22 @@ class Ingester:
             (``WebLimits.upload_max_words``): every word is a term of the
             index in each library language, about 1.5 KB of database each,
             which no byte quota of the upload folder saw (attack run 7, D3).
+        never_join: a file whose bytes already are an asset is read and
+            checked like a new one (metadata, the word bound, pixels) and then
+            not stored: listed in ``IngestSummary.left_known``, for the
+            caller to remove. A member's upload sets it, so a known file
+            meets exactly the refusals a new one would and never attaches to
+            an asset of others (attack run 9, F3: the word bound ran only for
+            new bytes, and a 400-word sidecar told known bytes from new).
     """
 
     def __init__(self, conn: psycopg.Connection, tenant_id: int, home: Path, *,
                  max_pixels: int = DEFAULT_MAX_PIXELS, workers: int | None = None,
                  exiftool: ExifToolReader | None = None, match_document_ids: bool = True,
-                 max_words: int | None = None):
+                 max_words: int | None = None, never_join: bool = False):
         self.conn = conn
         self.max_words = max_words
+        self.never_join = never_join
         self.match_document_ids = match_document_ids
         self.tenant_id = tenant_id
         self.home = Path(home)
@@ -489,6 +500,10 @@ class Ingester:
         params = {"tenant_id": self.tenant_id}
         pred: tuple[str, int] | None = (f.path, known[1]) if known is not None else None
         moved = False
+        if self.never_join and self.conn.execute(q.ASSET_BY_HASH, {
+                **params, "sha": p.sha256}).fetchone() is not None:
+            summary.left_known.append(f.path)
+            return
         try:
             with self.conn.transaction():
                 coll_id = self._collection_id(source_id, f.folder)

@@ -62,6 +62,9 @@ WHERE c.tenant_id = %(tenant_id)s AND c.source_id = %(source_id)s
 
 # Lock the asset holding these bytes, if any, so that two writers cannot
 # both create it.
+# Whether some asset holds these bytes (no lock: an upload's never_join check).
+ASSET_BY_HASH = "SELECT id FROM asset WHERE tenant_id = %(tenant_id)s AND content_sha256 = %(sha)s"
+
 LOCK_ASSET_BY_HASH = """
 SELECT id FROM asset WHERE tenant_id = %(tenant_id)s AND content_sha256 = %(sha)s FOR UPDATE
 """

@@ -101,14 +101,6 @@ SELECT f.path, f.rel_path FROM asset_file f
 WHERE f.tenant_id = %(tenant_id)s AND f.path = ANY (%(paths)s::text[])
 """
 
-# Which of the given content digests already are assets of the tenant (a
-# member's upload of such bytes is not ingested: it must not attach to, or
-# change, an asset of others; see loupe.web.service.upload).
-EXISTING_CONTENT = """
-SELECT content_sha256 FROM asset
-WHERE tenant_id = %(tenant_id)s AND content_sha256 = ANY(%(digests)s::bytea[])
-"""
-
 
 # The longest a statement of this session may run, in milliseconds (text):
 # PostgreSQL's statement_timeout for the web server's connections

@@ -449,17 +449,9 @@ def _stage_upload(lib: Library, principal: Any, files: list[UploadFile],
             budget -= px
             continue
         images.remove(name)
-    known = 0
-    if member and images:
-        existing = {bytes(r[0]) for r in lib.conn.execute(wq.EXISTING_CONTENT, {
-            "tenant_id": lib.tenant_id, "digests": [digests[n] for n in images]})}
-        for name in list(images):
-            if digests[name] in existing:   # never attach to (or change) another's asset
-                for side in _sidecars(folder, name):
-                    side.unlink(missing_ok=True)
-                (folder / name).unlink(missing_ok=True)
-                images.remove(name)
-                known += 1
+    # a member's file whose bytes already are an asset goes through the
+    # ingest's checks like a new one (the word bound among them) and is then
+    # left out and removed (never_join; attack run 9, F3)
     return staged
 
 
@@ -475,8 +467,13 @@ def _ingest_upload(owner: Library, staged: _Staged, limits: WebLimits) -> dict[s
         ingester = Ingester(owner.conn, owner.tenant_id, owner.home,
                             max_pixels=limits.upload_max_pixels, workers=1,
                             match_document_ids=False, exiftool=reader,
-                            max_words=limits.upload_max_words)
+                            max_words=limits.upload_max_words, never_join=member)
         summary = ingester.ingest(folder)
+    for known in summary.left_known:   # never attach to (or change) another's asset
+        path = Path(known)
+        for side in _sidecars(folder, path.name):
+            side.unlink(missing_ok=True)
+        (folder / path.name).unlink(missing_ok=True)
     for failure in summary.failures:   # refused by the ingest: not kept, nor its sidecars
         path = Path(failure.path)
         if path.parent == folder.resolve() or path.parent == folder:
