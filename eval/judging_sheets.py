@@ -4,7 +4,9 @@ Usage (from the repository root, the demo library's home in ``LOUPE_HOME``)::
 
     python eval/judging_sheets.py sample  OUT.jsonl             # the judged sample of the test split
     python eval/judging_sheets.py sample-tune OUT.jsonl [N]     # N (45) tune-split queries, for calibration
-    python eval/judging_sheets.py sheets  POOL SHEETS_DIR KEY_DIR RUN...   # pool the runs, draw the sheets
+    python eval/judging_sheets.py sample-style OUT.jsonl        # every test-split style query (issue 15)
+    python eval/judging_sheets.py sheets  POOL SHEETS_DIR KEY_DIR [--skip-qrels QRELS] RUN...
+                                                                # pool the runs, draw the sheets
     python eval/judging_sheets.py import  POOL KEY_DIR GRADES.jsonl...     # judges' grades → the pool
 
 ``sample`` draws about 60 queries of ``eval/querysets/demo-blind.jsonl``'s
@@ -23,12 +25,19 @@ round(N x size / 71) pictures (largest remainder, ties by stratum name, so
 the counts add up to N); then the registers are taken in turn stratum by
 stratum as above (N / 3 of each).
 
+``sample-style`` writes every query of the test split whose register is
+``style`` (65: one per test picture), for measuring machine words (issue 15)
+on the register they are for; no query text is read to choose.
+
 ``sheets`` pools the top 10 of every run (``Evaluation.pool``: each distinct
 (query, asset) pair once, shuffled with a fixed seed, each with a random
 token) and draws, per query, one PNG per 16 pooled pictures: the query text
 at the top, the pictures as numbered thumbnails (EXIF-oriented, transparency
 on a grey checkerboard; no file name, caption, system or rank), in the
-pool's shuffled order. ``SHEETS_DIR/sheets.jsonl`` lists ``{"sheet",
+pool's shuffled order. ``--skip-qrels QRELS`` leaves off the sheets every
+pair a TREC qrels file already grades (by query id and content SHA-256), so
+an earlier round's judgements are reused, not judged again; the known item
+is always drawn (a control: a judge should give it 2). ``SHEETS_DIR/sheets.jsonl`` lists ``{"sheet",
 "query", "items"}``; ``KEY_DIR/key.jsonl`` — kept away from the judges —
 maps (sheet, item) to the pool token, the asset's content SHA-256 and the
 query id.
@@ -148,6 +157,20 @@ def sample_tune(out: str, n: str = "45") -> None:
     print(f"{len(chosen)} queries -> {out}; registers {dict(Counter(r['register'] for r in chosen))}")
 
 
+def sample_style(out: str) -> None:
+    """Write every test-split query of the style register (module docstring)."""
+    head, rows = _rows(BLIND)
+    chosen = [r for r in rows if r["strata"]["split"] == "test" and r["register"] == "style"]
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("# The style register of the demo blind set's TEST split (eval/judging_sheets.py\n"
+                f"# sample-style): all {len(chosen)} style queries of the test split, one per\n"
+                "# picture, copied unchanged from demo-blind.jsonl, for measuring machine words\n"
+                "# (issue 15) with pooled graded judgements.\n")
+        for r in chosen:
+            f.write(json.dumps(r) + "\n")
+    print(f"{len(chosen)} queries -> {out}")
+
+
 def _viewable(path: Path, side: int) -> Image.Image:
     with Image.open(path) as im0:
         im = ImageOps.exif_transpose(im0)
@@ -194,8 +217,23 @@ def _sheet(query: str, pictures: list[Path], part: str) -> Image.Image:
     return sheet
 
 
-def sheets(pool: str, sheets_dir: str, key_dir: str, runs: list[str]) -> None:
-    """Pool ``runs`` (top 10 each) and draw the judging sheets and their key."""
+def _graded(qrels: str | None) -> set[tuple[str, str]]:
+    """(query id, content SHA-256) of every pair a TREC qrels file grades."""
+    if not qrels:
+        return set()
+    out = set()
+    for line in Path(qrels).read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            out.add((parts[0], parts[2]))
+    return out
+
+
+def sheets(pool: str, sheets_dir: str, key_dir: str, runs: list[str],
+           skip_qrels: str | None = None) -> None:
+    """Pool ``runs`` (top 10 each) and draw the judging sheets and their key;
+    with ``skip_qrels``, pairs that file already grades are not drawn (the
+    known item always is)."""
     from loupe import Library
     from loupe.eval import Evaluation
     from loupe.eval import queries as q
@@ -209,6 +247,15 @@ def sheets(pool: str, sheets_dir: str, key_dir: str, runs: list[str]) -> None:
         items = ev.pool_items(pool)
         set_name = ev.load_run(runs[0]).query_set
         text = {qu.id: qu.text for qu in ev.queries(set_name)}
+        done = _graded(skip_qrels)
+        if done:
+            known = {(qu.id, t["sha256"]) for qu in ev.queries(set_name) for t in qu.truth
+                     if "sha256" in t}
+            sha_all = ev._sha256(sorted({it["asset_id"] for it in items}))
+            before = len(items)
+            items = [it for it in items if (it["qid"], sha_all[it["asset_id"]]) not in done
+                     or (it["qid"], sha_all[it["asset_id"]]) in known]
+            print(f"{before - len(items)} pairs already graded in {skip_qrels}: not drawn")
         order = list(dict.fromkeys(it["qid"] for it in sorted(
             items, key=lambda it: hashlib.sha256((SALT + it["qid"]).encode()).hexdigest())))
         by_q: dict[str, list[dict]] = defaultdict(list)
@@ -285,8 +332,15 @@ if __name__ == "__main__":
         sample(*args)
     elif cmd == "sample-tune":
         sample_tune(*args)
+    elif cmd == "sample-style":
+        sample_style(*args)
     elif cmd == "sheets":
-        sheets(args[0], args[1], args[2], args[3:])
+        skip = None
+        if "--skip-qrels" in args:
+            i = args.index("--skip-qrels")
+            skip = args[i + 1]
+            args = args[:i] + args[i + 2:]
+        sheets(args[0], args[1], args[2], args[3:], skip)
     elif cmd == "import":
         import_grades(args[0], args[1], args[2:])
     else:
