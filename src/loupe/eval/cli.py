@@ -299,11 +299,11 @@ def agreement(obj, pool_name: str, as_json: bool) -> None:
 @click.pass_obj
 def judge(obj, pool_name: str, host: str, port: int) -> None:
     """Serve the blind judging page of a pool (pictures and queries only)."""
+    from urllib.parse import quote
+
     import uvicorn
 
     from .judging import LOCAL_HOSTS, standalone_app
-
-    from urllib.parse import quote
 
     with _instrument(obj) as ev:
         ev.pool_id(pool_name)

@@ -128,6 +128,10 @@ def _open_no_follow(path: str) -> int | None:
         return None
 
 
+
+#: What people added that moves with a file to another asset (:meth:`Ingester._inherit`).
+ALL_ADDITIONS = (q.INHERIT_GRANTS, q.INHERIT_KEYWORDS, q.INHERIT_MEMBERSHIPS, q.INHERIT_DATES)
+
 @dataclass
 class IngestSummary:
     """Counts of one ingest run. ``seconds`` is wall time; every count is of files
@@ -553,15 +557,12 @@ class Ingester:
             self.conn.execute(q.RECORD_FAILURE, {
                 "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": f.path,
                 "kind": "too_long", "reason": reason, "severity": "warning"})
-        if outcome == "merged" and self._withheld:
-            reason = (f"its bytes are now those of asset {asset_id}: merged into it "
-                      f"(keywords joined; the later embargo and the earlier rights expiry "
-                      f"kept; {self._withheld})")
-        elif outcome == "merged":
-            reason = (f"its bytes are now those of asset {asset_id}: merged into it "
-                      f"(grants, keywords and hand-made collections joined; the later "
-                      f"embargo and the earlier rights expiry kept)")
         if outcome == "merged":
+            joined = ("keywords joined; the later embargo and the earlier rights expiry "
+                      f"kept; {self._withheld}" if self._withheld else
+                      "grants, keywords and hand-made collections joined; the later "
+                      "embargo and the earlier rights expiry kept")
+            reason = f"its bytes are now those of asset {asset_id}: merged into it ({joined})"
             summary.warnings.append(Failure(f.path, "merged", reason))
             self.conn.execute(q.RECORD_FAILURE, {
                 "run_id": summary.run_id, "tenant_id": self.tenant_id, "path": f.path,
@@ -696,19 +697,17 @@ class Ingester:
             self.conn.execute(q.LOCK_ASSET, {**params, "asset_id": pred[1]})
             last = self.conn.execute(q.COUNT_OTHER_FILES, {
                 "asset_id": pred[1], "path": pred[0]}).fetchone()[0] == 0
-            widens = self.conn.execute(q.MERGE_WIDENS, {
-                "src": pred[1], "dst": same_bytes_asset}).fetchone()[0]
+            widens, wide = self.conn.execute(q.MERGE_WIDENS, {
+                "src": pred[1], "dst": same_bytes_asset}).fetchone()
+            what = ALL_ADDITIONS
             if widens:
-                self._file_grants = self.conn.execute(
-                    "SELECT loupe_asset_wide_readers(%(src)s)", {"src": pred[1]}).fetchone()[0]
+                self._file_grants = wide
                 self._withheld = (f"the grants and hand-made collections of asset {pred[1]} "
                                   f"not joined, as they would reach files of asset "
                                   f"{same_bytes_asset} that {len(widens)} of their principals "
                                   f"may not read: those principals are granted this file alone")
-                self._inherit(pred[1], same_bytes_asset, last_file=last,
-                              what=(q.INHERIT_KEYWORDS, q.INHERIT_DATES))
-            else:
-                self._inherit(pred[1], same_bytes_asset, last_file=last)
+                what = (q.INHERIT_KEYWORDS, q.INHERIT_DATES)
+            self._inherit(pred[1], same_bytes_asset, last_file=last, what=what)
             return same_bytes_asset, "merged"
         content = {
             **params, "sha": p.sha256, "size": p.found.size,
@@ -733,20 +732,18 @@ class Ingester:
             widens = self.conn.execute(q.FORK_WIDENS, {
                 **params, "src": pred[1], "collection_id": collection_id,
                 "path": p.found.path}).fetchone()[0]
+            what = ALL_ADDITIONS
             if widens:
                 self._withheld = (f"the keywords and hand-made collections of asset {pred[1]} "
                                   f"not carried to its new asset {asset_id}: readers of this "
                                   f"file may not read every file of asset {pred[1]}")
-                self._inherit(pred[1], asset_id, last_file=False,
-                              what=(q.INHERIT_GRANTS, q.INHERIT_DATES))
-            else:
-                self._inherit(pred[1], asset_id, last_file=False)
+                what = (q.INHERIT_GRANTS, q.INHERIT_DATES)
+            self._inherit(pred[1], asset_id, last_file=False, what=what)
             return asset_id, "updated"
         return asset_id, "new"
 
     def _inherit(self, src: int, dst: int, *, last_file: bool,
-                 what: tuple[str, ...] = (q.INHERIT_GRANTS, q.INHERIT_KEYWORDS,
-                                          q.INHERIT_MEMBERSHIPS, q.INHERIT_DATES)) -> None:
+                 what: tuple[str, ...] = ALL_ADDITIONS) -> None:
         """Give asset ``dst`` what people added to asset ``src``: grants, bulk
         keywords, hand-made collection memberships (union), the later embargo
         and the earlier rights expiry (``what``: the statements, all by

@@ -147,11 +147,15 @@ DELETE FROM asset_vector WHERE asset_id = %(asset_id)s AND lane IN ('image', 'bo
 # grant would reach files of 'dst' it never reached (a private copy's path,
 # sidecar and words), so those principals get a grant on the moved file
 # alone (FILE_GRANTS_FOR) and 'dst' joins no grant or collection.
+# Returns (those principals, all of 'src''s asset-wide readers).
 MERGE_WIDENS = """
-SELECT coalesce(array_agg(p ORDER BY p), '{}')
-FROM unnest(loupe_asset_wide_readers(%(src)s)) AS p
-WHERE EXISTS (SELECT 1 FROM asset_file f
-              WHERE f.asset_id = %(dst)s AND NOT (p = ANY (f.readers)))
+WITH wide AS (SELECT loupe_asset_wide_readers(%(src)s) AS readers)
+SELECT (SELECT coalesce(array_agg(p ORDER BY p), '{}')
+        FROM unnest(wide.readers) AS p
+        WHERE EXISTS (SELECT 1 FROM asset_file f
+                      WHERE f.asset_id = %(dst)s AND NOT (p = ANY (f.readers)))),
+       wide.readers
+FROM wide
 """
 
 # Would a file's own readers see more of asset 'src' as readers of a fork
