@@ -95,6 +95,42 @@ def test_paired_comparison_uses_ranx_fisher_test():
     assert out["ndcg@10"]["p_student"] == pytest.approx(ttest_rel(a, [1.0, 1.0, 1.0]).pvalue)
 
 
+def test_pooled_qrels_keeps_the_truth_and_takes_the_lower_median():
+    truth = {"q1": {"d1": 2}}
+    grades = {("q1", "d1"): [0, 0, 0],       # the truth names it: grade 2 stays
+              ("q1", "d2"): [1, 2],          # a tie between 1 and 2 gives 1
+              ("q1", "d3"): [2, 0, 1],       # median of 0, 1, 2 is 1
+              ("q2", "d4"): [2, 2, 1, 0],    # lower median of 0, 1, 2, 2 is 1
+              ("q2", "d5"): [2]}
+    assert mx.pooled_qrels(truth, grades) == {"q1": {"d1": 2, "d2": 1, "d3": 1},
+                                              "q2": {"d4": 1, "d5": 2}}
+    assert truth == {"q1": {"d1": 2}}        # the truth given is not changed
+
+
+def test_judge_agreement_counts_shared_pairs_and_cohens_kappa():
+    # a and b share four pairs: 3 agree; a's marginals 1/4, 1/4, 2/4, b's 1/4, 2/4, 1/4:
+    # chance agreement 5/16, kappa (3/4 - 5/16) / (1 - 5/16) = 7/11
+    a = {"p1": 0, "p2": 1, "p3": 2, "p4": 2, "p9": 1}
+    b = {"p1": 0, "p2": 1, "p3": 1, "p4": 2}
+    c = {"p1": 1, "p2": 1}
+    d = {"p7": 2}                            # shares nothing: no row
+    rows = mx.judge_agreement({"b": b, "a": a, "c": c, "d": d})
+    assert [r["judges"] for r in rows] == [["a", "b"], ["a", "c"], ["b", "c"]]
+    ab = rows[0]
+    assert ab["pairs"] == 4 and ab["agree"] == 0.75
+    assert math.isclose(ab["kappa"], 7 / 11)
+    # linear weights |i - j|: observed 1/4 (one pair one step apart), expected the
+    # marginals' weighted sum; kappa_w = 1 - observed / expected (Cohen 1968)
+    expected = sum(abs(i - j) * pa * pb for i, pa in enumerate([1 / 4, 1 / 4, 2 / 4])
+                   for j, pb in enumerate([1 / 4, 2 / 4, 1 / 4]))
+    assert math.isclose(ab["kappa_linear"], 1 - (1 / 4) / expected)
+    bc = rows[2]
+    assert bc["pairs"] == 2 and bc["agree"] == 0.5
+    c1 = mx.judge_agreement({"x": {"p": 1, "q": 1}, "y": {"p": 1, "q": 1}})
+    assert c1 == [{"judges": ["x", "y"], "pairs": 2, "agree": 1.0, "kappa": None,
+                   "kappa_linear": None}]
+
+
 def test_query_file_validation(tmp_path: Path):
     good = tmp_path / "q.jsonl"
     good.write_text('# a comment\n{"id": 1, "text": "red kettle", "provenance": "blind", '

@@ -489,11 +489,7 @@ class Evaluation:
         for qid, a, _judge, g in self.conn.execute(q.SET_JUDGEMENTS,
                                                   {"set_id": self._set_id(query_set)}):
             grades[(qid, str(a))].append(g)
-        out = {qid: dict(d) for qid, d in truth.items()}
-        for (qid, a), gs in grades.items():
-            gs.sort()
-            out.setdefault(qid, {}).setdefault(a, gs[(len(gs) - 1) // 2])
-        return out
+        return mx.pooled_qrels(truth, grades)
 
     def export_qrels(self, query_set: str, path: str | Path) -> int:
         """Write the set's qrels in TREC format (docno = content sha256)."""
@@ -756,35 +752,18 @@ class Evaluation:
         return self.lib.home / row[2] if row[2] else Path(row[3])
 
     def agreement(self, pool: str) -> dict[str, Any]:
-        """Inter-judge agreement on the pairs two judges both graded: for
-        each pair of judges, the count, the share of identical grades and
-        Cohen's kappa, unweighted and linearly weighted (scikit-learn's
-        ``cohen_kappa_score``; Cohen 1960, 1968). Kappa is None when it is
-        undefined (both judges gave one single grade throughout)."""
-        from sklearn.metrics import cohen_kappa_score
-
+        """Inter-judge agreement on the pairs two judges both graded
+        (:func:`loupe.eval.metrics.judge_agreement`: count, share of identical
+        grades, Cohen's kappa unweighted and linearly weighted, per pair of
+        judges). Returns ``{"pool", "judges", "judgements": {judge: count},
+        "pairs": [...]}``."""
         by_judge: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
         for qid, a, judge, g in self.conn.execute(q.POOL_JUDGEMENTS,
                                                   {"pool_id": self.pool_id(pool)}):
             by_judge[judge][(qid, a)] = g
-        judges = sorted(by_judge)
-        out = []
-        for i, ja in enumerate(judges):
-            for jb in judges[i + 1:]:
-                common = sorted(set(by_judge[ja]) & set(by_judge[jb]))
-                if not common:
-                    continue
-                ga = [by_judge[ja][c] for c in common]
-                gb = [by_judge[jb][c] for c in common]
-                undefined = len(set(ga) | set(gb)) < 2
-                out.append({
-                    "judges": [ja, jb], "pairs": len(common),
-                    "agree": sum(x == y for x, y in zip(ga, gb)) / len(common),
-                    "kappa": None if undefined else float(cohen_kappa_score(ga, gb)),
-                    "kappa_linear": None if undefined else float(
-                        cohen_kappa_score(ga, gb, labels=[0, 1, 2], weights="linear"))})
-        return {"pool": pool, "judges": judges,
-                "judgements": {j: len(d) for j, d in by_judge.items()}, "pairs": out}
+        return {"pool": pool, "judges": sorted(by_judge),
+                "judgements": {j: len(d) for j, d in by_judge.items()},
+                "pairs": mx.judge_agreement(by_judge)}
 
     # -- threshold calibration (V4) --------------------------------------------------
 

@@ -209,3 +209,47 @@ def compare(qrels: dict[str, dict[str, int]], run_a: dict[str, dict[str, float]]
                   "p": p, "p_se": math.sqrt(pc * (1 - pc) / permutations),
                   "p_student": float(student[names[0]]["comparisons"][names[1]][m])}
     return out
+
+
+def pooled_qrels(truth: dict[str, dict[str, int]],
+                 grades: dict[tuple[str, str], list[int]]) -> dict[str, dict[str, int]]:
+    """Graded qrels ``{qid: {docno: grade}}`` from a query set's agreed truth
+    and its pooled judgements (SPEC E6). ``grades`` maps (qid, docno) to every
+    judge's grade of that pair. The truth wins where it names the pair; else
+    several judges' grades give their *lower median* (the sorted grades'
+    element ``(n - 1) // 2``, so a tie between 1 and 2 gives 1: a pair is not
+    called more relevant than half its judges found it)."""
+    out = {qid: dict(d) for qid, d in truth.items()}
+    for (qid, doc), gs in grades.items():
+        if gs:
+            out.setdefault(qid, {}).setdefault(doc, sorted(gs)[(len(gs) - 1) // 2])
+    return out
+
+
+def judge_agreement(by_judge: dict[str, dict[Any, int]]) -> list[dict[str, Any]]:
+    """Inter-judge agreement on the pairs two judges both graded. ``by_judge``
+    maps a judge's name to ``{pair: grade}`` (grades 0..2). For each pair of
+    judges (names in sorted order) with a pair in common: the count, the
+    share of identical grades, and Cohen's kappa, unweighted and linearly
+    weighted (scikit-learn's ``cohen_kappa_score``; Cohen 1960, 1968); kappa
+    is None where it is undefined (both judges gave one single grade
+    throughout)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    judges = sorted(by_judge)
+    out = []
+    for i, ja in enumerate(judges):
+        for jb in judges[i + 1:]:
+            common = sorted(set(by_judge[ja]) & set(by_judge[jb]))
+            if not common:
+                continue
+            ga = [by_judge[ja][c] for c in common]
+            gb = [by_judge[jb][c] for c in common]
+            undefined = len(set(ga) | set(gb)) < 2
+            out.append({
+                "judges": [ja, jb], "pairs": len(common),
+                "agree": sum(x == y for x, y in zip(ga, gb)) / len(common),
+                "kappa": None if undefined else float(cohen_kappa_score(ga, gb)),
+                "kappa_linear": None if undefined else float(
+                    cohen_kappa_score(ga, gb, labels=[0, 1, 2], weights="linear"))})
+    return out
