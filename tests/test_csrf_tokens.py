@@ -90,6 +90,20 @@ def test_forms_and_cookie_calls_need_the_sessions_token(db_url, home, tmp_path):
         r = client.post("/api/upload", files=[("files", ("d.png", png, "image/png")),
                                               ("csrf_token", (None, csrf))])
         assert r.status_code == 403
+        # a Cookie header the standard library's parser gives up on still names
+        # the session for the Guard as it does for the login (attack run 10, A10-2)
+        session = client.cookies["loupe_session"]
+        bare = TestClient(client.app)
+        for header in (f'x="; loupe_session={session}', f"a=1;;loupe_session={session}",
+                       f'loupe_x="\\; loupe_session={session}'):
+            r = bare.post("/api/bulk", json={**form, "value": "malformed"},
+                          headers={"Cookie": header})
+            assert r.status_code == 403, (header, r.text)
+            assert r.json()["detail"] == (
+                "CSRF token missing or wrong: reload the page and try again")
+            r = bare.post("/api/bulk", json={**form, "value": "malformed"},
+                          headers={"Cookie": header, "X-CSRF-Token": csrf})
+            assert r.status_code == 200 and r.json()["count"] == 3, header
         # a bearer token is exempt (a browser never adds it by itself)
         r = client.post("/api/bulk", json={**form, "value": "tok"}, headers=admin)
         assert r.status_code == 200 and r.json()["count"] == 3

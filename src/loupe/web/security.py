@@ -45,7 +45,6 @@ import hashlib
 import hmac
 import ipaddress
 import json
-from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qs
 import threading
 import time
@@ -54,6 +53,7 @@ from typing import Any
 
 import anyio
 from python_multipart.multipart import MultipartParser, parse_options_header
+from starlette.requests import cookie_parser
 
 #: Methods that change state (CSRF-checked; their bodies are size-limited).
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -79,17 +79,17 @@ def csrf_token_for(session: str) -> str:
 
 
 def cookie(scope: dict, name: str) -> str | None:
-    """The value of cookie ``name`` in the request's ``Cookie`` header."""
+    """The value of cookie ``name`` in the request's (first) ``Cookie``
+    header, read by Starlette's own ``cookie_parser`` — the parser behind
+    ``request.cookies``, which the login reads. One parser for both: the
+    standard library's ``SimpleCookie`` gave up at the first malformed pair
+    (``x="; loupe_session=S``) where Starlette's read on, so the Guard saw no
+    session and asked for no CSRF token while the route ran logged in
+    (attack run 10, A10-2)."""
     raw = _header(scope, b"cookie")
     if not raw:
         return None
-    jar = SimpleCookie()
-    try:
-        jar.load(raw)
-    except CookieError:
-        return None
-    morsel = jar.get(name)
-    return morsel.value if morsel is not None else None
+    return cookie_parser(raw).get(name)
 
 
 #: Routes that take a body without a login (the login form, the token
