@@ -157,7 +157,7 @@ def test_judging_page_in_a_browser_shows_pixels_and_query_only(server, tmp_path:
                   "--disable-component-update", "--disable-sync"])
         page = browser.new_page()
         page.on("response", lambda r: seen.append((r.url, r.body())))
-        page.goto(f"{base}/judge/blindpool/?judge=carol&key={key}")
+        page.goto(f"{base}/{key}/judge/blindpool/?judge=carol")
         # predicates as functions: the page's CSP forbids evaluating strings as script
         page.wait_for_function("() => document.getElementById('progress').textContent.includes('0 /')")
         first_query = page.text_content("#query")
@@ -199,29 +199,43 @@ def test_judging_page_in_a_browser_shows_pixels_and_query_only(server, tmp_path:
 def test_the_standalone_page_answers_only_with_its_key_and_a_local_host(server):
     """Attack run 9, F6: the owner's judging page has no login and shows the
     whole pool; another account on the machine, or a DNS-rebinding page,
-    read every query and picture and wrote grades. Now every request needs
-    the page's random key (address, then cookie) and a local Host."""
+    read every query and picture and wrote grades. Now every request's path
+    starts with the page's random key, and its Host is a local one. Attack
+    run 10, A10-1: the key went into a cookie, which a browser sends to every
+    port of 127.0.0.1 — no cookie is set any more."""
     import httpx
 
     ev, base, key = server
-    nxt = f"{base}/judge/blindpool/next?judge=spy"
-    assert httpx.get(nxt).status_code == 403
-    assert httpx.get(nxt + "&key=" + "0" * 32).status_code == 403
-    assert httpx.get(nxt + "&key=" + key, headers={"Host": "attacker.example"}).status_code == 421
+    nxt = f"{base}/{key}/judge/blindpool/next?judge=spy"
+    assert httpx.get(f"{base}/judge/blindpool/next?judge=spy").status_code == 403
+    assert httpx.get(f"{base}/judge/blindpool/next?judge=spy&key={key}").status_code == 403
+    assert httpx.get(f"{base}/{'0' * 32}/judge/blindpool/next?judge=spy").status_code == 403
+    assert httpx.get(f"{base}/{key[:-1]}/judge/blindpool/next?judge=spy").status_code == 403
+    assert httpx.get(nxt, headers={"Host": "attacker.example"}).status_code == 421
     with httpx.Client() as c:
-        first = c.get(f"{base}/judge/blindpool/?judge=carol&key={key}")
+        first = c.get(f"{base}/{key}/judge/blindpool/?judge=carol")
         assert first.status_code == 200
-        assert "HttpOnly" in first.headers["set-cookie"]
-        assert "SameSite=Strict" in first.headers["set-cookie"]
-        # the page's own requests carry the cookie, not the key
+        assert "set-cookie" not in first.headers and not c.cookies
+        # the page's links carry the key: its script, style and requests' base
+        assert f'href="/{key}/judge/judging.css"' in first.text
+        assert f'src="/{key}/judge/judging.js"' in first.text
+        assert f'data-base="/{key}/judge/blindpool/"' in first.text
+        assert c.get(f"{base}/{key}/judge/judging.js").status_code == 200
+        # without the key in the path, the same client is refused
+        assert c.get(f"{base}/judge/blindpool/next?judge=spy").status_code == 403
         assert c.get(nxt).json()["total"] == len(ev.pool_items("blindpool"))
     # a grade posted without the key is refused and stores nothing
-    token = httpx.get(nxt + "&key=" + key).json()["token"]
+    token = httpx.get(nxt).json()["token"]
     refused = httpx.post(f"{base}/judge/blindpool/grade",
                          json={"token": token, "grade": 0, "judge": "spy"},
                          headers={"Origin": base})
     assert refused.status_code == 403
     assert ev.conn.execute("SELECT count(*) FROM eval_judgement").fetchone()[0] == 0
+    ok = httpx.post(f"{base}/{key}/judge/blindpool/grade",
+                    json={"token": token, "grade": 0, "judge": "carol"},
+                    headers={"Origin": base})
+    assert ok.status_code == 200
+    assert ev.conn.execute("SELECT judge, grade FROM eval_judgement").fetchall() == [("carol", 0)]
 
 
 def test_calibration_proposes_the_separating_distance_and_report(pooled: Evaluation,

@@ -310,8 +310,8 @@ def judge(obj, pool_name: str, host: str, port: int) -> None:
         # any host name when listening on every interface; else the local names and --host
         hosts = None if host in ("0.0.0.0", "::") else LOCAL_HOSTS | {host.lower()}
         app = standalone_app(ev, pool_name, hosts=hosts)
-        click.echo(f"judging pool {pool_name} at http://{host}:{port}/judge/"
-                   f"{quote(pool_name, safe='')}/?judge=YOUR-NAME&key={app.state.judge_key}"
+        click.echo(f"judging pool {pool_name} at http://{host}:{port}/{app.state.judge_key}"
+                   f"/judge/{quote(pool_name, safe='')}/?judge=YOUR-NAME"
                    " (Ctrl-C to stop; the key admits whoever has the address)")
         from ..web.cli import exit_on_sigterm
 

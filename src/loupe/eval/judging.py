@@ -25,8 +25,9 @@ and their tokens answer like unknown ones; the judge's name is the user's
 name (``?judge=`` and the body's ``judge`` are ignored). The standalone
 page of ``loupe eval judge`` is the library owner's local tool: it sees
 every pair and takes the judge's name from the page's ``?judge=``; it
-answers only requests carrying its random key (``?key=`` of the printed
-address, then a cookie) to a local host name (:class:`KeyGate`). Every
+answers only requests whose path starts with its random key
+(``/KEY/judge/...``, the printed address) to a local host name
+(:class:`KeyGate`). Every
 not-found answer is the same bytes, ``{"detail": "not found"}``.
 """
 
@@ -48,8 +49,8 @@ PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="referrer" content="no-referrer">
 <title>Blind judging</title>
-<link rel="stylesheet" href="/judge/judging.css">
-<script src="/judge/judging.js" defer></script>
+<link rel="stylesheet" href="__ROOT__/judge/judging.css">
+<script src="__ROOT__/judge/judging.js" defer></script>
 </head>
 <body data-base="__BASE__" data-judge="__JUDGE__" data-csrf="__CSRF__">
 <div id="progress" aria-live="polite"></div>
@@ -187,11 +188,14 @@ def judging_router(get_evaluation: Callable[[], Evaluation],
     @router.get("/{pool}/", response_class=HTMLResponse)
     def page(pool: str, judge: Judge, ev: Ev, request: Request) -> HTMLResponse:
         _pool(ev, pool)
-        base = f"/judge/{quote(pool, safe='')}/"
+        # under the standalone page's key prefix, its links carry the key
+        root = request.scope.get("root_path", "")
+        base = f"{root}/judge/{quote(pool, safe='')}/"
         # the grade requests' CSRF token (the web app's Guard checks it)
         session = request.cookies.get(SESSION_COOKIE)
         csrf = csrf_token_for(session) if session else ""
-        body = (PAGE.replace("__BASE__", html.escape(base, quote=True))
+        body = (PAGE.replace("__ROOT__", html.escape(root, quote=True))
+                .replace("__BASE__", html.escape(base, quote=True))
                 .replace("__JUDGE__", html.escape(judge, quote=True))
                 .replace("__CSRF__", csrf))
         return HTMLResponse(body, headers={"Cache-Control": "no-store"})
@@ -223,22 +227,23 @@ def judging_router(get_evaluation: Callable[[], Evaluation],
     return router
 
 
-#: The cookie that carries the standalone page's key after its first visit.
-KEY_COOKIE = "loupe_judge_key"
 #: Host names the standalone page answers (plus the address it listens on).
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
 
 class KeyGate:
-    """ASGI middleware of the standalone judging page (attack run 9, F6): it
-    serves the owner's whole pool, private pictures included, and has no
-    login, so every request must carry the page's random key — ``?key=`` in
-    the address ``loupe eval judge`` prints (then a cookie, HttpOnly,
-    SameSite=Strict, set on that answer) — as Jupyter's token does; and its
-    ``Host`` must be one of ``hosts`` (None: any), so a DNS-rebinding page
-    is refused before it could try. Another account on the machine, or a
-    page of another site, knows neither. Refusals: 421 for a host, 403 for
-    a missing or wrong key (compared in constant time)."""
+    """ASGI middleware of the standalone judging page (attack runs 9 and 10,
+    F6 and A10-1): it serves the owner's whole pool, private pictures
+    included, and has no login, so every request's path must start with the
+    page's random key — ``/KEY/judge/...``, the address ``loupe eval judge``
+    prints; the key is stripped and becomes the request's ``root_path``, so
+    the page's own links carry it — and its ``Host`` must be one of
+    ``hosts`` (None: any), so a DNS-rebinding page is refused before it could
+    try. The key is never put in a cookie: a browser sends a host's cookies
+    to every port of that host, so another local account's server on
+    127.0.0.1 would receive it. Another account on the machine, or a page of
+    another site, knows the key only if given the address. Refusals: 421 for
+    a host, 403 for a missing or wrong key (compared in constant time)."""
 
     def __init__(self, app, key: str, hosts: frozenset[str] | None):
         self.app, self.key, self.hosts = app, key, hosts
@@ -247,37 +252,25 @@ class KeyGate:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         import hmac
-        from http.cookies import CookieError, SimpleCookie
-        from urllib.parse import parse_qs
 
         headers = {k.lower(): v for k, v in scope.get("headers", [])}
         host = headers.get(b"host", b"").decode("latin-1").strip().lower()
         name = host.split("]")[0] + "]" if host.startswith("[") else host.rsplit(":", 1)[0]
         if self.hosts is not None and name not in self.hosts:
             return await _plain(send, 421, b"unknown host")
-        given = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("key", [""])[0]
-        cookie = ""
-        try:
-            jar = SimpleCookie(headers.get(b"cookie", b"").decode("latin-1"))
-            cookie = jar[KEY_COOKIE].value if KEY_COOKIE in jar else ""
-        except CookieError:
-            pass
-        by_cookie = bool(cookie) and hmac.compare_digest(cookie.encode(), self.key.encode())
-        by_query = bool(given) and hmac.compare_digest(given.encode(), self.key.encode())
-        if not (by_cookie or by_query):
+        path = scope.get("path", "")
+        given, _, rest = path.removeprefix("/").partition("/")
+        if not (given and hmac.compare_digest(given.encode("utf-8", "replace"),
+                                              self.key.encode())):
             return await _plain(send, 403, b"this judging page needs its key: open the address "
                                             b"'loupe eval judge' printed")
-        if by_cookie:
-            return await self.app(scope, receive, send)
-        set_cookie = (f"{KEY_COOKIE}={self.key}; Path=/; HttpOnly; SameSite=Strict").encode()
-
-        async def send_with_cookie(message):
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []),
-                                                  (b"set-cookie", set_cookie)]}
-            await send(message)
-
-        return await self.app(scope, receive, send_with_cookie)
+        prefix = "/" + self.key
+        raw = scope.get("raw_path")
+        scope = {**scope, "path": "/" + rest,
+                 "root_path": scope.get("root_path", "") + prefix}
+        if raw is not None:
+            scope["raw_path"] = raw[len(prefix):] if raw.startswith(prefix.encode()) else raw
+        return await self.app(scope, receive, send)
 
 
 async def _plain(send, status: int, body: bytes) -> None:
@@ -311,8 +304,9 @@ def standalone_app(ev: Evaluation, pool: str | None = None, *, key: str | None =
     app.add_middleware(KeyGate, key=app.state.judge_key, hosts=hosts)
 
     @app.get("/", response_class=HTMLResponse)
-    def index() -> str:
-        target = f"/judge/{pool}/?judge=YOUR-NAME" if pool else "/judge/POOL/?judge=YOUR-NAME"
+    def index(request: Request) -> str:
+        root = request.scope.get("root_path", "")
+        target = f"{root}/judge/{quote(pool or 'POOL', safe='')}/?judge=YOUR-NAME"
         return f"<!doctype html><p>Open <code>{html.escape(target)}</code></p>"
 
     return app
