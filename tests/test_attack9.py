@@ -142,7 +142,9 @@ def test_f5_a_fork_of_a_copy_does_not_carry_words_its_readers_could_not_see(zeph
 
 def test_f7_a_member_is_not_told_how_many_hidden_assets_wait_for_vectors(zephyr, tmp_path):
     """The waiting count is tenant-wide; only a viewer who sees every asset
-    gets the number (search and similar)."""
+    gets the number (search and similar). Attack run 10, A10-4: a member is
+    told that some wait only when one it may read does — the notice's
+    presence no longer says when private files were ingested."""
     from tinymodels import build_clip
 
     lib, photos = zephyr
@@ -156,6 +158,14 @@ def test_f7_a_member_is_not_told_how_many_hidden_assets_wait_for_vectors(zephyr,
     waiting = [n for n in lib.search("harbour").notices if "wait" in n]
     assert waiting == ["image lane: 4 assets still wait for vectors of tiny-clip (run 'loupe embed')"]
     dave = lib.as_user("dave")
+    for notices in (dave.search("harbour").notices,
+                    dave.similar(shared_asset(lib)).notices):
+        assert [n for n in notices if "wait" in n] == [], notices
+    # a picture dave may read waits too: now he is told, without a number
+    make_image(photos / "shared" / "s9.png", size=(16, 16), color=(10, 200, 10), fmt="PNG")
+    lib.ingest(photos)
+    waiting = [n for n in lib.search("harbour").notices if "wait" in n]
+    assert waiting == ["image lane: 5 assets still wait for vectors of tiny-clip (run 'loupe embed')"]
     for notices in (dave.search("harbour").notices,
                     dave.similar(shared_asset(lib)).notices):
         waiting = [n for n in notices if "wait" in n]

@@ -15,7 +15,7 @@ from imaging import make_image, write_sidecar
 from ir_measures import MRR, R, nDCG
 
 from loupe import Library
-from loupe.eval import Evaluation, QuerySetError, readonly_connection
+from loupe.eval import EvalError, Evaluation, QuerySetError, readonly_connection
 from loupe.eval import metrics as mx
 from loupe.eval.queryset import (
     read_qrels,
@@ -236,6 +236,13 @@ def test_hybrid_run_is_the_production_search_and_scores_by_ground_truth(small: L
     ev.export_queries("kitchen", tmp_path / "again.jsonl")
     assert [q.as_dict() for q in read_queries(tmp_path / "again.jsonl")] == \
         [q.as_dict() for q in read_queries(qfile)]
+    # a set whose truth names nothing here: a clear error, not ranx's ValueError
+    (tmp_path / "gone.jsonl").write_text(json.dumps(rows[2]) + "\n")
+    ev.import_queries(tmp_path / "gone.jsonl")
+    ev.run("gone", "hybrid", k=10)
+    with pytest.raises(EvalError, match=r"no query of set 'gone' has a relevant asset in this "
+                                        r"library \(1 ground-truth references name no asset"):
+        ev.metrics("hybrid-gone")
 
 
 def test_reimport_keeps_query_ids_and_runs(small: Library, tmp_path: Path):

@@ -507,10 +507,15 @@ class Evaluation:
         register and stratum, each with a 95 % bootstrap interval (seeded),
         the warnings of :func:`loupe.eval.metrics.resolution_warnings`, the
         seed-002-style per-query report (pass = a relevant asset in the top
-        10, recall@10, reciprocal rank) and judged@10."""
+        10, recall@10, reciprocal rank) and judged@10.
+
+        Raises:
+            EvalError: an unknown run, or no query of its set has a relevant
+                asset in this library (nothing to measure).
+        """
         rr = run if isinstance(run, RunResult) else self.load_run(run)
         queries = self.queries(rr.query_set)
-        qrels = self.qrels(rr.query_set)
+        qrels = self._measurable_qrels(rr.query_set)
         rows = mx.table(qrels, rr.ranx_run(), self._labels(queries), seed=seed)
         warns: list[str] = []
         by_group: dict[str, list] = defaultdict(list)
@@ -529,6 +534,18 @@ class Evaluation:
                 "measured": len(per_query), "without_relevant": len(queries) - len(per_query),
                 "rows": [r.as_dict() for r in rows], "warnings": warns,
                 "per_query": per_query, "judged@10": self.judged_at(rr)}
+
+    def _measurable_qrels(self, query_set: str) -> dict[str, dict[str, int]]:
+        """The set's qrels, or EvalError when no query has a relevant asset
+        here (its truth names no asset of this library and nothing relevant
+        was judged): a clear error, not ranx's ValueError."""
+        qrels = self.qrels(query_set)
+        if not mx.relevant_only(qrels):
+            _, missing = self._resolve_truth(self.queries(query_set))
+            raise EvalError(f"no query of set {query_set!r} has a relevant asset in this "
+                            f"library ({missing} ground-truth references name no asset "
+                            "here, and no judgement graded one relevant): nothing to measure")
+        return qrels
 
     def judged_at(self, run: RunResult, depth: int = 10) -> float | None:
         """Share of the run's top-``depth`` (query, asset) pairs that have a
@@ -551,7 +568,7 @@ class Evaluation:
         if a.query_set != b.query_set:
             raise EvalError(f"{run_a} and {run_b} are over different query sets "
                             f"({a.query_set}, {b.query_set})")
-        out = mx.compare(self.qrels(a.query_set), a.ranx_run(), b.ranx_run(),
+        out = mx.compare(self._measurable_qrels(a.query_set), a.ranx_run(), b.ranx_run(),
                          names=(run_a, run_b), seed=seed, permutations=permutations)
         return {"query_set": a.query_set, **out}
 

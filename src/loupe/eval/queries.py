@@ -182,21 +182,34 @@ VALUES (%(pool_id)s, %(query_id)s, %(asset_id)s, %(token)s, %(position)s, %(roun
 # 0011 — a caption-derived query paraphrases any of its files' metadata); a
 # truth by path, that file (asset_file.readers), not merely another copy
 # of its bytes (attack run 9, F1). Embargo and rights expiry hide as usual.
-# A reference that names nothing hides nothing.
-HIDDEN_TRUTH_FREE = """NOT EXISTS (
+# A reference that names nothing any more (the file renamed, the bytes
+# re-exported, the asset deleted) hides the query from all but a viewer who
+# sees everything: what it was written from can no longer be checked, and
+# failing open served a private picture's paraphrase (attack run 10, A10-3).
+HIDDEN_TRUTH_FREE = """(%(see_all)s OR NOT EXISTS (
         SELECT 1 FROM eval_query tq, jsonb_array_elements(tq.truth) t
-        JOIN asset ta ON ta.tenant_id = a.tenant_id
-                     AND ta.content_sha256 = decode(t->>'sha256', 'hex')
         WHERE tq.id = i.query_id
-          AND NOT loupe_can_read(coalesce(ta.doc_readers, ta.readers), ta.embargo_until,
-                                 ta.rights_expire_at, %(see_all)s, %(principals)s::bigint[]))
-      AND NOT EXISTS (
-        SELECT 1 FROM eval_query tq, jsonb_array_elements(tq.truth) t
-        JOIN asset_file tf ON tf.tenant_id = a.tenant_id AND tf.rel_path = t->>'path'
-        JOIN asset ta ON ta.id = tf.asset_id
-        WHERE tq.id = i.query_id
-          AND NOT loupe_can_read(tf.readers, ta.embargo_until, ta.rights_expire_at,
-                                 %(see_all)s, %(principals)s::bigint[]))"""
+          AND CASE WHEN t->>'path' IS NOT NULL THEN
+                   -- no file at that path any more, or one the viewer may not read
+                   NOT EXISTS (SELECT 1 FROM asset_file tf
+                               WHERE tf.tenant_id = a.tenant_id AND tf.rel_path = t->>'path')
+                   OR EXISTS (SELECT 1 FROM asset_file tf JOIN asset ta ON ta.id = tf.asset_id
+                              WHERE tf.tenant_id = a.tenant_id AND tf.rel_path = t->>'path'
+                                AND NOT loupe_can_read(tf.readers, ta.embargo_until,
+                                                       ta.rights_expire_at, %(see_all)s,
+                                                       %(principals)s::bigint[]))
+               ELSE
+                   -- no asset with those bytes any more, or one not read whole
+                   NOT EXISTS (SELECT 1 FROM asset ta
+                               WHERE ta.tenant_id = a.tenant_id
+                                 AND ta.content_sha256 = decode(t->>'sha256', 'hex'))
+                   OR EXISTS (SELECT 1 FROM asset ta
+                              WHERE ta.tenant_id = a.tenant_id
+                                AND ta.content_sha256 = decode(t->>'sha256', 'hex')
+                                AND NOT loupe_can_read(coalesce(ta.doc_readers, ta.readers),
+                                                       ta.embargo_until, ta.rights_expire_at,
+                                                       %(see_all)s, %(principals)s::bigint[]))
+               END))"""
 
 # The next pair a judge has not judged, in pool order, with progress counts
 # (both over the pairs the viewer may read).
@@ -224,7 +237,7 @@ LIMIT 1
 # may also read every asset its query's ground truth names, by content hash or
 # by a file's path: a known-item query is written from its hidden picture, so
 # its text describes that picture (attack run 4, A3). A reference that names
-# no asset hides nothing.)
+# no asset any more hides the query too (attack run 10, A10-3).)
 PROGRESS = """
 WITH visible AS (
     SELECT i.id

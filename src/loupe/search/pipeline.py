@@ -73,14 +73,24 @@ if TYPE_CHECKING:
     from ..library import Library
 
 
-def waiting_notice(lane: str, model: str, missing: int, see_all: bool) -> str:
-    """The notice that ``missing`` assets of the tenant have no vector of
-    ``model`` yet. The count is tenant-wide (hidden assets included), so
-    only a viewer who sees every asset is told the number; anyone else
-    hears that some are missing (issue 11, attack run 9, F7: the number told
-    a member how many private files were ingested since the last embed)."""
-    if see_all:
+def waiting_notice(lib: "Library", lane: str, model_id: int, model: str,
+                   missing: int) -> str | None:
+    """The notice that assets have no vector of ``model`` in ``lane`` yet,
+    or None. ``missing`` (> 0) is the tenant-wide count, hidden assets
+    included, so only a viewer who sees every asset is told it; anyone else
+    hears that some are missing, and only when one of the assets *it* may
+    read in this lane is (:func:`loupe.vector.queries.viewer_waiting`):
+    the number told a member how many private files were ingested since the
+    last embed (attack run 9, F7), and the notice's mere presence when they
+    were ingested and embedded (attack run 10, A10-4)."""
+    viewer = lib.viewer
+    if viewer.see_all:
         return f"{lane} lane: {missing:,} assets still wait for vectors of {model} (run 'loupe embed')"
+    mine = lib.conn.execute(vq.viewer_waiting(lane), {
+        "tenant_id": lib.tenant_id, "model_id": model_id, "lane": lane,
+        **viewer.params()}).fetchone()[0]
+    if not mine:
+        return None
     return (f"{lane} lane: some assets still wait for vectors of {model}; this lane "
             f"does not see them yet")
 
@@ -206,8 +216,9 @@ class SearchPipeline:
                 continue
             self.lane_models[lane] = {"model": name,
                                       "model_sha256": model_identity.short(content)}
-            if n_vec < n_assets:
-                notices.append(waiting_notice(lane, name, n_assets - n_vec, lib.viewer.see_all))
+            if n_vec < n_assets and (
+                    note := waiting_notice(lib, lane, model_id, name, n_assets - n_vec)):
+                notices.append(note)
             try:
                 max_dist = registry.threshold_for(cfg, len(query.split()))
             except ModelError as exc:

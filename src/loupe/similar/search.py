@@ -482,8 +482,8 @@ def find_similar(lib, asset_id: int | None = None, *, file: str | os.PathLike | 
                 if n_vec < n_assets:
                     from ..search.pipeline import waiting_notice
 
-                    notices.append(waiting_notice("image", name, n_assets - n_vec,
-                                                  lib.viewer.see_all))
+                    if note := waiting_notice(lib, "image", model_id, name, n_assets - n_vec):
+                        notices.append(note)
         except (ModelError, OSError, RuntimeError) as exc:
             notices.append(f"image lane off: {exc}: hash neighbours only")
     fused = fuse(hits, image_hits) if image_hits else [

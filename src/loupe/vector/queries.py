@@ -79,6 +79,29 @@ WHERE lm.tenant_id = %(tenant_id)s
 ORDER BY lm.lane
 """
 
+# Whether an asset the viewer may read in this lane has no vector of (model,
+# lane) yet: what a viewer who does not see everything is told, instead of a
+# test on the tenant-wide counts of LANE_MODELS, which told a member when
+# private files were ingested and when they were embedded (attack run 10,
+# A10-4). Readable as the lane reads: the image lane an asset with a readable
+# file, a lane of written words the whole document (0011). Run only when
+# LANE_MODELS says the tenant has assets waiting.
+def viewer_waiting(lane: str) -> str:
+    """The statement: one row, one boolean. Parameters ``tenant_id``,
+    ``model_id``, ``lane``, ``see_all``, ``principals``."""
+    readers = "a.readers" if lane == "image" else "coalesce(a.doc_readers, a.readers)"
+    return f"""
+SELECT EXISTS (
+    SELECT 1 FROM asset a
+    WHERE a.tenant_id = %(tenant_id)s
+      AND loupe_can_read({readers}, a.embargo_until, a.rights_expire_at,
+                         %(see_all)s, %(principals)s::bigint[])
+      AND NOT EXISTS (SELECT 1 FROM asset_vector v
+                      WHERE v.asset_id = a.id AND v.model_id = %(model_id)s
+                        AND v.lane = %(lane)s))
+"""
+
+
 # Assets without a vector of (model, lane), with the file to read pixels from.
 PENDING_IMAGES = """
 SELECT a.id, f.path
