@@ -3,6 +3,7 @@
 Usage (from the repository root; no library or database is needed)::
 
     python eval/style_score.py [DIR] [--qrels-out FILE] [--json]
+    python eval/style_score.py --registers      # objects and questions must not drop
 
 ``DIR`` defaults to ``eval/judgements/style``. It reads:
 
@@ -31,6 +32,14 @@ It prints:
    Judged@10 < 1 is measured as a lower bound);
 4. the same before/after comparison against the known item alone, the
    truth the blind set had before pooling.
+
+``--registers`` compares the hybrid before and after over the whole test
+split (195 queries; ``runs/{before,after}-hybrid-test-all.trec.gz``, the
+same homes, rebuilt: their style queries' top 10 are the style runs' to the
+row), per register, against the known item alone and against the pooled
+qrels where a query was judged (this round for style, the first round's
+20 objects and 20 question queries), so that a gain in style is not paid
+for by the other registers.
 
 Recall@10 here is relative to what is known to be relevant: the known item,
 the first round's grades and this pool (the top 10 of the *before* and
@@ -114,7 +123,41 @@ def judged_at_10(qrels: dict, run: dict) -> float:
     return sum(vals) / len(vals)
 
 
+def registers(d: Path) -> None:
+    """Before → after of the hybrid per register over the whole test split."""
+    queries = [json.loads(x) for x in (REPO / "eval/e9/demo-blind-test.jsonl").read_text(
+        encoding="utf-8").splitlines() if x.strip() and not x.startswith("#")]
+    known = {q["id"]: {t["sha256"]: int(t["grade"]) for t in q["truth"]} for q in queries}
+    pooled = {qid: dict(v) for qid, v in known.items()}
+    judged: set[str] = set()
+    for f in (FIRST_ROUND, d / "qrels-style.txt"):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            parts = line.split()
+            if len(parts) == 4 and parts[0] in pooled:
+                pooled[parts[0]].setdefault(parts[2], int(parts[3]))
+                judged.add(parts[0])
+    before = read_run(d / "runs/before-hybrid-test-all.trec.gz")
+    after = read_run(d / "runs/after-hybrid-test-all.trec.gz")
+    register = {q["id"]: q["register"] for q in queries}
+    print("| truth | register | n | metric | before | after | after − before | p (Fisher) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, qrels, only_judged in (("known item", known, False),
+                                      ("pooled, judged queries", pooled, True)):
+        for reg in ("objects", "style", "question"):
+            sub = {q: g for q, g in qrels.items()
+                   if register[q] == reg and (q in judged or not only_judged)}
+            c = mx.compare(sub, before, after, names=("before", "after"),
+                           metrics=("recall@10", "ndcg@10"))
+            for m in ("recall@10", "ndcg@10"):
+                print(f"| {label} | {reg} | {c['n']} | {m} | {c[m]['before']:.3f} | "
+                      f"{c[m]['after']:.3f} | {c[m]['diff']:+.3f} [{c[m]['diff_lo']:+.3f}, "
+                      f"{c[m]['diff_hi']:+.3f}] | {c[m]['p']:.3f} |")
+
+
 def main(argv: list[str]) -> None:
+    if "--registers" in argv:
+        argv.remove("--registers")
+        return registers(Path(argv[0]) if argv else REPO / "eval/judgements/style")
     as_json = "--json" in argv
     argv = [a for a in argv if a != "--json"]
     out_path = None
