@@ -15,6 +15,16 @@ ANALYZE_QUERY = """
 SELECT coalesce(array_agg(u.lexeme ORDER BY u.lexeme), ARRAY[]::text[])
 FROM unnest(loupe_analyze(%(cfg)s::regconfig, %(text)s)) AS u
 """
+# How many of a text's words each language's analyzer drops as stop words
+# (ts_debug: a stop word is a token its dictionary maps to no lexeme, '{}';
+# blanks and punctuation map to NULL): one row (lang, stop words) per language.
+STOP_WORDS_BY_LANGUAGE = """
+SELECT l.lang,
+       (SELECT count(*) FROM ts_debug(l.cfg::regconfig, %(text)s) AS d
+        WHERE d.lexemes = '{}'::text[]) AS stop_words
+FROM unnest(%(langs)s::text[], %(cfgs)s::text[]) WITH ORDINALITY AS l(lang, cfg, n)
+ORDER BY l.n
+"""
 ANALYZE_DOCUMENT = """
 SELECT u.lexeme
 FROM unnest(loupe_analyze(%(cfg)s::regconfig, %(text)s)) AS u,

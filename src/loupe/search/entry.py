@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..document.languages import query_language
 from ..filters import facets as filter_facets, search as filter_search
+from ..lexical.search import MAX_QUERY_CHARS, query_languages
 from .pipeline import BULK_MAX, SearchPipeline, SearchRequest, check_page
 from .result import SearchResult, without_scores
 
@@ -45,17 +46,44 @@ def search(lib: "Library", query: str, *, lang: str | None = None, limit: int = 
             collection it names does not exist.
     """
     check_page(limit, offset)
-    langs = [query_language(lib.languages(), lang)] if lang else lib.languages()
+    langs, note = search_languages(lib, query, lang)
     if filters is not None:   # issue 17: the filtered set is the search's scope
         res = filter_search.filtered_search(lib, query, langs, limit, offset, scope, filters)
     else:
         res = SearchPipeline(lib).run(SearchRequest(query, langs, limit, offset, scope,
                                                     title_band))
+    if note:
+        res.notices.insert(0, note)
     if facets:
         res.facets = lib.facets(query, lang=lang, scope=scope, filters=filters)
     if not lib.viewer.see_all:   # a member is shown no score (attack run 7, D10)
         without_scores(res)
     return res
+
+
+def search_languages(lib: "Library", query: str, lang: str | None) -> tuple[list[str], str | None]:
+    """The languages whose documents a search reads, and the notice that
+    says so when they were chosen for the query: ``lang`` when given (a
+    library language), else the library languages whose analyzer finds the
+    query's stop words (:func:`loupe.lexical.search.query_languages`), else
+    all of them.
+
+    Raises:
+        ValueError: ``lang`` is not a library language, or the query is too long.
+    """
+    if lang:
+        return [query_language(lib.languages(), lang)], None
+    every = lib.languages()
+    if len(query) > MAX_QUERY_CHARS:   # the pipeline refuses it, with its own message
+        return every, None
+    langs, stops = query_languages(lib.conn, query, every)
+    if len(langs) == len(every):
+        return langs, None
+    named = " and ".join(langs)
+    return langs, (f"the query reads as {named} ({stops[langs[0]]} of its words are stop "
+                   f"words in {'each' if len(langs) > 1 else named}): only the documents "
+                   f"in {named} were searched; give a language ({'/'.join(every)}) to "
+                   f"choose another")
 
 
 def facets(lib: "Library", query: str = "", *, filters: Any = None,
