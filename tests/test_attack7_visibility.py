@@ -427,6 +427,25 @@ def test_d3_an_upload_over_the_word_bound_is_refused_with_its_sidecar(lib: Libra
             f"upload quota: extra.jpg would bring your uploads over your quota of {quota:,} "
             f"bytes (counting the 39 search terms your uploads add to the index, 1,024 bytes "
             f"each)"))
+    # attack run 9, F8: the owner ingests a private copy of bob's bytes with 30
+    # words of its own; the asset's whole document holds them, bob's count does not
+    from loupe.web import queries as wq
+
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "plan.jpg").write_bytes(at)
+    (private / "plan.jpg.xmp").write_bytes(_keywords_sidecar([f"secret{i:02d}z"
+                                                              for i in range(30)]))
+    lib.ingest(private)
+    [(whole, files)] = lib.conn.execute(
+        "SELECT length(d.tsv) + length(d.vocab_tsv), (SELECT count(*) FROM asset_file o"
+        " WHERE o.asset_id = d.asset_id) FROM search_document d JOIN asset_file f"
+        " ON f.asset_id = d.asset_id WHERE f.rel_path = 'pic.jpg'").fetchall()
+    assert (files, whole) == (2, 39 + 30 + 1)   # + "plan"
+    bob_id = lib.conn.execute("SELECT id FROM principal WHERE name = 'bob'").fetchone()[0]
+    prefix = str((home / "uploads" / "bob").resolve()) + "/"
+    assert lib.conn.execute(wq.UPLOAD_INDEX_TERMS, {
+        "user_id": bob_id, "tenant_id": lib.tenant_id, "prefix": prefix}).fetchone()[0] == 39
 
 
 def test_d10_residual_the_order_of_two_own_documents_still_compares_dfs(

@@ -81,17 +81,30 @@ ORDER BY f.path
 """
 
 # What a user's uploads cost the search index: the distinct terms (one per
-# term and language) of the search documents of the assets of its uploaded
-# files (granted to it by file grants, under its upload folder, given as
-# ``prefix``: the resolved folder and '/'). Charged against its byte quota
+# term and language) of its uploaded files (granted to it by file grants,
+# under its upload folder, given as ``prefix``: the resolved folder and '/'):
+# a file's own documents (0011's file_document, which exist when its asset
+# has more than one file), else the asset's search document, the file's own. Never the
+# whole document of a shared asset: it holds the words of other files, a
+# private copy's among them, and the 413 told the uploader how many (attack
+# run 9, F8). Charged against its byte quota
 # (loupe.web.service.INDEX_BYTES_PER_TERM; attack run 7, D3).
 UPLOAD_INDEX_TERMS = """
-SELECT coalesce(sum(length(d.tsv) + length(d.vocab_tsv)), 0)::bigint
-FROM (SELECT DISTINCT f.asset_id
-      FROM file_grant g JOIN asset_file f ON f.id = g.file_id
-      WHERE g.principal_id = %(user_id)s AND f.tenant_id = %(tenant_id)s
-        AND starts_with(f.path, %(prefix)s)) a
-JOIN search_document d ON d.asset_id = a.asset_id
+WITH mine AS (
+    SELECT DISTINCT f.id AS file_id, f.asset_id
+    FROM file_grant g JOIN asset_file f ON f.id = g.file_id
+    WHERE g.principal_id = %(user_id)s AND f.tenant_id = %(tenant_id)s
+      AND starts_with(f.path, %(prefix)s)
+)
+SELECT coalesce(sum(t.n), 0)::bigint FROM (
+    SELECT length(fd.tsv) + length(fd.vocab_tsv) AS n
+    FROM mine m JOIN file_document fd ON fd.file_id = m.file_id
+    UNION ALL
+    SELECT length(d.tsv) + length(d.vocab_tsv)
+    FROM (SELECT DISTINCT asset_id FROM mine) m
+    JOIN search_document d ON d.asset_id = m.asset_id
+    WHERE NOT EXISTS (SELECT 1 FROM file_document fd WHERE fd.asset_id = m.asset_id)
+) t
 """
 
 # Each file's path relative to the folder it was ingested from, by absolute
