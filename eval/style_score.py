@@ -4,6 +4,7 @@ Usage (from the repository root; no library or database is needed)::
 
     python eval/style_score.py [DIR] [--qrels-out FILE] [--json]
     python eval/style_score.py --registers      # objects and questions must not drop
+    python eval/style_score.py --round eval/judgements/style/lang   # a later round's run
 
 ``DIR`` defaults to ``eval/judgements/style``. It reads:
 
@@ -40,6 +41,14 @@ row), per register, against the known item alone and against the pooled
 qrels where a query was judged (this round for style, the first round's
 20 objects and 20 question queries), so that a gain in style is not paid
 for by the other registers.
+
+``--round ROUND`` adds a later round of judging (``ROUND/key.jsonl``,
+``ROUND/grades-*.jsonl``: the pairs of a new run that no earlier grade
+covered, the known item again as a control) to the qrels and compares, on
+the style queries and these larger qrels, the *before* and *after* hybrids
+again and the *after* hybrid with the round's run (``ROUND/runs/*.trec.gz``).
+The before/after pool alone fully judges only those two runs; with the
+round added, all three are (Judged@10 is printed).
 
 Recall@10 here is relative to what is known to be relevant: the known item,
 the first round's grades and this pool (the top 10 of the *before* and
@@ -79,7 +88,23 @@ def read_run(path: Path) -> dict[str, dict[str, float]]:
     return dict(run)
 
 
-def build(d: Path) -> tuple[dict, dict, dict]:
+def _grades(d: Path) -> dict[str, dict[tuple[str, str], int]]:
+    """Each judge's grades in ``d`` (``grades-<judge>.jsonl``) by (qid, sha256),
+    mapped through ``d/key.jsonl``; a later line for one item replaces an
+    earlier one."""
+    key = {(k["sheet"], int(k["item"])): (k["qid"], k["sha256"]) for k in _jsonl(d / "key.jsonl")}
+    by_judge: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
+    for f in sorted(d.glob("grades-*.jsonl")):
+        judge = f.stem.removeprefix("grades-")
+        for r in _jsonl(f):
+            g = int(r["grade"])
+            if g not in (0, 1, 2):
+                raise ValueError(f"{f}: grade {g} outside 0..2")
+            by_judge[judge][key[(r["sheet"], int(r["item"]))]] = g
+    return by_judge
+
+
+def build(d: Path, rounds: tuple[Path, ...] = ()) -> tuple[dict, dict, dict, dict]:
     """(qrels, known, by_judge, counts): the merged qrels, the known items
     alone, every judge's grades by (qid, sha256), and how many pairs each
     source gave."""
@@ -96,15 +121,12 @@ def build(d: Path) -> tuple[dict, dict, dict]:
         if len(parts) == 4 and parts[0] in qids:
             truth[parts[0]].setdefault(parts[2], int(parts[3]))
             first += 1
-    key = {(k["sheet"], int(k["item"])): (k["qid"], k["sha256"]) for k in _jsonl(d / "key.jsonl")}
-    by_judge: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
-    for f in sorted(d.glob("grades-*.jsonl")):
-        judge = f.stem.removeprefix("grades-")
-        for r in _jsonl(f):
-            g = int(r["grade"])
-            if g not in (0, 1, 2):
-                raise ValueError(f"{f}: grade {g} outside 0..2")
-            by_judge[judge][key[(r["sheet"], int(r["item"]))]] = g
+    by_judge = _grades(d)
+    for extra in rounds:
+        for judge, gs in _grades(extra).items():
+            if judge in by_judge:
+                raise ValueError(f"judge {judge} is in two rounds: name each round's judges apart")
+            by_judge[judge] = gs
     grades: dict[tuple[str, str], list[int]] = defaultdict(list)
     for d_ in by_judge.values():
         for pair, g in d_.items():
@@ -154,7 +176,40 @@ def registers(d: Path) -> None:
                       f"{c[m]['diff_hi']:+.3f}] | {c[m]['p']:.3f} |")
 
 
+def round_compare(d: Path, extra: Path) -> None:
+    """The *after* hybrid against a later round's run, on the merged qrels."""
+    qrels, known, by_judge, counts = build(d, (extra,))
+    new_judges = sorted(_grades(extra))
+    print(f"round {extra}: judges {new_judges}, "
+          f"{ {j: len(by_judge[j]) for j in new_judges} } grades")
+    for a in mx.judge_agreement({j: by_judge[j] for j in new_judges}):
+        print(f"  {a['judges'][0]}-{a['judges'][1]}: {a['pairs']} pairs, agree {a['agree']:.3f}, "
+              f"kappa {a['kappa']:.3f}, linear kappa {a['kappa_linear']:.3f}")
+    after = read_run(d / "runs/after-hybrid.trec.gz")
+    print("| run | recall@10 | nDCG@10 | judged@10 |")
+    print("|---|---|---|---|")
+    runs = {"after": after, "before": read_run(d / "runs/before-hybrid.trec.gz")}
+    for f in sorted((extra / "runs").glob("*.trec.gz")):
+        runs[f.name.removesuffix(".trec.gz")] = read_run(f)
+    for name, run in runs.items():
+        pq = mx.per_query(qrels, run, ("recall@10", "ndcg@10"))
+        r, n = (mx.bootstrap(list(pq[m].values())) for m in ("recall@10", "ndcg@10"))
+        print(f"| {name} | {r} | {n} | {judged_at_10(qrels, run):.3f} |")
+    for name, run in list(runs.items())[1:]:
+        a, b = (run, after) if name == "before" else (after, run)
+        names = ("before", "after") if name == "before" else ("after", name)
+        c = mx.compare(qrels, a, b, names=names, metrics=("recall@10", "ndcg@10"))
+        for m in ("recall@10", "ndcg@10"):
+            print(f"{names[1]} − {names[0]}, {m}: {c[m]['diff']:+.3f} [{c[m]['diff_lo']:+.3f}, "
+                  f"{c[m]['diff_hi']:+.3f}], p {c[m]['p']:.3f} ({c['n']} queries)")
+
+
 def main(argv: list[str]) -> None:
+    if "--round" in argv:
+        i = argv.index("--round")
+        extra = Path(argv[i + 1])
+        rest = argv[:i] + argv[i + 2:]
+        return round_compare(Path(rest[0]) if rest else REPO / "eval/judgements/style", extra)
     if "--registers" in argv:
         argv.remove("--registers")
         return registers(Path(argv[0]) if argv else REPO / "eval/judgements/style")
