@@ -4,7 +4,7 @@ Usage (from the repository root; no library or database is needed)::
 
     python eval/style_score.py [DIR] [--qrels-out FILE] [--json]
     python eval/style_score.py --registers      # objects and questions must not drop
-    python eval/style_score.py --round eval/judgements/style/lang   # a later round's run
+    python eval/style_score.py --round eval/judgements/style/lang [--round ...]   # later rounds
 
 ``DIR`` defaults to ``eval/judgements/style``. It reads:
 
@@ -176,21 +176,24 @@ def registers(d: Path) -> None:
                       f"{c[m]['diff_hi']:+.3f}] | {c[m]['p']:.3f} |")
 
 
-def round_compare(d: Path, extra: Path) -> None:
-    """The *after* hybrid against a later round's run, on the merged qrels."""
-    qrels, known, by_judge, counts = build(d, (extra,))
-    new_judges = sorted(_grades(extra))
-    print(f"round {extra}: judges {new_judges}, "
-          f"{ {j: len(by_judge[j]) for j in new_judges} } grades")
-    for a in mx.judge_agreement({j: by_judge[j] for j in new_judges}):
-        print(f"  {a['judges'][0]}-{a['judges'][1]}: {a['pairs']} pairs, agree {a['agree']:.3f}, "
-              f"kappa {a['kappa']:.3f}, linear kappa {a['kappa_linear']:.3f}")
+def round_compare(d: Path, extras: tuple[Path, ...]) -> None:
+    """The *after* hybrid against later rounds' runs, on the merged qrels."""
+    qrels, known, by_judge, counts = build(d, extras)
+    for extra in extras:
+        new_judges = sorted(_grades(extra))
+        print(f"round {extra}: judges {new_judges}, "
+              f"{ {j: len(by_judge[j]) for j in new_judges} } grades")
+        for a in mx.judge_agreement({j: by_judge[j] for j in new_judges}):
+            print(f"  {a['judges'][0]}-{a['judges'][1]}: {a['pairs']} pairs, agree "
+                  f"{a['agree']:.3f}, kappa {a['kappa']:.3f}, linear kappa "
+                  f"{a['kappa_linear']:.3f}")
     after = read_run(d / "runs/after-hybrid.trec.gz")
     print("| run | recall@10 | nDCG@10 | judged@10 |")
     print("|---|---|---|---|")
     runs = {"after": after, "before": read_run(d / "runs/before-hybrid.trec.gz")}
-    for f in sorted((extra / "runs").glob("*.trec.gz")):
-        runs[f.name.removesuffix(".trec.gz")] = read_run(f)
+    for extra in extras:
+        for f in sorted((extra / "runs").glob("*.trec.gz")):
+            runs[f.name.removesuffix(".trec.gz")] = read_run(f)
     for name, run in runs.items():
         pq = mx.per_query(qrels, run, ("recall@10", "ndcg@10"))
         r, n = (mx.bootstrap(list(pq[m].values())) for m in ("recall@10", "ndcg@10"))
@@ -206,10 +209,15 @@ def round_compare(d: Path, extra: Path) -> None:
 
 def main(argv: list[str]) -> None:
     if "--round" in argv:
-        i = argv.index("--round")
-        extra = Path(argv[i + 1])
-        rest = argv[:i] + argv[i + 2:]
-        return round_compare(Path(rest[0]) if rest else REPO / "eval/judgements/style", extra)
+        extras, rest = [], []
+        it = iter(argv)
+        for a in it:
+            if a == "--round":
+                extras.append(Path(next(it)))
+            else:
+                rest.append(a)
+        return round_compare(Path(rest[0]) if rest else REPO / "eval/judgements/style",
+                             tuple(extras))
     if "--registers" in argv:
         argv.remove("--registers")
         return registers(Path(argv[0]) if argv else REPO / "eval/judgements/style")
