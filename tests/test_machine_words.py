@@ -71,6 +71,29 @@ def test_black_lines_on_white_are_line_art():
     assert "black and white" in machine_text(facts.as_row(), "en")
 
 
+def test_white_shapes_alone_on_a_transparent_ground_are_not_line_art(tmp_path: Path):
+    """Rules version 5: line art needs dark strokes. A soft white swirl on a
+    transparent ground (the demo's MATE abstract wallpapers) was "lineart"
+    because its opaque pixels are all white and flat; it has no stroke."""
+    im = Image.new("RGBA", (800, 500), (0, 0, 0, 0))
+    d = ImageDraw.Draw(im)
+    for i, a in enumerate((60, 110, 160, 210, 255)):
+        d.ellipse((100 + 40 * i, 150 + 10 * i, 700 - 40 * i, 350 - 10 * i),
+                  outline=(255, 255, 255, a), width=12)
+    im.save(tmp_path / "swirl.png")
+    facts = analyse.analyse_file(str(tmp_path / "swirl.png"))
+    assert facts.cues["dark"] == 0.0 and facts.cues["white"] == 1.0
+    assert facts.kind == "clipart"
+    assert "line drawing" not in machine_text(facts.as_row(), "en")
+    # the same strokes in black on white stay line art
+    ink = Image.new("RGB", (800, 500), "white")
+    d = ImageDraw.Draw(ink)
+    for i in range(5):
+        d.ellipse((100 + 40 * i, 150 + 10 * i, 700 - 40 * i, 350 - 10 * i), outline="black",
+                  width=4)
+    assert analyse.analyse_image(ink).kind == "lineart"
+
+
 def test_shape_and_size_words():
     assert shape.orientation(3000, 1000) == "panorama"
     assert shape.orientation(1000, 1030) == "square"

@@ -25,8 +25,9 @@ from . import shape
 #: first rules; 2: aspect cue ("wide"), synonyms in the word lists; 3:
 #: flatness measured on the subject only, tiny photos stay photos; 4: the
 #: words people type for style (issue 15 row 1: "sketch", "pictogram" and
-#: their translations; "line-art" with its catenated form).
-VERSION = 4
+#: their translations; "line-art" with its catenated form); 5: line art
+#: needs dark strokes (kind.py rule 2).
+VERSION = 5
 #: Longest side of the copy the cues and colours are measured on.
 SIDE = 128
 #: Close-up: a photo whose centre (middle third) is at least this many

@@ -28,7 +28,9 @@ confusion table is in docs/machine-words.md):
    (flat ≥ FLAT_PHOTO).
 2. ``lineart``: monochrome, flat over the whole picture (``flat_all``;
    thin strokes have few equal neighbours) ≥ 0.6, mostly white (≥ 0.5)
-   with dark strokes (white + dark ≥ 0.85).
+   with dark strokes (white + dark ≥ 0.85, and dark ≥ 0.01: some strokes
+   at all; rules version 5 — white shapes alone on a transparent ground,
+   such as the demo's MATE abstract wallpapers, are not drawings).
 3. ``document``: not lineart, near-white ≥ 0.6, little hue (monochrome or
    C* < 10 on 95 %), page-shaped (long/short 1.25-1.5) and ≥ 800 px tall.
 4. ``screenshot``: opaque, a common screen size (list below), flat ≥ 0.7
@@ -50,6 +52,8 @@ FLAT_CLIPART = 0.55
 FLAT_CUTOUT_CLIPART = 0.35
 FLAT_PHOTO = 0.25
 TOP8_CLIPART = 0.6
+#: Share of dark pixels (L* < 35) line art needs: its strokes.
+LINE_DARK = 0.01
 
 #: Common screen sizes (width x height; StatCounter's usual desktop and
 #: laptop resolutions), either way round.
@@ -102,7 +106,7 @@ def decide(c: dict[str, float], *, width: int, height: int, background: str,
         return "icon"  # a tiny photo stays a photo (its size class says tiny)
     mono = c["grey"] >= 0.98
     if mono and c.get("flat_all", c["flat"]) >= 0.6 and c["white"] >= 0.5 \
-            and c["white"] + c["dark"] >= 0.85:
+            and c["dark"] >= LINE_DARK and c["white"] + c["dark"] >= 0.85:
         return "lineart"
     long, short = max(width, height), max(1, min(width, height))
     if (c["white"] >= 0.6 and c["grey"] >= 0.95 and 1.25 <= long / short <= 1.5
