@@ -59,7 +59,7 @@ def test_machine_words_are_computed_at_ingest_and_searched(four: Library):
     ids = _ids(four)
     row = four.conn.execute("SELECT kind, background, cutout, colours, background_colour, version"
                             " FROM asset_machine WHERE asset_id = %s", (ids["disc.jpg"],)).fetchone()
-    assert row == ("clipart", "white", True, ["red"], "white", 4)
+    assert row == ("clipart", "white", True, ["red"], "white", 5)
     res = four.search("cut-out on white")
     assert res.hits[0].asset_id == ids["disc.jpg"]
     res = four.search("black and white line drawing")
