@@ -48,7 +48,7 @@ fi
 "$LOUPE" models use minilm --lane text --no-embed
 "$LOUPE" embed
 
-run() { echo; echo "\$ loupe search $*"; "$LOUPE" search "$@" --limit 5; }
+run() { echo; echo "\$ loupe search $*"; "$LOUPE" search --limit 5 "$@"; }
 if [ "$#" -gt 0 ]; then
   for query in "$@"; do run "$query"; done
 else
@@ -60,9 +60,9 @@ else
   run "temple d'or" --lang fr          # French titles, French stemming
   run "leafy vegetables"               # a food group of the IFCT vocabulary
   run "chetah"                         # a typo: corrected, and marked so
-  run "a truck for moving goods" --explain   # each lane's rank and distance; read as English
-                                             # (its stop words); a boxcar nobody called a truck
-                                             # comes from the text lane alone, at rank 8
+  run "a truck for moving goods" --explain --limit 10   # each lane's rank and distance; read
+                                             # as English (its stop words); a boxcar nobody called
+                                             # a truck comes from the text lane alone, at rank 8
   # who sees what: a guest who may read the animal stamps only
   if ! "$LOUPE" users list | grep -q '^user  guest'; then
     LOUPE_NEW_PASSWORD=guest-password "$LOUPE" users add guest
