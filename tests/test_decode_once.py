@@ -108,3 +108,29 @@ def test_the_thumbnail_is_a_webp_of_the_oriented_picture(tmp_path: Path):
             assert (d.facts.width, d.facts.height) == (640, 427)
         with Image.open(thumb) as t:
             assert t.format == "WEBP" and t.size == (384, 256)
+
+
+def test_a_palette_with_byte_transparency_hashes_without_pillows_warning(tmp_path: Path):
+    """A palette PNG whose transparency is a byte string (Open Clip Art's
+    stars) made Pillow warn on the console at every ingest; the grey copy
+    the hashes use now goes through RGBA, which has the same luma."""
+    import warnings
+
+    im = Image.new("P", (64, 48))
+    im.putpalette([v for i in range(256) for v in (i, 255 - i, (7 * i) % 256)])
+    im.paste(10, (0, 0, 64, 48))
+    im.paste(200, (16, 12, 48, 36))
+    im.info["transparency"] = bytes([0] * 10 + [255] * 246)
+    im.save(tmp_path / "star.png", transparency=im.info["transparency"])
+    src = Image.open(tmp_path / "star.png")
+    assert src.mode == "P" and isinstance(src.info["transparency"], bytes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        old_grey = Image.open(tmp_path / "star.png").convert("L")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = perceptual.hash_file(str(tmp_path / "star.png"))
+    assert np.array_equal(np.asarray(old_grey),
+                          np.asarray(Image.open(tmp_path / "star.png").convert("RGBA").convert("L")))
+    want = perceptual.hash_image(old_grey)
+    assert (got.phash, got.dhash) == (want.phash, want.dhash)

@@ -90,6 +90,10 @@ def hash_image(im) -> PerceptualHashes:
     method = TRANSPOSE.get(exif_orientation(im))
     if im.mode == "L":
         grey = im
+    elif im.mode == "P" and "transparency" in im.info:
+        # the same luma as P -> L, without Pillow's warning that a palette's
+        # transparency given in bytes wants RGBA first (it reached the console)
+        grey = im.convert("RGBA").convert("L")
     elif im.mode in DIRECT_GREY:
         grey = im.convert("L")
     else:
