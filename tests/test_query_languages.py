@@ -74,3 +74,47 @@ def test_an_english_question_is_read_by_the_english_analyzer(cones: Library):
     res = cones.search("cone")
     assert res.langs == ["en", "de"] and [h.asset_id for h in res.hits] == [1]
     assert not any("reads as" in n for n in res.notices)
+
+
+def test_a_models_languages_come_from_its_own_files(tmp_path):
+    from loupe.models.registry import ModelInfo, model_languages
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    assert model_languages(ModelInfo("m", folder, {})) is None           # nothing says
+    (folder / "README.md").write_text("---\nlanguage: en\nlicense: apache-2.0\n---\n# card\n")
+    assert model_languages(ModelInfo("m", folder, {})) == {"en"}
+    (folder / "README.md").write_text("---\nlanguage:\n- en\n- fr-FR\n---\n")
+    assert model_languages(ModelInfo("m", folder, {})) == {"en", "fr"}
+    (folder / "README.md").write_text("no front matter")
+    assert model_languages(ModelInfo("m", folder, {})) is None
+    # loupe-model.json's own setting wins over the card
+    assert model_languages(ModelInfo("m", folder, {"languages": ["de"]})) == {"de"}
+
+
+def test_a_lane_whose_model_cannot_read_the_query_steps_aside(lib: Library, photos, tmp_path):
+    """An English text model embeds a French sentence as noise, which
+    outranked the lexical lane's exact matches ("une photo de chat" put a
+    camera first; the new-user run): a lane whose model reads none of the
+    query's languages is left out, with a notice."""
+    from imaging import make_image, write_sidecar
+    from tinymodels import build_nomic
+
+    lib.init(languages=["en", "fr"])
+    img = make_image(photos / "k.png", size=(16, 16), color=(255, 0, 0), fmt="PNG")
+    write_sidecar(img, "-XMP-dc:Title=red kettle")
+    lib.ingest(photos)
+    folder = build_nomic(tmp_path / "src" / "tiny-nomic")
+    (folder / "README.md").write_text("---\nlanguage: en\n---\n")
+    lib.install_model(folder)
+    lib.use_model("tiny-nomic", "text")
+    lib.embed()
+    res = lib.search("the red kettle")
+    assert res.langs == ["en"] and "text" in res.lanes
+    assert not any("lane off" in n for n in res.notices)
+    res = lib.search("une bouilloire rouge de la cuisine")
+    assert res.langs == ["fr"] and res.lanes == ["lexical"]
+    assert "text lane off for this query: its model tiny-nomic reads en and the query reads " \
+           "as fr" in res.notices
+    res = lib.search("kettle")                 # no stop word: every language, en among them
+    assert res.langs == ["en", "fr"] and "text" in res.lanes

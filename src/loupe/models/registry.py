@@ -28,6 +28,7 @@ with new query vectors, and ``loupe embed`` computes them again.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import json
 import shutil
@@ -69,6 +70,42 @@ class ModelInfo:
 
     def embedder(self) -> Embedder:
         return load_embedder(self.folder, self.config)
+
+
+def model_languages(info: ModelInfo) -> frozenset[str] | None:
+    """The languages a model reads, as ISO 639-1 codes, from the model's own
+    files: ``"languages"`` in its ``loupe-model.json`` when set, else the
+    ``language`` field of its model card (the YAML front matter of the
+    folder's ``README.md``, Hugging Face's model-card metadata, read by
+    ``huggingface_hub.metadata_load``; all-MiniLM-L6-v2 says ``en``). None
+    when neither says (or the card cannot be read): the model is taken to
+    read any language."""
+    from ..document.languages import normalize_lang
+
+    langs = info.config.get("languages")
+    if langs is None:
+        card = info.folder / "README.md"
+        try:
+            langs = _card_languages(str(card), card.stat().st_mtime_ns)
+        except OSError:
+            return None
+    if isinstance(langs, str):
+        langs = [langs]
+    if not langs or not all(isinstance(x, str) for x in langs):
+        return None
+    return frozenset(normalize_lang(x) for x in langs)
+
+
+@functools.lru_cache(maxsize=32)
+def _card_languages(path: str, mtime_ns: int) -> Any:
+    """The ``language`` field of a model card's metadata (read once per
+    file version), or None."""
+    try:
+        from huggingface_hub import metadata_load
+
+        return (metadata_load(path) or {}).get("language")
+    except Exception:  # noqa: BLE001 — no card reader or a malformed card: unknown
+        return None
 
 
 def threshold_for(config: dict[str, Any], n_words: int) -> float:

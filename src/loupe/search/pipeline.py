@@ -180,13 +180,17 @@ class SearchPipeline:
 
     # -- stage 2: lanes ---------------------------------------------------------
 
-    def query_lanes(self, query: str, lang: str, notices: list[str]) -> list[VectorLane]:
+    def query_lanes(self, query: str, langs: list[str], notices: list[str]) -> list[VectorLane]:
         """Encode the query for each active vector lane; a lane whose encoder
         fails (or failed less than 30 s ago) is left out with a notice (V6),
         and so is a lane whose model folder now holds other content than the
-        model its vectors came from (V3: never compared across models).
-        ``lang`` is accepted for symmetry with the lexical lane (the models
-        are multilingual or English)."""
+        model its vectors came from (V3: never compared across models), and
+        a lane whose model reads none of ``langs`` (the languages the search
+        reads the query in, :func:`loupe.search.entry.search_languages`;
+        the model's languages from its own files,
+        :func:`loupe.models.registry.model_languages`): an English model
+        embeds a French sentence as noise, which outranked the lexical
+        lane's exact matches ("une photo de chat"; new-user run, issue 14)."""
         lib = self.lib
         lanes = []
         self.lane_models = {}
@@ -197,6 +201,12 @@ class SearchPipeline:
                 cfg, content = info.config, registry.fingerprint(info)
             except ModelError as exc:
                 notices.append(f"{lane} lane off: {exc}")
+                continue
+            readable = registry.model_languages(info)
+            if readable is not None and not readable & set(langs):
+                notices.append(f"{lane} lane off for this query: its model {name} reads "
+                               f"{'/'.join(sorted(readable))} and the query reads as "
+                               f"{'/'.join(langs)}")
                 continue
             vec, reason = lib.encoder_health.encode(
                 name, lambda n=name, c=content: lib.query_vectors.vector(
@@ -254,7 +264,7 @@ class SearchPipeline:
         elif req.scope is not None and req.scope != [] and req.scope != ():
             scope = resolve_scope(self.conn, lib.tenant_id, req.scope, viewer=lib.viewer)
         # 1-2. analyze, lanes
-        lanes = self.query_lanes(req.query, req.langs[0], notices)
+        lanes = self.query_lanes(req.query, req.langs, notices)
         qt = query_terms_in(self.conn, req.query, req.langs)
         colls = (scope_collections(self.conn, lib.tenant_id, scope.roots)
                  if scope and not filter_scope else None)
