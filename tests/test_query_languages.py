@@ -118,3 +118,16 @@ def test_a_lane_whose_model_cannot_read_the_query_steps_aside(lib: Library, phot
            "as fr" in res.notices
     res = lib.search("kettle")                 # no stop word: every language, en among them
     assert res.langs == ["en", "fr"] and "text" in res.lanes
+
+
+def test_a_stop_word_is_never_corrected_as_a_typo(cones: Library):
+    """A query of stop words only keeps them as terms (0013); read as English
+    they are in no English document, and the typo fallback "corrected" the
+    → thed. Stop words are not typos: nothing is corrected, nothing matches."""
+    for lang in ("en", "de"):
+        add_document(cones, 3, {"title": "Theo", "description": "whoa"}, lang=lang)
+    res = cones.search("the who")
+    assert res.langs == ["en"]
+    assert res.corrections == {} and res.hits == []
+    res = cones.search("the trafic")          # a real typo beside a stop word is still fixed
+    assert res.corrections == {"trafic": "traffic"} and [h.asset_id for h in res.hits] == [1]

@@ -25,6 +25,11 @@ SELECT l.lang,
 FROM unnest(%(langs)s::text[], %(cfgs)s::text[]) WITH ORDINALITY AS l(lang, cfg, n)
 ORDER BY l.n
 """
+# Which of these terms the language's analyzer drops as stop words.
+STOP_WORDS_AMONG = """
+SELECT t FROM unnest(%(terms)s::text[]) AS t
+WHERE EXISTS (SELECT 1 FROM ts_debug(%(cfg)s::regconfig, t) AS d WHERE d.lexemes = '{}'::text[])
+"""
 ANALYZE_DOCUMENT = """
 SELECT u.lexeme
 FROM unnest(loupe_analyze(%(cfg)s::regconfig, %(text)s)) AS u,

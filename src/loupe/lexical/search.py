@@ -157,12 +157,18 @@ class QueryTerms:
         the terms with each absent term replaced by its correction, and the
         corrections made (typed term -> indexed term; the first language's
         when two languages correct a term differently). ``clause``: a filter
-        the corrections must come from (see :func:`suggest_corrections`)."""
+        the corrections must come from (see :func:`suggest_corrections`).
+        A stop word of the language (kept as a term when the query holds
+        nothing else, 0013) is never a typo: "the who" read as English was
+        "corrected" to "thed" and matched a plantain stem."""
         pairs: list[tuple[str, str]] = []
         groups: dict[tuple[str, str], tuple[int, int]] = {}
         made: dict[str, str] = {}
         for lang in self.langs:
-            fix = suggest_corrections(conn, tenant_id, lang, self.of(lang), viewer, clause)
+            stops = {r[0] for r in conn.execute(q.STOP_WORDS_AMONG, {
+                "cfg": ts_config(lang), "terms": self.of(lang)})}
+            fix = suggest_corrections(conn, tenant_id, lang,
+                                      [t for t in self.of(lang) if t not in stops], viewer, clause)
             for term in sorted({fix.get(t, t) for t in self.of(lang)}):
                 pairs.append((lang, term))
             for t in self.of(lang):  # a corrected part stays in its compound's group
