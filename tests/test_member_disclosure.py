@@ -115,7 +115,7 @@ def test_members_see_no_collection_full_path(split, db_url: str, home: Path, pho
     res = CliRunner().invoke(main, ["--home", str(home), "--database-url", db_url,
                                     "--user", "bob", "collections"])
     assert res.exit_code == 0 and str(photos.resolve()) not in res.output
-    assert res.output == f"id:{ids['public']}\tpublic\t-\t1 assets\n"
+    assert res.output == f"id:{ids['public']}\tpublic\t-\t1 asset\n"
     with TestClient(create_app(home, database_url=db_url, pool_size=1)) as client:
         tok = client.post("/api/tokens", json={"name": "bob", "password": "bob-password"})
         auth = {"Authorization": f"Bearer {tok.json()['token']}"}

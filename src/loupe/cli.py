@@ -1052,7 +1052,8 @@ def collections(obj: _Ctx, as_json: bool) -> None:
         return
     for c in rows:
         where = c["full_path"] or ("hand-made" if c["hand_made"] else "-")
-        click.echo(f"id:{c['id']}\t{c['path']}\t{where}\t{c['assets']:,} assets")
+        n = c["assets"]
+        click.echo(f"id:{c['id']}\t{c['path']}\t{where}\t{n:,} asset{'' if n == 1 else 's'}")
 
 
 @main.command()
