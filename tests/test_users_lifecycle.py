@@ -168,7 +168,11 @@ def test_cli_passwd_disable_enable_revoke_delete_with_audit(people: Library, db_
     assert [(a["actor"], a["action"], a["target"]) for a in loupe("audit")[:6]] == [
         ("owner", "user_delete", "alice"), ("owner", "user_revoke_tokens", "alice"),
         ("owner", "user_enable", "alice"), ("owner", "user_disable", "alice"),
-        ("owner", "user_password", "alice")]
+        ("owner", "user_password", "alice"), ("owner", "group_add_member", "team")]
+    # creating users and groups is audited too (the new-user run found no row for them)
+    assert [(a["action"], a["target"], a["value"]) for a in loupe("audit", "-n", "50")[-4:]] == [
+        ("group_create", "team", {}), ("user_create", "bob", {"admin": False}),
+        ("user_create", "alice", {"admin": False}), ("user_create", "admin", {"admin": True})]
     text = runner.invoke(main, [*base, "audit"]).output
     assert "owner: user_disable alice {\"tokens_revoked\": 1}" in text
     missing = runner.invoke(main, [*base, "users", "disable", "nobody"])

@@ -235,9 +235,18 @@ def set_dates(conn: psycopg.Connection, tenant_id: int, asset_ids: list[int],
 
 # -- the user lifecycle (issue 11) ---------------------------------------------------------
 
-#: What each lifecycle action is called in the audit log.
+#: What each action on users, groups and grants is called in the audit log.
 USER_ACTIONS = ("user_password", "user_disable", "user_enable", "user_delete",
-                "user_revoke_tokens")
+                "user_revoke_tokens", "user_create", "group_create", "group_add_member",
+                "grant", "revoke")
+
+
+def audit(conn: psycopg.Connection, tenant_id: int, actor: Viewer, action: str, target: str,
+          value: dict[str, Any]) -> int:
+    """Write one audit row for an action on a user, a group or a grant
+    (``action`` one of :data:`USER_ACTIONS`; ``target`` the user or group
+    acted on). Returns the row's id."""
+    return _audit(conn, tenant_id, actor, action, target, value)
 
 
 def _audit(conn: psycopg.Connection, tenant_id: int, actor: Viewer, action: str, user: str,
