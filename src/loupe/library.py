@@ -237,11 +237,8 @@ class Library(ModelMethods, PeopleMethods):
     def create_user(self, name: str, password: str, *, admin: bool = False) -> dict[str, Any]:
         """Create a user. Stage: :func:`loupe.access.users.create_user`."""
         self._manage()
-        with self.conn.transaction():
-            user = access.create_user(self.conn, self.tenant_id, name, password, admin=admin)
-            access.audit(self.conn, self.tenant_id, self.viewer, "user_create", name,
-                         {"admin": admin})
-        return user
+        return access.create_user(self.conn, self.tenant_id, name, password, admin=admin,
+                                  actor=self.viewer)
 
     def set_password(self, name: str, password: str) -> dict[str, Any]:
         """A new password for ``name``. Stage: :func:`loupe.access.users.set_password`."""
@@ -271,18 +268,12 @@ class Library(ModelMethods, PeopleMethods):
     def create_group(self, name: str) -> dict[str, Any]:
         """Create a group. Stage: :func:`loupe.access.users.create_group`."""
         self._manage()
-        with self.conn.transaction():
-            group = access.create_group(self.conn, self.tenant_id, name)
-            access.audit(self.conn, self.tenant_id, self.viewer, "group_create", name, {})
-        return group
+        return access.create_group(self.conn, self.tenant_id, name, actor=self.viewer)
 
     def add_member(self, group: str, user: str) -> None:
         """Put ``user`` in ``group``. Stage: :func:`loupe.access.users.add_member`."""
         self._manage()
-        with self.conn.transaction():
-            access.add_member(self.conn, self.tenant_id, group, user)
-            access.audit(self.conn, self.tenant_id, self.viewer, "group_add_member", group,
-                         {"user": user})
+        access.add_member(self.conn, self.tenant_id, group, user, actor=self.viewer)
 
     def principals(self) -> list[dict[str, Any]]:
         """Users and groups of the tenant. Stage: :func:`loupe.access.users.principals`."""
@@ -294,16 +285,10 @@ class Library(ModelMethods, PeopleMethods):
               revoke: bool = False) -> None:
         """Let a user or group read a collection, an asset or one file (its
         full ``path``) (``revoke``: take it back).
-        Stage: :func:`loupe.access.users.grant_named`. Each grant and revoke
-        is written to the audit log (``loupe audit``)."""
+        Stage: :func:`loupe.access.users.grant_named` (audited)."""
         self._manage()
-        what = {k: v for k, v in (("collection", collection), ("asset_id", asset_id),
-                                  ("path", path)) if v is not None}
-        with self.conn.transaction():
-            access.grant_named(self.conn, self.tenant_id, principal, collection=collection,
-                               asset_id=asset_id, path=path, revoke=revoke)
-            access.audit(self.conn, self.tenant_id, self.viewer,
-                         "revoke" if revoke else "grant", principal, what)
+        access.grant_named(self.conn, self.tenant_id, principal, collection=collection,
+                           asset_id=asset_id, path=path, revoke=revoke, actor=self.viewer)
 
     def revoke(self, principal: str, *, collection: str | None = None,
                asset_id: int | None = None, path: str | None = None) -> None:

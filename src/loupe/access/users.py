@@ -67,39 +67,53 @@ def _create(conn, stmt, params, name) -> int:
 
 
 def create_user(conn: psycopg.Connection, tenant_id: int, name: str, password: str, *,
-                admin: bool = False) -> dict[str, Any]:
+                admin: bool = False, actor: Viewer | None = None) -> dict[str, Any]:
     """Create a user; an admin sees everything in the tenant. Returns
-    ``{"id", "name", "admin", "groups"}``.
+    ``{"id", "name", "admin", "groups"}``. With ``actor``, the audit log
+    records it (``user_create``) in the same transaction.
 
     Raises:
         AccessError: name taken or invalid, password shorter than MIN_PASSWORD.
     """
     if len(password) < MIN_PASSWORD:
         raise AccessError(f"a password needs at least {MIN_PASSWORD} characters")
-    uid = _create(conn, q.CREATE_USER, {"tenant_id": tenant_id, "name": name, "admin": admin,
-                                        "password_hash": _hasher.hash(password)}, name)
+    with conn.transaction():
+        uid = _create(conn, q.CREATE_USER, {"tenant_id": tenant_id, "name": name, "admin": admin,
+                                            "password_hash": _hasher.hash(password)}, name)
+        if actor is not None:
+            _audit(conn, tenant_id, actor, "user_create", name, {"admin": admin})
     return {"id": uid, "name": name, "admin": admin, "groups": []}
 
 
-def create_group(conn: psycopg.Connection, tenant_id: int, name: str) -> dict[str, Any]:
-    """Create a group. Returns ``{"id", "name"}``.
+def create_group(conn: psycopg.Connection, tenant_id: int, name: str, *,
+                 actor: Viewer | None = None) -> dict[str, Any]:
+    """Create a group. Returns ``{"id", "name"}``. With ``actor``, audited
+    (``group_create``).
 
     Raises:
         AccessError: name taken or invalid.
     """
-    gid = _create(conn, q.CREATE_GROUP, {"tenant_id": tenant_id, "name": name}, name)
+    with conn.transaction():
+        gid = _create(conn, q.CREATE_GROUP, {"tenant_id": tenant_id, "name": name}, name)
+        if actor is not None:
+            _audit(conn, tenant_id, actor, "group_create", name, {})
     return {"id": gid, "name": name}
 
 
-def add_member(conn: psycopg.Connection, tenant_id: int, group: str, user: str) -> None:
-    """Put ``user`` in ``group`` (no-op if already there).
+def add_member(conn: psycopg.Connection, tenant_id: int, group: str, user: str, *,
+               actor: Viewer | None = None) -> None:
+    """Put ``user`` in ``group`` (no-op if already there). With ``actor``,
+    audited (``group_add_member``, target the group).
 
     Raises:
         UnknownUser: no such group or user.
     """
     gid = _principal(conn, tenant_id, group, "group")[0]
     uid = _principal(conn, tenant_id, user, "user")[0]
-    conn.execute(q.ADD_MEMBER, {"group_id": gid, "user_id": uid})
+    with conn.transaction():
+        conn.execute(q.ADD_MEMBER, {"group_id": gid, "user_id": uid})
+        if actor is not None:
+            _audit(conn, tenant_id, actor, "group_add_member", group, {"user": user})
 
 
 def viewer_for(conn: psycopg.Connection, tenant_id: int, name: str) -> Viewer:
@@ -183,12 +197,15 @@ def grant(conn: psycopg.Connection, tenant_id: int, principal: str, *,
 
 def grant_named(conn: psycopg.Connection, tenant_id: int, principal: str, *,
                 collection: str | None = None, asset_id: int | None = None,
-                path: str | None = None, revoke: bool = False) -> None:
+                path: str | None = None, revoke: bool = False,
+                actor: Viewer | None = None) -> None:
     """:func:`grant` with the collection named as a user writes it, as for a
     search's scope (path, ``id:42`` or full path, sub-collections included:
     :func:`loupe.scopes.search.collection_id`); what
     :meth:`loupe.Library.grant` does for an admin. ``path``: one file's full
-    path, as ``loupe users list`` shows it.
+    path, as ``loupe users list`` shows it. With ``actor``, the audit log
+    records it (``grant`` / ``revoke``, target the principal, value what was
+    granted) in the same transaction.
 
     Raises:
         AccessError: not exactly one of ``collection`` / ``asset_id`` /
@@ -200,8 +217,13 @@ def grant_named(conn: psycopg.Connection, tenant_id: int, principal: str, *,
     from ..scopes.search import collection_id
 
     coll = collection_id(conn, tenant_id, collection) if collection else None
-    grant(conn, tenant_id, principal, collection_id=coll, asset_id=asset_id, path=path,
-          revoke=revoke)
+    with conn.transaction():
+        grant(conn, tenant_id, principal, collection_id=coll, asset_id=asset_id, path=path,
+              revoke=revoke)
+        if actor is not None:
+            what = {k: v for k, v in (("collection", collection), ("asset_id", asset_id),
+                                      ("path", path)) if v is not None}
+            _audit(conn, tenant_id, actor, "revoke" if revoke else "grant", principal, what)
 
 
 def grants(conn: psycopg.Connection, tenant_id: int) -> list[dict[str, Any]]:
@@ -239,14 +261,6 @@ def set_dates(conn: psycopg.Connection, tenant_id: int, asset_ids: list[int],
 USER_ACTIONS = ("user_password", "user_disable", "user_enable", "user_delete",
                 "user_revoke_tokens", "user_create", "group_create", "group_add_member",
                 "grant", "revoke")
-
-
-def audit(conn: psycopg.Connection, tenant_id: int, actor: Viewer, action: str, target: str,
-          value: dict[str, Any]) -> int:
-    """Write one audit row for an action on a user, a group or a grant
-    (``action`` one of :data:`USER_ACTIONS`; ``target`` the user or group
-    acted on). Returns the row's id."""
-    return _audit(conn, tenant_id, actor, action, target, value)
 
 
 def _audit(conn: psycopg.Connection, tenant_id: int, actor: Viewer, action: str, user: str,
