@@ -121,6 +121,7 @@ def main() -> None:
     if args.smoke:
         args.docs, args.queries, args.rounds = 1000, 20, 1
     from loupe.lexical.search import QueryTerms, query_terms
+    from loupe.search.facts import NO_FACTS
 
     tmp = Path(tempfile.mkdtemp(prefix="loupe-ab-"))
     docs, vocab, idents = lx.make_documents(args.docs)
@@ -148,7 +149,8 @@ def main() -> None:
             base = {"tenant_id": lib.tenant_id, **QueryTerms.single("en", terms).params(),
                     "query": text,
                     "raw_cap": 3000, "keep_cap": 1000, "limit": 10, "offset": 0,
-                    "fallback": False, "title_band": False, "title_band_cap": 5000}
+                    "fallback": False, "title_band": False, "title_band_cap": 5000,
+                    **NO_FACTS.params()}   # (no machine facts named; ignored by an --old-src)
             for vname, vp in viewers.items():
                 rows = {}
                 for ab, stmt in zip("AB", stmts[vname]):

@@ -18,6 +18,7 @@ from loupe.access import OWNER
 from loupe.filters import search as fs
 from loupe.filters import queries as fq
 from loupe.lexical.search import QueryTerms
+from loupe.search.facts import NO_FACTS
 from loupe.scopes import queries as sq
 
 from test_plans import BIG_TABLES, load_synthetic, plan_nodes
@@ -128,7 +129,7 @@ def test_each_predicate_and_a_five_predicate_tree_use_indexes(fbig: Library, tre
     params = {**p, **QueryTerms.single("en", terms).params(), "query": " ".join(terms),
               "raw_cap": 3000, "keep_cap": 1000, "limit": 20, "offset": 0, "fallback": False,
               "collections": [], "direct_max": sq.DIRECT_MAX, "deep_max": sq.DEEP_MAX,
-              "deep_cap": sq.DEEP_CAP}
+              "deep_cap": sq.DEEP_CAP, **NO_FACTS.params()}
     check(fbig, sq.scoped_lane(member, filt), params)
     # and the search gives what a direct count says (owner: exact below the bound)
     res = fbig.as_user("member").search("", filters=tree) if member else \

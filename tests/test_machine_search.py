@@ -21,6 +21,8 @@ from loupe.cli import main
 from loupe.vector import queries as vq
 from loupe.vector.embedtext import embedding_text, text_hash
 
+from imaging import exiftool_write
+
 SKIMAGE_DATA = Path(os.path.dirname(skimage.__file__)) / "data"
 
 
@@ -186,3 +188,52 @@ def test_the_asset_page_shows_machine_words_apart(four: Library, db_url: str):
         assert "never written to the file" in page
         assert "<strong>red</strong>: in machine: clip art clipart graphic cartoon · red" in page
         assert client.get(f"/api/assets/{disc}").status_code == 200
+
+
+def test_a_query_of_machine_facts_only_names_them():
+    """query_facts reads the conversation's lexicon; only a query whose every
+    word names a pixel fact (never a colour) ranks by facts (issue 15)."""
+    from loupe.search.facts import NO_FACTS, QueryFacts, query_facts
+
+    assert query_facts("cut-out on white") == QueryFacts(background=("white",), cutout=True)
+    assert query_facts("black and white line drawing") == QueryFacts(kind=("lineart",),
+                                                                    monochrome=True)
+    assert query_facts("transparent background icon") == QueryFacts(
+        kind=("icon",), background=("transparent",))
+    assert query_facts("détouré sur fond blanc") == QueryFacts(background=("white",),
+                                                                cutout=True)
+    # a subject word, a colour alone, a negation, nothing: no facts
+    assert query_facts("side view fish photo on white background") is NO_FACTS
+    assert query_facts("white") is NO_FACTS
+    assert query_facts("red flower close-up") is NO_FACTS
+    assert query_facts("not cut-out") is NO_FACTS
+    assert query_facts("   ") is NO_FACTS
+    assert query_facts("x" * 100_000) is NO_FACTS
+    assert QueryFacts(background=("white",), cutout=True).words() == "cut-out, background white"
+    assert not NO_FACTS and NO_FACTS.params()["qf_on"] is False
+
+
+def test_a_query_of_machine_facts_ranks_those_facts_first(db_url: str, home: Path,
+                                                          photos: Path):
+    """A transparent stamp titled "white" outranked a cut-out on white for
+    "cut-out on white" (its title holds "white"; blind judges graded it 0).
+    The facts the query names now come first; a query that also names a
+    subject keeps the lanes' order."""
+    (photos / "set").mkdir()
+    _pictures(photos / "set")
+    exiftool_write(photos / "set" / "stamp.png", "-XMP-dc:Title=white")
+    exiftool_write(photos / "set" / "disc.jpg", "-XMP-dc:Title=disc")
+    with Library.open(home, database_url=db_url, create=True) as lib:
+        lib.init(languages=["en"])
+        assert lib.ingest(photos).failed == 0
+        ids = {k.removeprefix("set/"): v for k, v in _ids(lib).items()}
+        res = lib.search("cut-out on white")
+        assert [h.asset_id for h in res.hits[:2]] == [ids["disc.jpg"], ids["stamp.png"]]
+        assert ("every word of the query names what the pixels show (cut-out, background "
+                "white): the results whose machine facts match come first") in res.notices
+        res = lib.search("white cut-out stamp")
+        assert res.hits[0].asset_id == ids["stamp.png"]
+        assert not any("machine facts" in n for n in res.notices)
+        # a scope orders the same way (the scope's own page statement)
+        res = lib.search("cut-out on white", scope="set")
+        assert res.hits[0].asset_id == ids["disc.jpg"]

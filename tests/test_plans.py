@@ -12,6 +12,7 @@ from loupe import Library
 from loupe.access import OWNER, Viewer
 from loupe.lexical import queries as q
 from loupe.lexical.search import QueryTerms
+from loupe.search.facts import NO_FACTS
 
 N_DOCS = 100_000
 pytestmark = pytest.mark.slow  # builds a 100,000-document library
@@ -117,7 +118,7 @@ def explain(lib: Library, terms: list[str], raw_cap: int = 3000, keep_cap: int =
               "query": " ".join(terms),
               "raw_cap": raw_cap, "keep_cap": keep_cap, "limit": 20, "offset": 0,
               "fallback": False, "title_band": False, "title_band_cap": 5000,
-              **viewer.params()}
+              **viewer.params(), **NO_FACTS.params()}
     stmt = q.LEXICAL_LANE if viewer.see_all else q.LEXICAL_LANE_MEMBER
     row = lib.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + stmt, params).fetchone()
     doc = row[0] if isinstance(row[0], list) else json.loads(row[0])
@@ -156,7 +157,7 @@ def test_scoped_lane_never_scans_a_whole_table(big: Library, terms: list[str]):
     assert big.conn.execute(sq.SCOPE_SIZE, mparams).fetchone()[0] == 300
     params = {"tenant_id": big.tenant_id, **QueryTerms.single("en", terms).params(),
               "query": " ".join(terms), "raw_cap": 3000, "keep_cap": 1000, "limit": 20,
-              "offset": 0, "fallback": False, "collections": colls,
+              "offset": 0, "fallback": False, "collections": colls, **NO_FACTS.params(),
               "direct_max": sq.DIRECT_MAX, "deep_max": sq.DEEP_MAX,
               "deep_cap": sq.DEEP_CAP, **OWNER.params()}
     plans.append(big.conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sq.SCOPED_LANE,
@@ -253,7 +254,7 @@ def test_fused_scoped_permissioned_statement_keeps_its_row_bounds(big: Library, 
               "one_word": len(terms) == 1, "collections": colls,
               "direct_max": sq.DIRECT_MAX, "deep_max": sq.DEEP_MAX,
               "deep_cap": sq.DEEP_CAP, "vec_cap": VEC_CAP, **viewer.params(),
-              **FUSION_DEFAULTS,
+              **FUSION_DEFAULTS, **NO_FACTS.params(),
               "qv_image": np.asarray(lanes[0].vector, dtype=np.float32),
               "maxd_image": lanes[0].max_dist}
     stmt = sq.scoped_fused_statement(lanes, member)

@@ -184,10 +184,19 @@ rows AS (
     FROM tband t
 ),
 page AS (
-    SELECT r.*, row_number() OVER (ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id)
-           AS rank
-    FROM rows r
-    ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id
+    SELECT r.*, row_number() OVER (ORDER BY r.in_band, r.bonus DESC, r.facts DESC, r.rrf DESC,
+                                            r.asset_id) AS rank
+    FROM (SELECT r0.*, (%(qf_on)s AND EXISTS (
+        SELECT 1 FROM asset_machine qf
+        WHERE qf.asset_id = r0.asset_id
+          AND (cardinality(%(qf_kind)s::text[]) = 0 OR qf.kind = ANY(%(qf_kind)s::text[]))
+          AND (cardinality(%(qf_background)s::text[]) = 0
+               OR qf.background = ANY(%(qf_background)s::text[]))
+          AND (cardinality(%(qf_orientation)s::text[]) = 0
+               OR qf.orientation = ANY(%(qf_orientation)s::text[]))
+          AND (NOT %(qf_cutout)s OR qf.cutout IS TRUE)
+          AND (NOT %(qf_monochrome)s OR qf.monochrome IS TRUE))) AS facts FROM rows r0) r
+    ORDER BY r.in_band, r.bonus DESC, r.facts DESC, r.rrf DESC, r.asset_id
     LIMIT %(limit)s OFFSET %(offset)s
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,

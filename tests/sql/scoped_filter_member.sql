@@ -241,9 +241,19 @@ rows AS (
 ),
 page AS (
     SELECT asset_id, score, bonus, in_band,
-           row_number() OVER (ORDER BY in_band, bonus DESC, score DESC, asset_id) AS rank
-    FROM rows
-    ORDER BY in_band, bonus DESC, score DESC, asset_id
+           row_number() OVER (ORDER BY in_band, bonus DESC, facts DESC, score DESC, asset_id)
+           AS rank
+    FROM (SELECT r0.*, (%(qf_on)s AND EXISTS (
+        SELECT 1 FROM asset_machine qf
+        WHERE qf.asset_id = r0.asset_id
+          AND (cardinality(%(qf_kind)s::text[]) = 0 OR qf.kind = ANY(%(qf_kind)s::text[]))
+          AND (cardinality(%(qf_background)s::text[]) = 0
+               OR qf.background = ANY(%(qf_background)s::text[]))
+          AND (cardinality(%(qf_orientation)s::text[]) = 0
+               OR qf.orientation = ANY(%(qf_orientation)s::text[]))
+          AND (NOT %(qf_cutout)s OR qf.cutout IS TRUE)
+          AND (NOT %(qf_monochrome)s OR qf.monochrome IS TRUE))) AS facts FROM rows r0) r
+    ORDER BY in_band, bonus DESC, facts DESC, score DESC, asset_id
     LIMIT %(limit)s OFFSET %(offset)s
 ),
 scounts AS (

@@ -31,6 +31,7 @@ import psycopg
 from psycopg import sql
 
 from ..access.viewer import OWNER
+from ..search.facts import NO_FACTS, facts_first
 from ..lexical.queries import TITLE_BAND_CAP, best_bonus, lexical_ctes, title_band_cte
 from ..vector.queries import vector_cte
 
@@ -90,12 +91,13 @@ class FusedHit:
 
 
 #: A page of ``rows`` (ranked rows, then band rows: ``in_band``), ordered by
-#: phrase bonus ▸ RRF ▸ asset id within each (C2: page 1 holds ranked rows).
+#: phrase bonus ▸ the machine facts the query names (:mod:`loupe.search.facts`)
+#: ▸ RRF ▸ asset id within each (C2: page 1 holds ranked rows).
 BANDED_PAGE = """page AS (
-    SELECT r.*, row_number() OVER (ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id)
-           AS rank
-    FROM rows r
-    ORDER BY r.in_band, r.bonus DESC, r.rrf DESC, r.asset_id
+    SELECT r.*, row_number() OVER (ORDER BY r.in_band, r.bonus DESC, r.facts DESC, r.rrf DESC,
+                                            r.asset_id) AS rank
+    FROM (SELECT r0.*, """ + facts_first("r0.asset_id") + """ AS facts FROM rows r0) r
+    ORDER BY r.in_band, r.bonus DESC, r.facts DESC, r.rrf DESC, r.asset_id
     LIMIT %(limit)s OFFSET %(offset)s
 )"""
 
@@ -242,7 +244,7 @@ def fused_search(conn: psycopg.Connection, params: dict[str, Any],
     from ..search import statements as st
 
     p = {**OWNER.params(), "title_band": False, "title_band_cap": TITLE_BAND_CAP,
-         **FUSION_DEFAULTS, **params, **st.lane_parameters(lanes)}
+         **FUSION_DEFAULTS, **NO_FACTS.params(), **params, **st.lane_parameters(lanes)}
     p["vec_cap"] = p.get("vec_cap", VEC_CAP)
     out = st.execute(conn, st.FUSED, lanes, p)
     c = out.counts

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..search.clause import and_clause
+from ..search.facts import facts_first
 
 if TYPE_CHECKING:
     from ..search.clause import AssetClause
@@ -460,9 +461,10 @@ rows AS (
 ),
 page AS (
     SELECT asset_id, score, bonus, in_band,
-           row_number() OVER (ORDER BY in_band, bonus DESC, score DESC, asset_id) AS rank
-    FROM rows
-    ORDER BY in_band, bonus DESC, score DESC, asset_id
+           row_number() OVER (ORDER BY in_band, bonus DESC, facts DESC, score DESC, asset_id)
+           AS rank
+    FROM (SELECT r0.*, """ + facts_first("r0.asset_id") + """ AS facts FROM rows r0) r
+    ORDER BY in_band, bonus DESC, facts DESC, score DESC, asset_id
     LIMIT %(limit)s OFFSET %(offset)s
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,

@@ -23,6 +23,7 @@ from psycopg import sql
 
 from ..lexical.queries import best_bonus, lexical_ctes, posting_probe
 from ..search.clause import and_clause
+from ..search.facts import facts_first
 
 if TYPE_CHECKING:
     from ..search.clause import AssetClause
@@ -305,9 +306,10 @@ rows AS (
 ),
 page AS (
     SELECT asset_id, score, bonus, in_band,
-           row_number() OVER (ORDER BY in_band, bonus DESC, score DESC, asset_id) AS rank
-    FROM rows
-    ORDER BY in_band, bonus DESC, score DESC, asset_id
+           row_number() OVER (ORDER BY in_band, bonus DESC, facts DESC, score DESC, asset_id)
+           AS rank
+    FROM (SELECT r0.*, """ + facts_first("r0.asset_id") + """ AS facts FROM rows r0) r
+    ORDER BY in_band, bonus DESC, facts DESC, score DESC, asset_id
     LIMIT %(limit)s OFFSET %(offset)s
 ),
 scounts AS (""" + SCOPE_COUNTS + """

@@ -260,10 +260,12 @@ def scoped_fused_search(conn: psycopg.Connection, params: dict, lanes: list,
     "lexical_score", "lanes": {name: {"rank", "distance"}}}``.
     """
     from ..fusion.search import FUSION_DEFAULTS, VEC_CAP
+    from ..search.facts import NO_FACTS
     from ..search import statements as st
 
     colls = scope_collections(conn, params["tenant_id"], coll_id)
-    p = {**FUSION_DEFAULTS, **params, **viewer.params(), **st.scope_parameters(colls),
+    p = {**FUSION_DEFAULTS, **NO_FACTS.params(), **params, **viewer.params(),
+         **st.scope_parameters(colls),
          "vec_cap": params.get("vec_cap", VEC_CAP), **st.lane_parameters(lanes)}
     out = st.execute(conn, st.SCOPED_FUSED, lanes, p)
     c = out.counts

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..document.languages import query_language
 from ..filters import facets as filter_facets, search as filter_search
 from ..lexical.search import MAX_QUERY_CHARS, query_languages
+from .facts import query_facts
 from .pipeline import BULK_MAX, SearchPipeline, SearchRequest, check_page
 from .result import SearchResult, without_scores
 
@@ -31,7 +32,9 @@ def search(lib: "Library", query: str, *, lang: str | None = None, limit: int = 
     ``title_band``: every asset whose title holds all the terms stays
     reachable past the caps (SPEC C2). ``filters``: a filter tree
     (docs/filters.md); with an empty ``query`` the result is the filtered
-    set, newest first. ``facets``: the result carries :func:`facets` of the
+    set, newest first. A query whose every word names a machine fact
+    ("cut-out on white") ranks the results with those facts first
+    (:mod:`loupe.search.facts`). ``facets``: the result carries :func:`facets` of the
     same arguments. ``limit`` hits from ``offset`` on. A viewer who does
     not see everything (a member) is shown no score
     (:func:`loupe.search.result.without_scores`).
@@ -51,7 +54,7 @@ def search(lib: "Library", query: str, *, lang: str | None = None, limit: int = 
         res = filter_search.filtered_search(lib, query, langs, limit, offset, scope, filters)
     else:
         res = SearchPipeline(lib).run(SearchRequest(query, langs, limit, offset, scope,
-                                                    title_band))
+                                                    title_band, facts=query_facts(query)))
     if note:
         res.notices.insert(0, note)
     if facets:

@@ -45,6 +45,7 @@ from ..vector import identity as model_identity
 from ..vector import queries as vq
 from . import statements as st
 from .clause import AssetClause
+from .facts import NO_FACTS, QueryFacts
 from . import verdict as vd
 from .result import Hit, SearchResult
 
@@ -101,7 +102,9 @@ class SearchRequest:
     searched (first: titles shown), the page (``limit`` rows from
     ``offset``), the scope (None: the whole library) and whether the title
     band (C2) follows the ranked rows (library-wide only); ``clause``: a
-    condition every row and count satisfies (a filter, :mod:`.clause`)."""
+    condition every row and count satisfies (a filter, :mod:`.clause`);
+    ``facts``: the machine facts the query names, whose rows are ranked
+    first (:func:`loupe.search.facts.query_facts`)."""
 
     query: str
     langs: list[str]
@@ -110,6 +113,7 @@ class SearchRequest:
     scope: str | list[str] | None = None
     title_band: bool = False
     clause: AssetClause | None = None
+    facts: QueryFacts = NO_FACTS
 
     @property
     def one_word(self) -> bool:
@@ -279,7 +283,7 @@ class SearchPipeline:
                 raw_cap=raw_cap, keep_cap=keep_cap, limit=req.limit, offset=req.offset,
                 viewer=lib.viewer, fallback=fallback, one_word=req.one_word,
                 title_band=req.title_band and scope is None, fusion=lib.fusion_settings(),
-                lanes=lanes_now, collections=colls, clause=req.clause)
+                lanes=lanes_now, collections=colls, clause=req.clause, facts=req.facts)
 
         run = execute_with_fallback(self.conn, lib.tenant_id, lib.viewer, kind, lanes, qt,
                                     params, clause=req.clause)
@@ -292,6 +296,10 @@ class SearchPipeline:
         counts = self._counts(out, keep_cap, corrections, lanes, req)
         v = vd.decide(counts)
         self._notices(out, scope, req, notices)
+        if req.facts and out.rows:
+            notices.append(f"every word of the query names what the pixels show "
+                           f"({req.facts.words()}): the results whose machine facts match "
+                           f"come first")
         # 5. page
         res = self._page(req, qt.terms, v, counts.rows, out, corrections, lanes, notices,
                          scoped=scope is not None)

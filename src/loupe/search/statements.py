@@ -38,6 +38,7 @@ from ..fusion.search import FUSION_DEFAULTS, VEC_CAP, VectorLane, fused_statemen
 from ..lexical import queries as lq
 from ..scopes import queries as sq
 from .clause import AssetClause
+from .facts import NO_FACTS, QueryFacts
 
 LEXICAL = "lexical"
 FUSED = "fused"
@@ -98,7 +99,8 @@ def parameters(*, tenant_id: int, terms: dict[str, Any], query: str, raw_cap: in
                fallback: bool = False, one_word: bool | None = None,
                title_band: bool = False, fusion: dict[str, Any] | None = None,
                lanes: list[VectorLane] = (), collections: list[int] | None = None,
-               vec_cap: int = VEC_CAP, clause: AssetClause | None = None) -> dict[str, Any]:
+               vec_cap: int = VEC_CAP, clause: AssetClause | None = None,
+               facts: QueryFacts = NO_FACTS) -> dict[str, Any]:
     """Every parameter of every kind (unused ones are ignored by psycopg):
 
     ``terms``: :meth:`loupe.lexical.search.QueryTerms.params`; caps in
@@ -109,7 +111,8 @@ def parameters(*, tenant_id: int, terms: dict[str, Any], query: str, raw_cap: in
     (default :data:`loupe.fusion.search.FUSION_DEFAULTS`); each lane's query
     vector ``qv_<name>`` and threshold ``maxd_<name>`` (V4) and ``vec_cap``;
     the scope's ``collections`` (ids, sub-collections included) and the
-    regime bounds (C3); the ``clause``'s own parameters.
+    regime bounds (C3); the ``clause``'s own parameters; the machine
+    ``facts`` the query names, ranked first (:mod:`loupe.search.facts`).
     """
     p = {"tenant_id": tenant_id, **terms, "query": query, "raw_cap": raw_cap,
          "keep_cap": keep_cap, "limit": limit, "offset": offset, **viewer.params(),
@@ -117,7 +120,8 @@ def parameters(*, tenant_id: int, terms: dict[str, Any], query: str, raw_cap: in
          "one_word": len(query.split()) <= 1 if one_word is None else one_word,
          "title_band": title_band, "title_band_cap": lq.TITLE_BAND_CAP,
          **FUSION_DEFAULTS, **(fusion or {}), "vec_cap": vec_cap,
-         "direct_max": sq.DIRECT_MAX, "deep_max": sq.DEEP_MAX, "deep_cap": sq.DEEP_CAP}
+         "direct_max": sq.DIRECT_MAX, "deep_max": sq.DEEP_MAX, "deep_cap": sq.DEEP_CAP,
+         **facts.params()}
     if collections is not None:
         p["collections"] = collections
     return {**p, **lane_parameters(lanes), **(clause.params() if clause else {})}
