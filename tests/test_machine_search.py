@@ -145,7 +145,8 @@ def test_embedding_text_places_machine_words_after_the_title():
 def test_enrich_computes_what_is_missing_and_resumes(four: Library):
     four.conn.execute("DELETE FROM asset_machine WHERE asset_id IN "
                       "(SELECT asset_id FROM asset_file WHERE rel_path IN ('disc.jpg', 'lines.png'))")
-    assert four.enrich() == {"computed": 2, "warnings": 0, "ocr_read": 0, "pending": 0}
+    assert four.enrich() == {"computed": 2, "warnings": 0, "ocr_read": 0, "pending": 0,
+                             "skipped": 0, "skipped_reasons": []}
     assert four.enrich()["computed"] == 0
 
 

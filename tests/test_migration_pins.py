@@ -61,6 +61,8 @@ LANDED = {
         "a0b9f9fa982965348352773f6b33039c8327ae0a9cbd97745b0632763fccdbda",
     "0027_file_grants.sql":
         "771cdd3ea55752d6985cd7c21d23ad7ec5e940903f180e084349babebe2e3ab7",
+    "0028_machine_facts_from_verified_bytes.sql":
+        "ca3c89bb4a27614b0ea2c2fd88721fa33b8c541d2d833df9d5e603844fd92da1",
 }
 
 

@@ -521,12 +521,12 @@ def test_an_edited_file_is_rescanned_and_keeps_its_name(plib, scanned):
     try:
         exiftool_write(path, "-XMP-dc:Title=Vice president")
         plib.ingest(photos)
+        assert _by_path(plib, "private/biden.jpg") == asset
+        assert plib.conn.execute("SELECT count(*) FROM face_scan WHERE asset_id = %s",
+                                 (asset,)).fetchone()[0] == 0
+        out = plib.faces()   # (reads the edited bytes: only a file that holds them, A11-1)
     finally:
         path.write_bytes(original)   # the module's files stay as they were
-    assert _by_path(plib, "private/biden.jpg") == asset
-    assert plib.conn.execute("SELECT count(*) FROM face_scan WHERE asset_id = %s",
-                             (asset,)).fetchone()[0] == 0
-    out = plib.faces()
     assert (out["scanned"], out["faces"], out["people"]) == (1, 1, 0)
     assert _found(plib, "Joe") == {"private/biden.jpg", "private/crowd.jpg"}
     assert [p["faces"] for p in plib.people() if p["id"] == biden] == [11]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import unicodedata
 from typing import Any
 
 import click
@@ -297,7 +298,10 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
                       + (f" — showing {result.offset + 1}–{result.offset + len(result.hits)}"
                          if result.hits else ""), highlight=False)
     if result.total == 0:
-        console.print(f"No results for “{query}”.", highlight=False)
+        # the web app's words (web/words.py): "No results" is proven only when complete
+        console.print(f"No results for “{query}”." if result.verdict != "unknown" else
+                      f"No results for “{query}” — not proven: this search path may miss "
+                      f"matches (meaning-based lanes are approximate).", highlight=False)
         if not result.terms:
             console.print("(the query has no searchable terms: only stop words or punctuation)")
         return
@@ -314,11 +318,32 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
         table.add_column("why", overflow="fold")
     for h in result.hits:
         score = "–" if h.score is None else f"{h.score:.4f}"
-        row = [str(h.rank), str(h.bonus), score, str(h.asset_id), h.title, h.path]
+        row = [str(h.rank), str(h.bonus), score, str(h.asset_id), _term(h.title), _term(h.path)]
         if explain:
             row.append(_explain(h.explain))
         table.add_row(*row)
     console.print(table)
+
+
+def _term(text: object) -> str:
+    """``text`` as it is safe to print on a terminal: each control character
+    (Unicode category Cc: ESC, CR, BEL, …), line or paragraph separator and
+    bidirectional control (U+200E/F, U+202A–E, U+2066–9: they reorder what
+    follows) written as a Python escape (``\\x1b``, ``\\u202e``), so a title,
+    path, keyword or query from a file or from another user never moves the
+    cursor, clears the screen, hides a line or sets the window title (attack
+    run 11, A11-3). Any other text (accents, no-break spaces, joiners) as is."""
+    s = "" if text is None else str(text)
+    if s.isprintable():
+        return s
+    return "".join(c.encode("unicode_escape").decode("ascii")
+                   if unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI else c
+                   for c in s)
+
+
+#: Bidirectional formatting characters (Unicode UAX #9: marks, embeddings,
+#: overrides, isolates).
+_BIDI = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def _explain(ex: dict) -> str:
@@ -392,16 +417,18 @@ def show(obj: _Ctx, asset_id: int, as_json: bool) -> None:
     console.print(f"sha256 {asset['sha256']}")
     console.print(f"thumbnail {asset['thumbnail']}", highlight=False)
     for f in asset["files"]:
-        console.print(f"file {f['path']}" + (f"  (sidecar {f['sidecar']})" if f["sidecar"] else ""),
-                      highlight=False)
-        console.print(f"  collection: {f['collection'] or '—'}", highlight=False)
+        console.print(f"file {_term(f['path'])}"
+                      + (f"  (sidecar {_term(f['sidecar'])})" if f["sidecar"] else ""),
+                      highlight=False, markup=False)
+        console.print(f"  collection: {_term(f['collection'] or '—')}", highlight=False,
+                      markup=False)
         console.print_json(json.dumps(f["metadata"], ensure_ascii=False))
     for d in asset["documents"]:
         console.print(f"[bold]search document ({d['lang']})[/], {d['doc_len']} tokens")
         for key in ("title", "description", "keywords", "vocabulary", "collections", "filename",
                     "creator", "copyright", "location"):
             if d[key]:
-                console.print(f"  {key}: {d[key]}", highlight=False, markup=False)
+                console.print(f"  {key}: {_term(d[key])}", highlight=False, markup=False)
     m = asset.get("machine")
     if m:  # apart from what people wrote: measured in the pixels (issue 15)
         console.print("[bold]machine words[/] (from the pixels, not from any file)")
@@ -410,12 +437,12 @@ def show(obj: _Ctx, asset_id: int, as_json: bool) -> None:
                       f"{', cut-out' if m['cutout'] else ''}; colours {', '.join(m['colours']) or '—'}",
                       highlight=False, markup=False)
         if m["ocr_text"] is not None:
-            console.print(f"  OCR ({m['ocr_lang']}, {m['ocr_ms']} ms): {m['ocr_text'] or '—'}",
+            console.print(f"  OCR ({m['ocr_lang']}, {m['ocr_ms']} ms): {_term(m['ocr_text'] or '—')}",
                           highlight=False, markup=False)
         if m["error"]:
             console.print(f"  warning: {m['error']}", highlight=False, markup=False)
         for lang, words in m["words"].items():
-            console.print(f"  machine ({lang}): {words}", highlight=False, markup=False)
+            console.print(f"  machine ({lang}): {_term(words)}", highlight=False, markup=False)
 
 
 @main.command()
@@ -1067,13 +1094,17 @@ def audit(obj: _Ctx, limit: int, as_json: bool) -> None:
     if as_json:
         _emit_json(rows)
         return
+    if not rows:
+        click.echo("The audit log is empty: no bulk action and no change to users, groups "
+                   "or grants yet.")
     for r in rows:
         if r.get("query") is None:   # an action on a user (no search behind it)
             click.echo(f"#{r['id']} {r['at']} {r['actor']}: {r['action']} {r['target']} "
                        f"{json.dumps(r['value'], ensure_ascii=False)}")
             continue
-        click.echo(f"#{r['id']} {r['at']} {r['actor']}: {r['action']} {r['value']} on "
-                   f"“{r['query']}”{' in ' + r['scope'] if r['scope'] else ''} — {r['count']:,} "
+        click.echo(f"#{r['id']} {r['at']} {r['actor']}: {r['action']} {_term(r['value'])} on "
+                   f"“{_term(r['query'])}”{' in ' + _term(r['scope']) if r['scope'] else ''} — "
+                   f"{r['count']:,} "
                    f"assets ({r['verdict']}{', confirmed' if r['confirmed'] else ''}"
                    f"{', every term' if r.get('match') == 'all' else ''}"
                    f"{', any term' if r.get('match') == 'any' else ''})")
@@ -1122,6 +1153,11 @@ def enrich_cmd(obj: _Ctx, ocr, ocr_budget_ms, ocr_min_score, settings_only, as_j
     if not settings_only:
         click.echo(f"computed {out['computed']:,}, warnings {out['warnings']:,}, "
                    f"OCR read text in {out['ocr_read']:,}, pending {out['pending']:,}")
+        if out.get("skipped"):
+            click.echo(f"skipped {out['skipped']:,}: no file of theirs holds the bytes ingested "
+                       f"(they keep their facts until 'loupe ingest' sees them again):")
+            for reason in out["skipped_reasons"]:
+                click.echo(f"  {reason}")
 
 
 def _hash_backfill(lib: Library, quiet: bool) -> dict[str, int]:

@@ -115,7 +115,7 @@ class ModelMethods:
 
     # -- machine words (issue 15; loupe.pixels) --------------------------------------
 
-    def enrich(self, *, progress: ProgressFn | None = None) -> dict[str, int]:
+    def enrich(self, *, progress: ProgressFn | None = None) -> dict[str, Any]:
         """Compute missing machine words. Stage: :func:`loupe.pixels.enrich.enrich`."""
         return machine_words.enrich(self.conn, self.tenant_id, self.languages(), progress=progress)
 

@@ -73,6 +73,16 @@ ORDER BY x.path, x.id
 
 # An asset's files the viewer may read (0011: a member sees only those: not
 # the paths, folders, sidecars or metadata of the others).
+# An asset's content (SHA-256, size) and all its files, for the passes that
+# read its pixels after the ingest (loupe.assets.view.open_asset_bytes).
+ASSET_BYTES = """
+SELECT a.content_sha256, a.byte_size FROM asset a WHERE a.id = %(asset_id)s
+"""
+
+ASSET_ALL_FILES = """
+SELECT f.path FROM asset_file f WHERE f.asset_id = %(asset_id)s ORDER BY f.rel_path, f.path
+"""
+
 ASSET_FILES = """
 SELECT f.path, c.path, f.sidecar_path, f.metadata
 FROM asset_file f LEFT JOIN collection c ON c.id = f.collection_id

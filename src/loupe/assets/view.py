@@ -183,3 +183,37 @@ def failures(conn: psycopg.Connection, tenant_id: int, run_id: int | None) -> li
     rows = conn.execute(q.FAILURES, {"tenant_id": tenant_id, "run_id": run_id})
     return [{"run_id": r[0], "path": r[1], "kind": r[2], "reason": r[3], "severity": r[4]}
             for r in rows]
+
+
+class NoVerifiedFile(LookupError):
+    """No file of an asset on disk still holds the asset's bytes (``reason``
+    names the asset and why): a back-fill pass skips it and says so."""
+
+
+def open_asset_bytes(conn: psycopg.Connection, asset_id: int) -> tuple[BinaryIO, str]:
+    """The first file (by relative path) of asset ``asset_id`` that still
+    holds the asset's bytes (:func:`open_verified`: no link followed, no
+    FIFO opened, a regular file of the asset's size and SHA-256), opened at
+    offset 0: ``(binary file object, path)``. Every pass that reads pixels
+    after the ingest (``loupe enrich``, ``loupe embed``, ``loupe faces``,
+    the perceptual-hash back-fill) reads them here, never by path: a file
+    swapped for a link, a FIFO, a pixel bomb or other bytes since the ingest
+    is never read, so what the pass stores on the asset comes from the
+    asset's own bytes, which passed the ingest's pixel ceiling (attack run
+    11, A11-1/A11-2). The caller closes the file.
+
+    Raises:
+        NoVerifiedFile: the asset is gone, or none of its files holds its bytes.
+    """
+    row = conn.execute(q.ASSET_BYTES, {"asset_id": asset_id}).fetchone()
+    if row is None:
+        raise NoVerifiedFile(f"asset {asset_id} no longer exists")
+    sha, size = bytes(row[0]), row[1]
+    paths = [r[0] for r in conn.execute(q.ASSET_ALL_FILES, {"asset_id": asset_id})]
+    for path in paths:
+        fh = open_verified(path, sha, size)
+        if fh is not None:
+            return fh, path
+    raise NoVerifiedFile(f"asset {asset_id}: none of its {len(paths)} file(s) on disk holds "
+                         f"its bytes any more (changed, replaced or removed since the ingest; "
+                         f"run 'loupe ingest' again)")

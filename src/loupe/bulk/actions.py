@@ -21,6 +21,7 @@ confirmation request) gives both counts: ``matched_all_terms`` and
 from __future__ import annotations
 
 import json
+import unicodedata
 from datetime import date, datetime, timezone
 from typing import Any, Callable
 
@@ -78,9 +79,21 @@ def _date(value: Any) -> datetime | None:
 
 
 def _text(value: Any, what: str) -> str:
+    """A keyword or collection name: 1 to 200 characters after stripping,
+    none of them a control character (Unicode Cc: ESC, CR, NUL…, which would
+    reach the terminals that print the keyword or the audit log; attack run
+    11, A11-3).
+
+    Raises:
+        BulkError: empty, too long, or holding a control character (named).
+    """
     text = str(value or "").strip()
     if not 1 <= len(text) <= 200:
         raise BulkError(f"{what} must be 1 to 200 characters")
+    bad = next((c for c in text if unicodedata.category(c) == "Cc"), None)
+    if bad is not None:
+        raise BulkError(f"{what} holds the control character {bad!r}: "
+                        f"write it without control characters")
     return text
 
 

@@ -210,7 +210,7 @@ def skip_reason(im: Image.Image) -> str | None:
 
 
 def open_oriented(path: str, max_pixels: int) -> Image.Image:
-    """The picture at ``path`` as displayed (EXIF orientation applied),
+    """The picture at ``path`` (a path or an open binary file) as displayed (EXIF orientation applied),
     decoded at a reduced size when the format allows (JPEG draft mode).
 
     Raises:

@@ -37,6 +37,7 @@ from typing import Any
 
 import psycopg
 
+from ..assets.view import open_asset_bytes
 from ..document.compile import rebuild_documents
 from ..ingest.image import DEFAULT_MAX_PIXELS
 from . import detect
@@ -124,7 +125,9 @@ def scan(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
         results = []
         for asset_id, path, _w, _h in rows:
             try:
-                im = detect.open_oriented(path, max_pixels)
+                fh, path = open_asset_bytes(conn, asset_id)   # A11-1: the asset's own bytes
+                with fh:
+                    im = detect.open_oriented(fh, max_pixels)
                 reason = detect.skip_reason(im)
                 faces = [] if reason else model.faces(im)
             except Exception as exc:  # one bad file never stops the scan

@@ -14,6 +14,7 @@ from typing import Any
 
 import psycopg
 
+from ..assets.view import NoVerifiedFile, open_asset_bytes
 from ..document.compile import rebuild_documents
 from . import ocr as ocr_mod
 from . import queries as q
@@ -78,11 +79,20 @@ def facts_for(path: str, opts: dict, fileobj=None, decoded=None) -> MachineFacts
 def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
            progress: Callable[[int, int], None] | None = None, batch: int = 64) -> dict:
     """Compute missing machine facts (machine words) of the tenant's assets
-    and rebuild their documents; resumable (what is done stays done). Returns ``{"computed", "warnings", "ocr_read", "pending"}``."""
+    and rebuild their documents; resumable (what is done stays done).
+
+    The pixels are read from a file that still holds the asset's bytes
+    (:func:`loupe.assets.view.open_asset_bytes`), never by path: an asset
+    none of whose files does (a file replaced, linked or removed since the
+    ingest) is skipped, keeps its facts and stays pending until the next
+    ingest (attack run 11, A11-1). Returns ``{"computed", "warnings",
+    "ocr_read", "pending", "skipped", "skipped_reasons"}``: ``skipped``
+    counts those assets, ``skipped_reasons`` names the first 20, one line each."""
     opts = settings(conn, tenant_id)
     params = {"tenant_id": tenant_id, "version": VERSION, "ocr": opts["ocr"]}
     total = conn.execute(q.COUNT_MISSING, params).fetchone()[0]
     done = warnings = read = 0
+    skipped: list[str] = []
     after = 0
     if progress:
         progress(0, total)
@@ -93,10 +103,13 @@ def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
             break
         for asset_id in ids:
             after = asset_id
-            row = conn.execute(q.ASSET_PATH, {"asset_id": asset_id}).fetchone()
-            if row is None:
+            try:
+                fh, path = open_asset_bytes(conn, asset_id)
+            except NoVerifiedFile as exc:
+                skipped.append(str(exc))
                 continue
-            facts = facts_for(row[0], opts)
+            with fh:
+                facts = facts_for(path, opts, fileobj=fh)
             with conn.transaction():
                 store(conn, tenant_id, asset_id, facts)
                 rebuild_documents(conn, tenant_id, asset_id, languages)
@@ -106,4 +119,5 @@ def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
             if progress:
                 progress(done, total)
     pending = conn.execute(q.COUNT_MISSING, params).fetchone()[0]
-    return {"computed": done, "warnings": warnings, "ocr_read": read, "pending": pending}
+    return {"computed": done, "warnings": warnings, "ocr_read": read, "pending": pending,
+            "skipped": len(skipped), "skipped_reasons": skipped[:20]}

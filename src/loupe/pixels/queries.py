@@ -59,11 +59,6 @@ WHERE a.tenant_id = %(tenant_id)s
        OR (%(ocr)s AND m.ocr_text IS NULL AND m.error IS NULL))
 """
 
-# The primary file of an asset (first by path) to read pixels from.
-ASSET_PATH = """
-SELECT f.path FROM asset_file f WHERE f.asset_id = %(asset_id)s ORDER BY f.rel_path, f.path LIMIT 1
-"""
-
 MACHINE_SETTINGS = """
 SELECT coalesce(s.ocr, false), coalesce(s.ocr_budget_ms, 3000), coalesce(s.ocr_min_score, 0.7)
 FROM (SELECT %(tenant_id)s::bigint AS tenant_id) t

@@ -18,6 +18,7 @@ from typing import Any
 
 import psycopg
 
+from ..assets.view import NoVerifiedFile, open_asset_bytes
 from ..ingest import perceptual
 from ..ingest.jpegcheck import scan_count_problem
 from ..models import registry
@@ -204,6 +205,18 @@ def duplicate_groups(conn: psycopg.Connection, tenant_id: int, *, radius: int,
     return out
 
 
+def _verified_hash(conn: psycopg.Connection, asset_id: int) -> "perceptual.PerceptualHashes | str":
+    """The perceptual hashes of asset ``asset_id`` read from a file that
+    still holds its bytes (:func:`loupe.assets.view.open_asset_bytes`; attack
+    run 11, A11-1), or the reason there are none."""
+    try:
+        fh, path = open_asset_bytes(conn, asset_id)
+    except NoVerifiedFile as exc:
+        return f"no perceptual hash: {exc}"
+    with fh:
+        return perceptual.hash_file(path, fh)
+
+
 def backfill(conn: psycopg.Connection, tenant_id: int, *,
              progress: Callable[[int, int], None] | None = None,
              limit: int | None = None) -> dict[str, int]:
@@ -225,7 +238,7 @@ def backfill(conn: psycopg.Connection, tenant_id: int, *,
                                         "batch": min(BACKFILL_BATCH, todo - done)}).fetchall()
         if not rows:
             break
-        results = [(asset_id, perceptual.hash_file(path)) for asset_id, path in rows]
+        results = [(asset_id, _verified_hash(conn, asset_id)) for asset_id, _path in rows]
         with conn.transaction():
             for asset_id, h in results:
                 perceptual.store(conn, tenant_id, asset_id, h)

@@ -13,6 +13,7 @@ import numpy as np
 import psycopg
 from PIL import Image
 
+from ..assets.view import open_asset_bytes
 from ..models.embedders import Embedder
 from . import queries as q
 from .embedtext import Budget, embedding_text, text_hash
@@ -35,11 +36,22 @@ class EmbedSummary:
     content_sha256: str | None = None
 
 
-def _open_image(path: str, size: int = 512) -> Image.Image:
-    im = Image.open(path)
-    if im.format == "JPEG":
-        im.draft("RGB", (size, size))
-    im.load()
+def _open_image(conn: psycopg.Connection, asset_id: int, size: int = 512) -> Image.Image:
+    """The pixels of asset ``asset_id``, decoded (JPEG at a reduced DCT scale
+    near ``size``), from a file that still holds its bytes
+    (:func:`loupe.assets.view.open_asset_bytes`: never a link, a FIFO or
+    a file changed since the ingest; attack run 11, A11-1).
+
+    Raises:
+        loupe.assets.view.NoVerifiedFile: no file holds the asset's bytes.
+        OSError: Pillow cannot decode them.
+    """
+    fh, _path = open_asset_bytes(conn, asset_id)
+    with fh:
+        im = Image.open(fh)
+        if im.format == "JPEG":
+            im.draft("RGB", (size, size))
+        im.load()
     return im
 
 
@@ -59,7 +71,7 @@ def embed_images(conn: psycopg.Connection, tenant_id: int, model_id: int, name: 
         images, ids = [], []
         for asset_id, path in rows:
             try:
-                images.append(_open_image(path))
+                images.append(_open_image(conn, asset_id))
                 ids.append(asset_id)
             except Exception as exc:  # a file changed or vanished since ingest
                 failed.add(asset_id)

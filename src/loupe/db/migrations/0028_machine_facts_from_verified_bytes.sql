@@ -1,0 +1,15 @@
+-- 0028: machine facts are read again, from the asset's own bytes (attack run
+-- 11, A11-1).
+--
+-- `loupe enrich` read an asset's pixels by the path of its first file, with
+-- no check that the file still held the asset's bytes: a file replaced by a
+-- symbolic link to a private scan, or a private copy edited in place before
+-- the next ingest, put that other picture's OCR text and machine words on
+-- the asset, where every reader of the asset saw and searched them. Enrich
+-- now reads only a file that still holds the asset's SHA-256
+-- (loupe.assets.view.open_asset_bytes), but facts stored before cannot tell
+-- which bytes they came from. So every stored row is marked as of rule
+-- version 0: the next `loupe enrich` recomputes each asset's facts (and its
+-- search documents) from verified bytes. Facts keep serving search until
+-- then; docs/security.md tells the owner to run it after upgrading.
+UPDATE asset_machine SET version = 0;

@@ -1,0 +1,186 @@
+"""Attack run 11: the passes that read pixels after the ingest read only a
+file that still holds the asset's bytes. Real files, real PostgreSQL; each
+test failed on main 286cce1.
+
+A11-1 (high): ``loupe enrich`` read an asset's pixels by the path of its
+first file and stored what it found (kind, colours, OCR text) on the asset:
+a file replaced by a link to a private picture, or a private copy edited in
+place before the next ingest, gave a shared asset the private picture's
+words, which every reader of the asset saw and searched. ``loupe embed``,
+``loupe faces`` and the perceptual-hash back-fill read the same way.
+A11-2 (medium): the same passes opened a FIFO (``loupe enrich`` hung for
+ever) and decoded a pixel bomb swapped in after the ingest.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw
+
+from loupe import Library
+from loupe.assets.view import NoVerifiedFile, open_asset_bytes
+from loupe.similar.search import _verified_hash
+from loupe.vector.embed import _open_image
+
+
+def _facts(lib: Library, asset_id: int) -> tuple:
+    return lib.conn.execute("SELECT kind, background, colours, version FROM asset_machine "
+                            "WHERE asset_id = %s", (asset_id,)).fetchone()
+
+
+def _asset(lib: Library, rel: str) -> int:
+    return lib.conn.execute("SELECT asset_id FROM asset_file WHERE rel_path = %s",
+                            (rel,)).fetchone()[0]
+
+
+@pytest.fixture
+def two(db_url: str, home: Path, photos: Path):
+    """shared/innocent.png: a blue disc on transparent; private/scan.png: black
+    lines on white; shared/dup.png and private/p4.png: the same red square."""
+    (photos / "shared").mkdir()
+    (photos / "private").mkdir()
+    im = Image.new("RGBA", (300, 200), (0, 0, 0, 0))
+    ImageDraw.Draw(im).ellipse((50, 20, 250, 180), fill=(30, 60, 230, 255))
+    im.save(photos / "shared" / "innocent.png")
+    im = Image.new("RGB", (600, 400), "white")
+    d = ImageDraw.Draw(im)
+    for i in range(0, 600, 60):
+        d.line((i, 0, 600 - i, 400), fill="black", width=4)
+    im.save(photos / "private" / "scan.png")
+    im = Image.new("RGB", (300, 300), (200, 30, 30))
+    im.save(photos / "shared" / "dup.png")
+    im.save(photos / "private" / "p4.png")
+    with Library.open(home, database_url=db_url, create=True) as lib:
+        lib.init(languages=["en"])
+        assert lib.ingest(photos).failed == 0
+        yield lib, photos
+
+
+def _stale(lib: Library) -> None:
+    """As after migration 0028 (or a rules version change): every asset's
+    facts are due for recomputing."""
+    lib.conn.execute("UPDATE asset_machine SET version = 0")
+
+
+def test_a11_1_a_file_swapped_for_a_link_is_never_read(two):
+    lib, photos = two
+    innocent = _asset(lib, "shared/innocent.png")
+    before = _facts(lib, innocent)
+    assert before[:3] == ("clipart", "transparent", ["blue"])
+    link = photos / "shared" / "innocent.png"
+    link.unlink()
+    link.symlink_to(photos / "private" / "scan.png")
+    _stale(lib)
+    out = lib.enrich()
+    assert (out["computed"], out["skipped"], out["pending"]) == (2, 1, 1)
+    assert out["skipped_reasons"] == [
+        f"asset {innocent}: none of its 1 file(s) on disk holds its bytes any more (changed, "
+        f"replaced or removed since the ingest; run 'loupe ingest' again)"]
+    assert _facts(lib, innocent) == (*before[:3], 0)   # kept, still pending: not the scan's
+    with pytest.raises(NoVerifiedFile):
+        _open_image(lib.conn, innocent)
+    assert _verified_hash(lib.conn, innocent).startswith("no perceptual hash: asset ")
+
+
+def test_a11_1_a_private_copy_edited_in_place_gives_its_twin_nothing(two):
+    lib, photos = two
+    dup = _asset(lib, "shared/dup.png")
+    assert _asset(lib, "private/p4.png") == dup
+    before = _facts(lib, dup)
+    assert before[:3] == ("clipart", "uniform", ["red"])
+    # the owner edits the private copy (first by path) before the next ingest
+    im = Image.new("RGB", (600, 400), "white")
+    ImageDraw.Draw(im).line((0, 0, 600, 400), fill="black", width=4)
+    im.save(photos / "private" / "p4.png")
+    _stale(lib)
+    out = lib.enrich()
+    assert (out["computed"], out["skipped"], out["pending"]) == (3, 0, 0)
+    assert _facts(lib, dup)[:3] == before[:3]            # read from shared/dup.png
+    fh, path = open_asset_bytes(lib.conn, dup)
+    fh.close()
+    assert path == str(photos / "shared" / "dup.png")
+
+
+def test_a11_2_a_fifo_swapped_in_never_blocks_enrich(two):
+    lib, photos = two
+    innocent = _asset(lib, "shared/innocent.png")
+    (photos / "shared" / "innocent.png").unlink()
+    os.mkfifo(photos / "shared" / "innocent.png")
+    _stale(lib)
+
+    def stuck(*_):
+        raise TimeoutError("loupe enrich blocked on a FIFO")
+
+    old = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(60)
+    try:
+        out = lib.enrich()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert (out["computed"], out["skipped"]) == (2, 1)
+    assert out["skipped_reasons"][0].startswith(f"asset {innocent}: none of its 1 file(s)")
+
+
+def test_a11_3_control_characters_never_reach_the_terminal(db_url: str, home: Path,
+                                                           photos: Path):
+    """A title with ESC sequences (from a file's metadata) is printed escaped
+    by `loupe search` and `loupe show`; a bulk keyword holding a control
+    character is refused, and the audit log prints a stored one escaped."""
+    import json
+
+    from click.testing import CliRunner
+    from imaging import exiftool_write
+
+    from loupe.bulk import BulkError
+    from loupe.cli import _term, main
+
+    im = Image.new("RGB", (64, 48), (10, 120, 40))
+    im.save(photos / "esc.jpg")
+    title = "ansititle \x1b[2J\x1b]0;pwned\x07\x1b[31mRED\r\u202eevil"
+    exiftool_write(photos / "esc.jpg", f"-XMP-dc:Title={title}")
+    with Library.open(home, database_url=db_url, create=True) as lib:
+        lib.init(languages=["en"])
+        assert lib.ingest(photos).failed == 0
+        with pytest.raises(BulkError, match=r"keyword holds the control character '\\r'"):
+            lib.bulk("add_keyword", "kw\r\x1b[2K", query="ansititle", confirm=True)
+        # a row stored before this check (or by another writer) is printed escaped
+        lib.bulk("add_keyword", "plainkw", query="ansititle", confirm=True)
+        lib.conn.execute("UPDATE audit_log SET value = to_jsonb(%s::text)",
+                         ("kw\x1b[8mhidden",))
+        stored = lib.show(1)["documents"][0]["title"]   # (ExifTool writes ESC and BEL as ".")
+    assert stored == "ansititle .[2J.]0;pwned..[31mRED\r\u202eevil"
+    assert _term(title) == "ansititle \\x1b[2J\\x1b]0;pwned\\x07\\x1b[31mRED\\r\\u202eevil"
+    base = ["--home", str(home), "--database-url", db_url]
+    runner = CliRunner()
+    out = runner.invoke(main, base + ["search", "ansititle", "--limit", "1"])
+    assert out.exit_code == 0, out.output
+    assert "\x1b" not in out.output and "\r" not in out.output and "\u202e" not in out.output
+    assert "RED\\r\\u202eevil" in out.output
+    out = runner.invoke(main, base + ["show", "1"])
+    assert out.exit_code == 0, out.output
+    assert "  title: ansititle .[2J.]0;pwned..[31mRED\\r\\u202eevil\n" in out.output
+    assert "\x1b" not in out.output.replace("\\x1b", "")
+    out = runner.invoke(main, base + ["audit"])
+    assert out.exit_code == 0, out.output
+    assert "add_keyword kw\\x1b[8mhidden on “ansititle”" in out.output
+    assert "\x1b" not in out.output
+    assert json.loads(runner.invoke(main, base + ["audit", "--json"]).output)[0]["value"] \
+        == "kw\x1b[8mhidden"
+
+
+def test_an_empty_audit_log_says_so(db_url: str, home: Path):
+    """`loupe audit` on a new library printed nothing (new-user run)."""
+    from click.testing import CliRunner
+
+    from loupe.cli import main
+
+    with Library.open(home, database_url=db_url, create=True) as lib:
+        lib.init(languages=["en"])
+    out = CliRunner().invoke(main, ["--home", str(home), "--database-url", db_url, "audit"])
+    assert (out.exit_code, out.output) == (0, "The audit log is empty: no bulk action and no "
+                                              "change to users, groups or grants yet.\n")
