@@ -83,19 +83,36 @@ def _rows(path: Path) -> tuple[list[str], list[dict]]:
     return head, rows
 
 
-def sample(out: str) -> None:
-    """Write the judged sample (see the module docstring) as a query-set file."""
+def _pictures(split: str) -> tuple[dict[str, dict[str, dict]], dict[tuple[str, str], list[str]]]:
+    """The blind set's pictures of ``split``: ``(by_pic, strata)``, each
+    picture's queries by register (keyed by the known item's SHA-256), and
+    the pictures of each (source, kind) stratum in the order of
+    ``sha256(SALT + content hash)``."""
     _, rows = _rows(BLIND)
-    test = [r for r in rows if r["strata"]["split"] == "test"]
     by_pic: dict[str, dict[str, dict]] = defaultdict(dict)
-    for r in test:
-        by_pic[r["truth"][0]["sha256"]][r["register"]] = r
+    for r in rows:
+        if r["strata"]["split"] == split:
+            by_pic[r["truth"][0]["sha256"]][r["register"]] = r
     strata: dict[tuple[str, str], list[str]] = defaultdict(list)
     for sha, regs in by_pic.items():
         s = next(iter(regs.values()))["strata"]
         strata[(s["source"], s["kind"])].append(sha)
     for pics in strata.values():
         pics.sort(key=lambda h: hashlib.sha256((SALT + h).encode()).hexdigest())
+    return by_pic, strata
+
+
+def _write_set(out: str, header: str, chosen: list[dict]) -> None:
+    """Write a query-set file: ``header`` (comment lines), then one query per line."""
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(header)
+        for r in chosen:
+            f.write(json.dumps(r) + "\n")
+
+
+def sample(out: str) -> None:
+    """Write the judged sample (see the module docstring) as a query-set file."""
+    by_pic, strata = _pictures("test")
     largest = sorted(strata, key=lambda k: (-len(strata[k]), k))[:5]
     for k in largest:
         strata[k].pop()
@@ -104,33 +121,20 @@ def sample(out: str) -> None:
         for sha in strata[k]:
             chosen.append(by_pic[sha][REGISTERS[i % 3]])
             i += 1
-    with open(out, "w", encoding="utf-8") as f:
-        f.write("# Judged sample of the demo blind set's test split (eval/judging_sheets.py sample):\n"
-                "# one query per picture, 60 of the 65 test pictures (the last, by\n"
-                f"# sha256('{SALT}' + content hash), of each of the five largest source x kind strata\n"
-                "# left out), registers objects/style/question in turn over the pictures taken\n"
-                "# stratum by stratum. Queries copied unchanged from demo-blind.jsonl.\n")
-        for r in chosen:
-            f.write(json.dumps(r) + "\n")
+    _write_set(out, "# Judged sample of the demo blind set's test split (eval/judging_sheets.py sample):\n"
+               "# one query per picture, 60 of the 65 test pictures (the last, by\n"
+               f"# sha256('{SALT}' + content hash), of each of the five largest source x kind strata\n"
+               "# left out), registers objects/style/question in turn over the pictures taken\n"
+               "# stratum by stratum. Queries copied unchanged from demo-blind.jsonl.\n", chosen)
     print(f"{len(chosen)} queries -> {out}")
 
 
 def sample_tune(out: str, n: str = "45") -> None:
     """Write ``n`` tune-split queries, one per picture, stratified (module docstring)."""
     want = int(n)
-    _, rows = _rows(BLIND)
-    tune = [r for r in rows if r["strata"]["split"] == "tune"]
-    by_pic: dict[str, dict[str, dict]] = defaultdict(dict)
-    for r in tune:
-        by_pic[r["truth"][0]["sha256"]][r["register"]] = r
+    by_pic, strata = _pictures("tune")
     if not 0 < want <= len(by_pic):
         sys.exit(f"sample-tune: N must be 1..{len(by_pic)} (one query per tune picture), got {want}")
-    strata: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for sha, regs in by_pic.items():
-        s = next(iter(regs.values()))["strata"]
-        strata[(s["source"], s["kind"])].append(sha)
-    for pics in strata.values():
-        pics.sort(key=lambda h: hashlib.sha256((SALT + h).encode()).hexdigest())
     total = len(by_pic)
     quota = {k: want * len(v) // total for k, v in strata.items()}
     rest = sorted(strata, key=lambda k: (-(want * len(strata[k]) % total), k))
@@ -145,29 +149,24 @@ def sample_tune(out: str, n: str = "45") -> None:
                 reg = sorted(regs)[0]
             chosen.append(regs[reg])
             i += 1
-    with open(out, "w", encoding="utf-8") as f:
-        f.write("# Judged sample of the demo blind set's TUNE split (eval/judging_sheets.py sample-tune):\n"
-                f"# one query per picture, {want} of the {total} tune pictures, each source x kind\n"
-                f"# stratum keeping its first round({want} x size / {total}) pictures (largest remainder)\n"
-                f"# by sha256('{SALT}' + content hash); registers objects/style/question in turn\n"
-                "# over the pictures taken stratum by stratum. Queries copied unchanged from demo-blind.jsonl.\n")
-        for r in chosen:
-            f.write(json.dumps(r) + "\n")
+    _write_set(out, "# Judged sample of the demo blind set's TUNE split (eval/judging_sheets.py sample-tune):\n"
+               f"# one query per picture, {want} of the {total} tune pictures, each source x kind\n"
+               f"# stratum keeping its first round({want} x size / {total}) pictures (largest remainder)\n"
+               f"# by sha256('{SALT}' + content hash); registers objects/style/question in turn\n"
+               "# over the pictures taken stratum by stratum. Queries copied unchanged from demo-blind.jsonl.\n",
+               chosen)
     from collections import Counter
     print(f"{len(chosen)} queries -> {out}; registers {dict(Counter(r['register'] for r in chosen))}")
 
 
 def sample_style(out: str) -> None:
     """Write every test-split query of the style register (module docstring)."""
-    head, rows = _rows(BLIND)
+    _, rows = _rows(BLIND)
     chosen = [r for r in rows if r["strata"]["split"] == "test" and r["register"] == "style"]
-    with open(out, "w", encoding="utf-8") as f:
-        f.write("# The style register of the demo blind set's TEST split (eval/judging_sheets.py\n"
-                f"# sample-style): all {len(chosen)} style queries of the test split, one per\n"
-                "# picture, copied unchanged from demo-blind.jsonl, for measuring machine words\n"
-                "# (issue 15) with pooled graded judgements.\n")
-        for r in chosen:
-            f.write(json.dumps(r) + "\n")
+    _write_set(out, "# The style register of the demo blind set's TEST split (eval/judging_sheets.py\n"
+               f"# sample-style): all {len(chosen)} style queries of the test split, one per\n"
+               "# picture, copied unchanged from demo-blind.jsonl, for measuring machine words\n"
+               "# (issue 15) with pooled graded judgements.\n", chosen)
     print(f"{len(chosen)} queries -> {out}")
 
 

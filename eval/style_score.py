@@ -137,12 +137,12 @@ def build(d: Path, rounds: tuple[Path, ...] = ()) -> tuple[dict, dict, dict, dic
 
 
 def judged_at_10(qrels: dict, run: dict) -> float:
-    """Mean over the qrels' queries of the share of the run's top 10 that has a grade."""
-    vals = []
-    for qid, graded in qrels.items():
-        top = sorted(run.get(qid, {}).items(), key=lambda kv: -kv[1])[:10]
-        vals.append(sum(doc in graded for doc, _ in top) / 10)
-    return sum(vals) / len(vals)
+    """Judged@10 by ir-measures: the mean share of a run's top 10 that has a
+    grade (as ``eval/score_judged.py`` computes it)."""
+    import ir_measures
+    from ir_measures import Judged
+
+    return float(ir_measures.calc_aggregate([Judged @ 10], qrels, run)[Judged @ 10])
 
 
 def registers(d: Path) -> None:
