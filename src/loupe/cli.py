@@ -1237,12 +1237,12 @@ def duplicates_cmd(obj: _Ctx, radius: int | None, as_json: bool) -> None:
         for a in g["assets"]:
             d = "—" if a["distance"] is None else f"{a['distance']} bits"
             console.print(f"  [{a['asset_id']}] {a['width']}×{a['height']} {a['byte_size']:,} B "
-                          f"{d}  {a['path']}", highlight=False, markup=False)
+                          f"{d}  {_term(a['path'])}", highlight=False, markup=False)
     for g in exact:
         console.print(f"exact (asset {g['assets'][0]['asset_id']}, {len(g['paths'])} files, "
                       f"{g['byte_size']:,} bytes)", highlight=False)
         for p in g["paths"]:
-            console.print(f"  {p}", highlight=False, markup=False)
+            console.print(f"  {_term(p)}", highlight=False, markup=False)
 
 
 @main.command("hash")

@@ -96,6 +96,9 @@ WITH h AS MATERIALIZED (
     FROM asset_phash p
     JOIN asset a ON a.id = p.asset_id
     WHERE p.tenant_id = %(tenant_id)s AND p.phash IS NOT NULL
+      -- a hash of fewer than min_bits set bits saw no structure (a flat or
+      -- smooth picture: loupe.similar.search.MIN_HASH_BITS); not compared
+      AND bit_count(p.phash::bit(64)) >= %(min_bits)s
       AND loupe_can_read(a.readers, a.embargo_until, a.rights_expire_at,
                          %(see_all)s, %(principals)s::bigint[])
 ),
