@@ -511,6 +511,25 @@ def test_typo_suggestions_come_only_from_assets_passing_the_filter(flib):
     assert flib.search("secrett", filters={"creator": "john roe"}).corrections == {}
 
 
+def test_a_word_known_outside_the_filter_is_never_corrected(db_url, home, photos):
+    """New-user run: "portrait" (a Van Gogh title elsewhere) was "corrected"
+    to "port" under a collection filter whose pictures hold "port" but no
+    portrait, and answered with two motorcycles. A word the viewer finds in
+    the library is known, filter or not; a real typo is still corrected from
+    the filter's words."""
+    a = make_image(photos / "art" / "vangogh.jpg", size=(40, 30), color=(200, 120, 20))
+    exiftool_write(a, "-XMP-dc:Title=Self portrait with straw hat")
+    b = make_image(photos / "bikes" / "moto.jpg", size=(40, 30), color=(20, 120, 200))
+    exiftool_write(b, "-XMP-dc:Title=Motorcycle at the port")
+    with Library.open(home, database_url=db_url, create=True) as lib:
+        lib.init(languages=["en", "fr"])   # (French analysis: portrait -> portr)
+        assert lib.ingest(photos).new_assets == 2
+        res = lib.search("portrait", filters={"collection": "bikes"})
+        assert (res.corrections, res.total) == ({}, 0)
+        res = lib.search("portt", filters={"collection": "bikes"})
+        assert res.corrections == {"portt": "port"} and stems(res) == {"moto"}
+
+
 def test_notices_name_the_filter_in_words_not_json(flib):
     tree = {"all": [{"captured": date_range("2019")}, {"creator": "jane doe"},
                     {"not": {"format": "png"}}]}

@@ -57,38 +57,41 @@ ORDER BY x.n
 # hold (among its first 10,000 postings) is neither suggested nor treated as known;
 # for a member, only the documents it may read (0011: the whole document of
 # an asset whose every file it may read, else the file documents it may read).
+# A lexicon term ``t`` the viewer may reach: one of its first 10,000
+# postings is of an asset the viewer may read (as a whole document, or
+# through a file document it may read: 0011).
+_REACH = """(%(see_all)s OR EXISTS (SELECT 1 FROM loupe_term_postings_for(
+                   t.id, 1, 10000, false, %(principals)s::bigint[]))
+               OR (loupe_term_in_files(t.tenant_id, t.lang, t.term)
+                   AND EXISTS (SELECT 1 FROM loupe_term_postings_merged(
+                       t.id, 1, 10000, %(principals)s::bigint[]))))"""
 SUGGEST_CORRECTIONS = """
 SELECT q.term,
        (SELECT t.term FROM lexicon_term t
         WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term %% q.term
           AND similarity(t.term, q.term) >= 0.5
           AND levenshtein(t.term, q.term) <= CASE WHEN length(q.term) <= 4 THEN 1 ELSE 2 END
-          AND (%(see_all)s OR EXISTS (SELECT 1 FROM loupe_term_postings_for(
-                   t.id, 1, 10000, false, %(principals)s::bigint[]))
-               OR (loupe_term_in_files(t.tenant_id, t.lang, t.term)
-                   AND EXISTS (SELECT 1 FROM loupe_term_postings_merged(
-                       t.id, 1, 10000, %(principals)s::bigint[]))))
+          AND """ + _REACH + """
         ORDER BY similarity(t.term, q.term) DESC, t.df DESC, t.term
         LIMIT 1)
 FROM unnest(%(terms)s::text[]) AS q(term)
 WHERE length(q.term) BETWEEN 3 AND 64
   AND NOT EXISTS (SELECT 1 FROM lexicon_term t
                   WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = q.term
-                    AND (%(see_all)s OR EXISTS (SELECT 1 FROM loupe_term_postings_for(
-                             t.id, 1, 10000, false, %(principals)s::bigint[]))
-                         OR (loupe_term_in_files(t.tenant_id, t.lang, t.term)
-                             AND EXISTS (SELECT 1 FROM loupe_term_postings_merged(
-                                 t.id, 1, 10000, %(principals)s::bigint[])))))
+                    AND """ + _REACH + """)
 """
 
 
-# The same under a filter (issue 17): a term is known or suggested only when
-# one of its first 10,000 postings the viewer may read (as above) is of an
-# asset in the filter's set, ``fm`` (its readable members, materialised once:
+# The same under a filter (issue 17): a term is suggested only when one of
+# its first 10,000 postings the viewer may read (as above) is of an asset in
+# the filter's set, ``fm`` (its readable members, materialised once:
 # loupe.filters.compile.Compiled.members_sql, at most FILTER_LIMIT of them),
 # so a suggestion is always a word of an asset that passes the filter and
 # that the viewer may read — never a word of a hidden asset or of one the
-# filter leaves out. {members}: that SELECT (our code, bound parameters).
+# filter leaves out. A typed term the viewer reaches anywhere in the library
+# is known, as without a filter, and never corrected: "portrait" in a
+# collection without portraits was "corrected" to "port" (new-user run).
+# {members}: that SELECT (our code, bound parameters).
 _REACH_IN = """(EXISTS (SELECT 1 FROM loupe_term_postings_for(
                     t.id, 10000, 10000, %(see_all)s, %(principals)s::bigint[]) x
                 WHERE x.asset_id IN (SELECT asset_id FROM fm))
@@ -110,7 +113,7 @@ FROM unnest(%(terms)s::text[]) AS q(term)
 WHERE length(q.term) BETWEEN 3 AND 64
   AND NOT EXISTS (SELECT 1 FROM lexicon_term t
                   WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = q.term
-                    AND """ + _REACH_IN + """)
+                    AND """ + _REACH + """)
 """
 
 
