@@ -74,6 +74,14 @@ def test_similar_benchmark_runs():
     assert "duplicates: 2,000 random hashes, radius 10:" in out
 
 
+def test_query_reading_benchmark_times_both_readings_and_the_search():
+    out = smoke("query_reading")
+    assert "library: 0 assets, languages en/fr/de; 10 queries x 2 rounds" in out
+    for step in ("query_languages", "query_facts", "search (peer)"):
+        assert re.search(rf"^{re.escape(step)} +\d+\.\d\d +\d+\.\d\d +\d+\.\d%$", out,
+                         re.M), out
+
+
 def test_cli_search_benchmark_runs():
     out = smoke("cli_search")
     assert "(20 documents, MiniLM text lane)" in out
