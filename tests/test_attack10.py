@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from imaging import make_image, write_sidecar
-from test_attack9 import zephyr  # noqa: F401  (the fixture)
+from test_attack9 import pooled, zephyr  # noqa: F401  (zephyr: the fixture)
 
 from loupe import Library
 from loupe.eval import Evaluation
@@ -40,18 +40,13 @@ def test_a10_3_a_truth_that_names_nothing_any_more_hides_its_query(zephyr, tmp_p
     sha = lib.conn.execute(
         "SELECT encode(a.content_sha256, 'hex') FROM asset a JOIN asset_file f "
         "ON f.asset_id = a.id WHERE f.rel_path = 'private/wolf.jpg'").fetchone()[0]
-    queries = tmp_path / "q.jsonl"
-    queries.write_text(
-        '{"id": "w1", "text": "harbour", "provenance": "caption-derived", '
-        '"register": "objects", "truth": [{"path": "private/wolf.jpg", "grade": 2}]}\n'
-        '{"id": "w2", "text": "Harbour", "provenance": "caption-derived", '
-        f'"register": "objects", "truth": [{{"sha256": "{sha}", "grade": 2}}]}}\n'
-        '{"id": "d3", "text": "harbour view", "provenance": "blind", '
-        '"register": "objects", "truth": [{"path": "shared/dup.jpg", "grade": 2}]}\n')
-    ev = Evaluation(lib)
-    ev.import_queries(queries, name="cap")
-    ev.run("cap", "lexical", name="r")
-    ev.pool("p", ["r"], seed=1)
+    ev = pooled(lib, tmp_path,
+                '{"id": "w1", "text": "harbour", "provenance": "caption-derived", '
+                '"register": "objects", "truth": [{"path": "private/wolf.jpg", "grade": 2}]}\n'
+                '{"id": "w2", "text": "Harbour", "provenance": "caption-derived", '
+                f'"register": "objects", "truth": [{{"sha256": "{sha}", "grade": 2}}]}}\n'
+                '{"id": "d3", "text": "harbour view", "provenance": "blind", '
+                '"register": "objects", "truth": [{"path": "shared/dup.jpg", "grade": 2}]}\n')
     total = ev.progress("p", "owner")["total"]
     assert total == 6   # each query: the harbour view (dave reads it) and the wolf (he does not)
     assert _shown(lib) == ["harbour view"]

@@ -173,6 +173,20 @@ def test_f7_a_member_is_not_told_how_many_hidden_assets_wait_for_vectors(zephyr,
                            "lane does not see them yet"], notices
 
 
+def pooled(lib, tmp_path, queries: str):
+    """Import ``queries`` (JSONL) as set "cap", run the lexical system over it
+    as run "r" and pool that run as pool "p" (seed 1): the owner's Evaluation."""
+    from loupe.eval import Evaluation
+
+    path = tmp_path / "q.jsonl"
+    path.write_text(queries)
+    ev = Evaluation(lib)
+    ev.import_queries(path, name="cap")
+    ev.run("cap", "lexical", name="r")
+    ev.pool("p", ["r"], seed=1)
+    return ev
+
+
 def test_f1_a_query_written_from_a_private_file_is_not_shown_through_its_copy(zephyr, tmp_path):
     """A truth by path names one FILE: dave reads the bytes through
     shared/dup.jpg but not private/dupcopy.jpg, so a query whose truth is the
@@ -183,18 +197,13 @@ def test_f1_a_query_written_from_a_private_file_is_not_shown_through_its_copy(ze
     lib, photos = zephyr
     sha = lib.conn.execute("SELECT encode(content_sha256, 'hex') FROM asset WHERE id = %s",
                            (shared_asset(lib),)).fetchone()[0]
-    queries = tmp_path / "q.jsonl"
-    queries.write_text(
-        '{"id": "d1", "text": "zephyrmerger harbour", "provenance": "caption-derived", '
-        '"register": "objects", "truth": [{"path": "private/dupcopy.jpg", "grade": 2}]}\n'
-        '{"id": "d2", "text": "dealmaker harbour", "provenance": "caption-derived", '
-        f'"register": "objects", "truth": [{{"sha256": "{sha}", "grade": 2}}]}}\n'
-        '{"id": "d3", "text": "harbour view", "provenance": "blind", '
-        '"register": "objects", "truth": [{"path": "shared/dup.jpg", "grade": 2}]}\n')
-    ev = Evaluation(lib)
-    ev.import_queries(queries, name="cap")
-    ev.run("cap", "lexical", name="r")
-    ev.pool("p", ["r"], seed=1)
+    ev = pooled(lib, tmp_path,
+                '{"id": "d1", "text": "zephyrmerger harbour", "provenance": "caption-derived", '
+                '"register": "objects", "truth": [{"path": "private/dupcopy.jpg", "grade": 2}]}\n'
+                '{"id": "d2", "text": "dealmaker harbour", "provenance": "caption-derived", '
+                f'"register": "objects", "truth": [{{"sha256": "{sha}", "grade": 2}}]}}\n'
+                '{"id": "d3", "text": "harbour view", "provenance": "blind", '
+                '"register": "objects", "truth": [{"path": "shared/dup.jpg", "grade": 2}]}\n')
     owner_total = ev.progress("p", "owner")["total"]
     assert owner_total == 3  # the harbour picture for each query
     dave = Evaluation(lib.as_user("dave"))
