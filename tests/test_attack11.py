@@ -260,3 +260,125 @@ def test_a_title_that_looks_like_rich_markup_is_printed_as_written(db_url: str, 
         assert out.exit_code == 0, (args, out.output, out.exception)
         if args[-1] != "[/]":
             assert "markupword [/] [red]x" in out.output, (args, out.output)
+
+
+# ---- attack run 13 --------------------------------------------------------------------------
+
+def _vector(lib: Library, asset_id: int, lane: str) -> None:
+    """A stand-in vector of ``lane`` for the asset (a model row of 3 dims)."""
+    model = lib.conn.execute(
+        "INSERT INTO embedding_model (name, kind, dims) VALUES ('t3', 'test', 3) "
+        "ON CONFLICT (name) DO UPDATE SET dims = 3 RETURNING id").fetchone()[0]
+    lib.conn.execute("INSERT INTO asset_vector (asset_id, tenant_id, model_id, lane, embedding)"
+                     " VALUES (%s, %s, %s, %s, '[1,0,0]')",
+                     (asset_id, lib.tenant_id, model, lane))
+
+
+def _lanes(lib: Library, asset_id: int) -> list[str]:
+    return [r[0] for r in lib.conn.execute(
+        "SELECT lane FROM asset_vector WHERE asset_id = %s ORDER BY lane", (asset_id,))]
+
+
+def test_a13_1_vectors_of_words_and_bytes_that_cannot_be_checked_go_with_them(two):
+    """A12-1's fix removed the leaked facts but kept the text vector built
+    from them: a member still found the asset by the scan's text. Dropped
+    facts take the asset's vectors along; a recomputation that changes the
+    machine words drops its text vectors (and keeps them when the words stay)."""
+    lib, photos = two
+    innocent, dup = _asset(lib, "shared/innocent.png"), _asset(lib, "shared/dup.png")
+    for asset in (innocent, dup):
+        _vector(lib, asset, "text")
+        _vector(lib, asset, "image")
+    link = photos / "shared" / "innocent.png"
+    link.unlink()
+    link.symlink_to(photos / "private" / "scan.png")
+    _stale(lib)
+    lib.enrich()
+    assert _lanes(lib, innocent) == []                   # facts gone, vectors gone
+    assert _lanes(lib, dup) == ["image", "text"]         # recomputed, same words: kept
+    # words that change (here: the stored facts made to differ) drop the text vectors only
+    lib.conn.execute("UPDATE asset_machine SET version = 0, colours = '{green}' "
+                     "WHERE asset_id = %s", (dup,))
+    from loupe.document.compile import rebuild_documents
+    rebuild_documents(lib.conn, lib.tenant_id, dup, ["en"])
+    lib.enrich()
+    assert _lanes(lib, dup) == ["image"]
+
+
+def test_a13_2_a_header_other_than_the_decoded_size_is_never_decoded(two):
+    """An ingest that hashed one state of a file and decoded another (a race
+    before the fix) recorded a small picture's size under a bomb's SHA-256:
+    the passes compare the header with that size before any decode."""
+    lib, photos = two
+    dup = _asset(lib, "shared/dup.png")
+    lib.conn.execute("UPDATE asset SET width = 200, height = 100 WHERE id = %s", (dup,))
+    with pytest.raises(NoVerifiedFile, match=rf"asset {dup}: its bytes hold a 300x300 picture, "
+                                             r"not the 200x100 its ingest decoded"):
+        open_asset_bytes(lib.conn, dup)
+
+
+def test_a13_2_the_ingest_decodes_the_bytes_it_hashed(db_url: str, home: Path, photos: Path,
+                                                      monkeypatch):
+    """The ingest hashed the file and decoded it again through the same
+    descriptor; a rewrite between the two stored one picture's size, facts
+    and thumbnail under another's SHA-256. Now the decode reads the copy
+    the hash was taken of: a rewrite after the hash changes nothing."""
+    import hashlib
+
+    from loupe.ingest import image as image_mod
+
+    import io
+    import os
+
+    import numpy as np
+
+    noise = np.random.default_rng(13).integers(0, 255, (80, 120, 3), dtype=np.uint8)
+    Image.fromarray(noise).save(photos / "a.png")   # noise: larger than the other picture
+    original = (photos / "a.png").read_bytes()
+    buf = io.BytesIO()
+    Image.new("RGB", (40, 20), (0, 0, 255)).save(buf, "PNG")
+    other = buf.getvalue()
+    assert len(other) < len(original)
+    real = image_mod.hashed_copy
+
+    def rewrite_after_hash(fileobj, max_bytes=None):
+        out = real(fileobj, max_bytes)
+        st = os.stat(photos / "a.png")
+        with open(photos / "a.png", "r+b") as f:   # in place, same size, mtime put back,
+            f.write(other + bytes(len(original) - len(other)))   # as a careful writer would
+        os.utime(photos / "a.png", ns=(st.st_atime_ns, st.st_mtime_ns))
+        return out
+
+    import loupe.ingest.pipeline as pipeline_mod
+    monkeypatch.setattr(pipeline_mod, "hashed_copy", rewrite_after_hash)
+    with Library.open(home, database_url=db_url, create=True) as lib:
+        lib.init(languages=["en"])
+        lib.ingest(photos)
+        row = lib.conn.execute("SELECT content_sha256, width, height FROM asset").fetchall()
+    assert [(bytes(r[0]), r[1], r[2]) for r in row] == [
+        (hashlib.sha256(original).digest(), 120, 80)]
+
+
+def test_a13_4_to_6_errors_emoji_codes_and_invisible_characters(db_url: str, home: Path,
+                                                                 photos: Path):
+    from click.testing import CliRunner
+
+    from loupe.bulk import BulkError
+    from loupe.cli import main
+    from loupe.terminal import term
+
+    assert term("a\u061cb\u200bc\ufeffd") == "a\\u061cb\\u200bc\\ufeffd"
+    assert term("گل\u200cها 👨\u200d👩") == "گل\u200cها 👨\u200d👩"   # joiners stay
+    Image.new("RGB", (64, 48), (10, 120, 40)).save(photos / "x:cross_mark:y.jpg")
+    with Library.open(home, database_url=db_url, create=True) as lib:
+        lib.init(languages=["en"])
+        assert lib.ingest(photos).failed == 0
+        with pytest.raises(BulkError, match="control character"):
+            lib.bulk("add_keyword", "kw\u200bx", query="cross", confirm=True)
+    base = ["--home", str(home), "--database-url", db_url]
+    out = CliRunner().invoke(main, base + ["show", "1"])
+    assert "x:cross_mark:y.jpg" in out.output and "\u274c" not in out.output
+    out = CliRunner().invoke(main, base + ["similar", "--file",
+                                           str(photos / "gone\x1b[2J.jpg")])
+    assert out.exit_code != 0 and "\x1b" not in out.output
+    assert "gone\\x1b[2J.jpg" in out.output

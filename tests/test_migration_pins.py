@@ -63,6 +63,8 @@ LANDED = {
         "771cdd3ea55752d6985cd7c21d23ad7ec5e940903f180e084349babebe2e3ab7",
     "0028_machine_facts_from_verified_bytes.sql":
         "ca3c89bb4a27614b0ea2c2fd88721fa33b8c541d2d833df9d5e603844fd92da1",
+    "0029_machine_facts_from_private_copies.sql":
+        "0c7568355550a8471e876f812b9cf39911647957a7124ccdc44bda0705d68d61",
 }
 
 

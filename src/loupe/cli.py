@@ -19,7 +19,7 @@ from .db.migrate import MigrationError
 from .access.users import AccessError, UnknownUser
 from .bulk.actions import ACTIONS, BulkError, ConfirmationRequired
 from .lexical.settings import SettingError
-from .terminal import SafeConsole, echo, term
+from .terminal import SafeConsole, SafeGroup, echo, term
 from .library import AssetNotFound, Library, LibraryNotInitialized, UnknownTenant
 
 # Off a terminal (pipes, logs) rich would wrap at 80 columns, breaking
@@ -58,7 +58,7 @@ class _Ctx:
         return lib
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=SafeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--home", envvar="LOUPE_HOME", type=click.Path(file_okay=False),
               help="Library home (embedded database, thumbnails). Default: $LOUPE_HOME or ~/.loupe")
 @click.option("--database-url", envvar="LOUPE_DATABASE_URL",

@@ -76,7 +76,7 @@ ORDER BY x.path, x.id
 # An asset's content (SHA-256, size) and all its files, for the passes that
 # read its pixels after the ingest (loupe.assets.view.open_asset_bytes).
 ASSET_BYTES = """
-SELECT a.content_sha256, a.byte_size FROM asset a WHERE a.id = %(asset_id)s
+SELECT a.content_sha256, a.byte_size, a.width, a.height FROM asset a WHERE a.id = %(asset_id)s
 """
 
 ASSET_ALL_FILES = """

@@ -3,11 +3,13 @@
 Titles, paths, captions, keywords, person names, queries and notices come
 from files and from other users. A control character among them (ESC, CR,
 BEL: ANSI sequences that move the cursor, clear the screen, set the window
-title or hide text), a line or paragraph separator, or a bidirectional
-control (which reorders what follows: UAX #9) is printed as a Python escape
-(``\\x1b``, ``\\u202e``) instead (attack runs 11 and 12, A11-3, A12-3).
-:func:`echo` and :class:`SafeConsole` apply it to every line the CLI prints;
-:func:`term` also escapes newlines and tabs, for a single field.
+title or hide text), a line or paragraph separator, or an invisible format
+character (bidirectional controls, which reorder what follows: UAX #9; zero
+width spaces; the Arabic letter mark) is printed as a Python escape
+(``\\x1b``, ``\\u202e``) instead (attack runs 11–13, A11-3, A12-3, A13-6).
+:func:`echo` and :class:`SafeConsole` apply it to every line the CLI prints,
+and :class:`SafeGroup` to the error messages click prints; :func:`term` also
+escapes newlines and tabs, for a single field.
 """
 
 from __future__ import annotations
@@ -19,8 +21,13 @@ import click
 from rich.console import Console
 
 #: Bidirectional formatting characters (Unicode UAX #9: marks, embeddings,
-#: overrides, isolates).
-BIDI = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+#: overrides, isolates; the Arabic letter mark).
+BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+#: Format characters (Unicode Cf) that text needs and that move nothing: the
+#: zero width non-joiner and joiner (Persian and Indic spelling, emoji
+#: sequences). Every other Cf character is escaped.
+JOINERS = frozenset("\u200c\u200d")
 
 
 def _escape(c: str) -> str:
@@ -29,9 +36,11 @@ def _escape(c: str) -> str:
 
 def unsafe(c: str) -> bool:
     """Whether character ``c`` must not reach a terminal as is: a control
-    character (Unicode Cc), a line or paragraph separator (Zl, Zp) or a
-    bidirectional control (:data:`BIDI`)."""
-    return unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in BIDI
+    character (Unicode Cc), a line or paragraph separator (Zl, Zp), or a
+    format character (Cf: bidirectional controls, zero width spaces, the
+    byte order mark, soft hyphens) other than the :data:`JOINERS`."""
+    cat = unicodedata.category(c)
+    return cat in ("Cc", "Zl", "Zp") or (cat == "Cf" and c not in JOINERS) or c in BIDI
 
 
 def term(text: object) -> str:
@@ -61,13 +70,32 @@ def echo(message: object = "", **kwargs: Any) -> None:
 class SafeConsole(Console):
     """A rich :class:`~rich.console.Console` whose :meth:`print` escapes the
     strings it is given (:func:`term_lines`; the CLI's own strings hold no
-    control character, and rich adds its colours after this) and reads no
-    markup unless told ``markup=True``: a title "[/]" made rich raise
-    MarkupError, and "[red]" coloured what followed. A caller that asks for
-    markup escapes what it interpolates (:func:`rich.markup.escape`).
-    Tables and :class:`rich.text.Text` are not strings: their cells are
-    escaped where they are built."""
+    control character, and rich adds its colours after this), and which
+    reads neither markup nor emoji codes unless a call asks (``markup=True``):
+    a title "[/]" made rich raise MarkupError, "[red]" coloured what followed,
+    and a path "x:cross_mark:y.jpg" printed as "x❌y.jpg" (A13-5). A caller
+    that asks for markup escapes what it interpolates
+    (:func:`rich.markup.escape`). Tables and :class:`rich.text.Text` are not
+    strings: their cells are escaped where they are built."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("markup", False)
+        kwargs.setdefault("emoji", False)
+        super().__init__(*args, **kwargs)
 
     def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: A003 - rich's name
-        kwargs.setdefault("markup", False)
         super().print(*(term_lines(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+class SafeGroup(click.Group):
+    """A click group whose error messages (:class:`click.ClickException`,
+    usage errors included) are escaped (:func:`term_lines`) before click
+    prints them: a message often names a file ("…/x\\x1b[2J.jpg: not an
+    image"), and click writes it as it is (attack run 13, A13-4)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:
+            exc.message = term_lines(exc.message)
+            raise

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -20,7 +19,7 @@ import psycopg
 
 from .. import queries as q
 from ..access.viewer import Viewer
-from ..ingest.image import displayed_size
+from ..ingest.image import displayed_size, hashed_copy
 
 #: Columns of :data:`loupe.queries.ASSET`, in order.
 ASSET_COLUMNS = ["id", "sha256", "byte_size", "media_type", "width", "height", "orientation",
@@ -186,21 +185,15 @@ def failures(conn: psycopg.Connection, tenant_id: int, run_id: int | None) -> li
             for r in rows]
 
 
-#: Bytes of a verified copy (:func:`copy_verified`) kept in memory; a larger
-#: file's copy is spooled to an unlinked temporary file.
-COPY_IN_MEMORY = 64 << 20
-
-
 def copy_verified(path: str, sha256: bytes, size: int) -> BinaryIO | None:
     """A private copy of ``path``'s bytes, at offset 0, if they are the bytes
     ``sha256`` of ``size`` bytes, else None. Read once, through one
     descriptor opened as :func:`open_verified` opens it (no link followed,
-    no FIFO opened, a regular file of that size), hashed as it is copied:
-    the caller decodes the copy, never the file, so a write to the file after
-    the check changes nothing it reads (attack run 12, A12-2: the file was
-    rewritten in place between the hash and the decode). In memory up to
-    :data:`COPY_IN_MEMORY` bytes, else in an unlinked temporary file. The
-    caller closes it."""
+    no FIFO opened, a regular file of that size), hashed as it is copied
+    (:func:`loupe.ingest.image.hashed_copy`): the caller decodes the copy,
+    never the file, so a write to the file after the check changes nothing
+    it reads (attack run 12, A12-2: the file was rewritten in place between
+    the hash and the decode). The caller closes it."""
     if os.path.realpath(path) != path:
         return None
     try:
@@ -211,19 +204,17 @@ def copy_verified(path: str, sha256: bytes, size: int) -> BinaryIO | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size != size:
             return None
-        out = tempfile.SpooledTemporaryFile(max_size=COPY_IN_MEMORY)
-        h, n = hashlib.sha256(), 0
-        while chunk := fh.read(READ_CHUNK):
-            n += len(chunk)
-            if n > size:
-                break
-            h.update(chunk)
-            out.write(chunk)
-        if n == size and h.digest() == sha256:
-            out.seek(0)
-            return out
-        out.close()
+        try:
+            got = hashed_copy(fh, max_bytes=size)
+        except OSError:
+            return None
+    if got is None:
         return None
+    copy, digest, n = got
+    if n == size and digest == sha256:
+        return copy
+    copy.close()
+    return None
 
 
 class NoVerifiedFile(LookupError):
@@ -243,20 +234,39 @@ def open_asset_bytes(conn: psycopg.Connection, asset_id: int) -> tuple[BinaryIO,
     is never read, and a write to the file after the check never reaches
     the copy, so what the pass stores on the asset comes from the asset's own
     bytes, which passed the ingest's pixel ceiling (attack runs 11 and 12,
-    A11-1, A11-2, A12-2). The caller closes the file.
+    A11-1, A11-2, A12-2). Their header must give the width and height the
+    ingest decoded, read before any decode: an asset whose SHA-256 was taken
+    of other bytes than it decoded (a race in an ingest before the fix of
+    A13-2) never gets a pixel bomb decoded. The caller closes the file.
 
     Raises:
         NoVerifiedFile: the asset is gone, or none of its files holds its bytes.
     """
+    from PIL import Image
+
     row = conn.execute(q.ASSET_BYTES, {"asset_id": asset_id}).fetchone()
     if row is None:
         raise NoVerifiedFile(f"asset {asset_id} no longer exists")
-    sha, size = bytes(row[0]), row[1]
+    sha, size, width, height = bytes(row[0]), row[1], row[2], row[3]
     paths = [r[0] for r in conn.execute(q.ASSET_ALL_FILES, {"asset_id": asset_id})]
     for path in paths:
         fh = copy_verified(path, sha, size)
-        if fh is not None:
-            return fh, path
+        if fh is None:
+            continue
+        try:   # the header, before any decode: the size the ingest decoded (A13-2)
+            with Image.open(fh) as im:
+                shape = im.size
+        except Exception as exc:  # noqa: BLE001 - any header Pillow refuses
+            fh.close()
+            raise NoVerifiedFile(f"asset {asset_id}: its bytes no longer open as an image "
+                                 f"({type(exc).__name__})") from exc
+        if shape != (width, height):
+            fh.close()
+            raise NoVerifiedFile(f"asset {asset_id}: its bytes hold a {shape[0]}x{shape[1]} "
+                                 f"picture, not the {width}x{height} its ingest decoded; "
+                                 f"run 'loupe ingest' again")
+        fh.seek(0)
+        return fh, path
     raise NoVerifiedFile(f"asset {asset_id}: none of its {len(paths)} file(s) on disk holds "
                          f"its bytes any more (changed, replaced or removed since the ingest; "
                          f"run 'loupe ingest' again)")

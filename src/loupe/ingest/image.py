@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,6 +150,40 @@ def displayed_size(width: int, height: int, orientation: int) -> tuple[int, int]
     them (identity, mirrors, half turn). Any other value counts as 1.
     """
     return (height, width) if orientation in (5, 6, 7, 8) else (width, height)
+
+
+#: Bytes of a private copy (:func:`hashed_copy`) kept in memory; a larger
+#: file's copy is spooled to an unlinked temporary file.
+COPY_IN_MEMORY = 64 << 20
+
+
+def hashed_copy(fileobj: BinaryIO, max_bytes: int | None = None
+                ) -> tuple[BinaryIO, bytes, int] | None:
+    """A private copy of ``fileobj``'s bytes from its start, with their
+    SHA-256 digest and count, read once: ``(copy at offset 0, digest,
+    bytes)``. Whoever decodes the copy decodes exactly the bytes hashed — a
+    write to the file after this changes nothing in the copy (attack runs 12
+    and 13, A12-2, A13-2: the file was rewritten in place between the hash
+    and the decode, which read it again). In memory up to
+    :data:`COPY_IN_MEMORY` bytes, else in an unlinked temporary file; the
+    caller closes it. None (nothing kept) when the file holds more than
+    ``max_bytes``.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    fileobj.seek(0)
+    out = tempfile.SpooledTemporaryFile(max_size=COPY_IN_MEMORY)
+    h, n = hashlib.sha256(), 0
+    while chunk := fileobj.read(1 << 20):
+        n += len(chunk)
+        if max_bytes is not None and n > max_bytes:
+            out.close()
+            return None
+        h.update(chunk)
+        out.write(chunk)
+    out.seek(0)
+    return out, h.digest(), n
 
 
 def sha256_file(path: str, fileobj: BinaryIO | None = None) -> bytes:

@@ -43,7 +43,7 @@ from .jpegcheck import scan_count_problem
 from .pngcheck import compressed_chunk_problem
 from .structcheck import metadata_structure_problem
 from .xmpcheck import sidecar_shape_problem
-from .image import DEFAULT_MAX_PIXELS, ImageFacts, decode_image, sha256_file, unrecognised
+from .image import DEFAULT_MAX_PIXELS, ImageFacts, decode_image, hashed_copy, unrecognised
 from .metadata import (HOLD_NOTE, ExifToolReader, bound_fields, bound_raw, check_budget,
                        check_readable, display_path, distinct_words, document_ids, merge,
                        normalize, sidecar_problem)
@@ -426,14 +426,20 @@ class Ingester:
             return BadFile(f.path, "not_regular", "the file changed into something else (a "
                                                   "link, FIFO or other file) during the ingest")
         fh = os.fdopen(fd, "rb", closefd=False)
-        decoded = None
+        decoded = copy = None
         try:
             check_budget(f.path, raw_by_path.get(f.path, {}))   # nothing decoded past it
-            sha = sha256_file(f.path, fh)
+            # hashed as copied: every decode below reads the copy, so the
+            # pixels are those of the bytes whose SHA-256 the asset records
+            # (attack run 13, A13-2: rewritten in place between two reads)
+            try:
+                copy, sha, _n = hashed_copy(fh)
+            except OSError as exc:
+                raise BadFile(f.path, "io", f"cannot read file: {exc.strerror or exc}") from exc
             thumb = self._thumbnail_path(sha)
             # decoded once: the thumbnail, the hashes and the machine words
             # read these pixels (a JPEG is decoded again only at another scale)
-            decoded = decode_image(f.path, thumb, max_pixels=self.max_pixels, fileobj=fh)
+            decoded = decode_image(f.path, thumb, max_pixels=self.max_pixels, fileobj=copy)
             facts = decoded.facts
             raw = raw_by_path.get(f.path, {})
             check_readable(f.path, raw)
@@ -462,8 +468,8 @@ class Ingester:
                     note = raw_all[key].get(HOLD_NOTE)   # cut as read (attack run 6, C1)
                     raw_all[key], cut = bound_raw(raw_all[key], str(label))
                     truncated = [*truncated, *([f"{label}: {note}"] if note else []), *cut]
-            hashes = perceptual.hash_file(f.path, fh, decoded)
-            machine = machine_enrich.facts_for(f.path, self.machine_opts, fh, decoded)
+            hashes = perceptual.hash_file(f.path, copy, decoded)
+            machine = machine_enrich.facts_for(f.path, self.machine_opts, copy, decoded)
             if _same_regular_file(f) != before or _identity(os.fstat(fd)) != before:
                 return BadFile(f.path, "not_regular", "the file changed into something else "
                                                       "during the ingest: not stored")
@@ -476,6 +482,8 @@ class Ingester:
         finally:
             if decoded is not None:
                 decoded.close()
+            if copy is not None:
+                copy.close()
             fh.close()   # the descriptor stays open (closefd=False) until the batch ends
 
     def _thumbnail_path(self, sha: bytes) -> Path:

@@ -87,10 +87,13 @@ def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
     ingest) is skipped and stays pending until the next ingest (attack run
     11, A11-1). Its stored facts, when of an older rule version (such as
     every row after migration 0028), are removed with the words they gave
-    its documents: they may come from bytes that were not its own, and
-    nothing can check them now (attack run 12, A12-1: a link planted before
-    the fix kept the private scan's OCR text). Facts of the current version
-    were computed from verified bytes and stay. Returns ``{"computed",
+    its documents and its vectors: they may come from bytes that were not
+    its own, and nothing can check them now (attack runs 12 and 13, A12-1,
+    A13-1: a link planted before the fix kept the private scan's OCR text,
+    then its text vector). Facts of the current version were computed from
+    verified bytes and stay. When a recomputation changes an asset's machine
+    words, its text-lane vectors (which embedded the old words) are removed
+    for the next ``loupe embed`` to compute. Returns ``{"computed",
     "warnings", "ocr_read", "pending", "skipped", "skipped_reasons"}``:
     ``skipped`` counts those assets, ``skipped_reasons`` names the first 20,
     one line each."""
@@ -117,14 +120,20 @@ def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
                         "asset_id": asset_id, "version": VERSION}).rowcount
                     if dropped:
                         rebuild_documents(conn, tenant_id, asset_id, languages)
+                        conn.execute(q.DROP_ASSET_VECTORS, {"asset_id": asset_id})
                 skipped.append(str(exc) + ("; its facts of an older version were removed"
                                            if dropped else ""))
                 continue
             with fh:
                 facts = facts_for(path, opts, fileobj=fh)
             with conn.transaction():
+                words = conn.execute(q.MACHINE_WORDS_OF, {"asset_id": asset_id}).fetchall()
                 store(conn, tenant_id, asset_id, facts)
                 rebuild_documents(conn, tenant_id, asset_id, languages)
+                if conn.execute(q.MACHINE_WORDS_OF, {"asset_id": asset_id}).fetchall() != words:
+                    # its text vectors embedded the words it had (A13-1): computed
+                    # again by the next 'loupe embed', never searched stale
+                    conn.execute(q.DROP_TEXT_VECTORS, {"asset_id": asset_id})
             done += 1
             warnings += facts.error is not None
             read += bool(facts.ocr_text)

@@ -65,6 +65,28 @@ DROP_STALE_FACTS = """
 DELETE FROM asset_machine WHERE asset_id = %(asset_id)s AND version < %(version)s
 """
 
+# ... and with them its vectors, of every lane: the text lanes embedded the
+# words those facts gave its documents, the image lanes pixels read before
+# the bytes were checked (attack run 13, A13-1: a member still found the
+# asset by the leaked scan's text through its text vector). `loupe embed`
+# computes them again once a file holds the asset's bytes.
+DROP_ASSET_VECTORS = """
+DELETE FROM asset_vector WHERE asset_id = %(asset_id)s
+"""
+
+# The machine words of an asset's documents, per language, to tell whether a
+# recomputation changed them.
+MACHINE_WORDS_OF = """
+SELECT lang, machine FROM search_document WHERE asset_id = %(asset_id)s ORDER BY lang
+"""
+
+# An asset's text-lane vectors, which embed its document's words (machine
+# words included): removed when enrich changed those words, so that search
+# never meets a vector of words the asset no longer has (attack run 13, A13-1).
+DROP_TEXT_VECTORS = """
+DELETE FROM asset_vector WHERE asset_id = %(asset_id)s AND lane = 'text'
+"""
+
 MACHINE_SETTINGS = """
 SELECT coalesce(s.ocr, false), coalesce(s.ocr_budget_ms, 3000), coalesce(s.ocr_min_score, 0.7)
 FROM (SELECT %(tenant_id)s::bigint AS tenant_id) t

@@ -1,0 +1,15 @@
+-- 0029: machine facts are read again, from private copies (attack runs 12
+-- and 13, A12-2, A13-3).
+--
+-- 0028 marked every fact as of rule version 0, and `loupe enrich` recomputed
+-- them from a file that held the asset's bytes; but it hashed the file and
+-- then decoded it again, and a writer who rewrote the file in place between
+-- the two had their own pixels (or OCR text) stored as the asset's facts, at
+-- the current version, where no later run would look. The passes now decode
+-- a private copy made while hashing (loupe.assets.view.open_asset_bytes), and
+-- the ingest does too. Facts stored before cannot tell which bytes they came
+-- from, so every row is marked as of version 0 again: the next `loupe enrich`
+-- recomputes each asset from its copy, removes the facts (and vectors) of an
+-- asset none of whose files holds its bytes, and removes the text vectors of
+-- an asset whose machine words change (docs/security.md, attack run 13).
+UPDATE asset_machine SET version = 0;
