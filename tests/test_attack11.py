@@ -367,8 +367,10 @@ def test_a13_4_to_6_errors_emoji_codes_and_invisible_characters(db_url: str, hom
     from loupe.cli import main
     from loupe.terminal import term
 
-    assert term("a\u061cb\u200bc\ufeffd") == "a\\u061cb\\u200bc\\ufeffd"
+    assert term("a\u061cb\u200bc\ufeffd\u3164e") == "a\\u061cb\\u200bc\\ufeffd\\u3164e"
     assert term("گل\u200cها 👨\u200d👩") == "گل\u200cها 👨\u200d👩"   # joiners stay
+    england = "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F"
+    assert term(england + " \u0600\u0661") == england + " \u0600\u0661"   # A14-5: tags, marks
     Image.new("RGB", (64, 48), (10, 120, 40)).save(photos / "x:cross_mark:y.jpg")
     with Library.open(home, database_url=db_url, create=True) as lib:
         lib.init(languages=["en"])
@@ -382,3 +384,82 @@ def test_a13_4_to_6_errors_emoji_codes_and_invisible_characters(db_url: str, hom
                                            str(photos / "gone\x1b[2J.jpg")])
     assert out.exit_code != 0 and "\x1b" not in out.output
     assert "gone\\x1b[2J.jpg" in out.output
+
+
+
+# ---- attack run 14 --------------------------------------------------------------------------
+
+def test_a14_3_a_file_only_missing_keeps_its_facts_and_vectors(two):
+    """A file moved away or a source not mounted during an enrich after a
+    rules change took the asset's facts and every vector with it; only
+    evidence (a link, a special file, other bytes) does now."""
+    lib, photos = two
+    innocent = _asset(lib, "shared/innocent.png")
+    _vector(lib, innocent, "image")
+    moved = photos / "innocent.png"
+    (photos / "shared" / "innocent.png").rename(moved)
+    _stale(lib)
+    out = lib.enrich()
+    assert out["skipped_reasons"] == [
+        f"asset {innocent}: none of its 1 file(s) could be read now (missing; a source not "
+        f"mounted, or a full temporary directory?): nothing was changed"]
+    assert _facts(lib, innocent) == ("clipart", "transparent", ["blue"], 0)
+    assert _lanes(lib, innocent) == ["image"]
+    moved.rename(photos / "shared" / "innocent.png")   # back: computed again
+    assert lib.enrich()["skipped"] == 0 and _facts(lib, innocent)[3] > 0
+
+
+def test_a14_2_a_copy_that_cannot_be_written_changes_nothing(two, monkeypatch):
+    """A full temporary directory made the copy fail, which enrich read as
+    'not the asset's bytes' and deleted a healthy asset's facts and vectors."""
+    import loupe.assets.view as view_mod
+
+    lib, _photos = two
+    dup = _asset(lib, "shared/dup.png")
+    _vector(lib, dup, "text")
+
+    def full(fileobj, max_bytes=None):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(view_mod, "hashed_copy", full)
+    _stale(lib)
+    out = lib.enrich()
+    assert out["computed"] == 0 and out["skipped"] == 3
+    assert all("a read or copy failed" in r for r in out["skipped_reasons"])
+    assert _facts(lib, dup)[:3] == ("clipart", "uniform", ["red"])
+    assert _lanes(lib, dup) == ["text"]
+
+
+def test_a14_1_and_6_the_ingest_bounds_and_measures_what_it_copies(db_url: str, home: Path,
+                                                                    photos: Path, monkeypatch):
+    """A file over MAX_FILE_BYTES is refused before it is read (a sparse file
+    of any apparent size filled the temporary directory with its copy), and
+    a file whose size changes while it is copied is not stored (its record
+    would hold a size its bytes do not have)."""
+    import loupe.ingest.pipeline as pipeline_mod
+
+    (photos / "a").mkdir()
+    (photos / "b").mkdir()
+    Image.new("RGB", (64, 48), (10, 120, 40)).save(photos / "a" / "big.png")
+    Image.new("RGB", (64, 48), (120, 10, 40)).save(photos / "b" / "grows.png")
+    real = pipeline_mod.hashed_copy
+    size = (photos / "a" / "big.png").stat().st_size
+
+    def grow(fileobj, max_bytes=None):
+        with open(photos / "b" / "grows.png", "ab") as f:
+            f.write(b"x" * 10)
+        return real(fileobj, max_bytes)
+
+    with Library.open(home, database_url=db_url, create=True) as lib:
+        lib.init(languages=["en"])
+        monkeypatch.setattr(pipeline_mod, "MAX_FILE_BYTES", size - 1)
+        summary = lib.ingest(photos / "a")
+        assert [(Path(f.path).name, f.kind, f.reason) for f in summary.failures] == [
+            ("big.png", "too_large", f"{size:,} bytes, over the limit of {size - 1:,} bytes a "
+                                     f"picture file may have: not read")]
+        monkeypatch.setattr(pipeline_mod, "MAX_FILE_BYTES", 1 << 30)
+        monkeypatch.setattr(pipeline_mod, "hashed_copy", grow)
+        summary = lib.ingest(photos / "b")
+        assert [(Path(f.path).name, f.kind) for f in summary.failures] == [
+            ("grows.png", "not_regular")]
+        assert lib.conn.execute("SELECT count(*) FROM asset").fetchone()[0] == 0

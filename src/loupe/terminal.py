@@ -5,7 +5,7 @@ from files and from other users. A control character among them (ESC, CR,
 BEL: ANSI sequences that move the cursor, clear the screen, set the window
 title or hide text), a line or paragraph separator, or an invisible format
 character (bidirectional controls, which reorder what follows: UAX #9; zero
-width spaces; the Arabic letter mark) is printed as a Python escape
+width spaces; Hangul fillers) is printed as a Python escape
 (``\\x1b``, ``\\u202e``) instead (attack runs 11–13, A11-3, A12-3, A13-6).
 :func:`echo` and :class:`SafeConsole` apply it to every line the CLI prints,
 and :class:`SafeGroup` to the error messages click prints; :func:`term` also
@@ -24,10 +24,14 @@ from rich.console import Console
 #: overrides, isolates; the Arabic letter mark).
 BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
-#: Format characters (Unicode Cf) that text needs and that move nothing: the
-#: zero width non-joiner and joiner (Persian and Indic spelling, emoji
-#: sequences). Every other Cf character is escaped.
-JOINERS = frozenset("\u200c\u200d")
+#: Characters that show nothing and hide text or spoof a name: the zero width
+#: space, word joiner and invisible operators (U+2060–2064), the byte order
+#: mark, the Mongolian vowel separator, the Hangul fillers. Format characters
+#: that scripts need (joiners for Persian, Indic scripts and emoji; the tag
+#: characters of flag emoji; Arabic, Syriac, Kaithi and Egyptian marks) are
+#: not among them (attack run 14, A14-5).
+INVISIBLE = frozenset("\u200b\u2060\u2061\u2062\u2063\u2064\ufeff\u180e"
+                      "\u115f\u1160\u3164\uffa0")
 
 
 def _escape(c: str) -> str:
@@ -36,11 +40,9 @@ def _escape(c: str) -> str:
 
 def unsafe(c: str) -> bool:
     """Whether character ``c`` must not reach a terminal as is: a control
-    character (Unicode Cc), a line or paragraph separator (Zl, Zp), or a
-    format character (Cf: bidirectional controls, zero width spaces, the
-    byte order mark, soft hyphens) other than the :data:`JOINERS`."""
-    cat = unicodedata.category(c)
-    return cat in ("Cc", "Zl", "Zp") or (cat == "Cf" and c not in JOINERS) or c in BIDI
+    character (Unicode Cc), a line or paragraph separator (Zl, Zp), a
+    bidirectional control (:data:`BIDI`) or an :data:`INVISIBLE` one."""
+    return unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in BIDI or c in INVISIBLE
 
 
 def term(text: object) -> str:

@@ -9,6 +9,7 @@ not exist and one the viewer may not read give the same
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -187,39 +188,61 @@ def failures(conn: psycopg.Connection, tenant_id: int, run_id: int | None) -> li
 
 def copy_verified(path: str, sha256: bytes, size: int) -> BinaryIO | None:
     """A private copy of ``path``'s bytes, at offset 0, if they are the bytes
-    ``sha256`` of ``size`` bytes, else None. Read once, through one
-    descriptor opened as :func:`open_verified` opens it (no link followed,
-    no FIFO opened, a regular file of that size), hashed as it is copied
+    ``sha256`` of ``size`` bytes, else None (:func:`copy_checked` says why)."""
+    return copy_checked(path, sha256, size)[0]
+
+
+def copy_checked(path: str, sha256: bytes, size: int) -> tuple[BinaryIO | None, str]:
+    """``(copy, "ok")`` when ``path`` holds the bytes ``sha256`` of ``size``
+    bytes, else ``(None, why)``: ``"missing"`` (no such file or folder),
+    ``"other"`` (a link on the way, not a regular file, or other bytes:
+    evidence that the file is not the asset's any more) or ``"error"`` (it
+    could not be read or copied: a full temporary directory, an I/O error).
+
+    Read once, through one descriptor opened without following a link nor
+    blocking (``O_NOFOLLOW | O_NONBLOCK``), hashed as it is copied
     (:func:`loupe.ingest.image.hashed_copy`): the caller decodes the copy,
     never the file, so a write to the file after the check changes nothing
-    it reads (attack run 12, A12-2: the file was rewritten in place between
-    the hash and the decode). The caller closes it."""
-    if os.path.realpath(path) != path:
-        return None
+    it reads (attack run 12, A12-2). The caller closes the copy."""
     try:
+        if os.path.realpath(path) != path:
+            return None, "other"
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
+    except FileNotFoundError:
+        return None, "missing"
+    except NotADirectoryError:
+        return None, "other"
+    except OSError as exc:   # ELOOP: a link at the end; else an I/O problem
+        return None, "other" if exc.errno == errno.ELOOP else "error"
     with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size != size:
-            return None
+            return None, "other"
         try:
             got = hashed_copy(fh, max_bytes=size)
         except OSError:
-            return None
+            return None, "error"
     if got is None:
-        return None
+        return None, "other"
     copy, digest, n = got
     if n == size and digest == sha256:
-        return copy
+        return copy, "ok"
     copy.close()
-    return None
+    return None, "other"
 
 
 class NoVerifiedFile(LookupError):
-    """No file of an asset on disk still holds the asset's bytes (``reason``
-    names the asset and why): a back-fill pass skips it and says so."""
+    """No file of an asset on disk still holds the asset's bytes (the
+    message names the asset and why): a back-fill pass skips it and says so.
+    ``evidence``: some file of it exists but is a link, not a regular file,
+    or holds other bytes, or the bytes are not the picture the ingest
+    decoded — so what was computed from it before may not be the asset's;
+    False when its files are only missing or could not be read (a source not
+    mounted, a full temporary directory: attack run 14, A14-2, A14-3)."""
+
+    def __init__(self, message: str, evidence: bool = True):
+        super().__init__(message)
+        self.evidence = evidence
 
 
 def open_asset_bytes(conn: psycopg.Connection, asset_id: int) -> tuple[BinaryIO, str]:
@@ -249,8 +272,10 @@ def open_asset_bytes(conn: psycopg.Connection, asset_id: int) -> tuple[BinaryIO,
         raise NoVerifiedFile(f"asset {asset_id} no longer exists")
     sha, size, width, height = bytes(row[0]), row[1], row[2], row[3]
     paths = [r[0] for r in conn.execute(q.ASSET_ALL_FILES, {"asset_id": asset_id})]
+    seen = set()
     for path in paths:
-        fh = copy_verified(path, sha, size)
+        fh, why = copy_checked(path, sha, size)
+        seen.add(why)
         if fh is None:
             continue
         try:   # the header, before any decode: the size the ingest decoded (A13-2)
@@ -263,10 +288,17 @@ def open_asset_bytes(conn: psycopg.Connection, asset_id: int) -> tuple[BinaryIO,
         if shape != (width, height):
             fh.close()
             raise NoVerifiedFile(f"asset {asset_id}: its bytes hold a {shape[0]}x{shape[1]} "
-                                 f"picture, not the {width}x{height} its ingest decoded; "
-                                 f"run 'loupe ingest' again")
+                                 f"picture, not the {width}x{height} its ingest decoded, and "
+                                 f"a new ingest of the same bytes keeps that record: move the "
+                                 f"file out of the library, run 'loupe ingest', then put it "
+                                 f"back and ingest again")
         fh.seek(0)
         return fh, path
-    raise NoVerifiedFile(f"asset {asset_id}: none of its {len(paths)} file(s) on disk holds "
-                         f"its bytes any more (changed, replaced or removed since the ingest; "
-                         f"run 'loupe ingest' again)")
+    if "other" in seen:
+        raise NoVerifiedFile(f"asset {asset_id}: none of its {len(paths)} file(s) on disk holds "
+                             f"its bytes any more (changed, replaced or removed since the "
+                             f"ingest; run 'loupe ingest' again)")
+    raise NoVerifiedFile(f"asset {asset_id}: none of its {len(paths)} file(s) could be read "
+                         f"now ({'missing' if seen <= {'missing'} else 'a read or copy failed'}"
+                         f"; a source not mounted, or a full temporary directory?): nothing "
+                         f"was changed", evidence=False)

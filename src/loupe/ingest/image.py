@@ -156,6 +156,14 @@ def displayed_size(width: int, height: int, orientation: int) -> tuple[int, int]
 #: file's copy is spooled to an unlinked temporary file.
 COPY_IN_MEMORY = 64 << 20
 
+#: The largest file the ingest reads (bytes), checked on the file's size
+#: before it is hashed and copied: a picture within the pixel ceiling
+#: (150 megapixels by default) needs less even uncompressed at 16 bits per
+#: channel (900 MB), while a sparse file of any apparent size costs its writer
+#: nothing and filled the temporary directory with its copy (attack run 14,
+#: A14-1).
+MAX_FILE_BYTES = 1 << 30
+
 
 def hashed_copy(fileobj: BinaryIO, max_bytes: int | None = None
                 ) -> tuple[BinaryIO, bytes, int] | None:
@@ -322,7 +330,9 @@ def decode_image(path: str, thumbnail_path: Path | None, *,
     :class:`DecodedImage` the caller closes (the same checks, thumbnail and
     errors; ``BadFile`` raised leaves nothing open)."""
     try:
-        size = os.fstat(fileobj.fileno()).st_size if fileobj else os.path.getsize(path)
+        # the size by seeking, not fstat(fileno()): a SpooledTemporaryFile
+        # (hashed_copy) would move to disk for fileno (attack run 14, A14-1)
+        size = fileobj.seek(0, os.SEEK_END) if fileobj else os.path.getsize(path)
         if fileobj is not None:
             fileobj.seek(0)
     except OSError as exc:

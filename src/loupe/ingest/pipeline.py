@@ -43,7 +43,8 @@ from .jpegcheck import scan_count_problem
 from .pngcheck import compressed_chunk_problem
 from .structcheck import metadata_structure_problem
 from .xmpcheck import sidecar_shape_problem
-from .image import DEFAULT_MAX_PIXELS, ImageFacts, decode_image, hashed_copy, unrecognised
+from .image import (DEFAULT_MAX_PIXELS, MAX_FILE_BYTES, ImageFacts, decode_image, hashed_copy,
+                    unrecognised)
 from .metadata import (HOLD_NOTE, ExifToolReader, bound_fields, bound_raw, check_budget,
                        check_readable, display_path, distinct_words, document_ids, merge,
                        normalize, sidecar_problem)
@@ -432,10 +433,21 @@ class Ingester:
             # hashed as copied: every decode below reads the copy, so the
             # pixels are those of the bytes whose SHA-256 the asset records
             # (attack run 13, A13-2: rewritten in place between two reads)
-            try:
-                copy, sha, _n = hashed_copy(fh)
+            if f.size > MAX_FILE_BYTES:
+                raise BadFile(f.path, "too_large", f"{f.size:,} bytes, over the limit of "
+                                                   f"{MAX_FILE_BYTES:,} bytes a picture file may "
+                                                   f"have: not read")
+            try:   # never more than the walk's size: a file growing meanwhile is refused
+                got = hashed_copy(fh, max_bytes=f.size)
             except OSError as exc:
-                raise BadFile(f.path, "io", f"cannot read file: {exc.strerror or exc}") from exc
+                raise BadFile(f.path, "io", f"cannot read or copy the file (a full temporary "
+                                            f"directory?): {exc.strerror or exc}") from exc
+            if got is None or got[2] != f.size:   # A14-6: the size recorded is the size hashed
+                if got is not None:
+                    got[0].close()
+                raise BadFile(f.path, "not_regular", "the file changed size during the ingest: "
+                                                     "not stored")
+            copy, sha, _n = got
             thumb = self._thumbnail_path(sha)
             # decoded once: the thumbnail, the hashes and the machine words
             # read these pixels (a JPEG is decoded again only at another scale)

@@ -85,7 +85,10 @@ def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
     (:func:`loupe.assets.view.open_asset_bytes`), never by path: an asset
     none of whose files does (a file replaced, linked or removed since the
     ingest) is skipped and stays pending until the next ingest (attack run
-    11, A11-1). Its stored facts, when of an older rule version (such as
+    11, A11-1). When some file of it is there but holds other bytes (or is a
+    link, or not a regular file) — not when its files are only missing or
+    unreadable, as under an unmounted source (A14-3) — its stored facts,
+    when of an older rule version (such as
     every row after migration 0028), are removed with the words they gave
     its documents and its vectors: they may come from bytes that were not
     its own, and nothing can check them now (attack runs 12 and 13, A12-1,
@@ -115,9 +118,13 @@ def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
             try:
                 fh, path = open_asset_bytes(conn, asset_id)
             except NoVerifiedFile as exc:
-                with conn.transaction():   # facts from bytes that cannot be checked go (A12-1)
-                    dropped = conn.execute(q.DROP_STALE_FACTS, {
-                        "asset_id": asset_id, "version": VERSION}).rowcount
+                dropped = 0
+                # facts from bytes that cannot be checked go (A12-1) — on evidence
+                # only: a file merely missing or unreadable now keeps them (A14-3)
+                with conn.transaction():
+                    if exc.evidence:
+                        dropped = conn.execute(q.DROP_STALE_FACTS, {
+                            "asset_id": asset_id, "version": VERSION}).rowcount
                     if dropped:
                         rebuild_documents(conn, tenant_id, asset_id, languages)
                         conn.execute(q.DROP_ASSET_VECTORS, {"asset_id": asset_id})
