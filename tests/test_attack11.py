@@ -463,3 +463,35 @@ def test_a14_1_and_6_the_ingest_bounds_and_measures_what_it_copies(db_url: str, 
         assert [(Path(f.path).name, f.kind) for f in summary.failures] == [
             ("grows.png", "not_regular")]
         assert lib.conn.execute("SELECT count(*) FROM asset").fetchone()[0] == 0
+
+
+def test_a14_open_faces_and_hash_of_unverifiable_bytes_go_too(two):
+    """The branch that removes facts of bytes it cannot check left the
+    asset's faces (crops shown to its readers) and perceptual hash, which
+    may show another picture (attack run 14, open): they go with the
+    facts, the face scan is forgotten so that `loupe faces` scans it again,
+    and a person left with no face goes."""
+    lib, photos = two
+    innocent = _asset(lib, "shared/innocent.png")
+    person = lib.conn.execute("INSERT INTO person (tenant_id, number, name) VALUES (%s, 99, "
+                              "'Secret Person') RETURNING id", (lib.tenant_id,)).fetchone()[0]
+    lib.conn.execute(
+        "INSERT INTO face (tenant_id, asset_id, box_x, box_y, box_w, box_h, descriptor, "
+        "detector, size_px, blur, score, crop, person_id, confirmed) VALUES (%s, %s, 0.1, 0.1, "
+        "0.5, 0.5, %s::vector, 'test', 80, 1, 1, %s, %s, true)",
+        (lib.tenant_id, innocent, "[" + ",".join(["0.1"] * 128) + "]", b"crop", person))
+    lib.conn.execute("INSERT INTO face_scan (asset_id, tenant_id, detector, faces) "
+                     "VALUES (%s, %s, 'test', 1)", (innocent, lib.tenant_id))
+    assert lib.conn.execute("SELECT count(*) FROM asset_phash WHERE asset_id = %s",
+                            (innocent,)).fetchone()[0] == 1
+    link = photos / "shared" / "innocent.png"
+    link.unlink()
+    link.symlink_to(photos / "private" / "scan.png")
+    _stale(lib)
+    lib.enrich()
+    counts = lib.conn.execute(
+        "SELECT (SELECT count(*) FROM face WHERE asset_id = %(a)s), "
+        "(SELECT count(*) FROM face_scan WHERE asset_id = %(a)s), "
+        "(SELECT count(*) FROM asset_phash WHERE asset_id = %(a)s), "
+        "(SELECT count(*) FROM person WHERE id = %(p)s)", {"a": innocent, "p": person}).fetchone()
+    assert counts == (0, 0, 0, 0)

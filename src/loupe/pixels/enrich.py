@@ -16,6 +16,7 @@ import psycopg
 
 from ..assets.view import NoVerifiedFile, open_asset_bytes
 from ..document.compile import rebuild_documents
+from ..faces import queries as faces_q
 from . import ocr as ocr_mod
 from . import queries as q
 from .analyse import VERSION, MachineFacts, analyse_file
@@ -90,7 +91,9 @@ def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
     unreadable, as under an unmounted source (A14-3) — its stored facts,
     when of an older rule version (such as
     every row after migration 0028), are removed with the words they gave
-    its documents and its vectors: they may come from bytes that were not
+    its documents, its vectors, its faces and its perceptual hash (each
+    computed again by its own pass once a file holds the asset's bytes):
+    they may come from bytes that were not
     its own, and nothing can check them now (attack runs 12 and 13, A12-1,
     A13-1: a link planted before the fix kept the private scan's OCR text,
     then its text vector). Facts of the current version were computed from
@@ -126,8 +129,11 @@ def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
                         dropped = conn.execute(q.DROP_STALE_FACTS, {
                             "asset_id": asset_id, "version": VERSION}).rowcount
                     if dropped:
+                        for stmt in (q.DROP_ASSET_VECTORS, q.DROP_ASSET_FACES,
+                                     q.DROP_ASSET_FACE_SCANS, q.DROP_ASSET_HASH):
+                            conn.execute(stmt, {"asset_id": asset_id})
+                        conn.execute(faces_q.DROP_EMPTY_PEOPLE, {"tenant_id": tenant_id})
                         rebuild_documents(conn, tenant_id, asset_id, languages)
-                        conn.execute(q.DROP_ASSET_VECTORS, {"asset_id": asset_id})
                 skipped.append(str(exc) + ("; its facts of an older version were removed"
                                            if dropped else ""))
                 continue

@@ -74,6 +74,20 @@ DROP_ASSET_VECTORS = """
 DELETE FROM asset_vector WHERE asset_id = %(asset_id)s
 """
 
+# ... and its faces (crops included), its face scans (so that `loupe faces`
+# scans it again once a file holds its bytes) and its perceptual hash (the
+# back-fill computes it again): read by path before the fix, they may show
+# another picture (attack run 14, left open by A13-1's fix).
+DROP_ASSET_FACES = """
+DELETE FROM face WHERE asset_id = %(asset_id)s
+"""
+DROP_ASSET_FACE_SCANS = """
+DELETE FROM face_scan WHERE asset_id = %(asset_id)s
+"""
+DROP_ASSET_HASH = """
+DELETE FROM asset_phash WHERE asset_id = %(asset_id)s
+"""
+
 # The machine words of an asset's documents, per language, to tell whether a
 # recomputation changed them.
 MACHINE_WORDS_OF = """
