@@ -110,28 +110,46 @@ def thumbnail_path(home: Path, row: tuple) -> Path:
     return home / thumb
 
 
-def open_verified(path: str, sha256: bytes, size: int) -> BinaryIO | None:
-    """``path`` opened for reading at offset 0 if it still holds the bytes
-    ``sha256`` of ``size`` bytes, else None: no component of the path is a
-    symbolic link (a stored path is canonical), it is opened without
-    following a link (``O_NOFOLLOW``) nor blocking (``O_NONBLOCK``), it is a
-    regular file, and its size and SHA-256 match. The check holds for the
-    returned descriptor only: read it, not the path."""
-    if os.path.realpath(path) != path:
-        return None
+def _open_regular(path: str, size: int) -> tuple[BinaryIO | None, str]:
+    """``(file, "ok")``: ``path`` opened for reading when no component of it
+    is a symbolic link (a stored path is canonical), it opens without
+    following a link (``O_NOFOLLOW``) nor blocking (``O_NONBLOCK``), and it
+    is a regular file of ``size`` bytes; else ``(None, why)``: ``"missing"``
+    (no such file or folder), ``"other"`` (a link on the way, not a regular
+    file, another size) or ``"error"`` (it could not be opened). The check
+    holds for the returned descriptor only: read it, not the path."""
     try:
+        if os.path.realpath(path) != path:
+            return None, "other"
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
+    except FileNotFoundError:
+        return None, "missing"
+    except NotADirectoryError:
+        return None, "other"
+    except OSError as exc:   # ELOOP: a link at the end; else an I/O problem
+        return None, "other" if exc.errno == errno.ELOOP else "error"
     fh = os.fdopen(fd, "rb")
     st = os.fstat(fd)
-    if stat.S_ISREG(st.st_mode) and st.st_size == size:
-        h = hashlib.sha256()
-        while chunk := fh.read(READ_CHUNK):
-            h.update(chunk)
-        if h.digest() == sha256:
-            fh.seek(0)
-            return fh
+    if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+        fh.close()
+        return None, "other"
+    return fh, "ok"
+
+
+def open_verified(path: str, sha256: bytes, size: int) -> BinaryIO | None:
+    """``path`` opened for reading at offset 0 if it still holds the bytes
+    ``sha256`` of ``size`` bytes (:func:`_open_regular`, then its SHA-256
+    read through the same descriptor), else None. Read the returned
+    descriptor, not the path."""
+    fh, _why = _open_regular(path, size)
+    if fh is None:
+        return None
+    h = hashlib.sha256()
+    while chunk := fh.read(READ_CHUNK):
+        h.update(chunk)
+    if h.digest() == sha256:
+        fh.seek(0)
+        return fh
     fh.close()
     return None
 
@@ -186,12 +204,6 @@ def failures(conn: psycopg.Connection, tenant_id: int, run_id: int | None) -> li
             for r in rows]
 
 
-def copy_verified(path: str, sha256: bytes, size: int) -> BinaryIO | None:
-    """A private copy of ``path``'s bytes, at offset 0, if they are the bytes
-    ``sha256`` of ``size`` bytes, else None (:func:`copy_checked` says why)."""
-    return copy_checked(path, sha256, size)[0]
-
-
 def copy_checked(path: str, sha256: bytes, size: int) -> tuple[BinaryIO | None, str]:
     """``(copy, "ok")`` when ``path`` holds the bytes ``sha256`` of ``size``
     bytes, else ``(None, why)``: ``"missing"`` (no such file or folder),
@@ -199,25 +211,14 @@ def copy_checked(path: str, sha256: bytes, size: int) -> tuple[BinaryIO | None, 
     evidence that the file is not the asset's any more) or ``"error"`` (it
     could not be read or copied: a full temporary directory, an I/O error).
 
-    Read once, through one descriptor opened without following a link nor
-    blocking (``O_NOFOLLOW | O_NONBLOCK``), hashed as it is copied
-    (:func:`loupe.ingest.image.hashed_copy`): the caller decodes the copy,
-    never the file, so a write to the file after the check changes nothing
-    it reads (attack run 12, A12-2). The caller closes the copy."""
-    try:
-        if os.path.realpath(path) != path:
-            return None, "other"
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None, "missing"
-    except NotADirectoryError:
-        return None, "other"
-    except OSError as exc:   # ELOOP: a link at the end; else an I/O problem
-        return None, "other" if exc.errno == errno.ELOOP else "error"
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size != size:
-            return None, "other"
+    Read once, through one descriptor (:func:`_open_regular`), hashed as it
+    is copied (:func:`loupe.ingest.image.hashed_copy`): the caller decodes
+    the copy, never the file, so a write to the file after the check changes
+    nothing it reads (attack run 12, A12-2). The caller closes the copy."""
+    fh, why = _open_regular(path, size)
+    if fh is None:
+        return None, why
+    with fh:
         try:
             got = hashed_copy(fh, max_bytes=size)
         except OSError:
@@ -248,7 +249,7 @@ class NoVerifiedFile(LookupError):
 def open_asset_bytes(conn: psycopg.Connection, asset_id: int) -> tuple[BinaryIO, str]:
     """A private copy of the bytes of the first file (by relative path) of
     asset ``asset_id`` that still holds the asset's bytes
-    (:func:`copy_verified`: no link followed, no FIFO opened, a regular file
+    (:func:`copy_checked`: no link followed, no FIFO opened, a regular file
     of the asset's size and SHA-256), at offset 0: ``(binary file object,
     path)``. Every pass that reads pixels
     after the ingest (``loupe enrich``, ``loupe embed``, ``loupe faces``,
