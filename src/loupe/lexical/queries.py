@@ -456,20 +456,27 @@ def lexical_lane(member: bool = False, clause: "AssetClause | None" = None) -> s
             + LANE_TAIL)
 
 
-LANE_TAIL = """,
-rows AS (
-    SELECT asset_id, score, bonus, false AS in_band FROM final
-    UNION ALL
-    SELECT asset_id, NULL::float8, bonus, true FROM tband
-),
-page AS (
+#: A page of ``rows`` (ranked rows, then band rows: ``in_band``) scored by
+#: BM25F, ordered by phrase bonus ▸ the machine facts the query names
+#: (:mod:`loupe.search.facts`) ▸ score ▸ asset id; the lexical lane's and a
+#: scope's lexical statement alike (the fused statements: ``BANDED_PAGE``).
+LEXICAL_PAGE = """page AS (
     SELECT asset_id, score, bonus, in_band,
            row_number() OVER (ORDER BY in_band, bonus DESC, facts DESC, score DESC, asset_id)
            AS rank
     FROM (SELECT r0.*, """ + facts_first("r0.asset_id") + """ AS facts FROM rows r0) r
     ORDER BY in_band, bonus DESC, facts DESC, score DESC, asset_id
     LIMIT %(limit)s OFFSET %(offset)s
-)
+)"""
+
+
+LANE_TAIL = """,
+rows AS (
+    SELECT asset_id, score, bonus, false AS in_band FROM final
+    UNION ALL
+    SELECT asset_id, NULL::float8, bonus, true FROM tband
+),
+""" + LEXICAL_PAGE + """
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
        p.rank, p.asset_id, p.score, p.bonus, tc.band, tc.unreached, p.in_band
 FROM counts c

@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING
 
 from psycopg import sql
 
-from ..lexical.queries import best_bonus, lexical_ctes, posting_probe
+from ..lexical.queries import LEXICAL_PAGE, best_bonus, lexical_ctes, posting_probe
 from ..search.clause import and_clause
-from ..search.facts import facts_first
 
 if TYPE_CHECKING:
     from ..search.clause import AssetClause
@@ -304,14 +303,7 @@ rows AS (
     UNION ALL
     SELECT asset_id, score, bonus, true FROM band
 ),
-page AS (
-    SELECT asset_id, score, bonus, in_band,
-           row_number() OVER (ORDER BY in_band, bonus DESC, facts DESC, score DESC, asset_id)
-           AS rank
-    FROM (SELECT r0.*, """ + facts_first("r0.asset_id") + """ AS facts FROM rows r0) r
-    ORDER BY in_band, bonus DESC, facts DESC, score DESC, asset_id
-    LIMIT %(limit)s OFFSET %(offset)s
-),
+""" + LEXICAL_PAGE + """,
 scounts AS (""" + SCOPE_COUNTS + """
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
