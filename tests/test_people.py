@@ -561,6 +561,37 @@ def test_a_name_written_in_one_file_is_not_found_through_another(lib, photos):
     assert alice.search("Secretname").total == 1
 
 
+@pytest.mark.parametrize("written, kept", [
+    ("Mallory\u202egpj.exe", None),           # a direction control
+    ("Zero\u200bWidth", None),                # an invisible character
+    ("x" * 201, None),                         # longer than MAX_NAME
+    ("  Jane   Doe ", "Jane Doe"),             # spacing, as a typed name
+])
+def test_a_region_name_a_person_could_not_type_names_nothing(lib, photos, written, kept):
+    """A face region's name from a file passes the check a typed name does
+    (check_name): one with a direction or invisible character, or too long,
+    leaves the face an unnamed person, confirmed by no one; nothing of it is
+    searchable. A well-formed one is kept, its spacing normalised."""
+    from imaging import write_sidecar
+
+    (photos / "p.jpg").write_bytes((FIXTURES / "obama2.jpg").read_bytes())
+    x, y, w, h = BOXES["obama2.jpg"]
+    write_sidecar(photos / "p.jpg",
+                  "-XMP-mwg-rs:RegionInfo={RegionList=[{Area={"
+                  f"X={x + w / 2:.3f},Y={y + h / 2:.3f},W={w:.3f},H={h:.3f},"
+                  f"Unit=normalized}},Type=Face,Name={written}}}]}}")
+    lib.ingest(photos)
+    lib.faces()
+    [(region_name, confirmed)] = lib.conn.execute(
+        "SELECT region_name, confirmed FROM face").fetchall()
+    assert (region_name, confirmed) == (kept, kept is not None)
+    [person] = lib.people()
+    assert person["name"] == kept
+    if kept is None:   # nor can a person type it
+        with pytest.raises(PeopleError):
+            lib.name_person(person["id"], written)
+
+
 def test_a_member_sees_a_name_only_through_a_confirmed_face_it_may_read(plib):
     """Attack run 3 (F3): faces that joined a named person by clustering are
     machine guesses; a member whose only readable faces of the person are

@@ -40,6 +40,7 @@ import psycopg
 from ..assets.view import open_asset_bytes
 from ..document.compile import rebuild_documents
 from ..ingest.image import DEFAULT_MAX_PIXELS
+from ..terminal import unsafe
 from . import detect
 from . import queries as q
 
@@ -68,12 +69,20 @@ class PeopleError(ValueError):
 
 def _region_name(box: tuple[float, float, float, float], regions: list[dict[str, Any]]
                  ) -> str | None:
+    """The name of the file's region that overlaps ``box`` most (IoU at
+    least :data:`REGION_OVERLAP`), or None. A name that a person could not
+    type into Loupe (:func:`check_name`: too long, or holding a control,
+    direction or invisible character) names nothing: the face is clustered
+    as an unnamed one (a file's strings are hostile; new-user run, stop 26)."""
     best, name = REGION_OVERLAP, None
     for r in regions:
         o = detect.overlap(box, r)
         if o >= best:
             best, name = o, str(r.get("name") or "").strip() or None
-    return name
+    try:
+        return check_name(name)
+    except PeopleError:
+        return None
 
 
 #: Intersection over union above which a face found by a new detector version
@@ -308,7 +317,9 @@ def check_name(name: str | None) -> str | None:
 
     Raises:
         PeopleError: empty after stripping, longer than :data:`MAX_NAME`, or
-            holding a control character.
+            holding a control, line-separator, direction or invisible
+            character (:func:`loupe.terminal.unsafe`, as keywords are
+            checked in bulk actions).
     """
     if name is None:
         return None
@@ -318,8 +329,8 @@ def check_name(name: str | None) -> str | None:
     if len(name) > MAX_NAME:
         raise PeopleError(f"a person's name is at most {MAX_NAME} characters "
                           f"(this one has {len(name)})")
-    if any(ord(c) < 32 or 0x7f <= ord(c) < 0xa0 for c in name):
-        raise PeopleError("a person's name may not hold control characters")
+    if any(unsafe(c) for c in name):
+        raise PeopleError("a person's name may not hold control or direction characters")
     return name
 
 
