@@ -207,6 +207,8 @@ def test_loupe_ask_prints_what_it_understood_and_continues_a_conversation(lib, d
     assert ("filter: colour red · not cutout and captured from 2026-05-01 before 2026-06-01"
             in r.output)
     assert "free text: flowers" in r.output
+    # the search's sentence is the one `loupe search` prints (it had said "at least 0 results")
+    assert r.output.splitlines()[-1] == "No results for “flowers”."
     r = CliRunner().invoke(main, base + ["ask", "x", "--conversation", "999999"])
     assert r.exit_code == 1 and "no conversation 999999 of yours" in r.output
     r = CliRunner().invoke(main, base + ["conversations", cid, "--json"])

@@ -301,9 +301,7 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
                          if result.hits else ""), highlight=False)
     if result.total == 0:
         # the web app's words (web/words.py): "No results" is proven only when complete
-        console.print(f"No results for “{query}”." if result.verdict != "unknown" else
-                      f"No results for “{query}” — not proven: this search path may miss "
-                      f"matches (meaning-based lanes are approximate).", highlight=False)
+        console.print(describe_total(result), highlight=False)
         if not result.terms:
             console.print("(the query has no searchable terms: only stop words or punctuation)")
         return
@@ -353,7 +351,13 @@ def _explain(ex: dict) -> str:
 
 
 def describe_total(result) -> str:
-    """The sentence that states how many results there are and how sure that is."""
+    """The sentence that states how many results there are and how sure that is.
+    "No results" is proven only when the verdict is complete, as in the web
+    app's words (web/words.py); ``loupe ask`` had said "at least 0 results"."""
+    if result.total == 0:
+        return (f"No results for “{result.query}”." if result.verdict != "unknown" else
+                f"No results for “{result.query}” — not proven: this search path may miss "
+                f"matches (meaning-based lanes are approximate).")
     noun = "result" if result.total == 1 else "results"
     shown = ""
     if result.hits:
