@@ -255,6 +255,43 @@ def test_minilm_text_lane_bridges_autumn_and_fall(lib: Library, photos: Path, mi
     assert (again.written, again.unchanged) == (0, 4)
 
 
+def test_a_one_word_query_under_a_filter_bridges_only_a_word_the_library_lacks(
+        lib: Library, photos: Path, minilm_dir: Path):
+    """V5 under a filter (new-user run, stop 26): the fused statement's meaning
+    fallback saw only the filter's candidates, so "cheetah" filtered to a
+    collection without one answered with its nearest animals, while the same
+    collection as a scope answered "No results". A word the viewer finds
+    elsewhere in the library is known: no meaning-based neighbours. A word
+    in no document at all is still bridged by the text lane, filter or not."""
+    specs = [("park/foliage.png", (200, 90, 20), "Fall foliage in the park",
+              "Foliage of maple trees"),
+             ("city/leaves.png", (210, 100, 30), "Orange maple leaves",
+              "Leaves on a wet street in the fall"),
+             ("city/traffic.png", (20, 90, 200), "City traffic at night",
+              "Cars and buses")]
+    for name, color, title, desc in specs:
+        (photos / name).parent.mkdir(exist_ok=True)
+        img = make_image(photos / name, size=(16, 16), color=color, fmt="PNG")
+        write_sidecar(img, f"-XMP-dc:Title={title}", f"-XMP-dc:Description={desc}")
+    lib.ingest(photos)
+    lib.install_model(minilm_dir, name="minilm")
+    lib.set_model_thresholds("minilm", {"1": 0.65, "2": 0.6, "3-5": 0.55})
+    lib.use_model("minilm", "text")
+    lib.embed()
+    city = {"collection": "city"}
+    # "foliage" is written in park/ only: under the city filter, nothing holds it
+    res = lib.search("foliage", filters=city)
+    assert (res.total, res.verdict, res.hits) == (0, "complete", [])
+    assert ("other assets of the library hold “foliage”, so no meaning-based neighbours "
+            "are shown (a one-word query's results hold its word)") in res.notices
+    # the same collection as a scope said so already
+    assert lib.search("foliage", scope="city").total == 0
+    # "autumn" is in no document: the text lane bridges it inside the filter
+    res = lib.search("autumn", filters=city)
+    assert ids_titles(res) == ["Orange maple leaves"]
+    assert (res.verdict, res.meaning_only) == ("unknown", True)
+
+
 def test_index_variants_image_caption_both(colours: Library, clip_dir: Path):
     lib = colours
     lib.install_model(clip_dir)

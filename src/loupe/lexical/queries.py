@@ -82,6 +82,21 @@ WHERE length(q.term) BETWEEN 3 AND 64
 """
 
 
+# Whether the viewer reaches any of the query's (language, term) pairs
+# anywhere in the library (``_REACH``), whatever filter the search has: a
+# one-word query under a filter falls back to meaning only when its word is
+# in no document the viewer may read at all, as without a filter (V5;
+# loupe.search.pipeline). One indexed lookup per pair.
+TERMS_REACHED = """
+SELECT EXISTS (
+    SELECT 1
+    FROM unnest(%(qlangs)s::text[], %(qterms)s::text[]) AS q(lang, term)
+    JOIN lexicon_term t
+      ON t.tenant_id = %(tenant_id)s AND t.lang = q.lang AND t.term = q.term
+    WHERE """ + _REACH + """)
+"""
+
+
 # The same under a filter (issue 17): a term is suggested only when one of
 # its first 10,000 postings the viewer may read (as above) is of an asset in
 # the filter's set, ``fm`` (its readable members, materialised once:

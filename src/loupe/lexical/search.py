@@ -150,6 +150,16 @@ class QueryTerms:
                 "qgroups": [g for g, _ in groups], "qneed": [n for _, n in groups],
                 "terms": self.terms}
 
+    def reached(self, conn: psycopg.Connection, tenant_id: int,
+                viewer: Viewer = OWNER) -> bool:
+        """Whether ``viewer`` may read some document, anywhere in the library,
+        that holds one of these terms in its language (``TERMS_REACHED``;
+        the typo fallback's "known", P1). Filters do not narrow it."""
+        params = self.params()
+        return bool(conn.execute(q.TERMS_REACHED, {
+            "tenant_id": tenant_id, "qlangs": params["qlangs"], "qterms": params["qterms"],
+            **viewer.params()}).fetchone()[0])
+
     def corrected(self, conn: psycopg.Connection, tenant_id: int,
                   viewer: Viewer = OWNER,
                   clause: Any = None) -> tuple["QueryTerms", dict[str, str]]:

@@ -288,6 +288,19 @@ class SearchPipeline:
         run = execute_with_fallback(self.conn, lib.tenant_id, lib.viewer, kind, lanes, qt,
                                     params, clause=req.clause)
         out, qt, lanes, corrections = run.outcome, run.terms, run.lanes, run.corrections
+        if (filter_scope and req.one_word and not corrections and lanes and out.rows
+                and out.counts["candidates"] == 0 and qt.reached(self.conn, lib.tenant_id,
+                                                                 lib.viewer)):
+            # V5 under a filter: the fused statement's meaning fallback sees
+            # only the filter's candidates, so it fired for a word the library
+            # holds elsewhere ("cheetah" filtered to tuxpaint/animals answered
+            # with 36 neighbours; the same collection as a scope, none). The
+            # word is known: no row of the filter matches it.
+            lanes, kind = [], st.SCOPED
+            out = st.execute(self.conn, kind, lanes, params(qt, lanes, False), req.clause)
+            notices.append(f"other assets of the library hold “{req.query.strip()}”, so no "
+                           f"meaning-based neighbours are shown (a one-word query's results "
+                           f"hold its word)")
         if (not corrections and out.counts["candidates"] == 0 and out.rows and req.one_word
                 and kind == st.FUSED):
             notices.append("nothing matched as typed: showing matches by meaning from "
