@@ -260,3 +260,32 @@ def test_rewriting_one_document_keeps_the_terms_it_shares_with_another(lib: Libr
     before = lib.conn.execute("SELECT term, df FROM lexicon_term ORDER BY term").fetchall()
     lib.conn.execute("SELECT loupe_reindex_lexical(%s, 'en')", (lib.tenant_id,))
     assert lib.conn.execute("SELECT term, df FROM lexicon_term ORDER BY term").fetchall() == before
+
+
+def test_analyze_query_reads_the_query_in_the_languages_a_search_would(db_url, home):
+    """New-user run: `loupe analyze --query` showed the first language's terms
+    while `loupe search` read the query in the languages its stop words name.
+    Without --lang it now mirrors the search: a notice and one line per
+    language; a query of content words only is read in every language."""
+    import json
+
+    from click.testing import CliRunner
+
+    from loupe.cli import main
+
+    with Library.open(home, database_url=db_url, create=True) as lib:
+        lib.init(languages=["en", "fr"])
+    base = ["--home", str(home), "--database-url", db_url, "analyze", "--query"]
+    out = CliRunner().invoke(main, base + ["une photo de chats"])
+    assert out.exit_code == 0, out.output
+    assert out.output.splitlines() == [
+        "note: the query reads as fr (2 of its words are stop words in fr): only the "
+        "documents in fr were searched; give a language (en/fr) to choose another",
+        "fr: chat photo"]
+    out = CliRunner().invoke(main, base + ["4471-RD", "--json"])
+    assert json.loads(out.output) == {
+        "languages": ["en", "fr"], "notice": None,
+        "terms": {"en": ["4471", "4471rd", "rd"], "fr": ["4471", "4471rd", "rd"]}}
+    # with --lang: that language's terms, as before
+    out = CliRunner().invoke(main, base + ["chats", "--lang", "fr"])
+    assert out.output.strip() == "chat"

@@ -435,18 +435,38 @@ def show(obj: _Ctx, asset_id: int, as_json: bool) -> None:
 
 @main.command()
 @click.argument("text")
-@click.option("--lang", help="Analyzer language (default: the library's first language).")
+@click.option("--lang", help="Analyzer language (default: the library's first language; "
+                             "with --query, the languages a search reads the query in).")
 @click.option("--query", "as_query", is_flag=True,
               help="Show the distinct terms a query searches, instead of a document's terms.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def analyze(obj: _Ctx, text: str, lang: str | None, as_query: bool, as_json: bool) -> None:
-    """Print the terms the analyzer emits for TEXT (as a document, or --query)."""
+    """Print the terms the analyzer emits for TEXT (as a document, or --query).
+
+    With --query and no --lang, the terms of each language `loupe search`
+    would read TEXT in (chosen by its stop words, as the search does), one
+    line per language; --json then prints {"languages", "terms", "notice"}."""
+    from .search.entry import search_languages
+
     with obj.open() as lib:
         try:
-            terms = lib.analyze(text, lang=lang, query=as_query)
+            if as_query and not lang:
+                langs, notice = search_languages(lib, text, None)
+                by_lang = {lg: lib.analyze(text, lang=lg, query=True) for lg in langs}
+            else:
+                terms = lib.analyze(text, lang=lang, query=as_query)
         except ValueError as exc:
             raise click.ClickException(str(exc)) from exc
+    if as_query and not lang:
+        if as_json:
+            _emit_json({"languages": langs, "terms": by_lang, "notice": notice})
+            return
+        if notice:
+            echo(f"note: {notice}")
+        for lg, terms in by_lang.items():
+            echo(f"{lg}: {' '.join(terms)}")
+        return
     if as_json:
         _emit_json(terms)
     else:
