@@ -104,7 +104,8 @@ counts AS (
            (SELECT count(*) FROM kept) AS kept,
            (SELECT count(*) FROM raw) AS postings_read,
            (SELECT CASE WHEN %(see_all)s
-                        THEN coalesce(max(df), 0) ELSE 0 END FROM q) AS max_df,
+                        THEN coalesce(max(df) FILTER (WHERE grp = 0), 0) ELSE 0 END
+            FROM q) AS max_df,
            (SELECT coalesce(bool_and(q.df <= %(raw_cap)s
                                      OR (q.df <= %(raw_cap)s * 10
                                          AND (SELECT count(*) FROM raw r

@@ -230,7 +230,10 @@ def bonus_expr(asset: str, member: bool = False, lang: str = "d.lang") -> str:
 # stopped short of the cap;
 # assets reached against the keep cap. max_df (a lower bound of the total)
 # counts every posting, readable or not, so it is only used for viewers who
-# see everything: for the others a hidden asset must not move a total.
+# see everything: for the others a hidden asset must not move a total. It is
+# taken over plain terms only (group 0): a compound's part alone matches
+# nothing, so its df bounds nothing ("mango_ripe_kesar" said 17 results,
+# complete, for the 1 asset that holds all three parts; new-user run).
 RAW_OWNER = """
     SELECT q.term_id, q.lang, q.grp, q.need, p.asset_id,
            loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
@@ -342,7 +345,8 @@ counts AS (
            (SELECT count(*) FROM kept) AS kept,
            (SELECT count(*) FROM raw) AS postings_read,
            (SELECT CASE WHEN %(see_all)s""" + (" AND false" if clause else "") + """
-                        THEN coalesce(max(df), 0) ELSE 0 END FROM q) AS max_df,
+                        THEN coalesce(max(df) FILTER (WHERE grp = 0), 0) ELSE 0 END
+            FROM q) AS max_df,
            (SELECT coalesce(bool_and(q.df <= %(raw_cap)s
                                      OR (q.df <= %(raw_cap)s * 10
                                          AND (SELECT count(*) FROM raw r
