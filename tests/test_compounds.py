@@ -163,3 +163,48 @@ def test_two_compounds_each_with_its_own_group(styles: Library):
     # (nothing lost): the second compound's parts are still searched
     add_document(styles, 10, {"title": "Mahi mahi", "keywords": "fish"})
     assert sorted(ids(styles, "close-up mahi-mahi", "en")) == [6, 10]
+
+
+def test_a_compounds_parts_bound_no_total(styles: Library):
+    """New-user run: "mango_ripe_kesar" said "17 results (complete)" and showed
+    one: the total's lower bound took the largest df of the query's terms,
+    a part's ("mango") included, though a part alone matches nothing. Only
+    plain terms bound it now."""
+    for lang in ("en", "fr"):
+        add_document(styles, 11, {"title": "Mango, ripe, kesar"}, lang=lang)
+        for asset_id in (12, 13, 14):
+            add_document(styles, asset_id, {"title": "Mango"}, lang=lang)
+    res = lexical_search(styles.conn, styles.tenant_id, "mango_ripe_kesar", ["en", "fr"],
+                         limit=100)
+    assert ([h.asset_id for h in res.hits], res.total, res.verdict) == ([11], 1, "complete")
+    res = styles.search("mango_ripe_kesar")
+    assert ([h.asset_id for h in res.hits], res.total, res.verdict) == ([11], 1, "complete")
+    # a plain term still bounds it: "mango" is in 4 documents
+    assert styles.search("mango").total == 4
+
+
+def test_picture_extensions_are_those_ingest_reads():
+    from loupe.ingest.image import EXTENSIONS
+
+    assert {"." + e for e in cp.PICTURE_EXTENSIONS} == EXTENSIONS
+
+
+def test_a_file_name_typed_whole_finds_its_file(lib: Library, photos):
+    """New-user run: "giraffe.webp" found nothing as typed ("webp" → "web"
+    was then "corrected"): the document indexes a file's name without its
+    extension, and the query now reads it the same way."""
+    from imaging import make_image
+
+    (photos / "zoo").mkdir()
+    make_image(photos / "zoo" / "giraffe_calf.png", size=(16, 16), color=(200, 160, 60),
+               fmt="PNG")
+    make_image(photos / "giraffe.webp", size=(16, 16), color=(190, 150, 50), fmt="WEBP")
+    make_image(photos / "zoo" / "zebra.png", size=(16, 16), color=(10, 10, 10), fmt="PNG")
+    lib.ingest(photos)
+    res = lib.search("giraffe_calf.PNG")
+    assert ([h.path.rsplit("/", 1)[-1] for h in res.hits], res.total, res.verdict,
+            res.corrections) == (["giraffe_calf.png"], 1, "complete", {})
+    res = lib.search("giraffe.webp")
+    assert [(h.path.rsplit("/", 1)[-1], h.bonus) for h in res.hits] == [
+        ("giraffe.webp", 1), ("giraffe_calf.png", 1)]   # (no titles: the bonus of 1)
+    assert (res.total, res.verdict, res.corrections) == (2, "complete", {})

@@ -67,6 +67,27 @@ def normalise_dashes(query: str) -> str:
     return query.translate(DASHES)
 
 
+#: The extensions of the files Loupe ingests (``loupe.ingest.image.EXTENSIONS``
+#: without the dot; a test keeps them equal).
+PICTURE_EXTENSIONS = ("jpg", "jpeg", "jpe", "png", "webp", "tif", "tiff", "gif", "heic", "heif")
+#: A picture file's extension ending a word: ".webp" in "giraffe.webp".
+_EXTENSION = re.compile(r"(?<=[^\W_])\.(?:" + "|".join(PICTURE_EXTENSIONS) + r")(?![^\W_])",
+                        re.IGNORECASE)
+
+
+def without_file_extensions(query: str) -> str:
+    """``query`` with a picture file's extension dropped from each word that
+    ends in one, so that a file name typed whole finds its file: the search
+    document indexes the file's name without its extension
+    (:func:`loupe.document.compile.filename_words`), so "giraffe.webp" held
+    a term ("webp") no document has (new-user run, stop 26).
+
+    >>> without_file_extensions("giraffe.webp or mango_ripe_kesar.JPEG, .png")
+    'giraffe or mango_ripe_kesar, .png'
+    """
+    return _EXTENSION.sub("", query)
+
+
 def find_compounds(query: str) -> list[Compound]:
     """The compounds of ``query`` in order of appearance (after
     :func:`normalise_dashes`); [] when it has none.

@@ -232,7 +232,9 @@ def query_terms_in(conn: psycopg.Connection, query: str, langs: str | Sequence[s
     """The query's terms in each of ``langs`` (one code or several), after the
     query-size checks (N3) in each language, with the groups of the parts of
     its hyphenated compounds in each language (:mod:`loupe.lexical.compounds`:
-    a part counts only in a document holding its whole group).
+    a part counts only in a document holding its whole group). A picture
+    file's extension ending a word is not searched
+    (:func:`~loupe.lexical.compounds.without_file_extensions`).
 
     Raises:
         QueryTooLong: over :data:`MAX_QUERY_CHARS` characters or
@@ -244,6 +246,7 @@ def query_terms_in(conn: psycopg.Connection, query: str, langs: str | Sequence[s
         raise ValueError("a search needs at least one language")
     pairs: list[tuple[str, str]] = []
     groups: dict[tuple[str, str], tuple[int, int]] = {}
+    query = cp.without_file_extensions(query)   # a file name typed whole
     found = cp.find_compounds(query)
     for lang in codes:
         terms = query_terms(conn, query, lang)

@@ -35,6 +35,7 @@ from psycopg.rows import dict_row
 
 from ..access.viewer import OWNER, Viewer
 from ..fusion.search import FUSION_DEFAULTS, VEC_CAP, VectorLane, fused_statement
+from ..lexical import compounds as cp
 from ..lexical import queries as lq
 from ..scopes import queries as sq
 from .clause import AssetClause
@@ -114,7 +115,10 @@ def parameters(*, tenant_id: int, terms: dict[str, Any], query: str, raw_cap: in
     regime bounds (C3); the ``clause``'s own parameters; the machine
     ``facts`` the query names, ranked first (:mod:`loupe.search.facts`).
     """
-    p = {"tenant_id": tenant_id, **terms, "query": query, "raw_cap": raw_cap,
+    # (the phrase bonus reads the query as its terms do: a file name typed
+    # whole is its name without the extension, as the document holds it)
+    p = {"tenant_id": tenant_id, **terms, "query": cp.without_file_extensions(query),
+         "raw_cap": raw_cap,
          "keep_cap": keep_cap, "limit": limit, "offset": offset, **viewer.params(),
          "fallback": fallback,
          "one_word": len(query.split()) <= 1 if one_word is None else one_word,
