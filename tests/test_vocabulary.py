@@ -164,3 +164,48 @@ def test_vocabulary_shown_in_the_asset_and_replaced_on_reimport(shop: Library, t
     # that posting when the document was rewritten)
     assert titles(shop, "appliances") == ["blender.jpg"]
     assert shop.vocabularies() == [{"vocabulary": "products", "terms": 1, "assets_tagged": 1}]
+
+
+ANIMALS = {
+    "name": "animals",
+    "terms": [
+        {"key": "animals", "label": "Animals"},
+        {"key": "cats", "label": "Cats", "parent": "animals"},
+        {"key": "cats-cartoon", "label": "Cartoon", "parent": "cats"},
+        {"key": "insects", "label": "Insects", "parent": "animals"},
+        {"key": "insects-cartoon", "label": "Cartoon", "parent": "insects"},
+        {"key": "food", "label": "Food"},
+        {"key": "fruit", "label": "Fruit", "parent": "food"},
+        {"key": "fruit-cartoon", "label": "Cartoon", "parent": "fruit"},
+    ],
+}
+
+
+def test_an_ambiguous_label_carries_the_term_its_other_labels_place(lib: Library,
+                                                                     photos: Path,
+                                                                     tmp_path: Path):
+    """New-user run: Tux Paint's vocabulary has 23 terms labelled "Cartoon";
+    a ladybug in animals/insects/cartoon/ carried all of them with their
+    ancestors, so "cats" and "fruit" found it. A label of several terms now
+    carries those whose ancestors the asset's other labels name (the most of
+    them), and none when nothing places it; a label of one term as before."""
+    make_image(photos / "animals" / "insects" / "cartoon" / "ladybug.jpg", color=(200, 0, 0))
+    make_image(photos / "animals" / "cats" / "cartoon" / "lion.jpg", color=(200, 150, 0))
+    loose = make_image(photos / "misc" / "sticker.jpg", color=(0, 0, 200))
+    write_sidecar(loose, "-XMP-dc:Subject=cartoon")
+    lib.ingest(photos)
+    vocab = tmp_path / "animals.json"
+    vocab.write_text(json.dumps(ANIMALS))
+    lib.import_vocabulary(vocab)
+
+    def vocabulary(name: str) -> str:
+        [asset_id] = [h.asset_id for h in lib.search(name).hits]
+        return {d["lang"]: d for d in lib.show(asset_id)["documents"]}["en"]["vocabulary"]
+
+    assert vocabulary("ladybug") == "Animals < Insects < Cartoon"   # (all three own terms)
+    assert vocabulary("lion") == "Animals < Cats < Cartoon"
+    assert vocabulary("sticker") == ""
+    assert sorted(h.title for h in lib.search("insects").hits) == ["ladybug.jpg"]
+    assert sorted(h.title for h in lib.search("cats").hits) == ["lion.jpg"]
+    assert lib.search("fruit").total == 0
+    assert lib.search("food").total == 0

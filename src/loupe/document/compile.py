@@ -24,6 +24,7 @@ from typing import Any
 import psycopg
 
 from .languages import normalize_lang, ts_config
+from .vocabulary import CARRIED_TERMS
 
 #: Fields of the search document and the field group (tsvector weight letter)
 #: each is indexed in: A title, B keywords, C description, D other; 5 the
@@ -236,14 +237,13 @@ WHERE d.tsv IS DISTINCT FROM EXCLUDED.tsv
 """
 
 # The vocabulary terms an asset carries: those whose label or synonym equals
-# (lower-cased, accents folded) one of its keywords or collection names.
+# (lower-cased, accents folded) one of its keywords or collection names, an
+# ambiguous label resolved by the others (loupe.document.vocabulary.CARRIED_TERMS).
 CLEAR_ASSET_VOCABULARY = "DELETE FROM asset_vocabulary WHERE asset_id = %(asset_id)s"
 ASSIGN_ASSET_VOCABULARY = """
+WITH RECURSIVE""" + CARRIED_TERMS + """
 INSERT INTO asset_vocabulary (asset_id, term_id)
-SELECT DISTINCT %(asset_id)s, m.term_id
-FROM vocabulary_match m
-WHERE m.tenant_id = %(tenant_id)s
-  AND m.label = ANY (SELECT loupe_label_norm(k) FROM unnest(%(labels)s::text[]) AS k)
+SELECT %(asset_id)s, term_id FROM own
 ON CONFLICT DO NOTHING
 """
 
@@ -324,12 +324,7 @@ def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
 # ancestors), never the asset's: a member who may read only this file must
 # not match a term another file brought.
 UPSERT_FILE_DOCUMENT = """
-WITH RECURSIVE own AS (
-    SELECT DISTINCT m.term_id
-    FROM vocabulary_match m
-    WHERE m.tenant_id = %(tenant_id)s
-      AND m.label = ANY (SELECT loupe_label_norm(k) FROM unnest(%(labels)s::text[]) AS k)
-),
+WITH RECURSIVE""" + CARRIED_TERMS + """,
 up AS (
     SELECT t.id, t.parent_id, t.labels, 0 AS dist
     FROM vocabulary_term t JOIN own ON own.term_id = t.id

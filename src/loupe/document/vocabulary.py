@@ -191,6 +191,58 @@ FROM unnest(%(labels)s::text[]) AS x
 WHERE loupe_label_norm(x) <> ''
 ON CONFLICT DO NOTHING
 """
+# The vocabulary terms a set of labels carries, as the CTEs of a WITH
+# RECURSIVE statement ending in ``own(term_id)``. Parameters: tenant_id and
+# labels (an asset's or one file's keywords and collection names).
+#   lab:     the labels, normalised as vocabulary_match's are;
+#   cand:    each label's matching terms (label or synonym);
+#   anc:     for a label matching several terms, each candidate's ancestors;
+#   support: how many of a candidate's ancestors another of the labels names;
+#   own:     a label matching one term carries it; a label matching several
+#            carries those with the most support, and none when no candidate
+#            has any: an ambiguous word alone does not say where it belongs.
+# Why: Tux Paint's vocabulary has 23 terms labelled "Cartoon", one under each
+# of Bears, Cats, Fruit, Insects…; a ladybug in animals/insects/cartoon/
+# carried all 23 with their ancestors, and "bear" found pineapples (new-user
+# run, stop 26). With the folder names beside it, "cartoon" is Insects' own.
+CARRIED_TERMS = """
+lab AS (
+    SELECT DISTINCT loupe_label_norm(k) AS label
+    FROM unnest(%(labels)s::text[]) AS k
+    WHERE loupe_label_norm(k) <> ''
+),
+cand AS (
+    SELECT m.label, m.term_id,
+           count(*) OVER (PARTITION BY m.label) AS choices
+    FROM vocabulary_match m JOIN lab ON lab.label = m.label
+    WHERE m.tenant_id = %(tenant_id)s
+),
+anc AS (
+    SELECT c.label, c.term_id, t.parent_id AS id, 1 AS d
+    FROM cand c JOIN vocabulary_term t ON t.id = c.term_id
+    WHERE c.choices > 1
+    UNION ALL
+    SELECT a.label, a.term_id, p.parent_id, a.d + 1
+    FROM anc a JOIN vocabulary_term p ON p.id = a.id
+    WHERE a.d < 32
+),
+support AS (
+    SELECT a.label, a.term_id, count(DISTINCT a.id) AS n
+    FROM anc a
+    WHERE EXISTS (SELECT 1 FROM vocabulary_match m JOIN lab ON lab.label = m.label
+                  WHERE m.tenant_id = %(tenant_id)s AND m.term_id = a.id
+                    AND m.label <> a.label)
+    GROUP BY a.label, a.term_id
+),
+ranked AS (
+    SELECT c.term_id, c.choices, coalesce(s.n, 0) AS n,
+           max(coalesce(s.n, 0)) OVER (PARTITION BY c.label) AS best
+    FROM cand c LEFT JOIN support s ON s.label = c.label AND s.term_id = c.term_id
+),
+own AS (
+    SELECT DISTINCT term_id FROM ranked WHERE choices = 1 OR (n = best AND best > 0)
+)"""
+
 # Assets whose documents may change: every asset of the tenant holding a
 # keyword or collection name that matches a term, plus those holding a term now.
 AFFECTED_ASSETS = """
