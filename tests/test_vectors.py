@@ -286,6 +286,10 @@ def test_a_one_word_query_under_a_filter_bridges_only_a_word_the_library_lacks(
             "are shown (a one-word query's results hold its word)") in res.notices
     # the same collection as a scope said so already
     assert lib.search("foliage", scope="city").total == 0
+    # with no neighbour either, "No results" is proven ("not proven" before)
+    res = lib.search("traffic", filters={"collection": "park"})
+    assert (res.total, res.verdict, res.hits) == (0, "complete", [])
+    assert not any("other assets" in n for n in res.notices)
     # "autumn" is in no document: the text lane bridges it inside the filter
     res = lib.search("autumn", filters=city)
     assert ids_titles(res) == ["Orange maple leaves"]

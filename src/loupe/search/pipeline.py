@@ -86,7 +86,8 @@ def waiting_notice(lib: "Library", lane: str, model_id: int, model: str,
     were ingested and embedded (attack run 10, A10-4)."""
     viewer = lib.viewer
     if viewer.see_all:
-        return f"{lane} lane: {missing:,} assets still wait for vectors of {model} (run 'loupe embed')"
+        return (f"{lane} lane: {missing:,} asset{'s' if missing != 1 else ''} still "
+                f"wait{'' if missing != 1 else 's'} for vectors of {model} (run 'loupe embed')")
     mine = lib.conn.execute(vq.viewer_waiting(lane), {
         "tenant_id": lib.tenant_id, "model_id": model_id, "lane": lane,
         **viewer.params()}).fetchone()[0]
@@ -288,19 +289,22 @@ class SearchPipeline:
         run = execute_with_fallback(self.conn, lib.tenant_id, lib.viewer, kind, lanes, qt,
                                     params, clause=req.clause)
         out, qt, lanes, corrections = run.outcome, run.terms, run.lanes, run.corrections
-        if (filter_scope and req.one_word and not corrections and lanes and out.rows
+        if (filter_scope and req.one_word and not corrections and lanes and qt.terms
                 and out.counts["candidates"] == 0 and qt.reached(self.conn, lib.tenant_id,
                                                                  lib.viewer)):
             # V5 under a filter: the fused statement's meaning fallback sees
             # only the filter's candidates, so it fired for a word the library
             # holds elsewhere ("cheetah" filtered to tuxpaint/animals answered
             # with 36 neighbours; the same collection as a scope, none). The
-            # word is known: no row of the filter matches it.
+            # word is known: no row of the filter matches it, and the lexical
+            # statement proves it (a search bridged to nothing had said "not
+            # proven" for "sunset" in 13 members).
             lanes, kind = [], st.SCOPED
             out = st.execute(self.conn, kind, lanes, params(qt, lanes, False), req.clause)
-            notices.append(f"other assets of the library hold “{req.query.strip()}”, so no "
-                           f"meaning-based neighbours are shown (a one-word query's results "
-                           f"hold its word)")
+            if run.outcome.rows:
+                notices.append(f"other assets of the library hold “{req.query.strip()}”, so "
+                               f"no meaning-based neighbours are shown (a one-word query's "
+                               f"results hold its word)")
         if (not corrections and out.counts["candidates"] == 0 and out.rows and req.one_word
                 and kind == st.FUSED):
             notices.append("nothing matched as typed: showing matches by meaning from "
