@@ -273,6 +273,11 @@ def test_truncated_verdict_and_bulk_confirmation(fresh_site, db_url, home):
     r = client.post("/api/bulk", json=ask, headers=h)
     assert r.status_code == 409
     assert (r.json()["verdict"], r.json()["total"]) == ("truncated", 30)
+    # the confirmation names what the match rule would change (new-user run:
+    # it had said "the 201 results" of an action that changes 7)
+    assert r.json()["detail"].endswith(
+        " Confirm to apply it to the 10 assets of the 10 the search can reach that hold "
+        "every query term.")
     assert client.get("/api/search", params={"q": "goldenhour"}, headers=h).json()["total"] == 0
     r = client.post("/api/bulk", json={**ask, "confirm": True}, headers=h)
     assert r.status_code == 200
@@ -281,6 +286,11 @@ def test_truncated_verdict_and_bulk_confirmation(fresh_site, db_url, home):
     assert done["message"] == bulk_sentence("add_keyword", "goldenhour", done["count"])
     assert client.get("/api/search", params={"q": "goldenhour"}, headers=h
                       ).json()["total"] == done["count"]
+    # a dry run says what would be done (it had said "applied to 0 assets")
+    r = client.post("/api/bulk", json={"action": "add_keyword", "value": "feline", "q": "cat",
+                                       "dry_run": True}, headers=h)
+    assert (r.status_code, r.json()["count"], r.json()["message"]) == (
+        200, 0, "Add keyword “feline”: would apply to 3 assets; nothing changed.")
     # complete: applied directly
     r = client.post("/api/bulk", json={"action": "add_keyword", "value": "feline", "q": "cat"},
                     headers=h)

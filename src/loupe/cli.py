@@ -30,6 +30,11 @@ if not console.is_terminal:
 err_console = SafeConsole(stderr=True)
 
 
+def _assets(n: int) -> str:
+    """``n`` assets, in words: "1 asset", "1,204 assets"."""
+    return f"{n:,} asset{'' if n == 1 else 's'}"
+
+
 def _emit_json(data: Any) -> None:
     echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
@@ -296,7 +301,8 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
     if not query.strip():
         noun = "asset" if result.total == 1 else "assets"
         more = "" if result.total_exact else "at least "
-        console.print(f"{more}{result.total:,} {noun} pass the filter"
+        console.print(f"{more}{result.total:,} {noun} pass{'es' if result.total == 1 else ''} "
+                      f"the filter"
                       + (f" — showing {result.offset + 1}–{result.offset + len(result.hits)}"
                          if result.hits else ""), highlight=False)
     if result.total == 0:
@@ -354,6 +360,13 @@ def describe_total(result) -> str:
     """The sentence that states how many results there are and how sure that is.
     "No results" is proven only when the verdict is complete, as in the web
     app's words (web/words.py); ``loupe ask`` had said "at least 0 results"."""
+    if not (result.query or "").strip():   # a filter alone (loupe ask "only the PNGs")
+        if result.total == 0:
+            return "Nothing passes the filter."
+        shown = (f" — showing {result.offset + 1}–{result.offset + len(result.hits)}"
+                 if result.hits else "")
+        return (f"{'' if result.total_exact else 'at least '}{_assets(result.total)} "
+                f"pass{'es' if result.total == 1 else ''} the filter{shown}")
     if result.total == 0:
         return (f"No results for “{result.query}”." if result.verdict != "unknown" else
                 f"No results for “{result.query}” — not proven: this search path may miss "
@@ -1063,10 +1076,10 @@ def bulk(obj: _Ctx, action: str, value: str, query: str, scope: tuple[str, ...],
     total = f"total {'' if out['total_exact'] else 'at least '}{out['total']:,}"
     if out["dry_run"]:
         would = out["matched_any"] if out["match"] == "any" else out["matched_all_terms"]
-        echo(f"dry run: {action} {out['value']!r} would apply to {would:,} assets "
+        echo(f"dry run: {action} {out['value']!r} would apply to {_assets(would)} "
                    f"(result {out['verdict']}, {total}); nothing changed")
     else:
-        echo(f"{action} {out['value']!r} applied to {out['count']:,} assets "
+        echo(f"{action} {out['value']!r} applied to {_assets(out['count'])} "
                    f"(result {out['verdict']}, {total}; audit #{out['audit_id']})")
     echo(f"match rule: {rule} — {out['matched_all_terms']:,} hold every term, "
                f"{out['matched_any']:,} ranked")

@@ -83,8 +83,10 @@ def search_languages(lib: "Library", query: str, lang: str | None) -> tuple[list
     if len(langs) == len(every):
         return langs, None
     named = " and ".join(langs)
-    return langs, (f"the query reads as {named} ({stops[langs[0]]} of its words are stop "
-                   f"words in {'each' if len(langs) > 1 else named}): only the documents "
+    n = stops[langs[0]]
+    are = "is a stop word" if n == 1 else "are stop words"
+    return langs, (f"the query reads as {named} ({n} of its words {are} "
+                   f"in {'each' if len(langs) > 1 else named}): only the documents "
                    f"in {named} were searched; give a language ({'/'.join(every)}) to "
                    f"choose another")
 

@@ -533,15 +533,27 @@ def run_bulk(lib: Library, action: str, value: str | None, *, q: str,
                 "match": exc.match, "matched_all_terms": exc.matched_all_terms,
                 "rule_text": rule_sentence(exc.match, exc.matched_all_terms or 0,
                                            exc.reachable),
-                "message": f"Not applied yet: {words} Confirm to apply it to the "
-                           f"{exc.reachable:,} results the search can reach."}
+                "message": f"Not applied yet: {words} Confirm to apply it to "
+                           f"{_applies_to(exc.match, exc.matched_all_terms or 0, exc.reachable)}."}
     except AccessError as exc:
         raise HTTPException(403, str(exc)) from exc
     except (ValueError, LookupError) as exc:
         raise HTTPException(400, str(exc)) from exc
-    return {**out, "message": bulk_sentence(action, value, out["count"]),
+    count = (out["count"] if not out["dry_run"] else
+             out["matched_any"] if out["match"] == "any" else out["matched_all_terms"])
+    return {**out, "message": bulk_sentence(action, value, count, dry_run=out["dry_run"]),
             "rule_text": rule_sentence(out["match"], out["matched_all_terms"],
                                        out["matched_any"])}
+
+
+def _applies_to(match: str, every: int, reached: int) -> str:
+    """The assets a confirmed action would change, as the confirmation
+    states them: the match rule's count, not the rows the search reached (it
+    had said "the 201 results" for an action that changes 7; new-user run)."""
+    if match == "any":
+        return f"the {reached:,} result{'s' if reached != 1 else ''} the search can reach"
+    return (f"the {every:,} asset{'s' if every != 1 else ''} of the {reached:,} the search "
+            f"can reach that hold every query term")
 
 
 def rule_sentence(match: str, every: int, ranked: int) -> str:

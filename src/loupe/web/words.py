@@ -49,11 +49,16 @@ def verdict_sentence(query: str, total: int, total_exact: bool, verdict: str,
             f"acting on all of them needs a confirmation.")
 
 
-def bulk_sentence(action: str, value: str | None, count: int) -> str:
-    """What a bulk action did: "Add keyword “x”: applied to 30 assets."."""
+def bulk_sentence(action: str, value: str | None, count: int, dry_run: bool = False) -> str:
+    """What a bulk action did: "Add keyword “x”: applied to 30 assets.", or
+    on a dry run (``count``: the assets the match rule keeps) what it would
+    do: "Add keyword “x”: would apply to 7 assets; nothing changed."."""
     label = ACTION_LABELS.get(action, action)
     shown = f" “{value}”" if value else (" (cleared)" if action.startswith("set_") else "")
-    return f"{label}{shown}: applied to {count:,} asset{'s' if count != 1 else ''}."
+    assets = f"{count:,} asset{'s' if count != 1 else ''}"
+    if dry_run:
+        return f"{label}{shown}: would apply to {assets}; nothing changed."
+    return f"{label}{shown}: applied to {assets}."
 
 
 LANE_NAMES = {"lexical": "word lane (BM25F)", "text": "text lane (meaning of the metadata)",
