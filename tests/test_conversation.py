@@ -209,11 +209,16 @@ def test_loupe_ask_prints_what_it_understood_and_continues_a_conversation(lib, d
     assert "free text: flowers" in r.output
     # the search's sentence is the one `loupe search` prints (it had said "at least 0 results")
     assert r.output.splitlines()[-1] == "No results for “flowers”."
+    # a sentence whose verb is unknown changes nothing, and says so (it read "refine")
+    r = CliRunner().invoke(main, base + ["ask", "nuke the PNGs", "--conversation", cid, *clock])
+    assert r.output.splitlines()[1] == "intent: unclear (the search was not changed)"
+    assert ("filter: colour red · not cutout and captured from 2026-05-01 before 2026-06-01"
+            in r.output)
     r = CliRunner().invoke(main, base + ["ask", "x", "--conversation", "999999"])
     assert r.exit_code == 1 and "no conversation 999999 of yours" in r.output
     r = CliRunner().invoke(main, base + ["conversations", cid, "--json"])
     assert [t["sentence"] for t in json.loads(r.output)["history"]] == \
-        ["red flowers", "not the cut-outs from last month"]
+        ["red flowers", "not the cut-outs from last month", "nuke the PNGs"]
 
 
 # -- a conversation runs through the one search path ------------------------------

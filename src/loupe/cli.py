@@ -1484,8 +1484,12 @@ def _understood(turn: dict, state: dict) -> list[str]:
     """What a turn was understood to say, as lines of text."""
     from .conversation.parse import conjuncts, describe
 
-    lines = [f"intent: {turn['intent']}"
-             + (f" (this turn: {describe(turn['filter'])})" if turn["filter"] else "")]
+    if (turn["message"] or "").startswith("Unclear:"):
+        # the sentence changed nothing: no intent to show (it read "refine")
+        lines = ["intent: unclear (the search was not changed)"]
+    else:
+        lines = [f"intent: {turn['intent']}"
+                 + (f" (this turn: {describe(turn['filter'])})" if turn["filter"] else "")]
     chips = [describe(n) for n in conjuncts(state["filter"])]
     lines.append("filter: " + (" · ".join(chips) if chips else "none"))
     lines.append(f"free text: {state['text'] or '(none)'}")
