@@ -183,3 +183,29 @@ def test_vector_lanes_inside_a_small_scope_scan_every_member(lib: Library, tmp_p
     # a one-word query keeps only word matches, in the scope as outside it
     res = lib.search("member", scope="campaign", limit=20)
     assert (res.total, res.verdict) == (7, "complete")
+
+
+def test_an_unknown_collection_names_those_ending_in_it_that_the_viewer_sees(lib: Library,
+                                                                               photos):
+    """New-user run: "--in animals" said only "no collection 'animals'"; the
+    message now names the collections whose path ends in it, and a member
+    only those it may see (a hidden collection's name is not told)."""
+    from imaging import make_image
+
+    for folder in ("clipart/animals", "tuxpaint/animals", "private/animals", "animals_extra"):
+        make_image(photos / folder / "x.png", size=(8, 8), color=(9, 9, 9), fmt="PNG")
+        make_image(photos / folder / "y.png", size=(8, 8), color=(len(folder), 0, 0), fmt="PNG")
+    lib.ingest(photos)
+    with pytest.raises(LookupError) as err:
+        lib.search("cat", scope="animals")
+    assert str(err.value) == ("no collection 'animals' in this library (collections ending "
+                              "in it: 'clipart/animals', 'private/animals', 'tuxpaint/animals')")
+    lib.create_user("alice", "alice-password")
+    lib.grant("alice", collection="clipart")
+    with pytest.raises(LookupError) as err:
+        lib.as_user("alice").search("cat", scope="animals")
+    assert str(err.value) == ("no collection 'animals' in this library (collections ending "
+                              "in it: 'clipart/animals')")
+    with pytest.raises(LookupError) as err:
+        lib.search("cat", scope="anim%")
+    assert str(err.value) == "no collection 'anim%' in this library"

@@ -136,6 +136,19 @@ WHERE c.tenant_id = %(tenant_id)s AND c.path = %(path)s
 ORDER BY c.id LIMIT 10
 """
 
+# Collections the viewer may see whose path ends in the given one (its last
+# segments: "animals" -> clipart/animals, tuxpaint/animals), to name in the
+# message when no collection has that exact path (new-user run). A LIKE
+# pattern is not used: the path is the user's text (its % and _ stay literal).
+COLLECTIONS_ENDING_IN = """
+SELECT c.path
+FROM collection c
+WHERE c.tenant_id = %(tenant_id)s
+  AND right(c.path, length(%(path)s) + 1) = '/' || %(path)s
+  AND """ + COLLECTION_VISIBLE + """
+ORDER BY c.path LIMIT 6
+"""
+
 # A collection by its id, in this tenant.
 COLLECTION_BY_ID = """
 SELECT c.id FROM collection c WHERE c.tenant_id = %(tenant_id)s AND c.id = %(id)s

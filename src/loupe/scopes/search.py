@@ -115,7 +115,13 @@ def collection_id(conn: psycopg.Connection, tenant_id: int, spec: str, *,
         if row is not None:
             return row[0]
     if not rows:
-        raise UnknownScope(f"no collection {text!r} in this library")
+        near = [r[0] for r in conn.execute(q.COLLECTIONS_ENDING_IN, {
+            "tenant_id": tenant_id, "path": text.strip("/"), **see})]
+        hint = ""
+        if near:
+            shown = ", ".join(repr(p) for p in near[:5]) + (", …" if len(near) > 5 else "")
+            hint = f" (collections ending in it: {shown})"
+        raise UnknownScope(f"no collection {text!r} in this library{hint}")
     if len(rows) > 1:
         if see_all:
             raise UnknownScope(f"{text!r} names collections in several sources: name one by "
