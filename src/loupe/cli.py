@@ -1251,13 +1251,18 @@ def duplicates_cmd(obj: _Ctx, radius: int | None, as_json: bool) -> None:
         return
     near = [g for g in groups if g["kind"] == "near"]
     exact = [g for g in groups if g["kind"] == "exact"]
+    # (only exact copies are copies: a near group's "rest" may be another
+    # picture, to be looked at before anything is deleted; new-user run)
     console.print(f"{len(near):,} near-duplicate groups, {len(exact):,} exact-bytes groups; "
-                  f"{sum(g['reclaimable'] for g in groups):,} bytes held by copies",
+                  f"{sum(g['reclaimable'] for g in exact):,} bytes held by exact copies, "
+                  f"{sum(g['reclaimable'] for g in near):,} by the rest of near groups "
+                  f"(look before deleting: a near group may join different pictures)",
                   highlight=False)
     for g in near:
         console.print(f"near ({len(g['assets'])} assets, {g['byte_size']:,} bytes)", highlight=False)
         for a in g["assets"]:
-            d = "—" if a["distance"] is None else f"{a['distance']} bits"
+            d = ("— (beyond the radius from the first: joined through another)"
+                 if a["distance"] is None else f"{a['distance']} bits")
             console.print(f"  [{a['asset_id']}] {a['width']}×{a['height']} {a['byte_size']:,} B "
                           f"{d}  {term(a['path'])}", highlight=False, markup=False)
     for g in exact:
