@@ -208,3 +208,11 @@ def test_a_file_name_typed_whole_finds_its_file(lib: Library, photos):
     assert [(h.path.rsplit("/", 1)[-1], h.bonus) for h in res.hits] == [
         ("giraffe.webp", 1), ("giraffe_calf.png", 1)]   # (no titles: the bonus of 1)
     assert (res.total, res.verdict, res.corrections) == (2, "complete", {})
+    # analyze --query shows what the search reads
+    assert lib.analyze("giraffe.webp", query=True) == ["giraff"]
+    # the character limit holds for the query as typed (attack run 15: a
+    # word of many extensions passed it)
+    from loupe.lexical.search import QueryTooLong
+
+    with pytest.raises(QueryTooLong, match="query too long: 1,007 characters"):
+        lib.search("giraffe" + ".jpeg" * 200)

@@ -290,6 +290,12 @@ def test_a_one_word_query_under_a_filter_bridges_only_a_word_the_library_lacks(
     res = lib.search("traffic", filters={"collection": "park"})
     assert (res.total, res.verdict, res.hits) == (0, "complete", [])
     assert not any("other assets" in n for n in res.notices)
+    # a filter no asset passes: "No results" is proven whatever the word
+    # (attack run 15: it said "not proven" beside "no asset passes the filter")
+    res = lib.search("zzqqx", filters={"all": [{"collection": "city"}, {"format": "webp"}]})
+    assert (res.total, res.verdict, res.total_exact) == (0, "complete", True)
+    assert res.notices[-1] == ("no asset passes the filter (in collection “city”, format "
+                               "webp), whatever the query")
     # "autumn" is in no document: the text lane bridges it inside the filter
     res = lib.search("autumn", filters=city)
     assert ids_titles(res) == ["Orange maple leaves"]

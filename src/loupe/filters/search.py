@@ -166,8 +166,13 @@ def filtered_search(lib: Any, query: str, langs: list[str], limit: int, offset: 
         res = SearchPipeline(lib).run(SearchRequest(query, langs, limit, offset, None, False,
                                                     compiled))
         if res.total == 0:
-            res.notices.append(empty_notice(lib.conn, compiled, lib.tenant_id, lib.viewer)
-                               or "nothing that passes the filter matches the query")
+            why = empty_notice(lib.conn, compiled, lib.tenant_id, lib.viewer)
+            if why is not None:
+                # no readable asset passes the filter: nothing can match, and
+                # that is proven whatever a lane would have bridged (attack
+                # run 15: "No results — not proven" under "no asset passes")
+                res.verdict, res.total_exact = "complete", True
+            res.notices.append(why or "nothing that passes the filter matches the query")
     else:
         b, notices, _ = browse_filtered(lib.conn, lib.tenant_id, lib.viewer, node, scope,
                                         limit=limit, offset=offset)

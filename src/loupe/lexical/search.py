@@ -86,15 +86,23 @@ def analyze(conn: psycopg.Connection, text: str, lang: str, *, query: bool = Tru
     return [r[0] for r in conn.execute(q.ANALYZE_DOCUMENT, params)]
 
 
+def _check_length(query: str) -> None:
+    """N3's character limit, on the query as typed.
+
+    Raises:
+        QueryTooLong: over :data:`MAX_QUERY_CHARS` characters."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryTooLong(f"query too long: {len(query):,} characters (the limit is "
+                           f"{MAX_QUERY_CHARS:,})")
+
+
 def query_terms(conn: psycopg.Connection, query: str, lang: str) -> list[str]:
     """The distinct terms of a query, after the query-size checks (N3).
 
     Raises:
         QueryTooLong: over :data:`MAX_QUERY_CHARS` characters or :data:`MAX_QUERY_TERMS` terms.
     """
-    if len(query) > MAX_QUERY_CHARS:
-        raise QueryTooLong(f"query too long: {len(query):,} characters (the limit is "
-                           f"{MAX_QUERY_CHARS:,})")
+    _check_length(query)
     terms = analyze(conn, cp.normalise_dashes(query), lang)
     if len(terms) > MAX_QUERY_TERMS:
         raise QueryTooLong(f"query has {len(terms)} distinct terms (the limit is "
@@ -246,6 +254,7 @@ def query_terms_in(conn: psycopg.Connection, query: str, langs: str | Sequence[s
         raise ValueError("a search needs at least one language")
     pairs: list[tuple[str, str]] = []
     groups: dict[tuple[str, str], tuple[int, int]] = {}
+    _check_length(query)   # as typed: dropping extensions must not lift the limit
     query = cp.without_file_extensions(query)   # a file name typed whole
     found = cp.find_compounds(query)
     for lang in codes:
