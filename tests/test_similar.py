@@ -77,6 +77,21 @@ def test_exact_near_duplicate_groups_of_the_fixture(lib: Library, shoot: Path):
          2 * coffee, coffee)]
 
 
+def test_near_groups_form_around_a_leader_and_do_not_chain():
+    """Leader clustering (similar/search.py): the largest file leads, every
+    member is within the radius of it. A~B and B~C with A and C further apart
+    gave one chained group (a phone, a bat and a shark on the demo, the shark
+    at no stated distance); now A leads {A, B} and C, whose only neighbour
+    is taken, is in no group."""
+    from loupe.similar.search import _leader_groups
+
+    a, b, c, d, e = 1, 2, 3, 4, 5
+    pairs = [(a, b, 8), (b, c, 6), (d, e, 3), (a, e, 10)]
+    assert _leader_groups(pairs, [a, b, c, d, e]) == [[a, b, e]]
+    assert _leader_groups(pairs, [d, c, b, a, e]) == [[d, e], [c, b]]
+    assert _leader_groups([], [a]) == []
+
+
 def test_flat_pictures_are_not_near_duplicates_of_each_other(lib: Library, shoot: Path):
     """A white, a black and a smoothly shaded picture all hash to (nearly) 0:
     their pHash saw no structure, so they group with nothing (the demo's 81

@@ -1261,8 +1261,7 @@ def duplicates_cmd(obj: _Ctx, radius: int | None, as_json: bool) -> None:
     for g in near:
         console.print(f"near ({len(g['assets'])} assets, {g['byte_size']:,} bytes)", highlight=False)
         for a in g["assets"]:
-            d = ("— (beyond the radius from the first: joined through another)"
-                 if a["distance"] is None else f"{a['distance']} bits")
+            d = "—" if a["distance"] is None else f"{a['distance']} bits"
             console.print(f"  [{a['asset_id']}] {a['width']}×{a['height']} {a['byte_size']:,} B "
                           f"{d}  {term(a['path'])}", highlight=False, markup=False)
     for g in exact:
