@@ -73,7 +73,7 @@ def _region_name(box: tuple[float, float, float, float], regions: list[dict[str,
     least :data:`REGION_OVERLAP`), or None. A name that a person could not
     type into Loupe (:func:`check_name`: too long, or holding a control,
     direction or invisible character) names nothing: the face is clustered
-    as an unnamed one (a file's strings are hostile; new-user run, stop 26)."""
+    as an unnamed one (a file's strings are hostile; left open after attack run 13)."""
     best, name = REGION_OVERLAP, None
     for r in regions:
         o = detect.overlap(box, r)
