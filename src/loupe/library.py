@@ -37,8 +37,7 @@ from .fusion import settings as fusion_config
 from .ingest import pipeline as ingest_pipeline
 from .ingest.pipeline import MAX_PIXELS_LIMIT, IngestSummary, ProgressFn
 from .lexical import settings as lexical_bounds
-from .lexical.search import analyze as analyze_text
-from .lexical.search import query_terms_in
+from .lexical.search import analyze_terms
 from .library_models import ModelMethods
 from .library_people import PeopleMethods
 from .models import runtime
@@ -167,18 +166,8 @@ class Library(ModelMethods, PeopleMethods):
         return entry.facets(self, query, filters=filters, scope=scope, lang=lang, top=top)
 
     def analyze(self, text: str, *, lang: str | None = None, query: bool = False) -> list[str]:
-        """The terms ``lang``'s analyzer emits for a document, or with ``query``
-        the terms a search reads in ``lang`` (compound groups, a file's
-        extension dropped). Stages: :func:`loupe.lexical.search.analyze`,
-        :func:`loupe.lexical.search.query_terms_in`.
-
-        Raises:
-            ValueError: not a library language;
-                :class:`loupe.lexical.search.QueryTooLong` for a query over N3's limits."""
-        if query:   # exactly the terms a search reads (compound groups, extensions)
-            lg = self._lang(lang)
-            return query_terms_in(self.conn, text, lg).of(lg)
-        return analyze_text(self.conn, text, self._lang(lang), query=False)
+        """Terms of ``text`` (``query``: as searched): :func:`loupe.lexical.search.analyze_terms`"""
+        return analyze_terms(self.conn, text, self._lang(lang), query=query)
 
     def _lang(self, lang: str | None) -> str:
         return query_language(self.languages(), lang)

@@ -278,6 +278,22 @@ def query_terms_in(conn: psycopg.Connection, query: str, langs: str | Sequence[s
     return QueryTerms(tuple(codes), tuple(pairs), tuple(sorted(groups.items())))
 
 
+def analyze_terms(conn: psycopg.Connection, text: str, lang: str, *,
+                  query: bool = False) -> list[str]:
+    """What ``loupe analyze`` shows: every term a document indexes from
+    ``text`` in ``lang`` (:func:`analyze`, ``query=False``), or with
+    ``query`` exactly the terms a search reads in ``lang``
+    (:func:`query_terms_in`: compound groups, a picture file's extension
+    dropped; attack run 15, F2), sorted.
+
+    Raises:
+        QueryTooLong: with ``query``, over N3's limits.
+    """
+    if query:
+        return query_terms_in(conn, text, lang).of(lang)
+    return analyze(conn, text, lang, query=False)
+
+
 def suggest_corrections(conn: psycopg.Connection, tenant_id: int, lang: str,
                         terms: list[str], viewer: Viewer = OWNER,
                         clause: Any = None) -> dict[str, str]:
