@@ -295,24 +295,12 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
         fixed = ", ".join(f"{a} → {b}" for a, b in sorted(result.corrections.items()))
         console.print(f"Showing results for corrected terms ({fixed}): nothing matched as typed.",
                       highlight=False)
-    if result.total == 0 and not query.strip():
-        console.print("Nothing passes the filter.", highlight=False)
-        return
-    if not query.strip():
-        noun = "asset" if result.total == 1 else "assets"
-        more = "" if result.total_exact else "at least "
-        console.print(f"{more}{result.total:,} {noun} pass{'es' if result.total == 1 else ''} "
-                      f"the filter"
-                      + (f" — showing {result.offset + 1}–{result.offset + len(result.hits)}"
-                         if result.hits else ""), highlight=False)
+    # the web app's words (web/words.py): "No results" is proven only when complete
+    console.print(describe_total(result), highlight=False)
     if result.total == 0:
-        # the web app's words (web/words.py): "No results" is proven only when complete
-        console.print(describe_total(result), highlight=False)
-        if not result.terms:
+        if query.strip() and not result.terms:
             console.print("(the query has no searchable terms: only stop words or punctuation)")
         return
-    if query.strip():
-        console.print(describe_total(result), highlight=False)
     if not result.hits:
         return
     table = Table(box=None, padding=(0, 1))
