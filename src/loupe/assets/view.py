@@ -26,8 +26,6 @@ from ..ingest.image import displayed_size, hashed_copy
 ASSET_COLUMNS = ["id", "sha256", "byte_size", "media_type", "width", "height", "orientation",
                  "thumbnail", "created_at", "updated_at", "embargo_until", "rights_expire_at"]
 _DATES = ("created_at", "updated_at", "embargo_until", "rights_expire_at")
-#: Bytes read at a time while hashing an original.
-READ_CHUNK = 1 << 20
 
 
 class AssetNotFound(LookupError):
@@ -144,10 +142,7 @@ def open_verified(path: str, sha256: bytes, size: int) -> BinaryIO | None:
     fh, _why = _open_regular(path, size)
     if fh is None:
         return None
-    h = hashlib.sha256()
-    while chunk := fh.read(READ_CHUNK):
-        h.update(chunk)
-    if h.digest() == sha256:
+    if hashlib.file_digest(fh, "sha256").digest() == sha256:
         fh.seek(0)
         return fh
     fh.close()
