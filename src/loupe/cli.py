@@ -17,7 +17,7 @@ from rich.text import Text
 from .db import DatabaseUnavailable
 from .db.migrate import MigrationError
 from .access.users import AccessError, UnknownUser
-from .bulk.actions import ACTIONS, BulkError, ConfirmationRequired
+from .bulk.actions import ACTIONS, BulkError, ConfirmationRequired, by_match_rule
 from .lexical.settings import SettingError
 from .terminal import SafeConsole, SafeGroup, echo, term
 from .library import AssetNotFound, Library, LibraryNotInitialized, UnknownTenant
@@ -1063,7 +1063,7 @@ def bulk(obj: _Ctx, action: str, value: str, query: str, scope: tuple[str, ...],
             else "assets holding every query term")
     total = f"total {'' if out['total_exact'] else 'at least '}{out['total']:,}"
     if out["dry_run"]:
-        would = out["matched_any"] if out["match"] == "any" else out["matched_all_terms"]
+        would = by_match_rule(out["match"], out["matched_all_terms"], out["matched_any"])
         echo(f"dry run: {action} {out['value']!r} would apply to {_assets(would)} "
                    f"(result {out['verdict']}, {total}); nothing changed")
     else:

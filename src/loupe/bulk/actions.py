@@ -128,6 +128,13 @@ MATCH_RULES = {
 }
 
 
+def by_match_rule(match: str, every: Any, reached: Any) -> Any:
+    """What the match rule keeps (:data:`MATCH_RULES`): ``every`` (the
+    assets holding every query term) for ``all``, ``reached`` (every row the
+    search ranked) for ``any`` — as lists of ids or as their counts."""
+    return reached if match == "any" else every
+
+
 def _terms_by_language(conn: psycopg.Connection, query: str, res: Any) -> dict[str, Any]:
     """The query's terms in each language the search looked in (``langs``,
     ``qlangs``, ``qterms``), as the search read them: each language's analysis,
@@ -180,7 +187,7 @@ def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, langu
         if res.verdict != "complete" and not confirm:
             raise ConfirmationRequired(res.verdict, res.total, res.total_exact, len(reached),
                                        match, len(every))
-        ids = every if match == "all" else reached
+        ids = by_match_rule(match, every, reached)
         params = {"tenant_id": tenant_id, "ids": ids, **viewer.params()}
         touched = [r[0] for r in conn.execute(q.READABLE_IDS, params)]
         if action == "set_rights_expiry":

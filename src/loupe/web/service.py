@@ -20,7 +20,7 @@ from typing import Any
 from fastapi import HTTPException, UploadFile
 
 from ..access.users import AccessError
-from ..bulk.actions import ConfirmationRequired
+from ..bulk.actions import ConfirmationRequired, by_match_rule
 from ..library import AssetNotFound, Library, SearchResult
 from . import queries as wq
 from ..ingest.image import EXTENSIONS
@@ -539,8 +539,8 @@ def run_bulk(lib: Library, action: str, value: str | None, *, q: str,
         raise HTTPException(403, str(exc)) from exc
     except (ValueError, LookupError) as exc:
         raise HTTPException(400, str(exc)) from exc
-    count = (out["count"] if not out["dry_run"] else
-             out["matched_any"] if out["match"] == "any" else out["matched_all_terms"])
+    count = (by_match_rule(out["match"], out["matched_all_terms"], out["matched_any"])
+             if out["dry_run"] else out["count"])
     return {**out, "message": bulk_sentence(action, value, count, dry_run=out["dry_run"]),
             "rule_text": rule_sentence(out["match"], out["matched_all_terms"],
                                        out["matched_any"])}
