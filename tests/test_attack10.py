@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from imaging import make_image, write_sidecar
-from test_attack9 import pooled, zephyr  # noqa: F401  (zephyr: the fixture)
+from test_visibility import pooled, zephyr  # noqa: F401  (zephyr: the fixture)
 
 from loupe import Library
 from loupe.eval import Evaluation
