@@ -29,7 +29,8 @@ from pathlib import Path
 from loupe import Library
 from loupe.db.server import stop_embedded
 from loupe.ingest.image import inspect_image, sha256_file
-from loupe.ingest.metadata import ExifToolReader, normalize
+from loupe.ingest.exiftool_reader import ExifToolReader
+from loupe.ingest.metadata import normalize
 from loupe.ingest.pipeline import BATCH_SIZE
 from loupe.ingest.walk import walk
 

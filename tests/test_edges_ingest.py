@@ -101,7 +101,7 @@ def _xmp(path: Path, *, title: str, description: str = "", keywords: list[str] =
 
 def test_an_oversized_field_is_truncated_with_a_warning(lib: Library, photos: Path,
                                                         db_url: str, home: Path):
-    from loupe.ingest.metadata import MAX_LIST_CHARS, MAX_LIST_ITEMS, MAX_TEXT_CHARS
+    from loupe.ingest.metadata_bounds import MAX_LIST_CHARS, MAX_LIST_ITEMS, MAX_TEXT_CHARS
 
     words = _words(1_500_000, "q")                    # >10 MB of distinct words
     description = " ".join(words)

@@ -16,7 +16,7 @@ from pathlib import Path
 from PIL import Image, PngImagePlugin
 
 from loupe import Library
-from loupe.ingest import metadata
+from loupe.ingest import exiftool_reader
 
 from test_xmp_bounds import HEAD, SLOW_LEVELS, TAIL, deep_xmp
 
@@ -61,7 +61,7 @@ def test_an_inflating_mie_trailer_is_stopped_at_the_answer_bound(
 
 
 def test_the_exiftool_child_runs_under_an_address_space_bound():
-    with metadata.ExifToolReader() as reader:
+    with exiftool_reader.ExifToolReader() as reader:
         reader.start()
         pid = reader._et._process.pid
         limits = Path(f"/proc/{pid}/limits").read_text()
@@ -77,8 +77,8 @@ def test_a_batch_that_times_out_shares_one_time_budget(
     before ExifTool since attack run 7, D2): before,
     (1 + 4) calls of up to 2 s each (10 s); now the batch and its retries share one
     budget (3 s here), and the files past it fail saying so."""
-    monkeypatch.setattr(metadata, "READ_TIMEOUT_S", 2.0)
-    monkeypatch.setattr(metadata, "READ_BUDGET_S", 3.0, raising=False)
+    monkeypatch.setattr(exiftool_reader, "READ_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(exiftool_reader, "READ_BUDGET_S", 3.0, raising=False)
     for i in range(4):
         Image.new("RGB", (16, 16), (i, 2, 3)).save(
             photos / f"slow{i}.webp", xmp=deep_xmp(SLOW_LEVELS, f"deep embedded {i}").encode())

@@ -15,7 +15,7 @@ import pytest
 from imaging import exiftool_write, make_image
 
 from loupe import Library
-from loupe.ingest.metadata import ExifToolReader, display_path, plain_argument
+from loupe.ingest.exiftool_reader import ExifToolReader, display_path, plain_argument
 
 INJECT = 'system("touch CANARY") or 1'
 

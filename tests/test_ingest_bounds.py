@@ -55,10 +55,10 @@ def test_c1_a_batch_of_answers_just_under_the_cap_is_not_all_held(tmp_path):
     paths = _mie_jpegs(tmp_path, 8, cap - (64 << 10))
     result = _child(f"""
 import json, resource
-from loupe.ingest import metadata
-metadata.ANSWER_MAX_BYTES = {cap}
+from loupe.ingest import exiftool_reader, metadata_bounds
+exiftool_reader.ANSWER_MAX_BYTES = {cap}
 paths = {paths!r}
-with metadata.ExifToolReader() as r:
+with exiftool_reader.ExifToolReader() as r:
     r.read(paths[:1])                      # warm: ExifTool started, code loaded
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     out = r.read(paths)
@@ -66,7 +66,7 @@ with metadata.ExifToolReader() as r:
 print(json.dumps({{"growth_kib": peak - base,
                    "longest": max(len(v) for raw in out.values() for v in raw.values()
                                   if isinstance(v, str)),
-                   "notes": [raw.get(getattr(metadata, "HOLD_NOTE", "-")) for raw in out.values()],
+                   "notes": [raw.get(getattr(metadata_bounds, "HOLD_NOTE", "-")) for raw in out.values()],
                    "errors": [raw.get("ExifTool:Error") for raw in out.values()]}}))
 """)
     assert result["errors"] == [None] * 8
@@ -90,8 +90,8 @@ import json, os, resource
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
 held = [os.dup(0) for _ in range(1100)]
-from loupe.ingest import metadata
-with metadata.ExifToolReader() as r:
+from loupe.ingest import exiftool_reader
+with exiftool_reader.ExifToolReader() as r:
     fd = r._et._process.stdout.fileno()
     raw = r.read([{str(jpg)!r}])[{str(jpg)!r}]
 print(json.dumps({{"fd": fd, "title": raw.get("XMP-dc:Title"), "error": raw.get("ExifTool:Error")}}))
@@ -109,9 +109,9 @@ def test_c4_one_slow_file_does_not_fail_its_neighbours(lib, photos: Path, monkey
     neighbours are read and only the slow file fails."""
     from test_xmp_bounds import SLOW_LEVELS, deep_xmp
 
-    from loupe.ingest import metadata
-    monkeypatch.setattr(metadata, "READ_TIMEOUT_S", 4.0)
-    monkeypatch.setattr(metadata, "READ_BUDGET_S", 8.0)
+    from loupe.ingest import exiftool_reader
+    monkeypatch.setattr(exiftool_reader, "READ_TIMEOUT_S", 4.0)
+    monkeypatch.setattr(exiftool_reader, "READ_BUDGET_S", 8.0)
     # a WebP's XMP chunk is ExifTool's to parse (a JPEG's packet is refused before
     # ExifTool since attack run 7, D2)
     Image.new("RGB", (16, 16), (1, 2, 3)).save(

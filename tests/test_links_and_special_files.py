@@ -93,7 +93,7 @@ def test_a_swap_and_swap_back_during_the_reads_cannot_mix_two_files(lib: Library
     scripted, at the moment the reads happen."""
     from imaging import exiftool_write
 
-    from loupe.ingest.metadata import ExifToolReader
+    from loupe.ingest.exiftool_reader import ExifToolReader
     from loupe.ingest.pipeline import Ingester
 
     root = tmp_path / "library"

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from imaging import exiftool_write, make_image, write_sidecar
 
-from loupe.ingest.metadata import ExifToolReader, merge, normalize
+from loupe.ingest.exiftool_reader import ExifToolReader
+from loupe.ingest.metadata import merge, normalize
 
 
 def read(path: Path) -> dict:

@@ -9,7 +9,9 @@ from pathlib import Path
 
 from imaging import exiftool_write, make_image, write_sidecar
 
-from loupe.ingest.metadata import ExifToolReader, bound_fields, normalize
+from loupe.ingest.exiftool_reader import ExifToolReader
+from loupe.ingest.metadata import normalize
+from loupe.ingest.metadata_bounds import bound_fields
 
 MWG = ("-XMP-mwg-rs:RegionInfo={AppliedToDimensions={W=200,H=100,Unit=pixel},"
        "RegionList=[{Area={X=0.25,Y=0.5,W=0.2,H=0.4,Unit=normalized},Type=Face,"

@@ -95,7 +95,7 @@ def test_a_document_named_like_an_image_never_reaches_exiftool(lib: Library, pho
     ExifTool is handed it (recorded here by wrapping the real reader)."""
     import zlib
 
-    from loupe.ingest.metadata import ExifToolReader
+    from loupe.ingest.exiftool_reader import ExifToolReader
 
     xmp = (b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/'
            b'02/22-rdf-syntax-ns#"><rdf:Description xmlns:dc="http://purl.org/dc/elements/1.1/">'

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from PIL import Image
 
 from loupe import Library
-from loupe.ingest import metadata, pipeline
+from loupe.ingest import exiftool_reader, pipeline
 from loupe.web.app import create_app
 from loupe.web.security import WebLimits
 
@@ -41,7 +41,7 @@ def test_an_upload_request_has_one_exiftool_budget_for_all_its_batches(
     each of the four batches had its own budget (60 s): about (1 + 2) x 2 s a
     batch, and the fine file was read. Now the files whose turn comes after
     the request's 3 s fail, saying so, before they are decoded."""
-    monkeypatch.setattr(metadata, "READ_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(exiftool_reader, "READ_TIMEOUT_S", 2.0)
     monkeypatch.setattr(pipeline, "BATCH_SIZE", 2)
     with Library.open(home, database_url=db_url) as owner:
         owner.create_user("bob", "bob-password")
@@ -80,7 +80,7 @@ def test_an_upload_does_not_hold_the_pooled_library_while_exiftool_runs(
     outside the pool), so the search is answered while the upload goes on."""
     import threading
 
-    monkeypatch.setattr(metadata, "READ_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(exiftool_reader, "READ_TIMEOUT_S", 3.0)
     with Library.open(home, database_url=db_url) as owner:
         owner.create_user("bob", "bob-password")
         owner.create_user("alice", "alice-password")

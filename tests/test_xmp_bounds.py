@@ -11,7 +11,7 @@ from pathlib import Path
 from PIL import Image, PngImagePlugin
 
 from loupe import Library
-from loupe.ingest import metadata
+from loupe.ingest import exiftool_reader
 
 HEAD = ('<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/">'
         '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
@@ -76,7 +76,7 @@ def test_a_slow_exiftool_call_is_stopped_and_the_ingest_goes_on(
     ExifTool's to parse (a PNG's packet is measured before ExifTool since
     attack run 5, a JPEG's since attack run 7, D2); one call is bounded in
     time (``READ_TIMEOUT_S``, 2 s here)."""
-    monkeypatch.setattr(metadata, "READ_TIMEOUT_S", 2.0, raising=False)
+    monkeypatch.setattr(exiftool_reader, "READ_TIMEOUT_S", 2.0, raising=False)
     Image.new("RGB", (16, 16), (1, 2, 3)).save(
         photos / "slow.webp", xmp=deep_xmp(SLOW_LEVELS, "deep embedded").encode())
     info = PngImagePlugin.PngInfo()

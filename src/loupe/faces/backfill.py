@@ -17,7 +17,8 @@ import json
 import psycopg
 
 from ..document.compile import rebuild_documents
-from ..ingest.metadata import bound_fields, people_fields
+from ..ingest.metadata import people_fields
+from ..ingest.metadata_bounds import bound_fields
 
 # Files whose raw metadata holds a field naming people, and no "people" yet.
 CANDIDATES = """

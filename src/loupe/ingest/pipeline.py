@@ -14,7 +14,7 @@ Guarantees:
   at the same path or moved (SPEC S7; the rule: :meth:`Ingester._resolve_asset`).
 * One ingest of a folder at a time per tenant (an advisory lock); a second one
   waits for the first.
-* Metadata fields are cut to the bounds of :mod:`loupe.ingest.metadata` before
+* Metadata fields are cut to the bounds of :mod:`loupe.ingest.metadata_bounds` before
   they are stored, each cut recorded as a ``too_long`` warning.
 """
 
@@ -45,9 +45,9 @@ from .structcheck import metadata_structure_problem
 from .xmpcheck import sidecar_shape_problem
 from .image import (DEFAULT_MAX_PIXELS, MAX_FILE_BYTES, ImageFacts, decode_image, hashed_copy,
                     unrecognised)
-from .metadata import (HOLD_NOTE, ExifToolReader, bound_fields, bound_raw, check_budget,
-                       check_readable, display_path, distinct_words, document_ids, merge,
-                       normalize, sidecar_problem)
+from .exiftool_reader import ExifToolReader, check_budget, check_readable, display_path
+from .metadata import document_ids, merge, normalize, sidecar_problem
+from .metadata_bounds import HOLD_NOTE, bound_fields, bound_raw, distinct_words
 from .walk import MAX_FOLDER_DEPTH, FoundFile, walk
 
 #: Files read by ExifTool in one batch call.
@@ -183,7 +183,7 @@ class _Prepared:
     metadata: dict[str, Any]
     raw: dict[str, Any]
     warning: str | None = None
-    #: fields cut to the bounds of loupe.ingest.metadata (warnings, kind too_long)
+    #: fields cut to the bounds of loupe.ingest.metadata_bounds (warnings, kind too_long)
     truncated: list[str] = field(default_factory=list)
     hashes: perceptual.PerceptualHashes | str | None = None  # str: why there are none
     #: machine facts from the pixels (issue 15); ``error`` set: a warning
@@ -209,7 +209,7 @@ class Ingester:
             continues another file's asset (issue 11).
         max_words: refuse (kind ``too_many_words``) a file whose name and
             metadata hold more distinct words than this
-            (:func:`loupe.ingest.metadata.distinct_words`), before anything
+            (:func:`loupe.ingest.metadata_bounds.distinct_words`), before anything
             of it is stored; None (the default): no bound. Uploads set it
             (``WebLimits.upload_max_words``): every word is a term of the
             index in each library language, about 1.5 KB of database each,

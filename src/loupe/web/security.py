@@ -144,7 +144,7 @@ class WebLimits:
             B2: before, 60 s per batch of 48, up to 5 minutes a request).
         upload_max_words: distinct words one uploaded image's name and
             metadata (embedded and sidecar) may hold
-            (:func:`loupe.ingest.metadata.distinct_words`) [300]; an image
+            (:func:`loupe.ingest.metadata_bounds.distinct_words`) [300]; an image
             over it is refused with its sidecar, before anything of it is
             stored. Each word is a term of the search index in every library
             language, which the byte quota of the upload folder does not see

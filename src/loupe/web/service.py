@@ -24,7 +24,7 @@ from ..bulk.actions import ConfirmationRequired, by_match_rule
 from ..library import AssetNotFound, Library, SearchResult
 from . import queries as wq
 from ..ingest.image import EXTENSIONS
-from ..ingest.metadata import ExifToolReader
+from ..ingest.exiftool_reader import ExifToolReader
 from ..ingest.pipeline import Ingester
 from ..ingest.xmpcheck import sidecar_shape_problem
 from .auth import lend_user_library
