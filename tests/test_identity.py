@@ -212,7 +212,7 @@ def test_a_file_that_becomes_a_copy_of_another_asset_merges_into_it(lib: Library
     expiry (the stricter of each), and its grants and hand-made collections
     when nobody would read more by them — here alice, granted the old asset,
     may not read b.jpg, so she is granted the moved file alone (attack run 9,
-    F4; tests/test_attack9.py)."""
+    F4; tests/test_visibility.py)."""
     a = make_image(photos / "a.jpg", color=(200, 2, 2))
     exiftool_write(a, "-XMP-dc:Title=Alpha")
     b = make_image(photos / "b.jpg", color=(2, 200, 2))

@@ -1,5 +1,9 @@
-"""Attack run 6's findings (issue 11), each with the attack's own kind of file:
-real files written by Pillow and real ExifTool, real embedded PostgreSQL.
+"""Bounds of the ingest, each held with a file of the hostile kind it bounds
+(ExifTool's answers held one at a time, a process with over 1,023 open
+descriptors, one slow file among its neighbours, a folder chain 1,200 deep,
+decoded bytes of the pixel bound, raw profiles and malformed packets measured
+before ExifTool): real files written by Pillow and real ExifTool, real
+embedded PostgreSQL.
 Bounds that would take minutes at full size are scaled down in a child
 process, the ratio kept (as test_xmp_bounds does)."""
 
@@ -45,7 +49,7 @@ def _mie_jpegs(folder: Path, count: int, chars: int) -> list[str]:
     return paths
 
 
-def test_c1_a_batch_of_answers_just_under_the_cap_is_not_all_held(tmp_path):
+def test_a_batch_of_answers_just_under_the_cap_is_not_all_held(tmp_path):
     """C1 (HIGH): each file's answer is cut as soon as its call is parsed, so a
     read of N files whose answers are each just under the cap holds about one
     answer, not N. Cap scaled from 32 MiB to 4 MiB; 8 files of 4 MiB - 64 KiB
@@ -76,7 +80,7 @@ print(json.dumps({{"growth_kib": peak - base,
     assert result["growth_kib"] < 90 * 1024, result     # before: ~175 MiB
 
 
-def test_c9_metadata_is_read_when_the_process_holds_over_1023_descriptors(tmp_path):
+def test_metadata_is_read_when_the_process_holds_over_1023_descriptors(tmp_path):
     """C9 (MED-HIGH): a server holding 1,100 idle connections gave ExifTool's
     pipes descriptors past 1023, which select() refuses ("filedescriptor out
     of range"): every upload failed. With 1,100 descriptors held, a file's
@@ -100,7 +104,7 @@ print(json.dumps({{"fd": fd, "title": raw.get("XMP-dc:Title"), "error": raw.get(
     assert (result["title"], result["error"]) == ("harbour crane", None)
 
 
-def test_c4_one_slow_file_does_not_fail_its_neighbours(lib, photos: Path, monkeypatch):
+def test_one_slow_file_does_not_fail_its_neighbours(lib, photos: Path, monkeypatch):
     """C4 (MED-HIGH): after a batch ran out of time, its files were retried in
     order, the slow one (named to sort first) spent what was left and every
     file after it failed "not read: ExifTool spent this batch's time budget",
@@ -143,7 +147,7 @@ def _remove_chain(top: Path) -> None:
             os.rmdir(a)
 
 
-def test_c7_a_folder_chain_1200_deep_is_skipped_by_name_and_the_rest_ingested(
+def test_a_folder_chain_1200_deep_is_skipped_by_name_and_the_rest_ingested(
         lib, photos: Path):
     """C7 (MED-HIGH): a chain of 1,200 one-letter folders (2,400 bytes of
     path) made os.walk raise RecursionError: nothing of the root ingested, at
@@ -175,13 +179,13 @@ def test_c7_a_folder_chain_1200_deep_is_skipped_by_name_and_the_rest_ingested(
     assert [f["path"] for f in lib.failures() if f["kind"] == "walk"] == [deepest]
 
 
-def test_c8_the_pixel_bound_counts_decoded_bytes(lib, photos: Path):
+def test_the_pixel_bound_counts_decoded_bytes(lib, photos: Path):
     """C8 (MED-HIGH): a 100 MP deflate TIFF of mode F (4 bytes a pixel, 730 KB)
     passed the 100 MP bound and grew the server by 1,240 MiB. Revised by
     attack run 7, D6: Pillow stores RGB at 4 bytes a pixel too, not 3, and
     the growth came from the later stages' full-size copies, which are gone;
     every mode now costs at most what RGB costs (decoded + 2 bytes a pixel,
-    measured in test_attack7), and the bound is what RGB of max_pixels
+    measured in test_decode_memory), and the bound is what RGB of max_pixels
     takes. So a 3 MP mode-F TIFF beside a 3 MP RGB TIFF is ingested under a
     3 MP bound, and a 3 MP + 1 pixel one is refused by the pixel bound."""
     Image.new("F", (2000, 1500), 0.5).save(photos / "f3.tif", compression="tiff_adobe_deflate")
@@ -195,110 +199,6 @@ def test_c8_the_pixel_bound_counts_decoded_bytes(lib, photos: Path):
     assert (Path(failure.path).name, failure.kind, failure.reason) == (
         "f3plus.tif", "too_large",
         "2001x1500 = 3,001,500 pixels exceeds the limit of 3,000,000 (decompression bomb guard)")
-
-
-def test_c5_the_login_check_before_the_body_fails_closed_when_the_pool_is_busy(
-        db_url, home, tmp_path):
-    """C5 (MEDIUM): while every pooled connection was busy, the Guard's
-    pre-body login check answered "live" and the route read an
-    unauthenticated request's whole body (100 MiB, 58.5 s) before its 401.
-    With a pool of one held, a bad token now gets 503 before a byte of its
-    body is read; once the pool is free, 401 before the body, as before."""
-    from fastapi.testclient import TestClient
-    from test_web_security import call, populate
-
-    from loupe import Library
-    from loupe.web import create_app
-    from loupe.web.pool import LibraryPool
-
-    populate(home, db_url, tmp_path / "photos")
-    pool = LibraryPool(lambda: Library.open(home, database_url=db_url), size=1, wait_s=0.5)
-    app = create_app(home, database_url=db_url, pool=pool)
-    headers = {"content-type": "multipart/form-data; boundary=xyz",
-               "authorization": "Bearer not-a-token"}
-    try:
-        with TestClient(app):
-            with pool.lend():                       # the one connection is busy
-                status, pulled, body = call(app, "POST", "/api/upload", headers, chunks=300)
-            assert (status, pulled) == (503, 0), (status, pulled, body[:200])
-            assert json.loads(body)["detail"] == (
-                "the server is busy: the login could not be checked before the request's "
-                "body was read; try again later")
-            assert call(app, "POST", "/api/upload", headers, chunks=300)[:2] == (401, 0)
-    finally:
-        pool.close()
-
-
-def test_c6_a_blank_bearer_token_never_falls_back_to_the_cookie(db_url, home, tmp_path):
-    """C6 (LOW): "Authorization: Bearer <NBSP>" made the Guard see a bearer
-    call (no Origin or CSRF check) while the route logged in by the session
-    cookie: a cross-origin POST answered 200. A Bearer header now means the
-    token alone: 401."""
-    import asyncio
-
-    from fastapi.testclient import TestClient
-    from test_web_security import populate
-    from weblib import web_login
-
-    from loupe.web import create_app
-
-    populate(home, db_url, tmp_path / "photos")
-    app = create_app(home, database_url=db_url, pool_size=1)
-    with TestClient(app) as client:
-        assert web_login(client, "bob", "bob-password").status_code == 303
-        cookie = client.cookies["loupe_session"]
-        body = json.dumps({"sentence": "photos of harbour"}).encode()
-        sent: list[dict] = []
-
-        async def receive():
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        async def send(message):
-            sent.append(message)
-
-        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-                 "method": "POST", "scheme": "http", "path": "/api/conversations",
-                 "raw_path": b"/api/conversations", "query_string": b"", "root_path": "",
-                 "client": ("127.0.0.1", 5000), "server": ("testserver", 80), "app": app,
-                 "headers": [(b"host", b"testserver"),
-                             (b"cookie", f"loupe_session={cookie}".encode()),
-                             (b"authorization", b"Bearer \xa0"),
-                             (b"origin", b"http://evil.example"),
-                             (b"sec-fetch-site", b"cross-site"),
-                             (b"content-type", b"application/json"),
-                             (b"content-length", str(len(body)).encode())]}
-        asyncio.run(app(scope, receive, send))
-        status = next(m for m in sent if m["type"] == "http.response.start")["status"]
-        assert status == 401
-
-
-def test_c3_user_names_that_fold_alike_get_their_own_upload_folders(db_url, home, tmp_path):
-    """C3 (LOW): 'bob@x' and 'bob_x' both wrote to uploads/bob_x/ and spent
-    one quota. Each now has a folder of its own."""
-    import io
-
-    from fastapi.testclient import TestClient
-    from test_web_security import populate, token
-
-    from loupe import Library
-    from loupe.web import create_app
-
-    populate(home, db_url, tmp_path / "photos")
-    with Library.open(home, database_url=db_url) as lib:
-        lib.create_user("bob@x", "bob@x-password")
-        lib.create_user("bob_x", "bob_x-password")
-    folders = {}
-    with TestClient(create_app(home, database_url=db_url, pool_size=1)) as client:
-        for i, user in enumerate(("bob@x", "bob_x")):
-            data = io.BytesIO()
-            Image.new("RGB", (40, 30), (10, 60 * i, 200)).save(data, "JPEG")
-            r = client.post("/api/upload", headers=token(client, user),
-                            files=[("files", (f"u{i}.jpg", data.getvalue(), "image/jpeg"))])
-            assert r.status_code == 200, r.text
-            folders[user] = r.json()["folder"].split("/")[1]
-    assert folders["bob_x"] == "bob_x"
-    assert folders["bob@x"] == "bob_x@" + __import__("hashlib").sha256(b"bob@x").hexdigest()[:16]
-    assert sorted(p.name for p in (home / "uploads").iterdir()) == sorted(folders.values())
 
 
 def _deep_packet(depth: int, before: str = "") -> bytes:
@@ -325,7 +225,7 @@ def _png_with_chunk(path: Path, kind: bytes, data: bytes) -> Path:
     return path
 
 
-def test_c2_raw_profile_and_malformed_packets_are_measured_before_exiftool(tmp_path):
+def test_raw_profile_and_malformed_packets_are_measured_before_exiftool(tmp_path):
     """C2 (MEDIUM): ExifTool also reads XMP from ImageMagick's "Raw profile
     type xmp" / "APP1" text chunks (hex), which were not measured (a 1,973-byte
     PNG kept ExifTool busy past 45 s); and C2b: one undefined entity

@@ -1,5 +1,7 @@
-"""Attack run 9 (issue 11): what people added in Loupe to an asset never lets
-anyone read more when a file changes asset. Real files, real ExifTool, real
+"""What people added in Loupe to an asset never lets anyone read more when a
+file changes asset, and a member is told nothing of what it may not read (how
+many hidden assets wait for vectors, a judging query written from a private
+file). Real files, real ExifTool, real
 PostgreSQL; each test failed on main c8a13e4.
 
 F4 (high): a member granted one asset, who may write its file, copies into it
@@ -22,6 +24,7 @@ import pytest
 from imaging import exiftool_write, make_image, write_sidecar
 
 from loupe import Library
+from loupe.eval import Evaluation
 
 
 @pytest.fixture
@@ -65,7 +68,7 @@ def shared_asset(lib: Library) -> int:
         "SELECT asset_id FROM asset_file WHERE rel_path = 'shared/dup.jpg'").fetchone()[0]
 
 
-def test_f4_a_merge_never_carries_an_asset_grant_to_files_it_did_not_reach(zephyr):
+def test_a_merge_never_carries_an_asset_grant_to_files_it_did_not_reach(zephyr):
     lib, photos = zephyr
     dave = lib.as_user("dave")
     target = shared_asset(lib)
@@ -99,7 +102,7 @@ def test_f4_a_merge_never_carries_an_asset_grant_to_files_it_did_not_reach(zephy
     assert "not joined" in summary.warnings[0].reason
 
 
-def test_f4_a_merge_between_assets_the_same_people_read_still_joins_everything(zephyr):
+def test_a_merge_between_assets_the_same_people_read_still_joins_everything(zephyr):
     """The rule of tests/test_identity.py stays: nobody reads more, so grants,
     keywords and hand-made collections join as before."""
     lib, photos = zephyr
@@ -121,7 +124,7 @@ def test_f4_a_merge_between_assets_the_same_people_read_still_joins_everything(z
         "WHERE g.asset_id = %s", (target,))] == ["erin"]
 
 
-def test_f5_a_fork_of_a_copy_does_not_carry_words_its_readers_could_not_see(zephyr):
+def test_a_fork_of_a_copy_does_not_carry_words_its_readers_could_not_see(zephyr):
     lib, photos = zephyr
     dave = lib.as_user("dave")
     target = shared_asset(lib)
@@ -140,7 +143,7 @@ def test_f5_a_fork_of_a_copy_does_not_carry_words_its_readers_could_not_see(zeph
     assert [w.kind for w in summary.warnings] == ["not_joined"]
 
 
-def test_f7_a_member_is_not_told_how_many_hidden_assets_wait_for_vectors(zephyr, tmp_path):
+def test_a_member_is_not_told_how_many_hidden_assets_wait_for_vectors(zephyr, tmp_path):
     """The waiting count is tenant-wide; only a viewer who sees every asset
     gets the number (search and similar). Attack run 10, A10-4: a member is
     told that some wait only when one it may read does — the notice's
@@ -187,7 +190,7 @@ def pooled(lib, tmp_path, queries: str):
     return ev
 
 
-def test_f1_a_query_written_from_a_private_file_is_not_shown_through_its_copy(zephyr, tmp_path):
+def test_a_query_written_from_a_private_file_is_not_shown_through_its_copy(zephyr, tmp_path):
     """A truth by path names one FILE: dave reads the bytes through
     shared/dup.jpg but not private/dupcopy.jpg, so a query whose truth is the
     private file (a caption-derived one paraphrases its sidecar) is not served
@@ -213,3 +216,51 @@ def test_f1_a_query_written_from_a_private_file_is_not_shown_through_its_copy(ze
         dave.judge("p", item["token"], "dave", 1)
     assert shown == ["harbour view"]
     assert dave.progress("p", "dave") == {"total": 1, "done": 1}
+
+
+def _shown(lib: Library) -> list[str]:
+    """The query texts dave is served, judging each pair as he goes."""
+    ev = Evaluation(lib.as_user("dave"))
+    shown = []
+    while (item := ev.next_item("p", "dave")) is not None:
+        shown.append(item["query"])
+        ev.judge("p", item["token"], "dave", 1)
+    ev.conn.execute("DELETE FROM eval_judgement WHERE judge = 'dave'")
+    return shown
+
+
+def test_a_truth_that_names_nothing_any_more_hides_its_query(zephyr, tmp_path):
+    lib, photos = zephyr
+    wolf = make_image(photos / "private" / "wolf.jpg", size=(40, 30), color=(90, 90, 20))
+    write_sidecar(wolf, "-XMP-dc:Title=Harbour wolverine secret plan")
+    lib.ingest(photos)
+    sha = lib.conn.execute(
+        "SELECT encode(a.content_sha256, 'hex') FROM asset a JOIN asset_file f "
+        "ON f.asset_id = a.id WHERE f.rel_path = 'private/wolf.jpg'").fetchone()[0]
+    ev = pooled(lib, tmp_path,
+                '{"id": "w1", "text": "harbour", "provenance": "caption-derived", '
+                '"register": "objects", "truth": [{"path": "private/wolf.jpg", "grade": 2}]}\n'
+                '{"id": "w2", "text": "Harbour", "provenance": "caption-derived", '
+                f'"register": "objects", "truth": [{{"sha256": "{sha}", "grade": 2}}]}}\n'
+                '{"id": "d3", "text": "harbour view", "provenance": "blind", '
+                '"register": "objects", "truth": [{"path": "shared/dup.jpg", "grade": 2}]}\n')
+    total = ev.progress("p", "owner")["total"]
+    assert total == 6   # each query: the harbour view (dave reads it) and the wolf (he does not)
+    assert _shown(lib) == ["harbour view"]
+
+    # the owner renames the private file: the path names nothing any more
+    wolf.rename(photos / "private" / "wolf2.jpg")
+    Path(str(wolf) + ".xmp").rename(photos / "private" / "wolf2.jpg.xmp")
+    lib.ingest(photos)
+    assert lib.conn.execute(
+        "SELECT count(*) FROM asset_file WHERE rel_path = 'private/wolf.jpg'").fetchone()[0] == 0
+    assert _shown(lib) == ["harbour view"]
+
+    # ... and exports it again with other bytes: the hash names nothing any more
+    make_image(photos / "private" / "wolf2.jpg", size=(40, 30), color=(20, 90, 90))
+    lib.ingest(photos)
+    assert lib.conn.execute("SELECT count(*) FROM asset WHERE content_sha256 = decode(%s, 'hex')",
+                            (sha,)).fetchone()[0] == 0
+    assert _shown(lib) == ["harbour view"]
+    # the owner, who sees everything, still judges every pair of the pool
+    assert ev.progress("p", "owner")["total"] == total

@@ -56,7 +56,7 @@ def site(pg_admin_url, template_db, tmp_path_factory):
     # the fuzzing logs admin in once per DELETE case, hundreds of times a
     # minute: no logins-per-minute throttle and no token cap here, or the
     # shared tokens below would be revoked as the oldest (both are tested
-    # in test_attack7)
+    # in test_web_floods)
     app = create_app(tmp / "home", database_url=url, pool_size=2,
                      limits=WebLimits(account_logins_per_window=10**6,
                                       max_api_tokens_per_user=10**6))

@@ -7,6 +7,7 @@ real files, the real app in process."""
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import threading
 import time
@@ -366,3 +367,107 @@ def test_upload_pixels_quota_and_memory(site, tmp_path, home):
         assert r.json()["detail"].startswith("upload quota: one-more.png would bring your "
                                              "uploads over your quota of ")
         assert sorted(p.name for p in (home / "uploads" / "bob").rglob("*")) == before
+
+
+def test_the_login_check_before_the_body_fails_closed_when_the_pool_is_busy(
+        db_url, home, tmp_path):
+    """C5 (MEDIUM): while every pooled connection was busy, the Guard's
+    pre-body login check answered "live" and the route read an
+    unauthenticated request's whole body (100 MiB, 58.5 s) before its 401.
+    With a pool of one held, a bad token now gets 503 before a byte of its
+    body is read; once the pool is free, 401 before the body, as before."""
+    from fastapi.testclient import TestClient
+    from test_web_security import call, populate
+
+    from loupe import Library
+    from loupe.web import create_app
+    from loupe.web.pool import LibraryPool
+
+    populate(home, db_url, tmp_path / "photos")
+    pool = LibraryPool(lambda: Library.open(home, database_url=db_url), size=1, wait_s=0.5)
+    app = create_app(home, database_url=db_url, pool=pool)
+    headers = {"content-type": "multipart/form-data; boundary=xyz",
+               "authorization": "Bearer not-a-token"}
+    try:
+        with TestClient(app):
+            with pool.lend():                       # the one connection is busy
+                status, pulled, body = call(app, "POST", "/api/upload", headers, chunks=300)
+            assert (status, pulled) == (503, 0), (status, pulled, body[:200])
+            assert json.loads(body)["detail"] == (
+                "the server is busy: the login could not be checked before the request's "
+                "body was read; try again later")
+            assert call(app, "POST", "/api/upload", headers, chunks=300)[:2] == (401, 0)
+    finally:
+        pool.close()
+
+
+def test_a_blank_bearer_token_never_falls_back_to_the_cookie(db_url, home, tmp_path):
+    """C6 (LOW): "Authorization: Bearer <NBSP>" made the Guard see a bearer
+    call (no Origin or CSRF check) while the route logged in by the session
+    cookie: a cross-origin POST answered 200. A Bearer header now means the
+    token alone: 401."""
+    import asyncio
+
+    from fastapi.testclient import TestClient
+    from test_web_security import populate
+    from weblib import web_login
+
+    from loupe.web import create_app
+
+    populate(home, db_url, tmp_path / "photos")
+    app = create_app(home, database_url=db_url, pool_size=1)
+    with TestClient(app) as client:
+        assert web_login(client, "bob", "bob-password").status_code == 303
+        cookie = client.cookies["loupe_session"]
+        body = json.dumps({"sentence": "photos of harbour"}).encode()
+        sent: list[dict] = []
+
+        async def receive():
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                 "method": "POST", "scheme": "http", "path": "/api/conversations",
+                 "raw_path": b"/api/conversations", "query_string": b"", "root_path": "",
+                 "client": ("127.0.0.1", 5000), "server": ("testserver", 80), "app": app,
+                 "headers": [(b"host", b"testserver"),
+                             (b"cookie", f"loupe_session={cookie}".encode()),
+                             (b"authorization", b"Bearer \xa0"),
+                             (b"origin", b"http://evil.example"),
+                             (b"sec-fetch-site", b"cross-site"),
+                             (b"content-type", b"application/json"),
+                             (b"content-length", str(len(body)).encode())]}
+        asyncio.run(app(scope, receive, send))
+        status = next(m for m in sent if m["type"] == "http.response.start")["status"]
+        assert status == 401
+
+
+def test_user_names_that_fold_alike_get_their_own_upload_folders(db_url, home, tmp_path):
+    """C3 (LOW): 'bob@x' and 'bob_x' both wrote to uploads/bob_x/ and spent
+    one quota. Each now has a folder of its own."""
+    import io
+
+    from fastapi.testclient import TestClient
+    from test_web_security import populate, token
+
+    from loupe import Library
+    from loupe.web import create_app
+
+    populate(home, db_url, tmp_path / "photos")
+    with Library.open(home, database_url=db_url) as lib:
+        lib.create_user("bob@x", "bob@x-password")
+        lib.create_user("bob_x", "bob_x-password")
+    folders = {}
+    with TestClient(create_app(home, database_url=db_url, pool_size=1)) as client:
+        for i, user in enumerate(("bob@x", "bob_x")):
+            data = io.BytesIO()
+            Image.new("RGB", (40, 30), (10, 60 * i, 200)).save(data, "JPEG")
+            r = client.post("/api/upload", headers=token(client, user),
+                            files=[("files", (f"u{i}.jpg", data.getvalue(), "image/jpeg"))])
+            assert r.status_code == 200, r.text
+            folders[user] = r.json()["folder"].split("/")[1]
+    assert folders["bob_x"] == "bob_x"
+    assert folders["bob@x"] == "bob_x@" + __import__("hashlib").sha256(b"bob@x").hexdigest()[:16]
+    assert sorted(p.name for p in (home / "uploads").iterdir()) == sorted(folders.values())

@@ -39,7 +39,7 @@ DEFAULT_MAX_PIXELS = 150_000_000
 #: really allocates (``Storage.c``: every mode of two or more bands, and the
 #: 32-bit ``I`` and ``F``, is stored at 4 bytes a pixel; "1", "L" and "P" at
 #: 1; the 16-bit greyscale modes at 2), measured as RSS growth per pixel of
-#: ``Image.new`` in a fresh process (tests/test_attack7.py). The bound used
+#: ``Image.new`` in a fresh process (tests/test_decode_memory.py). The bound used
 #: to count a mode's nominal bytes (LA 2, RGB 3), so a 100 MP LA PNG passed
 #: as 200 MB and took 400 MB to decode (attack run 7, D6). A mode not listed
 #: counts 4, the most of any.
@@ -73,7 +73,7 @@ def decoded_bytes(mode: str, width: int, height: int) -> int:
 def working_bytes(mode: str, width: int, height: int) -> int:
     """The most memory the ingest of one image of ``mode`` takes at once, in
     bytes: the decoded image plus :data:`STAGE_BYTES` a pixel for the later
-    stages (measured per stage in tests/test_attack7.py)."""
+    stages (measured per stage in tests/test_decode_memory.py)."""
     return decoded_bytes(mode, width, height) + width * height * STAGE_BYTES
 
 

@@ -57,7 +57,7 @@ def hamming(a: int, b: int) -> int:
 
 #: Modes whose conversion straight to greyscale ("L") gives the same bytes
 #: as through RGB (what ``hash_image`` did before; checked mode by mode in
-#: tests/test_attack7.py): converted directly, without a full-size RGB copy.
+#: tests/test_decode_memory.py): converted directly, without a full-size RGB copy.
 #: YCbCr (its Y is not the RGB luma) and the rest still go through RGB.
 DIRECT_GREY = frozenset({"1", "L", "P", "PA", "LA", "RGB", "RGBA", "RGBX", "CMYK", "HSV",
                          "I;16", "I;16L", "I;16B", "I;16N", "I", "F"})
