@@ -17,7 +17,7 @@ from imaging import make_image
 
 from loupe import Library
 from loupe.web import create_app
-from loupe.web.service import _usage
+from loupe.web.uploads import _usage
 
 
 # -- D4: the quota walk while another request removes a folder ----------------------------

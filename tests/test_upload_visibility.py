@@ -23,7 +23,7 @@ from loupe.cli import main
 from loupe.db import migrate
 from loupe.db.migrate import available
 from loupe.web import create_app
-from loupe.web.service import upload_folder_name
+from loupe.web.uploads import upload_folder_name
 
 SIDECAR = ('<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?>'
            '<x:xmpmeta xmlns:x="adobe:ns:meta/">'

@@ -547,7 +547,8 @@ def test_the_logins_of_an_account_per_window_count_successes_and_checks_under_wa
     check under way fill it; a failed check and an abandoned one (the
     database failed) give their place back; the next login waits until the
     oldest success leaves the 60 s window."""
-    from loupe.web.security import LoginThrottle, Throttled, WebLimits
+    from loupe.web.security import WebLimits
+    from loupe.web.throttle import LoginThrottle, Throttled
 
     now = [0.0]
     th = LoginThrottle(WebLimits(account_logins_per_window=2), clock=lambda: now[0])

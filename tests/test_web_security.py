@@ -210,7 +210,7 @@ def test_loopback_and_ipv6_neighbours_are_one_client_and_each_account_is_throttl
     one client. And guesses at one account from many clients are counted for
     that account: after 20, a client that never logged into it waits, while
     one that did still logs in."""
-    from loupe.web.security import client_key
+    from loupe.web.throttle import client_key
 
     assert {client_key(a) for a in ("127.0.0.1", "127.0.1.10", "127.255.0.3", "::1",
                                     "::ffff:127.0.2.3")} == {"loopback"}

@@ -19,10 +19,10 @@ from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from ..library import Library
-from . import service
+from . import service, uploads
 from ..access.users import AccessError, SelfAction, UnknownUser
 from .auth import issue_token, login, presented_secret, revoke_token, user_library
-from .security import Throttled
+from .throttle import Throttled
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -276,7 +276,7 @@ async def upload(request: Request,
     (then 503 with ``Retry-After``): 80 uploads at once never stall other
     requests (attack run 7, D1)."""
     async with request.app.state.gates.uploads.slot():
-        return await anyio.to_thread.run_sync(service.upload, request, files,
+        return await anyio.to_thread.run_sync(uploads.upload, request, files,
                                               request.app.state.limits)
 
 

@@ -29,7 +29,8 @@ from ..eval.judging import judging_router
 from .admission import Busy, Gate, Gates
 from .auth import HASH_SLOT_COUNT, LoginRequired, secret_is_live, user_library
 from .pool import LibraryPool, PoolExhausted
-from .security import Guard, LoginThrottle, WebLimits
+from .security import Guard, WebLimits
+from .throttle import LoginThrottle
 
 STATIC = Path(__file__).parent / "static"
 

@@ -229,7 +229,7 @@ async def login(request: Request, name: str, password: str) -> dict | None:
     unknown name and a wrong password answer the same, after the same work).
 
     Raises:
-        loupe.web.security.Throttled: too many failures of this account
+        loupe.web.throttle.Throttled: too many failures of this account
             from this client, or from this client, or too many logins of
             this account in the window (before any hashing).
         loupe.web.admission.Busy: no hashing slot came free in time.

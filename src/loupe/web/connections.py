@@ -11,7 +11,7 @@ they were held, and every refused ``accept()`` was logged (106 MB of log in
 knob for it: ``uvicorn.run(..., http=CLASS)``) so that
 
 * at most ``max_connections`` connections are open at once, and at most
-  ``max_per_client`` from one client (:func:`loupe.web.security.client_key`:
+  ``max_per_client`` from one client (:func:`loupe.web.throttle.client_key`:
   all of loopback is one client, an IPv6 /64 is one; an address named by
   ``--trusted-proxy`` is counted only against the total); a connection past
   either is answered ``503`` with ``Retry-After`` and closed at once, so its
@@ -47,7 +47,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from .security import client_key
+from .throttle import client_key
 
 #: Log a kind of refusal at most once per this many seconds.
 LOG_EVERY_S = 10.0

@@ -20,7 +20,8 @@ from . import service
 from .admission import Busy
 from .auth import SESSION_COOKIE, SESSION_TTL_S, issue_token, revoke_token, user_library
 from .auth import login as check_login
-from .security import CSRF_FIELD, LOGIN_CSRF_COOKIE, Throttled, csrf_token_for
+from .security import CSRF_FIELD, LOGIN_CSRF_COOKIE, csrf_token_for
+from .throttle import Throttled
 from .words import ACTION_LABELS, explain_sentences
 
 router = APIRouter(include_in_schema=False)

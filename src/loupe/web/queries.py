@@ -88,7 +88,7 @@ ORDER BY f.path
 # whole document of a shared asset: it holds the words of other files, a
 # private copy's among them, and the 413 told the uploader how many (attack
 # run 9, F8). Charged against its byte quota
-# (loupe.web.service.INDEX_BYTES_PER_TERM; attack run 7, D3).
+# (loupe.web.uploads.INDEX_BYTES_PER_TERM; attack run 7, D3).
 UPLOAD_INDEX_TERMS = """
 WITH mine AS (
     SELECT DISTINCT f.id AS file_id, f.asset_id

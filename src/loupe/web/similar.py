@@ -20,7 +20,8 @@ from ..similar.queries import MAX_RADIUS
 from ..similar.search import (DEFAULT_RADIUS, NotAnImage, PictureTooLarge, SimilarError,
                               SimilarResult)
 from .auth import user_library
-from .service import _relative_paths, safe_filename, shows_server_paths
+from .service import _relative_paths, shows_server_paths
+from .uploads import safe_filename
 
 api_router = APIRouter(prefix="/api", tags=["api"])
 page_router = APIRouter(include_in_schema=False)
