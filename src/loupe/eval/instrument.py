@@ -1,4 +1,4 @@
-"""The evaluation instrument's Python API (SPEC E1–E9, V7). Each
+"""The evaluation instrument's Python API (E1–E9, V7). Each
 ``loupe eval`` command is one method of :class:`Evaluation`.
 
     >>> from loupe import Library
@@ -364,8 +364,7 @@ class Evaluation:
 
     def absent(self, runs: list[str]) -> list[dict[str, Any]]:
         """What each run returned for its queries, truth or not — for a set
-        of absent subjects (things the library does not hold; issue 14,
-        item 4) every row is a false alarm. Per run: ``{"run", "query_set",
+        of absent subjects (things the library does not hold) every row is a false alarm. Per run: ``{"run", "query_set",
         "system", "queries", "with_rows"`` (queries that got any row),
         ``"mean_rows"``, ``"median_rows"`` (rows returned in all, the search's
         total; None when the system records none), ``"mean_top_k"`` (rows in
@@ -395,7 +394,7 @@ class Evaluation:
         return out
 
     def tradeoff(self, pairs: list[tuple[str, str]], *, seed: int = 0) -> list[dict[str, Any]]:
-        """The trade-off of looser cut-offs (issue 14, item 4): per
+        """The trade-off of looser cut-offs: per
         configuration, a run over a set with truth (blind queries) and a run
         of the same configuration over absent subjects. Returns per pair
         ``{"blind_run", "absent_run", "recall@10", "ndcg@10"`` (figures with
@@ -720,7 +719,7 @@ class Evaluation:
         """The next pair ``judge`` has not judged: ``{"token", "query", "total",
         "done"}`` — nothing that names the asset, its files or its system —
         or None when the judge is done. Only pairs whose asset the library's
-        viewer may read are served and counted (SPEC P1)."""
+        viewer may read are served and counted (P1)."""
         row = self.conn.execute(q.NEXT_ITEM, {"pool_id": self.pool_id(pool), "judge": judge,
                                               **self.lib.viewer.params()}).fetchone()
         if row is None:

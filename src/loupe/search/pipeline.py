@@ -82,8 +82,8 @@ def waiting_notice(lib: "Library", lane: str, model_id: int, model: str,
     hears that some are missing, and only when one of the assets *it* may
     read in this lane is (:func:`loupe.vector.queries.viewer_waiting`):
     the number told a member how many private files were ingested since the
-    last embed (attack run 9, F7), and the notice's mere presence when they
-    were ingested and embedded (attack run 10, A10-4)."""
+    last embed, and the notice's mere presence when they
+    were ingested and embedded."""
     viewer = lib.viewer
     if viewer.see_all:
         return (f"{lane} lane: {missing:,} asset{'s' if missing != 1 else ''} still "
@@ -160,7 +160,7 @@ def execute_with_fallback(conn: psycopg.Connection, tenant_id: int, viewer: View
     never corrected. ``params(terms, lanes, fallback)`` gives the
     statement's parameters; ``clause`` the condition on assets (:mod:`.clause`);
     a filter's corrections come only from words of assets it accepts that the
-    viewer may read (issue 17)."""
+    viewer may read."""
     out = st.execute(conn, kind, lanes, params(qt, lanes, False), clause)
     corrections: dict[str, str] = {}
     if correct_typos and out.counts["candidates"] == 0 and qt.terms:
@@ -195,7 +195,7 @@ class SearchPipeline:
         the model's languages from its own files,
         :func:`loupe.models.registry.model_languages`): an English model
         embeds a French sentence as noise, which outranked the lexical
-        lane's exact matches ("une photo de chat"; new-user run, issue 14)."""
+        lane's exact matches ("une photo de chat")."""
         lib = self.lib
         lanes = []
         self.lane_models = {}
@@ -259,7 +259,7 @@ class SearchPipeline:
         raw_cap, keep_cap = settings["raw_cap"], settings["keep_cap"]
         notices: list[str] = []
         scope: Scope | None = None
-        # a filter (issue 17) whose set is the scope: its members, regime and bands
+        # a filter whose set is the scope: its members, regime and bands
         filter_scope = req.clause is not None and hasattr(req.clause, "scope_members")
         if filter_scope:
             # (notices name it in words, loupe.filters.words; JSON stays in result.filter)
