@@ -1,4 +1,4 @@
-"""The CLI mirrors the API (SPEC N6, issue 13, in the manner of sqlite-utils'
+"""The CLI mirrors the API (in the manner of sqlite-utils'
 documentation tests): every command of the click tree has help text and a
 ``--json`` option, and appears in README.md's command table, which names
 methods that exist."""

@@ -151,7 +151,7 @@ def test_file_grants_revoke_and_cli(d9, lib: Library, home: Path, db_url: str):
     assert out.exit_code == 1 and "no file '/no/such.jpg' in this tenant" in out.output
 
 
-# -- D10: no score for a member ----------------------------------------------------------
+# -- no score for a member ----------------------------------------------------------
 
 def test_a_member_is_shown_no_score_anywhere(d9, lib: Library, home: Path, db_url: str):
     client, bob_h, asset_id, _ = d9
@@ -203,8 +203,8 @@ def _insert_file(conn, asset_id: int, source_id: int, path: str, rel: str,
 def test_0027_turns_upload_asset_grants_into_file_grants(pg_admin_url: str, tmp_path):
     """A library at schema 0026 whose uploads were granted as assets: after
     0027, each upload's grant is a grant on the uploaded file (current
-    folder names, hashed names with '@', and folders named before attack run
-    6's C3 fix), the private copy of the same bytes reaches nobody, and an
+    folder names, hashed names with '@', and folders named before upload folders
+    were hashed per user), the private copy of the same bytes reaches nobody, and an
     asset grant an admin gave by hand on an asset with no upload stays."""
     import uuid
 
@@ -257,7 +257,7 @@ def test_0027_turns_upload_asset_grants_into_file_grants(pg_admin_url: str, tmp_
             conn.execute("INSERT INTO asset_grant (asset_id, principal_id) VALUES (%s, %s)",
                          (hand, users["bob"]))
             before = dict(conn.execute("SELECT id, readers FROM asset_file"))
-            assert before[files["bob private"]] == [users["bob"]]   # D9 as it was
+            assert before[files["bob private"]] == [users["bob"]]   # a private copy's readers as 0026 left them
 
             assert migrate(conn) == [n for v, n, _ in available() if v > 26]
             readers = dict(conn.execute("SELECT id, readers FROM asset_file"))
@@ -278,7 +278,7 @@ def test_0027_turns_upload_asset_grants_into_file_grants(pg_admin_url: str, tmp_
 
 def test_the_order_of_two_own_documents_still_compares_dfs(
         lib: Library, photos: Path):
-    """What D10's fix leaves (docs/security.md, D10): with no score shown,
+    """What hiding a member's scores leaves (docs/security.md): with no score shown,
     the ORDER of two of a member's own documents still follows the tenant's
     statistics. A holds "falconkw refw refw", B "falconkw falconkw refw":
     the query "falconkw refw" ranks A first while refw is at most as common
