@@ -120,7 +120,7 @@ def test_an_oversized_field_is_truncated_with_a_warning(lib: Library, photos: Pa
     # stored raw metadata (over 64 KiB a value: a hostile file's metadata is bounded)
     assert sorted((w.path, w.kind) for w in summary.warnings) == [
         (str(img), "too_long"), (str(img), "too_long"), (str(img), "too_long"),
-        (str(many), "too_long")]       # the third: cut as read (C1)
+        (str(many), "too_long")]       # the third: cut as read (bounded memory)
     assert any(w.reason == f"{photos / 'big.jpg.xmp'}: 1 metadata value(s) over 16,384 "
                            "characters (or nested over 16 levels) not kept in the raw metadata"
                for w in summary.warnings)

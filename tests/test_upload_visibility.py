@@ -225,7 +225,7 @@ def test_0027_turns_upload_asset_grants_into_file_grants(pg_admin_url: str, tmp_
                     " (1, 'user', %s, 'x') RETURNING id", (user,)).fetchone()[0]
             folders = {"bob": upload_folder_name("bob"),
                        "ann@x.org": upload_folder_name("ann@x.org"),
-                       "carl@y": "carl_y"}   # as named before C3 (safe_filename)
+                       "carl@y": "carl_y"}   # as named before names were hashed (safe_filename)
             assert folders["ann@x.org"].startswith("ann_x.org@")
             src_priv = conn.execute("INSERT INTO source (tenant_id, root_path) VALUES"
                                     " (1, '/photos') RETURNING id").fetchone()[0]

@@ -442,8 +442,8 @@ class ExifToolReader:
         file with what is left: first each file with its share of it (what
         is left over the files not yet read), then the files that ran past
         their share, one by one, with what is left then. One slow file thus
-        costs its neighbours nothing but its share (C4: it
-        spent the whole budget, and every file after it failed)."""
+        costs its neighbours nothing but its share (one slow
+        file must not spend the whole budget and fail every file after it)."""
         refused = {a: {"ExifTool:Error": "not handed to ExifTool: not a plain argument"}
                    for a in args if not plain_argument(a)}
         args = [a for a in args if a not in refused]

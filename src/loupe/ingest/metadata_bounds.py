@@ -12,7 +12,7 @@ from .metadata import LANG_ALT_FIELDS, LIST_FIELDS, LOCATION_TAGS, ORIENTATION_T
 
 
 #: What Loupe holds of one file's ExifTool answer between the call and the
-#: store (C1: a 32 KB JPEG with a MIE trailer of 31 MiB of text
+#: store (measured: a 32 KB JPEG with a MIE trailer of 31 MiB of text
 #: and one character past U+FFFF was held at 124 MiB, 48 files a batch). Right
 #: after each call is parsed, each file's answer is cut (:func:`hold_bounded`):
 #: a string value to :data:`HOLD_VALUE_CHARS` characters (over what anything

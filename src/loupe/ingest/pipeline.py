@@ -476,7 +476,7 @@ class Ingester:
             # what is stored of ExifTool's answer is bounded too
             for key, label in (("file", f.path), ("sidecar", f.sidecar_path)):
                 if key in raw_all:
-                    note = raw_all[key].get(HOLD_NOTE)   # cut as read (C1)
+                    note = raw_all[key].get(HOLD_NOTE)   # cut as read (bounded memory)
                     raw_all[key], cut = bound_raw(raw_all[key], str(label))
                     truncated = [*truncated, *([f"{label}: {note}"] if note else []), *cut]
             hashes = perceptual.hash_file(f.path, copy, decoded)

@@ -1,4 +1,4 @@
-"""Export a sentence-transformers text model to ONNX, once (N6).
+"""Export a sentence-transformers text model to ONNX, once.
 
 A ``sentence-transformers`` model folder is run with ONNX Runtime like every
 other kind: this module, the only one that imports torch, writes

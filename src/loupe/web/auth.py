@@ -94,7 +94,7 @@ def presented_secret(request: Request) -> str | None:
     call, and only its token counts: a blank one is no login, never a fall
     back to the cookie. The Guard exempts bearer calls from the Origin and
     CSRF checks, and "Bearer <NBSP>" (a blank h11 does not strip) with the
-    session cookie was a cookie login without them (C6).
+    session cookie was a cookie login without them.
     Another scheme (a proxy's ``Basic``) leaves the cookie in use: the Guard
     checks such requests like cookie ones."""
     header = request.headers.get("authorization", "")
@@ -149,7 +149,7 @@ def secret_is_live(scope: dict) -> bool | None:
     every connection is busy (or the database is down) it answers None: not
     known, and the Guard answers 503 before the body. It used to answer True
     and let the route answer, so while the pool was busy an unauthenticated
-    request's body (up to 256 MiB) was read before its 401 (C5)."""
+    request's body (up to 256 MiB) was read before its 401."""
     from .pool import PoolExhausted  # noqa: PLC0415
 
     secret = presented_secret(Request(scope))

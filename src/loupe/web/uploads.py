@@ -66,7 +66,7 @@ def upload_folder_name(user: str | None) -> str:
     own folder; any other is folded to those characters, followed by ``@``
     and the first 16 hex digits of its SHA-256 (``@`` never appears in a
     name kept as is). Before, ``bob@x`` and ``bob_x`` both wrote to
-    ``uploads/bob_x/`` and spent one quota (C3)."""
+    ``uploads/bob_x/`` and spent one quota."""
     if user is None:
         return "owner"
     if _PLAIN_USER.fullmatch(user) and user != "owner":
