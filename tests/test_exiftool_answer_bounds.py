@@ -1,7 +1,6 @@
-"""ExifTool's answer, its memory and its time are bounded (attack
-run 5: B1, a zlib MIE trailer appended to a JPEG inflated 102 KB into 100 MiB
-of JSON read whole by Loupe; B3, TIFF/JPEG IFDs pointing at one string; B2, a
-timed-out batch retried file by file, each call again up to the bound). Real
+"""ExifTool's answer, its memory and its time are bounded: a zlib MIE trailer appended to a JPEG inflates 102 KB into 100 MiB
+of JSON; TIFF/JPEG IFDs can point at one string many times; a timed-out
+batch retried file by file must not spend the bound again for each call. Real
 files (Pillow, ExifTool's own MIE writer), real ExifTool, real embedded
 PostgreSQL."""
 

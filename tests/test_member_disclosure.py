@@ -1,5 +1,4 @@
-"""What a member may learn of the server and of hidden collections (issue
-11): a hidden collection named in a scope answers exactly like one that does
+"""What a member may learn of the server and of hidden collections: a hidden collection named in a scope answers exactly like one that does
 not exist (library, CLI, API, web page); a member is shown no server path —
 not a collection's full path, not its upload folder, not in a refusal's
 reason; and a forged X-Forwarded-For does not move the login throttle of a

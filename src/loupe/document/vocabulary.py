@@ -203,8 +203,7 @@ ON CONFLICT DO NOTHING
 #            has any: an ambiguous word alone does not say where it belongs.
 # Why: Tux Paint's vocabulary has 23 terms labelled "Cartoon", one under each
 # of Bears, Cats, Fruit, Insects…; a ladybug in animals/insects/cartoon/
-# carried all 23 with their ancestors, and "bear" found pineapples (new-user
-# run). With the folder names beside it, "cartoon" is Insects' own.
+# carried all 23 with their ancestors, and "bear" found pineapples. With the folder names beside it, "cartoon" is Insects' own.
 CARRIED_TERMS = """
 lab AS (
     SELECT DISTINCT loupe_label_norm(k) AS label
