@@ -39,7 +39,7 @@ PRIVATE_WORDS = ("falcon", "Falcon", "falconkw", "Eve", "Strategist", "secret", 
 
 
 @pytest.fixture
-def d9(lib: Library, photos: Path, home: Path, db_url: str, tmp_path: Path):
+def upload_then_private_copy(lib: Library, photos: Path, home: Path, db_url: str, tmp_path: Path):
     """bob (a member granted nothing) uploads harbour-crane.jpg; then the
     owner ingests private/secret.jpg, the same bytes, with a sidecar titled
     "Project Falcon acquisition board" (keyword falconkw, creator Eve
@@ -72,9 +72,9 @@ def _no_private_word(text: str) -> None:
         assert i < 0, (word, text[max(0, i - 300):i + 100])
 
 
-def test_a_later_copy_of_an_upload_stays_the_owners(d9, lib: Library, home: Path,
+def test_a_later_copy_of_an_upload_stays_the_owners(upload_then_private_copy, lib: Library, home: Path,
                                                          db_url: str):
-    client, bob_h, asset_id, _ = d9
+    client, bob_h, asset_id, _ = upload_then_private_copy
     # the owner sees the asset whole: both files, found by the sidecar's words
     owner_view = lib.show(asset_id)
     assert sorted(Path(f["path"]).name for f in owner_view["files"]) == [
@@ -134,9 +134,9 @@ def test_a_later_copy_of_an_upload_stays_the_owners(d9, lib: Library, home: Path
     client.cookies.clear()
 
 
-def test_file_grants_revoke_and_cli(d9, lib: Library, home: Path, db_url: str):
+def test_file_grants_revoke_and_cli(upload_then_private_copy, lib: Library, home: Path, db_url: str):
     """A file grant is listed and taken back by the file's path (CLI)."""
-    _client, _bob_h, asset_id, _ = d9
+    _client, _bob_h, asset_id, _ = upload_then_private_copy
     [upload] = [f["path"] for f in lib.show(asset_id)["files"]
                 if Path(f["path"]).name == "harbour-crane.jpg"]
     base = ["--home", str(home), "--database-url", db_url]
@@ -153,8 +153,8 @@ def test_file_grants_revoke_and_cli(d9, lib: Library, home: Path, db_url: str):
 
 # -- no score for a member ----------------------------------------------------------
 
-def test_a_member_is_shown_no_score_anywhere(d9, lib: Library, home: Path, db_url: str):
-    client, bob_h, asset_id, _ = d9
+def test_a_member_is_shown_no_score_anywhere(upload_then_private_copy, lib: Library, home: Path, db_url: str):
+    client, bob_h, asset_id, _ = upload_then_private_copy
     # the owner's hits carry the BM25F score
     [own] = lib.search("harbour").hits
     assert own.score is not None and own.score > 0
@@ -257,7 +257,7 @@ def test_0027_turns_upload_asset_grants_into_file_grants(pg_admin_url: str, tmp_
             conn.execute("INSERT INTO asset_grant (asset_id, principal_id) VALUES (%s, %s)",
                          (hand, users["bob"]))
             before = dict(conn.execute("SELECT id, readers FROM asset_file"))
-            assert before[files["bob private"]] == [users["bob"]]   # a private copy's readers as 0026 left them
+            assert before[files["bob private"]] == [users["bob"]]   # as 0026 left them
 
             assert migrate(conn) == [n for v, n, _ in available() if v > 26]
             readers = dict(conn.execute("SELECT id, readers FROM asset_file"))
