@@ -685,7 +685,7 @@ class Ingester:
         """The asset a stored file belongs to, and the outcome: ``new``,
         ``duplicate``, ``updated`` or ``merged`` (inside the caller's transaction).
 
-        The asset-identity rule (S7; README "What ingest reads"): a file
+        The asset-identity rule (S7; docs/guide.md "What ingest reads"): a file
         continuing a known file (same path, or a move) keeps that file's asset.
         With new bytes the asset's content columns are updated in place and its
         pixel vectors dropped (recomputed by the next embed) — unless the asset
