@@ -14,19 +14,18 @@ from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 import anyio
-from fastapi import APIRouter, Depends, File, HTTPException, Path, Query, Request, UploadFile
+from fastapi import APIRouter, File, HTTPException, Path, Query, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from ..library import Library
 from . import service
 from ..access.users import AccessError, SelfAction, UnknownUser
-from .auth import issue_token, login, presented_secret, revoke_token, user_library
+from .auth import issue_token, login, presented_secret, revoke_token, UserLib
 from .security import Throttled
 
 router = APIRouter(prefix="/api", tags=["api"])
 
-UserLib = Annotated[Library, Depends(user_library)]
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "Bad input (the reason is in `detail`)"},

@@ -18,7 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import anyio
-from fastapi import Request
+from typing import Annotated
+
+from fastapi import Depends, Request
 
 from argon2.exceptions import InvalidHashError, VerificationError
 
@@ -108,11 +110,26 @@ def presented_secret(request: Request) -> str | None:
 def user_library(request: Request) -> Iterator[Library]:
     """FastAPI dependency: a pooled Library bound to the request's user.
 
+    Use it as :data:`UserLib`: the Library is given back as soon as the
+    route function returns, before the response is sent, so a client that
+    reads its response slowly (or never) holds no database connection.
+
     Raises:
         LoginRequired: no secret, or one that is unknown, expired or revoked.
     """
     with lend_user_library(request) as lib:
         yield lib
+
+
+#: The route parameter of a user-bound pooled Library. ``scope="function"``:
+#: the Library goes back when the route function returns, not after the
+#: response has been sent (FastAPI's default for a dependency with
+#: ``yield``), so a download streams, and a slow reader waits, without a
+#: connection: four stalled downloads of one member held all four pooled
+#: connections and every other user was answered 503. A route must
+#: therefore finish its database work before it returns; what it streams is
+#: opened (and checked) inside it.
+UserLib = Annotated[Library, Depends(user_library, scope="function")]
 
 
 @contextmanager
@@ -122,17 +139,29 @@ def lend_user_library(request: Request) -> Iterator[Library]:
     ``request.state.owner`` (the unrestricted pooled Library, for server
     policy such as upload grants) and ``request.state.principal``.
 
+    The Library is taken within the user's share of the pool
+    (:meth:`loupe.web.pool.LibraryPool.admit`): one user's requests never
+    hold every pooled connection.
+
     Raises:
         LoginRequired: no secret, or one that is unknown, expired or revoked.
+        loupe.web.pool.UserBusy: the user's other requests held its share
+            for the pool's whole wait (503).
     """
     secret = presented_secret(request)
     if not secret or "\x00" in secret or len(secret) > 200:
         raise LoginRequired()
-    with request.app.state.pool.lend() as base:
+
+    def who(base: Library) -> int:
         row = base.conn.execute(wq.TOKEN_USER, {"tenant_id": base.tenant_id,
                                                 "sha": hash_secret(secret)}).fetchone()
         if row is None:
             raise LoginRequired()
+        request.state.token_row = row
+        return row[0]
+
+    with request.app.state.pool.admit(who) as (base, _user_id):
+        row = request.state.token_row
         try:
             lib = base.as_user(row[1])
         except UnknownUser:

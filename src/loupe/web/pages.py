@@ -11,21 +11,20 @@ from typing import Annotated
 from urllib.parse import urlencode
 
 import anyio
-from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
+from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
 from ..library import Library
 from . import service
 from .admission import Busy
-from .auth import SESSION_COOKIE, SESSION_TTL_S, issue_token, revoke_token, user_library
+from .auth import SESSION_COOKIE, SESSION_TTL_S, issue_token, revoke_token, UserLib
 from .auth import login as check_login
 from .security import CSRF_FIELD, LOGIN_CSRF_COOKIE, Throttled, csrf_token_for
 from .words import ACTION_LABELS, explain_sentences
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
-UserLib = Annotated[Library, Depends(user_library)]
 PAGE_SIZE = 24
 
 
