@@ -38,7 +38,7 @@ from typing import Any
 import psycopg
 
 from ..assets.view import open_asset_bytes
-from ..document.compile import rebuild_documents
+from ..document.compile import lock_assets, rebuild_documents
 from ..ingest.image import DEFAULT_MAX_PIXELS
 from ..terminal import unsafe
 from . import detect
@@ -304,7 +304,7 @@ def crop(conn: psycopg.Connection, tenant_id: int, viewer: dict[str, Any],
 
 def _rebuild(conn: psycopg.Connection, tenant_id: int, languages: list[str],
              asset_ids: set[int]) -> None:
-    for asset_id in sorted(asset_ids):
+    for asset_id in lock_assets(conn, tenant_id, asset_ids):
         rebuild_documents(conn, tenant_id, asset_id, languages)
 
 
@@ -351,6 +351,7 @@ def name(conn: psycopg.Connection, tenant_id: int, languages: list[str], person_
     new_name = check_name(new_name)
     with conn.transaction():
         row = _person(conn, tenant_id, person_id)
+        lock_assets(conn, tenant_id, _assets(conn, person_id))   # before the name changes
         conn.execute(q.SET_NAME, {"person_id": person_id, "name": new_name,
                                   "named_by": by if new_name else None})
         # re-naming: a name a person gave (a name from a file, named_by
@@ -370,6 +371,7 @@ def hide(conn: psycopg.Connection, tenant_id: int, languages: list[str], person_
     """Hide a person (left out of lists and search documents) or show it again."""
     with conn.transaction():
         row = _person(conn, tenant_id, person_id)
+        lock_assets(conn, tenant_id, _assets(conn, person_id))
         conn.execute(q.SET_HIDDEN, {"person_id": person_id, "hidden": hidden})
         assets = _assets(conn, person_id)
         if row[2]:
@@ -393,6 +395,7 @@ def merge(conn: psycopg.Connection, tenant_id: int, languages: list[str], src: i
         s, d = _person(conn, tenant_id, src), _person(conn, tenant_id, dst)
         final = d[2] or s[2]
         assets = _assets(conn, src) | _assets(conn, dst)
+        lock_assets(conn, tenant_id, assets)
         conn.execute(q.MOVE_REJECTIONS, {"src": src, "dst": dst})
         conn.execute(q.MOVE_FACES, {"src": src, "dst": dst, "confirmed": final is not None})
         conn.execute(q.DELETE_PERSON, {"person_id": src})
