@@ -317,14 +317,16 @@ class Library(ModelMethods, PeopleMethods):
     def bulk(self, action: str, value: Any, *, query: str,
              scope: str | list[str] | None = None, lang: str | None = None,
              confirm: bool = False, any_term: bool = False,
-             dry_run: bool = False, filters: Any = None) -> dict[str, Any]:
-        """Apply ``action`` to every asset ``query`` finds, audited.
+             dry_run: bool = False, filters: Any = None,
+             confirmation: str | None = None) -> dict[str, Any]:
+        """Apply ``action`` to every asset ``query`` finds, audited
+        (``confirmation``: the set confirmed, "COUNT:DIGEST").
         Stage: :func:`loupe.bulk.run.bulk`."""
         self._manage()
         lang = self._lang(lang) if lang else None   # without one, every language's
         return bulk_run.bulk(self, action, value, query=query, scope=scope, lang=lang,
                              confirm=confirm, any_term=any_term, dry_run=dry_run,
-                             filters=filters)
+                             filters=filters, confirmation=confirmation)
 
     def audit_log(self, limit: int = 50) -> list[dict[str, Any]]:
         """The latest audited actions. Stage: :func:`loupe.bulk.actions.audit_log`."""

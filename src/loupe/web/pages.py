@@ -255,6 +255,7 @@ def bulk_page(request: Request, lib: UserLib,
                                Form(max_length=100)] = [],
               lang: Annotated[str, Form(max_length=20)] = "",
               confirm: Annotated[str, Form(max_length=10)] = "",
+              confirmation: Annotated[str, Form(max_length=100)] = "",
               any_term: Annotated[str, Form(max_length=10)] = "",
               filters: Annotated[str, Form(max_length=20_000)] = "") -> HTMLResponse:
     if action not in ACTION_LABELS:
@@ -270,7 +271,8 @@ def bulk_page(request: Request, lib: UserLib,
     try:
         out = service.run_bulk(lib, action, value or None, q=q, scope=scopes or None,
                                lang=lang or None, confirm=confirm == "yes",
-                               any_term=any_term == "yes", filters=filters.strip() or None)
+                               any_term=any_term == "yes", filters=filters.strip() or None,
+                               confirmation=confirmation or None)
     except HTTPException as exc:
         return _render(request, "error.html", status=exc.status_code, title="Not applied",
                        message=str(exc.detail))
