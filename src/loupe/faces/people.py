@@ -257,10 +257,13 @@ def person(conn: psycopg.Connection, tenant_id: int, viewer: dict[str, Any],
     """One person and its faces on assets the viewer may read.
 
     Raises:
-        PeopleError: no such person, or none of its faces is readable (the
-            two are not told apart).
+        PeopleError: no such person, none of its faces is readable, or (for
+            a viewer who does not see everything) it is hidden — the three
+            are not told apart.
     """
     row = conn.execute(q.PERSON, {"person_id": person_id, "tenant_id": tenant_id}).fetchone()
+    if row is not None and row[3] and not viewer.get("see_all"):
+        row = None      # a hidden person is answered to a member like no person at all
     faces = [] if row is None else conn.execute(
         q.PERSON_FACES, {"person_id": person_id, "tenant_id": tenant_id, **viewer}).fetchall()
     if not faces:

@@ -210,22 +210,27 @@ def client_of(request: Request) -> str:
 
 
 def _principal_row(pool, name: str) -> tuple | None:
-    """``(id, kind, password_hash)`` of principal ``name`` (blocking: one
-    pooled connection, given back before returning)."""
+    """``(id, kind, password_hash, disabled)`` of principal ``name``
+    (blocking: one pooled connection, given back before returning)."""
     with pool.lend() as lib:
-        return lib.conn.execute(aq.PRINCIPAL_BY_NAME, {"tenant_id": lib.tenant_id,
-                                                       "name": name}).fetchone()
+        return lib.conn.execute(wq.LOGIN_PRINCIPAL, {"tenant_id": lib.tenant_id,
+                                                     "name": name}).fetchone()
 
 
 def _check_password(row: tuple | None, password: str) -> tuple[bool, str | None]:
     """``(correct?, new hash or None)``: argon2 (blocking, CPU); an unknown
-    name costs one hash like a wrong password (no user enumeration by timing)."""
+    name costs one hash like a wrong password (no user enumeration by timing).
+    A disabled user's correct password is not correct here: it is hashed and
+    checked like any other, then answered (and throttled) as a failure, so
+    neither the answer nor the throttle tells it from a wrong one."""
     if row is None or row[1] != "user" or not row[2]:
         _hasher.hash(password)
         return False, None
     try:
         ok = _hasher.verify(row[2], password)
     except (VerificationError, InvalidHashError):
+        return False, None
+    if row[3]:
         return False, None
     return ok, (_hasher.hash(password) if ok and _hasher.check_needs_rehash(row[2]) else None)
 
