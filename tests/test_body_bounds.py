@@ -24,7 +24,7 @@ def test_an_anonymous_body_is_bounded_before_it_is_parsed(site):  # noqa: F811
         status, pulled, body = call(app, "POST", "/login", {**URLENCODED, **LOGIN_COOKIE},
                                     chunks=4, chunk=b"a" * (1 << 20))
         assert (status, pulled) == (413, 1)
-        assert b"over the limit of 16,384 bytes for /login" in body
+        assert b"over the limit of 32,768 bytes for /login" in body
         status, pulled, _ = call(app, "POST", "/api/tokens",
                                  {"content-type": "application/json",
                                   "content-length": str(1 << 20)}, chunks=1)

@@ -29,6 +29,7 @@ from .assets.view import AssetNotFound
 from .bulk import run as bulk_run
 from .bulk.actions import audit_log as read_audit_log
 from .db import DATABASE_URL_ENV, session
+from .db.retry import retrying
 from .db.session import LibraryNotInitialized, UnknownTenant
 from .document import rebuild
 from .document.languages import query_language
@@ -338,7 +339,11 @@ class Library(ModelMethods, PeopleMethods):
     def import_vocabulary(self, path: str | Path, *, name: str | None = None) -> dict[str, Any]:
         """Import (or replace) a controlled vocabulary.
         Stage: :func:`loupe.document.rebuild.import_vocabulary`."""
-        return rebuild.import_vocabulary(self.conn, self.tenant_id, self.languages(), path, name)
+        languages = self.languages()
+        # its one transaction rebuilds many assets' documents: a deadlock
+        # with another writer of them is run again (loupe.db.retry)
+        return retrying(self.conn, lambda: rebuild.import_vocabulary(
+            self.conn, self.tenant_id, languages, path, name))
 
     def vocabularies(self) -> list[dict[str, Any]]:
         """The tenant's vocabularies. Stage: :func:`loupe.document.rebuild.vocabularies`."""
