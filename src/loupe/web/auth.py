@@ -16,10 +16,9 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-
-import anyio
 from typing import Annotated
 
+import anyio
 from fastapi import Depends, Request
 
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -125,8 +124,8 @@ def user_library(request: Request) -> Iterator[Library]:
 #: the Library goes back when the route function returns, not after the
 #: response has been sent (FastAPI's default for a dependency with
 #: ``yield``), so a download streams, and a slow reader waits, without a
-#: connection: four stalled downloads of one member held all four pooled
-#: connections and every other user was answered 503. A route must
+#: connection (else four unread downloads of one member hold the four pooled
+#: connections and every other user is answered 503). A route must
 #: therefore finish its database work before it returns; what it streams is
 #: opened (and checked) inside it.
 UserLib = Annotated[Library, Depends(user_library, scope="function")]
