@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import shutil
 import threading
-from pathlib import Path
 
 import psycopg
 import pytest

@@ -16,7 +16,6 @@ import os
 import socket
 import threading
 import time
-from pathlib import Path
 
 import httpx
 import pytest
