@@ -123,6 +123,6 @@ def test_web_bulk_states_the_rule_and_the_counts(lighthouses: Library, db_url, h
                                     "the 20 the search ranked).")
         r = client.post("/api/bulk", headers=h, json={
             "action": "add_keyword", "value": "beacon", "q": "lighthouse night",
-            "confirm": True})
+            "confirm": True, "confirmation": r.json()["confirmation"]})
         assert (r.status_code, r.json()["count"], r.json()["match"]) == (200, 10, "all")
     assert lighthouses.search("beacon").total == 10

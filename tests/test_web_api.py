@@ -279,7 +279,13 @@ def test_truncated_verdict_and_bulk_confirmation(fresh_site, db_url, home):
         " Confirm to apply it to the 10 assets of the 10 the search can reach that hold "
         "every query term.")
     assert client.get("/api/search", params={"q": "goldenhour"}, headers=h).json()["total"] == 0
+    confirmation = r.json()["confirmation"]
+    assert confirmation.startswith("10:")
+    # "confirm" alone confirms nothing: the set confirmed must come with it
     r = client.post("/api/bulk", json={**ask, "confirm": True}, headers=h)
+    assert r.status_code == 409
+    r = client.post("/api/bulk", json={**ask, "confirm": True, "confirmation": confirmation},
+                    headers=h)
     assert r.status_code == 200
     done = r.json()
     assert done["verdict"] == "truncated" and done["audit_id"] is not None

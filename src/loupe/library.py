@@ -29,6 +29,7 @@ from .assets.view import AssetNotFound
 from .bulk import run as bulk_run
 from .bulk.actions import audit_log as read_audit_log
 from .db import DATABASE_URL_ENV, session
+from .db.retry import retrying
 from .db.session import LibraryNotInitialized, UnknownTenant
 from .document import rebuild
 from .document.languages import query_language
@@ -317,14 +318,16 @@ class Library(ModelMethods, PeopleMethods):
     def bulk(self, action: str, value: Any, *, query: str,
              scope: str | list[str] | None = None, lang: str | None = None,
              confirm: bool = False, any_term: bool = False,
-             dry_run: bool = False, filters: Any = None) -> dict[str, Any]:
-        """Apply ``action`` to every asset ``query`` finds, audited.
+             dry_run: bool = False, filters: Any = None,
+             confirmation: str | None = None) -> dict[str, Any]:
+        """Apply ``action`` to every asset ``query`` finds, audited
+        (``confirmation``: the set confirmed, "COUNT:DIGEST").
         Stage: :func:`loupe.bulk.run.bulk`."""
         self._manage()
         lang = self._lang(lang) if lang else None   # without one, every language's
         return bulk_run.bulk(self, action, value, query=query, scope=scope, lang=lang,
                              confirm=confirm, any_term=any_term, dry_run=dry_run,
-                             filters=filters)
+                             filters=filters, confirmation=confirmation)
 
     def audit_log(self, limit: int = 50) -> list[dict[str, Any]]:
         """The latest audited actions. Stage: :func:`loupe.bulk.actions.audit_log`."""
@@ -336,7 +339,11 @@ class Library(ModelMethods, PeopleMethods):
     def import_vocabulary(self, path: str | Path, *, name: str | None = None) -> dict[str, Any]:
         """Import (or replace) a controlled vocabulary.
         Stage: :func:`loupe.document.rebuild.import_vocabulary`."""
-        return rebuild.import_vocabulary(self.conn, self.tenant_id, self.languages(), path, name)
+        languages = self.languages()
+        # its one transaction rebuilds many assets' documents: a deadlock
+        # with another writer of them is run again (loupe.db.retry)
+        return retrying(self.conn, lambda: rebuild.import_vocabulary(
+            self.conn, self.tenant_id, languages, path, name))
 
     def vocabularies(self) -> list[dict[str, Any]]:
         """The tenant's vocabularies. Stage: :func:`loupe.document.rebuild.vocabularies`."""

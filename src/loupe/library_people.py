@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 
 from .access.viewer import Viewer
+from .db.retry import retrying
 from .ingest.pipeline import ProgressFn
 
 
@@ -64,27 +65,35 @@ class PeopleMethods:
     def name_person(self, person_id: int, name: str | None) -> dict[str, Any]:
         """Confirm a person's name (None: remove it). Stage: :func:`loupe.faces.people.name`."""
         self._manage()
-        return _people().name(self.conn, self.tenant_id, self.languages(),
-                              person_id, name, by=self._viewer_name())
+        languages = self.languages()
+        # a deadlock with another writer of the same documents is run again
+        return retrying(self.conn, lambda: _people().name(
+            self.conn, self.tenant_id, languages, person_id, name, by=self._viewer_name()))
 
     def merge_people(self, source: int, target: int) -> dict[str, Any]:
         """Merge person ``source`` into ``target``. Stage: :func:`loupe.faces.people.merge`."""
         self._manage()
-        return _people().merge(self.conn, self.tenant_id, self.languages(),
-                               source, target, by=self._viewer_name())
+        languages = self.languages()
+        return retrying(self.conn, lambda: _people().merge(
+            self.conn, self.tenant_id, languages, source, target, by=self._viewer_name()))
 
     def split_person(self, person_id: int, face_ids: list[int]) -> dict[str, Any]:
         """Move faces to a new unnamed person. Stage: :func:`loupe.faces.people.split`."""
         self._manage()
-        return _people().split(self.conn, self.tenant_id, self.languages(), person_id, face_ids)
+        languages = self.languages()
+        return retrying(self.conn, lambda: _people().split(
+            self.conn, self.tenant_id, languages, person_id, face_ids))
 
     def hide_person(self, person_id: int, hidden: bool = True) -> dict[str, Any]:
         """Hide (or show again) a person. Stage: :func:`loupe.faces.people.hide`."""
         self._manage()
-        return _people().hide(self.conn, self.tenant_id, self.languages(), person_id, hidden)
+        languages = self.languages()
+        return retrying(self.conn, lambda: _people().hide(
+            self.conn, self.tenant_id, languages, person_id, hidden))
 
     def reject_face(self, face_id: int) -> dict[str, Any]:
         """"Not this person", remembered. Stage: :func:`loupe.faces.people.reject`."""
         self._manage()
-        return _people().reject(self.conn, self.tenant_id, self.languages(),
-                                face_id, by=self._viewer_name())
+        languages = self.languages()
+        return retrying(self.conn, lambda: _people().reject(
+            self.conn, self.tenant_id, languages, face_id, by=self._viewer_name()))

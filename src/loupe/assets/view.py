@@ -55,7 +55,9 @@ def asset_record(conn: psycopg.Connection, home: Path, tenant_id: int, row: tupl
     turn the picture a quarter), ``stored_width``/``stored_height``, and
     ``files`` (``{"path", "collection", "sidecar", "metadata"}``),
     ``documents`` (one per language) and ``machine`` (:func:`machine_facts`)
-    as the viewer may read them. :meth:`loupe.Library.show` takes ``row``
+    as the viewer may read them; for a viewer who does not see everything,
+    ``created_at``, ``updated_at`` and ``machine.computed_at`` are None
+    (they may be a hidden copy's). :meth:`loupe.Library.show` takes ``row``
     from :func:`asset_row`, which raises AssetNotFound for an asset that does
     not exist in the tenant or that the viewer may not read (the two are not
     told apart)."""
@@ -76,6 +78,15 @@ def asset_record(conn: psycopg.Connection, home: Path, tenant_id: int, row: tupl
          "location": r[8], "doc_len": r[9], "vocabulary": r[10]}
         for r in conn.execute(q.ASSET_DOCUMENTS, params)]
     asset["machine"] = machine_facts(conn, asset["id"], languages)
+    if not viewer.see_all:
+        # the asset's own times are those of whichever copy came first or
+        # last, a copy the viewer may not read among them (a hidden byte-copy
+        # ingested later moved updated_at and machine.computed_at; one
+        # ingested first set created_at): a viewer who does not see every
+        # file is shown none of them, whether or not such a copy exists
+        asset["created_at"] = asset["updated_at"] = None
+        if asset["machine"] is not None:
+            asset["machine"]["computed_at"] = None
     return asset
 
 

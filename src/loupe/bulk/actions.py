@@ -20,6 +20,7 @@ confirmation request) gives both counts: ``matched_all_terms`` and
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import date, datetime, timezone
 from typing import Any, Callable
@@ -28,7 +29,7 @@ import psycopg
 
 from ..access.viewer import Viewer
 from ..terminal import unsafe
-from ..document.compile import rebuild_documents
+from ..document.compile import lock_assets, rebuild_documents
 from ..lexical.search import query_terms_in
 from . import queries as q
 
@@ -48,10 +49,15 @@ class ConfirmationRequired(Exception):
     """
 
     def __init__(self, verdict: str, total: int, total_exact: bool, reachable: int,
-                 match: str = "any", matched_all_terms: int | None = None):
+                 match: str = "any", matched_all_terms: int | None = None,
+                 confirmation: str | None = None, changed: bool = False):
         self.verdict, self.total = verdict, total
         self.total_exact, self.reachable = total_exact, reachable
         self.match, self.matched_all_terms = match, matched_all_terms
+        #: what to send back to confirm this very set (:func:`confirmation_of`)
+        self.confirmation = confirmation
+        #: the confirmation sent was of another set: the result changed since
+        self.changed = changed
         bound = "" if total_exact else "at least "
         rule = ""
         if matched_all_terms is not None:
@@ -61,6 +67,17 @@ class ConfirmationRequired(Exception):
         super().__init__(
             f"the result is {verdict}: {bound}{total:,} assets match and the search would "
             f"reach {reachable:,} of them{rule}; confirm to apply it anyway")
+
+
+def confirmation_of(ids) -> str:
+    """The confirmation of a set of asset ids: ``"COUNT:DIGEST"``, DIGEST
+    being the first 16 hex digits of SHA-256 over the ids in ascending
+    order, comma-separated. A confirmed bulk action applies only when the
+    set it would change has this very confirmation (the count alone would
+    not tell one set of 7 from another)."""
+    ordered = sorted({int(i) for i in ids})
+    digest = hashlib.sha256(",".join(map(str, ordered)).encode()).hexdigest()[:16]
+    return f"{len(ordered)}:{digest}"
 
 
 def _date(value: Any) -> datetime | None:
@@ -147,7 +164,7 @@ def _terms_by_language(conn: psycopg.Connection, query: str, res: Any) -> dict[s
 def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, languages: list[str],
                  action: str, value: Any, *, run_search: Callable[[], Any], query: str,
                  scope: str | None, confirm: bool, match: str = "all",
-                 dry_run: bool = False) -> dict[str, Any]:
+                 dry_run: bool = False, confirmation: str | None = None) -> dict[str, Any]:
     """Run the search, check its verdict, apply ``action`` to the assets the
     match rule keeps of it and write the audit row, in one transaction.
 
@@ -157,9 +174,17 @@ def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, langu
     ``any`` (every row of the search); see :data:`MATCH_RULES`. With
     ``dry_run`` nothing is changed or logged: the answer gives the counts.
 
+    A confirmation is a contract: with ``confirmation`` (what
+    :class:`ConfirmationRequired` or a dry run gave, :func:`confirmation_of`
+    the set), the action applies only if the assets it would change now
+    are that very set; otherwise nothing changes and
+    :class:`ConfirmationRequired` says the new count, with ``changed``
+    set, to ask again. ``confirm`` without ``confirmation`` (the command
+    line) applies to what matches now.
+
     Returns ``{"action", "value", "match", "matched_all_terms",
     "matched_any", "count", "verdict", "total", "total_exact", "confirmed",
-    "audit_id", "dry_run"}``; ``matched_any`` is the number of rows the
+    "audit_id", "dry_run", "confirmation"}``; ``matched_any`` is the number of rows the
     search reached, ``matched_all_terms`` those holding every term, ``count``
     the number of assets changed or already in the requested state (0 and
     ``audit_id`` None on a dry run).
@@ -179,6 +204,13 @@ def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, langu
         every = [r[0] for r in conn.execute(q.ALL_TERMS, {
             "tenant_id": tenant_id, "ids": reached, **_terms_by_language(conn, query, res)})]
         counts = {"match": match, "matched_all_terms": len(every), "matched_any": len(reached)}
+        if dry_run or (res.verdict != "complete" and not confirm):
+            # what a confirmation would bind to: the assets the action would
+            # change now (those of the rule the viewer may read)
+            would = [r[0] for r in conn.execute(q.READABLE_IDS, {
+                "tenant_id": tenant_id, "ids": by_match_rule(match, every, reached),
+                **viewer.params()})]
+            counts["confirmation"] = confirmation_of(would)
         if dry_run:
             shown = checked.isoformat() if isinstance(checked, datetime) else checked
             return {"action": action, "value": shown, **counts, "count": 0,
@@ -186,10 +218,22 @@ def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, langu
                     "confirmed": confirm, "audit_id": None, "dry_run": True}
         if res.verdict != "complete" and not confirm:
             raise ConfirmationRequired(res.verdict, res.total, res.total_exact, len(reached),
-                                       match, len(every))
-        ids = by_match_rule(match, every, reached)
+                                       match, len(every), counts["confirmation"])
+        # the assets, locked in the global order before anything of them
+        # is changed or read again: a writer on overlapping assets (another
+        # bulk action, a person's naming, an ingest) finishes first and this
+        # one builds the documents from what it committed; an asset an
+        # ingest deleted meanwhile is left out
+        ids = lock_assets(conn, tenant_id, by_match_rule(match, every, reached))
         params = {"tenant_id": tenant_id, "ids": ids, **viewer.params()}
         touched = [r[0] for r in conn.execute(q.READABLE_IDS, params)]
+        if confirm and confirmation is not None and confirmation != confirmation_of(touched):
+            # the set changed since it was confirmed: nothing is applied,
+            # the caller is told the new count and asked again
+            raise ConfirmationRequired(res.verdict, res.total, res.total_exact, len(reached),
+                                       match, len(every), confirmation_of(touched),
+                                       changed=True)
+        counts["confirmation"] = confirmation_of(touched)
         if action == "set_rights_expiry":
             conn.execute(q.SET_RIGHTS_EXPIRY, {**params, "until": checked})
         elif action == "set_embargo":

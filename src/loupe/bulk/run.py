@@ -10,6 +10,7 @@ from typing import Any
 from ..filters import search as filter_search
 from ..scopes.search import resolve_scope
 from ..search.pipeline import BULK_MAX
+from ..db.retry import retrying
 from .actions import apply_action
 
 
@@ -35,7 +36,7 @@ def audit_scope(lib: Any, scope: str | list[str] | None,
 
 def bulk(lib: Any, action: str, value: Any, *, query: str, scope: str | list[str] | None,
          lang: str | None, confirm: bool, any_term: bool, dry_run: bool,
-         filters: Any) -> dict[str, Any]:
+         filters: Any, confirmation: str | None = None) -> dict[str, Any]:
     """``action`` applied to every asset ``lib.search`` finds (≤ :data:`BULK_MAX`)
     for ``lib``'s viewer (what :meth:`loupe.Library.bulk` does for an admin);
     ``lib`` is a :class:`loupe.Library` (its connection, tenant, viewer,
@@ -43,7 +44,9 @@ def bulk(lib: Any, action: str, value: Any, *, query: str, scope: str | list[str
     language's) and ``filters`` as for :meth:`loupe.Library.search`. In one
     transaction, audited (:func:`loupe.bulk.actions.apply_action` gives the
     result's shape): directly when the result is complete, otherwise only
-    with ``confirm``. By default only assets holding every query term;
+    with ``confirm`` — bound, when ``confirmation`` is given, to the very
+    set that was confirmed (:func:`loupe.bulk.actions.confirmation_of`;
+    a changed set asks again). By default only assets holding every query term;
     ``any_term``: every ranked asset. ``dry_run``: what would be done, nothing
     written.
 
@@ -58,6 +61,10 @@ def bulk(lib: Any, action: str, value: Any, *, query: str, scope: str | list[str
     def run():
         return lib.search(query, lang=lang, scope=scope_ids, limit=BULK_MAX, filters=filters)
 
-    return apply_action(lib.conn, lib.tenant_id, lib.viewer, lib.languages(), action, value,
-                        run_search=run, query=query, scope=label, confirm=confirm,
-                        match="any" if any_term else "all", dry_run=dry_run)
+    languages = lib.languages()
+    # a deadlock with another writer is run again (loupe.db.retry), never
+    # an error for the caller
+    return retrying(lib.conn, lambda: apply_action(
+        lib.conn, lib.tenant_id, lib.viewer, languages, action, value, run_search=run,
+        query=query, scope=label, confirm=confirm, match="any" if any_term else "all",
+        dry_run=dry_run, confirmation=confirmation))

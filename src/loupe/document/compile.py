@@ -281,13 +281,51 @@ WHERE f.asset_id = %(asset_id)s AND f.confirmed AND p.name IS NOT NULL AND NOT p
 """
 
 
+# The assets of the tenant among the given ids, locked against another
+# writer of their documents until the transaction ends, in ascending id
+# order (the one global order: two writers on overlapping sets wait for each
+# other instead of deadlocking). NO KEY UPDATE, not UPDATE: the foreign-key
+# checks of rows added beside an asset (keywords, files) take KEY SHARE on
+# it and must not conflict.
+LOCK_ASSETS = """
+SELECT id FROM asset
+WHERE tenant_id = %(tenant_id)s AND id = ANY(%(ids)s::bigint[])
+ORDER BY id
+FOR NO KEY UPDATE
+"""
+
+
+def lock_assets(conn: psycopg.Connection, tenant_id: int, asset_ids) -> list[int]:
+    """Lock the assets ``asset_ids`` of the tenant for a rebuild of their
+    search documents, inside the caller's transaction, in ascending id
+    order; returns the ids that exist (ascending: an asset deleted
+    meanwhile is left out, never acted on).
+
+    Every path that changes what an asset's documents are built from and
+    rebuilds them takes this lock, for all the assets it will rebuild,
+    before it reads their state (:func:`rebuild_documents` takes it again
+    for its one asset, at no cost when held): a writer that waited reads,
+    once it holds the lock, everything the writer before it committed, so
+    the last writer builds the document from the latest state and no
+    update is lost."""
+    ids = sorted({int(i) for i in asset_ids})
+    if not ids:
+        return []
+    return [r[0] for r in conn.execute(LOCK_ASSETS, {"tenant_id": tenant_id, "ids": ids})]
+
+
 def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
                       languages: list[str]) -> int:
     """Recompile and store the documents of one asset, inside the caller's transaction.
 
-    Documents of languages no longer in ``languages`` are removed. Returns the
-    number of documents written (0 when none changed).
+    The asset is locked first (:func:`lock_assets`), so the documents are
+    built from the state every writer before committed; an asset that no
+    longer exists is left alone (0). Documents of languages no longer in
+    ``languages`` are removed. Returns the number of documents written (0
+    when none changed).
     """
+    if not lock_assets(conn, tenant_id, [asset_id]):
+        return 0
     rows = conn.execute(ASSET_FILES, {"asset_id": asset_id, "tenant_id": tenant_id}).fetchall()
     files = [FileInput(rel_path=r[0], metadata=r[1], collection_path=r[2]) for r in rows]
     added_keywords, added_collections = conn.execute(

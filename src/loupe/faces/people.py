@@ -38,7 +38,7 @@ from typing import Any
 import psycopg
 
 from ..assets.view import open_asset_bytes
-from ..document.compile import rebuild_documents
+from ..document.compile import lock_assets, rebuild_documents
 from ..ingest.image import DEFAULT_MAX_PIXELS
 from ..terminal import unsafe
 from . import detect
@@ -257,10 +257,13 @@ def person(conn: psycopg.Connection, tenant_id: int, viewer: dict[str, Any],
     """One person and its faces on assets the viewer may read.
 
     Raises:
-        PeopleError: no such person, or none of its faces is readable (the
-            two are not told apart).
+        PeopleError: no such person, none of its faces is readable, or (for
+            a viewer who does not see everything) it is hidden — the three
+            are not told apart.
     """
     row = conn.execute(q.PERSON, {"person_id": person_id, "tenant_id": tenant_id}).fetchone()
+    if row is not None and row[3] and not viewer.get("see_all"):
+        row = None      # a hidden person is answered to a member like no person at all
     faces = [] if row is None else conn.execute(
         q.PERSON_FACES, {"person_id": person_id, "tenant_id": tenant_id, **viewer}).fetchall()
     if not faces:
@@ -304,7 +307,7 @@ def crop(conn: psycopg.Connection, tenant_id: int, viewer: dict[str, Any],
 
 def _rebuild(conn: psycopg.Connection, tenant_id: int, languages: list[str],
              asset_ids: set[int]) -> None:
-    for asset_id in sorted(asset_ids):
+    for asset_id in lock_assets(conn, tenant_id, asset_ids):
         rebuild_documents(conn, tenant_id, asset_id, languages)
 
 
@@ -350,6 +353,7 @@ def name(conn: psycopg.Connection, tenant_id: int, languages: list[str], person_
     new_name = check_name(new_name)
     with conn.transaction():
         row = _person(conn, tenant_id, person_id)
+        lock_assets(conn, tenant_id, _assets(conn, person_id))   # before the name changes
         conn.execute(q.SET_NAME, {"person_id": person_id, "name": new_name,
                                   "named_by": by if new_name else None})
         # re-naming: a name a person gave (a name from a file, named_by
@@ -369,6 +373,7 @@ def hide(conn: psycopg.Connection, tenant_id: int, languages: list[str], person_
     """Hide a person (left out of lists and search documents) or show it again."""
     with conn.transaction():
         row = _person(conn, tenant_id, person_id)
+        lock_assets(conn, tenant_id, _assets(conn, person_id))
         conn.execute(q.SET_HIDDEN, {"person_id": person_id, "hidden": hidden})
         assets = _assets(conn, person_id)
         if row[2]:
@@ -392,6 +397,7 @@ def merge(conn: psycopg.Connection, tenant_id: int, languages: list[str], src: i
         s, d = _person(conn, tenant_id, src), _person(conn, tenant_id, dst)
         final = d[2] or s[2]
         assets = _assets(conn, src) | _assets(conn, dst)
+        lock_assets(conn, tenant_id, assets)
         conn.execute(q.MOVE_REJECTIONS, {"src": src, "dst": dst})
         conn.execute(q.MOVE_FACES, {"src": src, "dst": dst, "confirmed": final is not None})
         conn.execute(q.DELETE_PERSON, {"person_id": src})

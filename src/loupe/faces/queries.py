@@ -151,13 +151,16 @@ WHERE id = %(person_id)s AND tenant_id = %(tenant_id)s
 
 # The faces of one asset the viewer may read (the asset test).
 ASSET_FACES = """
-SELECT f.id, f.person_id, p.number,
-       -- the name only through a confirmed face the viewer may read (as PEOPLE)
-       CASE WHEN %(see_all)s OR EXISTS (
+SELECT f.id,
+       -- a hidden person is no one to a member: its faces show no person
+       CASE WHEN %(see_all)s OR NOT p.hidden THEN f.person_id END, p.number,
+       -- the name only through a confirmed face the viewer may read (as
+       -- PEOPLE), and never a hidden person's
+       CASE WHEN %(see_all)s OR (NOT p.hidden AND EXISTS (
                 SELECT 1 FROM face c JOIN asset ca ON ca.id = c.asset_id
                 WHERE c.person_id = p.id AND c.confirmed
                   AND loupe_can_read(ca.readers, ca.embargo_until, ca.rights_expire_at,
-                                     %(see_all)s, %(principals)s::bigint[]))
+                                     %(see_all)s, %(principals)s::bigint[])))
             THEN p.name END AS name,
        f.confirmed, f.box_x, f.box_y, f.box_w, f.box_h
 FROM face f JOIN asset a ON a.id = f.asset_id LEFT JOIN person p ON p.id = f.person_id

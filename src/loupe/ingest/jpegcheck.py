@@ -20,7 +20,14 @@ reads each one, and nothing else limits their number. With
 ExifTool spent 20-43 s and 346 MB on it, and 5 million (20 MB) ran past 45 s
 (the per-file upload bound of 200 MiB allows about 50 million). Loupe
 refuses more than :data:`MAX_METADATA_SEGMENTS`, the bound it already
-applies to a PNG's text and metadata chunks (:mod:`loupe.ingest.pngcheck`), before ExifTool reads the file.
+applies to a PNG's text and metadata chunks (:mod:`loupe.ingest.pngcheck`),
+before ExifTool reads the file.
+
+And the walk counts every marker it steps over outside the scans' data —
+segments of any kind (the JPGn extensions 0xF0-0xFD, tables, ...),
+standalone markers and fill bytes — and refuses more than
+:data:`MAX_MARKERS`: ten million empty ``FF F0`` segments (40 MB) are no
+metadata segment, and walking them held an upload slot for two minutes.
 """
 
 from __future__ import annotations
@@ -46,6 +53,13 @@ MAX_SCAN_MEGAPIXELS = 2_000
 #: IRB, MPF; the largest Extended XMP ExifTool writes (about 16 MB in 64 KB
 #: segments) is about 260 of them.
 MAX_METADATA_SEGMENTS = 1_000
+
+#: Most markers a JPEG may hold outside its scans' entropy-coded data:
+#: every segment (metadata, tables, frame, scan headers, extensions),
+#: standalone marker and fill byte. A real file has a few dozen tables and
+#: headers beside its metadata (at most MAX_METADATA_SEGMENTS) and scans
+#: (at most MAX_SCANS, each with its tables).
+MAX_MARKERS = 4_000
 
 #: Bytes read from the file at a time by the walk (1 MiB).
 BLOCK = 1 << 20
@@ -94,8 +108,9 @@ def scan_count_problem(fd: int) -> str | None:
     :data:`BLOCK` bytes; any other file is not looked at) is refused before
     decoding and before ExifTool reads it, or None: more than
     :data:`MAX_SCANS` scans, more than :data:`MAX_SCAN_MEGAPIXELS` scans x
-    megapixels (the frame's pixels from its SOF segment), or more than
-    :data:`MAX_METADATA_SEGMENTS` metadata segments. Never raises for a malformed or shrinking file (the
+    megapixels (the frame's pixels from its SOF segment), more than
+    :data:`MAX_METADATA_SEGMENTS` metadata segments, or more than
+    :data:`MAX_MARKERS` markers of any kind outside the scans. Never raises for a malformed or shrinking file (the
     decoder names what is wrong)."""
     try:
         size = os.fstat(fd).st_size
@@ -126,7 +141,7 @@ def _walk(data: _Reader, segment=None, fd: int | None = None) -> str | None:
     a bound (:data:`MAX_SCANS`, :data:`MAX_SCAN_MEGAPIXELS`,
     :data:`MAX_METADATA_SEGMENTS`), or when ``segment`` (see
     :func:`walk_segments`; ``fd`` is read for its payloads) answers False."""
-    pos, scans, segments, pixels = 2, 0, 0, 0
+    pos, scans, segments, pixels, markers = 2, 0, 0, 0, 0
     while True:
         b = data.byte(pos)
         if b is None:
@@ -136,6 +151,11 @@ def _walk(data: _Reader, segment=None, fd: int | None = None) -> str | None:
             if pos < 0:
                 return None
             continue
+        markers += 1
+        if markers > MAX_MARKERS:
+            return (f"a JPEG of more than {MAX_MARKERS:,} markers outside its scans (segments "
+                    f"of any kind, standalone markers and fill bytes; Loupe's bound, checked "
+                    f"before decoding)")
         marker = data.byte(pos + 1)
         if marker is None or marker == _EOI:
             return None

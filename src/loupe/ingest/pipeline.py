@@ -32,7 +32,8 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from ..document.compile import rebuild_documents
+from ..db.retry import RETRYABLE, retrying
+from ..document.compile import lock_assets, rebuild_documents
 from . import perceptual
 from ..pixels import analyse as machine_analyse
 from ..pixels import enrich as machine_enrich
@@ -527,32 +528,48 @@ class Ingester:
                 **params, "sha": p.sha256}).fetchone() is not None:
             summary.left_known.append(f.path)
             return
+        pred0, removed0 = pred, summary.removed_assets
+
+        def attempt() -> tuple[int | None, int, str]:
+            # one try of the file's transaction; run again from its start
+            # when PostgreSQL aborts it for a deadlock (loupe.db.retry)
+            nonlocal pred, moved
+            pred, moved, summary.removed_assets = pred0, False, removed0
+            try:
+                with self.conn.transaction():
+                    coll_id = self._collection_id(source_id, f.folder)
+                    row = self.conn.execute(q.LOCK_ASSET_BY_HASH,
+                                            {**params, "sha": p.sha256}).fetchone()
+                    if pred is None:
+                        pred = self._predecessor(p, row[0] if row else None, coll_id)
+                        moved = pred is not None
+                    self._file_grants, self._withheld = [], None
+                    asset_id, outcome = self._resolve_asset(p, row[0] if row else None, pred,
+                                                            coll_id)
+                    if moved:
+                        self.conn.execute(q.DELETE_FILE, {**params, "path": pred[0]})
+                    self.conn.execute(q.UPSERT_FILE, {
+                        **params, "asset_id": asset_id, "source_id": source_id,
+                        "collection_id": coll_id, "path": f.path, "rel_path": f.rel_path,
+                        "size": f.size, "mtime_ns": f.mtime_ns, "sidecar_path": f.sidecar_path,
+                        "sidecar_size": f.sidecar_size, "sidecar_mtime_ns": f.sidecar_mtime_ns,
+                        "metadata": Jsonb(p.metadata), "raw": Jsonb(p.raw),
+                    })
+                    if self._file_grants:
+                        self.conn.execute(q.FILE_GRANTS_FOR, {**params, "path": f.path,
+                                                              "principals": self._file_grants})
+                    machine_store.store(self.conn, self.tenant_id, asset_id, p.machine)
+                    rebuild_documents(self.conn, self.tenant_id, asset_id, self.languages)
+                    perceptual.store(self.conn, self.tenant_id, asset_id, p.hashes)
+                    if pred is not None and pred[1] != asset_id:
+                        self._release_asset(pred[1], summary)
+            except RETRYABLE:
+                self._collections.clear()   # ids created in the rolled-back transaction
+                raise
+            return coll_id, asset_id, outcome
+
         try:
-            with self.conn.transaction():
-                coll_id = self._collection_id(source_id, f.folder)
-                row = self.conn.execute(q.LOCK_ASSET_BY_HASH, {**params, "sha": p.sha256}).fetchone()
-                if pred is None:
-                    pred = self._predecessor(p, row[0] if row else None, coll_id)
-                    moved = pred is not None
-                self._file_grants, self._withheld = [], None
-                asset_id, outcome = self._resolve_asset(p, row[0] if row else None, pred, coll_id)
-                if moved:
-                    self.conn.execute(q.DELETE_FILE, {**params, "path": pred[0]})
-                self.conn.execute(q.UPSERT_FILE, {
-                    **params, "asset_id": asset_id, "source_id": source_id,
-                    "collection_id": coll_id, "path": f.path, "rel_path": f.rel_path,
-                    "size": f.size, "mtime_ns": f.mtime_ns, "sidecar_path": f.sidecar_path,
-                    "sidecar_size": f.sidecar_size, "sidecar_mtime_ns": f.sidecar_mtime_ns,
-                    "metadata": Jsonb(p.metadata), "raw": Jsonb(p.raw),
-                })
-                if self._file_grants:
-                    self.conn.execute(q.FILE_GRANTS_FOR, {**params, "path": f.path,
-                                                          "principals": self._file_grants})
-                machine_store.store(self.conn, self.tenant_id, asset_id, p.machine)
-                rebuild_documents(self.conn, self.tenant_id, asset_id, self.languages)
-                perceptual.store(self.conn, self.tenant_id, asset_id, p.hashes)
-                if pred is not None and pred[1] != asset_id:
-                    self._release_asset(pred[1], summary)
+            coll_id, asset_id, outcome = retrying(self.conn, attempt)
         except psycopg.Error as exc:
             self._collections.clear()  # ids created in the rolled-back transaction are gone
             self._fail(summary, BadFile(f.path, "io", f"database rejected the file: {exc}"), None)
@@ -791,9 +808,18 @@ class Ingester:
             rebuild_documents(self.conn, self.tenant_id, asset_id, self.languages)
 
     def _remove_file(self, asset_id: int, path: str, summary: IngestSummary) -> None:
-        with self.conn.transaction():
-            self.conn.execute(q.DELETE_FILE, {"tenant_id": self.tenant_id, "path": path})
-            self._release_asset(asset_id, summary)
+        removed0 = summary.removed_assets
+
+        def attempt() -> None:
+            summary.removed_assets = removed0
+            with self.conn.transaction():
+                # the asset first (the global order of document writers):
+                # a bulk action or a naming on it finishes before its file
+                # goes, or waits and then leaves the deleted asset out
+                lock_assets(self.conn, self.tenant_id, [asset_id])
+                self.conn.execute(q.DELETE_FILE, {"tenant_id": self.tenant_id, "path": path})
+                self._release_asset(asset_id, summary)
+        retrying(self.conn, attempt)
         summary.removed_files += 1
 
     def _fail(self, summary: IngestSummary, err: BadFile, known: tuple | None) -> None:

@@ -14,19 +14,18 @@ from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 import anyio
-from fastapi import APIRouter, Depends, File, HTTPException, Path, Query, Request, UploadFile
+from fastapi import APIRouter, File, HTTPException, Path, Query, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from ..library import Library
 from . import service, uploads
 from ..access.users import AccessError, SelfAction, UnknownUser
-from .auth import issue_token, login, presented_secret, revoke_token, user_library
+from .auth import issue_token, login, presented_secret, revoke_token, UserLib
 from .throttle import Throttled
 
 router = APIRouter(prefix="/api", tags=["api"])
 
-UserLib = Annotated[Library, Depends(user_library)]
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "Bad input (the reason is in `detail`)"},
@@ -102,7 +101,12 @@ class BulkIn(BaseModel):
         default=None, max_length=100,
         description="collection (path, id:N or full path), or a list: their union")
     lang: str | None = Field(default=None, max_length=20)
-    confirm: bool = Field(default=False, description="apply although the verdict is not complete")
+    confirm: bool = Field(default=False, description="apply although the verdict is not "
+                          "complete: counts only with `confirmation`")
+    confirmation: str | None = Field(default=None, max_length=100, description=(
+        "what was confirmed: the `confirmation` of the 409 (or of a dry run), COUNT:DIGEST of "
+        "the assets; the action applies only to that very set, else 409 again with the new "
+        "count"))
     any_term: bool = Field(default=False, description="act on every ranked asset, not only "
                                                       "on those holding every query term")
     dry_run: bool = Field(default=False, description="only count: change nothing")
@@ -124,6 +128,8 @@ class BulkOut(BaseModel):
     total_exact: bool
     confirmed: bool
     audit_id: int | None
+    confirmation: str | None = Field(default=None, description="COUNT:DIGEST of the assets "
+                                     "the action changed (or, on a dry run, would change)")
     message: str
 
 
@@ -287,7 +293,11 @@ async def upload(request: Request,
 def bulk(body: BulkIn, lib: UserLib) -> Any:
     """Apply an action to the whole result set of ``q`` (C6). On a
     ``truncated`` or ``unknown`` result without ``confirm`` nothing is changed
-    and the answer is 409 with the verdict and total. Admins only (403 for a
+    and the answer is 409 with the verdict, the total and ``confirmation``
+    (COUNT:DIGEST of the assets it would change): send it back with
+    ``confirm`` to apply to that very set; if the set changed meanwhile,
+    nothing is applied and the answer is 409 again with the new count
+    (``changed``). Admins only (403 for a
     member: a grant lets one read, not change)."""
     for name in ("value", "q", "lang"):
         _text(getattr(body, name), name)
@@ -295,10 +305,12 @@ def bulk(body: BulkIn, lib: UserLib) -> Any:
     out = service.run_bulk(lib, body.action, body.value, q=body.q, scope=scopes,
                            lang=body.lang or None, confirm=body.confirm,
                            any_term=body.any_term, dry_run=body.dry_run,
-                           filters=body.filters)
+                           filters=body.filters, confirmation=body.confirmation)
     if out.get("confirmation_required"):
         return JSONResponse(status_code=409, content={
-            "detail": out["message"], "verdict": out["verdict"], "total": out["total"],
+            "detail": out["message"], "confirmation": out["confirmation"],
+            "count": out["count"], "changed": out["changed"],
+            "verdict": out["verdict"], "total": out["total"],
             "total_exact": out["total_exact"], "match": out["match"],
             "matched_all_terms": out["matched_all_terms"], "matched_any": out["reachable"],
             "rule": out["rule_text"]})

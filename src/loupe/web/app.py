@@ -10,12 +10,10 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from typing import Annotated
-
 import psycopg
 import psycopg.errors
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
@@ -27,7 +25,7 @@ from . import queries as wq
 from ..eval.instrument import Evaluation
 from ..eval.judging import judging_router
 from .admission import Busy, Gate, Gates
-from .auth import HASH_SLOT_COUNT, LoginRequired, secret_is_live, user_library
+from .auth import HASH_SLOT_COUNT, LoginRequired, secret_is_live, UserLib
 from .pool import LibraryPool, PoolExhausted
 from .security import Guard, WebLimits
 from .throttle import LoginThrottle
@@ -35,12 +33,12 @@ from .throttle import LoginThrottle
 STATIC = Path(__file__).parent / "static"
 
 
-def _evaluation(lib: Annotated[Library, Depends(user_library)]) -> Evaluation:
+def _evaluation(lib: UserLib) -> Evaluation:
     """FastAPI dependency: the evaluation instrument over the user's library."""
     return Evaluation(lib)
 
 
-def _judge(lib: Annotated[Library, Depends(user_library)]) -> str:
+def _judge(lib: UserLib) -> str:
     """FastAPI dependency: the judge's name is the logged-in user's name."""
     return lib.viewer.name
 
@@ -111,7 +109,8 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
                      lim.slot_wait_s, retry_after_s=5),
         decode=Gate("decoding a picture to search by", 1, lim.slot_wait_s, retry_after_s=5),
         hashing=Gate("checking passwords", HASH_SLOT_COUNT, lim.slot_wait_s, retry_after_s=2))
-    app.add_middleware(Guard, limits=app.state.limits, authenticated=secret_is_live)
+    app.add_middleware(Guard, limits=app.state.limits, authenticated=secret_is_live,
+                       throttle=app.state.throttle)
     app.include_router(api.router)
     app.include_router(similar.api_router)
     app.include_router(pages.router)

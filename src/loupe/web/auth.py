@@ -16,9 +16,10 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Annotated
 
 import anyio
-from fastapi import Request
+from fastapi import Depends, Request
 
 from argon2.exceptions import InvalidHashError, VerificationError
 
@@ -107,11 +108,26 @@ def presented_secret(request: Request) -> str | None:
 def user_library(request: Request) -> Iterator[Library]:
     """FastAPI dependency: a pooled Library bound to the request's user.
 
+    Use it as :data:`UserLib`: the Library is given back as soon as the
+    route function returns, before the response is sent, so a client that
+    reads its response slowly (or never) holds no database connection.
+
     Raises:
         LoginRequired: no secret, or one that is unknown, expired or revoked.
     """
     with lend_user_library(request) as lib:
         yield lib
+
+
+#: The route parameter of a user-bound pooled Library. ``scope="function"``:
+#: the Library goes back when the route function returns, not after the
+#: response has been sent (FastAPI's default for a dependency with
+#: ``yield``), so a download streams, and a slow reader waits, without a
+#: connection (else four unread downloads of one member hold the four pooled
+#: connections and every other user is answered 503). A route must
+#: therefore finish its database work before it returns; what it streams is
+#: opened (and checked) inside it.
+UserLib = Annotated[Library, Depends(user_library, scope="function")]
 
 
 @contextmanager
@@ -121,17 +137,29 @@ def lend_user_library(request: Request) -> Iterator[Library]:
     ``request.state.owner`` (the unrestricted pooled Library, for server
     policy such as upload grants) and ``request.state.principal``.
 
+    The Library is taken within the user's share of the pool
+    (:meth:`loupe.web.pool.LibraryPool.admit`): one user's requests never
+    hold every pooled connection.
+
     Raises:
         LoginRequired: no secret, or one that is unknown, expired or revoked.
+        loupe.web.pool.UserBusy: the user's other requests held its share
+            for the pool's whole wait (503).
     """
     secret = presented_secret(request)
     if not secret or "\x00" in secret or len(secret) > 200:
         raise LoginRequired()
-    with request.app.state.pool.lend() as base:
+
+    def who(base: Library) -> int:
         row = base.conn.execute(wq.TOKEN_USER, {"tenant_id": base.tenant_id,
                                                 "sha": hash_secret(secret)}).fetchone()
         if row is None:
             raise LoginRequired()
+        request.state.token_row = row
+        return row[0]
+
+    with request.app.state.pool.admit(who) as (base, _user_id):
+        row = request.state.token_row
         try:
             lib = base.as_user(row[1])
         except UnknownUser:
@@ -180,22 +208,27 @@ def client_of(request: Request) -> str:
 
 
 def _principal_row(pool, name: str) -> tuple | None:
-    """``(id, kind, password_hash)`` of principal ``name`` (blocking: one
-    pooled connection, given back before returning)."""
+    """``(id, kind, password_hash, disabled)`` of principal ``name``
+    (blocking: one pooled connection, given back before returning)."""
     with pool.lend() as lib:
-        return lib.conn.execute(aq.PRINCIPAL_BY_NAME, {"tenant_id": lib.tenant_id,
-                                                       "name": name}).fetchone()
+        return lib.conn.execute(wq.LOGIN_PRINCIPAL, {"tenant_id": lib.tenant_id,
+                                                     "name": name}).fetchone()
 
 
 def _check_password(row: tuple | None, password: str) -> tuple[bool, str | None]:
     """``(correct?, new hash or None)``: argon2 (blocking, CPU); an unknown
-    name costs one hash like a wrong password (no user enumeration by timing)."""
+    name costs one hash like a wrong password (no user enumeration by timing).
+    A disabled user's correct password is not correct here: it is hashed and
+    checked like any other, then answered (and throttled) as a failure, so
+    neither the answer nor the throttle tells it from a wrong one."""
     if row is None or row[1] != "user" or not row[2]:
         _hasher.hash(password)
         return False, None
     try:
         ok = _hasher.verify(row[2], password)
     except (VerificationError, InvalidHashError):
+        return False, None
+    if row[3]:
         return False, None
     return ok, (_hasher.hash(password) if ok and _hasher.check_needs_rehash(row[2]) else None)
 

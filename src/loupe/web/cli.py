@@ -88,13 +88,24 @@ def proxy_options(trusted_proxies: tuple[str, ...] | list[str]) -> dict[str, obj
               help="Bytes a second a request body must arrive at, over each "
                    "--header-timeout-s window while the server is ready to read it; a "
                    "slower body's connection is closed.")
+@click.option("--send-timeout-s", default=60.0, show_default=True,
+              type=click.FloatRange(0.1, 3600),
+              help="Seconds a response may wait for its client to take its bytes (a full "
+                   "write buffer); then the connection is aborted. A download never holds "
+                   "a database connection while it streams.")
+@click.option("--body-timeout-s", default=30.0, show_default=True,
+              type=click.FloatRange(0.1, 3600),
+              help="Seconds a request body of any route but the upload and the picture to "
+                   "search by may take to arrive in full; it is read before the route takes "
+                   "a database connection, and a slower one is answered 408.")
 @click.pass_obj
 def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_mb: int,
           upload_quota_mb: int, upload_quota_files: int, upload_max_words: int = 300,
           statement_timeout_s: float = 15.0, trusted_proxies: tuple[str, ...] = (),
           max_connections: int = 1024, max_connections_per_client: int = 64,
           header_timeout_s: float = 10.0, keep_alive_s: float = 5.0,
-          slot_wait_s: float = 5.0, min_body_rate: int = 1024) -> None:
+          slot_wait_s: float = 5.0, min_body_rate: int = 1024,
+          send_timeout_s: float = 60.0, body_timeout_s: float = 30.0) -> None:
     """Serve the web app and the REST API (OpenAPI at /openapi.json).
 
     Log in with a user of the tenant ('loupe users add NAME [--admin]').
@@ -110,7 +121,8 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_
                                    max_per_client=max_connections_per_client,
                                    header_timeout_s=header_timeout_s, keep_alive_s=keep_alive_s,
                                    trusted_proxies=tuple(trusted_proxies),
-                                   min_body_rate=min_body_rate)
+                                   min_body_rate=min_body_rate,
+                                   send_timeout_s=send_timeout_s)
     try:
         fit_descriptor_limit(conn_limits)
     except ValueError as exc:
@@ -121,7 +133,8 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_
                        upload_quota_bytes=upload_quota_mb * MiB,
                        upload_quota_files=upload_quota_files,
                        upload_max_words=upload_max_words,
-                       statement_timeout_s=statement_timeout_s, slot_wait_s=slot_wait_s)
+                       statement_timeout_s=statement_timeout_s, slot_wait_s=slot_wait_s,
+                       body_timeout_s=body_timeout_s)
     app = create_app(obj.home, database_url=obj.database_url, tenant=obj.tenant,
                      pool_size=pool_size, limits=limits)
     echo(f"Loupe on http://{host}:{port}/ (tenant {obj.tenant}; Ctrl-C stops)", err=True)

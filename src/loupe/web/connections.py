@@ -27,7 +27,14 @@ knob for it: ``uvicorn.run(..., http=CLASS)``) so that
   uvicorn has paused reading because the app has not taken the body yet,
   e.g. while an upload waits for its slot), or the connection is closed: a
   client that sends its headers and then trickles its body no longer holds
-  its connection for as long as it likes (what this module cannot bound);
+  its connection for as long as it likes;
+* while a response is being sent, the client must take its bytes: when
+  the connection's write buffer stays full (the transport paused writing)
+  for ``send_timeout_s`` the connection is aborted, so a download that is
+  never read (or read at a few bytes a second) holds its socket, its open
+  file and its worker for seconds, not as long as the client likes (the
+  route's database connection is given back before a response streams:
+  :data:`loupe.web.auth.UserLib`);
 * refused connections are logged once per :data:`LOG_EVERY_S` with their
   count, never once each, and asyncio's "accept() out of system resource"
   errors likewise (:class:`RateLimitedLog`).
@@ -87,6 +94,9 @@ class ConnectionLimits:
             each window of ``header_timeout_s`` while the server is ready
             to read it [1024: 8 kbit/s, below any real link; a 10 s window
             then asks for 10 KiB].
+        send_timeout_s: seconds a response may wait for the client to take
+            its bytes (the write buffer full: about 64 KiB unread) before
+            the connection is aborted [60 s: a reader below about 1 KiB/s].
     """
 
     max_connections: int = 1024
@@ -95,12 +105,15 @@ class ConnectionLimits:
     keep_alive_s: float = 5.0
     trusted_proxies: tuple[str, ...] = ()
     min_body_rate: int = 1024
+    send_timeout_s: float = 60.0
 
     def __post_init__(self) -> None:
         if self.max_connections < 1 or self.max_per_client < 1:
             raise ValueError("max_connections and max_per_client must be >= 1")
         if not (self.header_timeout_s > 0 and self.keep_alive_s > 0):
             raise ValueError("header_timeout_s and keep_alive_s must be > 0")
+        if not self.send_timeout_s > 0:
+            raise ValueError("send_timeout_s must be > 0")
         if self.min_body_rate < 1:
             raise ValueError("min_body_rate must be >= 1 byte a second")
 
@@ -192,6 +205,7 @@ class _Counts:
         self.refused = 0
         self.timed_out = 0
         self.body_timed_out = 0
+        self.send_timed_out = 0
 
 
 def guarded_protocol(base: type, limits: ConnectionLimits,
@@ -210,6 +224,7 @@ def guarded_protocol(base: type, limits: ConnectionLimits,
             key = None if limits.trusted(address) else client_key(address)
             self._guard_key = key
             self._guard_timer = None
+            self._guard_send_timer = None
             self._guard_bytes = 0        # bytes received on this connection
             self._guard_mark = 0         # ... when the body window began
             why = None
@@ -291,6 +306,28 @@ def guarded_protocol(base: type, limits: ConnectionLimits,
             self._guard_bytes += len(data)
             super().data_received(data)
 
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._guard_send_timer is None and not getattr(self, "_guard_refused", True):
+                self._guard_send_timer = asyncio.get_running_loop().call_later(
+                    limits.send_timeout_s, self._guard_send_check)
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            if self._guard_send_timer is not None:
+                self._guard_send_timer.cancel()
+                self._guard_send_timer = None
+
+        def _guard_send_check(self) -> None:
+            self._guard_send_timer = None
+            if self.transport is None or self.transport.is_closing():
+                return
+            counts.send_timed_out += 1
+            log.note("send-timeout", f"aborted connections that took no bytes of their "
+                                     f"response for {limits.send_timeout_s:g} s "
+                                     f"(send_timeout_s)")
+            self.transport.abort()      # close() would wait for the unread buffer
+
         def on_response_complete(self) -> None:
             super().on_response_complete()
             if not self._guard_refused:
@@ -300,9 +337,10 @@ def guarded_protocol(base: type, limits: ConnectionLimits,
             if getattr(self, "_guard_refused", True):
                 return
             self._guard_refused = True       # count it down once
-            if self._guard_timer is not None:
-                self._guard_timer.cancel()
-                self._guard_timer = None
+            for timer in (self._guard_timer, self._guard_send_timer):
+                if timer is not None:
+                    timer.cancel()
+            self._guard_timer = self._guard_send_timer = None
             counts.total -= 1
             if self._guard_key is not None:
                 counts.per[self._guard_key] -= 1

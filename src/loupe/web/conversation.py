@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Path, Query, Request
+from fastapi import APIRouter, Form, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel, Field
 
@@ -24,12 +24,11 @@ from ..conversation.store import ConversationNotFound
 from ..filters import FilterError
 from ..library import Library
 from . import service
-from .auth import user_library
+from .auth import UserLib
 from .pages import _render
 
 api_router = APIRouter(prefix="/api", tags=["conversations"])
 page_router = APIRouter(include_in_schema=False)
-UserLib = Annotated[Library, Depends(user_library)]
 ConvId = Annotated[int, Path(ge=1, le=2**62)]
 PAGE_SIZE = 24
 ERRORS: dict[int | str, dict[str, Any]] = {

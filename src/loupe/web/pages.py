@@ -11,14 +11,14 @@ from typing import Annotated
 from urllib.parse import urlencode
 
 import anyio
-from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
+from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
 from ..library import Library
 from . import service
 from .admission import Busy
-from .auth import SESSION_COOKIE, SESSION_TTL_S, issue_token, revoke_token, user_library
+from .auth import SESSION_COOKIE, SESSION_TTL_S, issue_token, revoke_token, UserLib
 from .auth import login as check_login
 from .security import CSRF_FIELD, LOGIN_CSRF_COOKIE, csrf_token_for
 from .throttle import Throttled
@@ -26,7 +26,6 @@ from .words import ACTION_LABELS, explain_sentences
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
-UserLib = Annotated[Library, Depends(user_library)]
 PAGE_SIZE = 24
 
 
@@ -256,6 +255,7 @@ def bulk_page(request: Request, lib: UserLib,
                                Form(max_length=100)] = [],
               lang: Annotated[str, Form(max_length=20)] = "",
               confirm: Annotated[str, Form(max_length=10)] = "",
+              confirmation: Annotated[str, Form(max_length=100)] = "",
               any_term: Annotated[str, Form(max_length=10)] = "",
               filters: Annotated[str, Form(max_length=20_000)] = "") -> HTMLResponse:
     if action not in ACTION_LABELS:
@@ -271,7 +271,8 @@ def bulk_page(request: Request, lib: UserLib,
     try:
         out = service.run_bulk(lib, action, value or None, q=q, scope=scopes or None,
                                lang=lang or None, confirm=confirm == "yes",
-                               any_term=any_term == "yes", filters=filters.strip() or None)
+                               any_term=any_term == "yes", filters=filters.strip() or None,
+                               confirmation=confirmation or None)
     except HTTPException as exc:
         return _render(request, "error.html", status=exc.status_code, title="Not applied",
                        message=str(exc.detail))

@@ -9,19 +9,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Request
+from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, Field
 
 from ..access.users import AccessError
 from ..faces.people import MAX_NAME, PeopleError
 from ..library import AssetNotFound, Library
-from .auth import user_library
+from .auth import UserLib
 from .pages import _render
 
 api_router = APIRouter(prefix="/api", tags=["api"])
 page_router = APIRouter(include_in_schema=False)
-UserLib = Annotated[Library, Depends(user_library)]
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "Bad input"}, 403: {"description": "Not an admin"},
     404: {"description": "No such person or face visible to this user"}}

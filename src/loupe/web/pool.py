@@ -6,12 +6,21 @@ pool size bounds the database connections (and concurrent searches) of one
 ``loupe serve``; requests beyond it wait for a free Library. An upload gives
 its pooled Library back before its long part (ExifTool, decoding, ingest),
 which runs on a Library of its own (:meth:`LibraryPool.outside`).
+
+One user holds at most ``per_user`` of the Libraries at once
+(:meth:`LibraryPool.admit`, fewer than the pool has whenever the pool has
+two or more), so the requests of one account — stalled downloads, trickled
+forms, a burst of slow searches — can never take every connection: the
+others stay for everyone else. A request over its user's share waits for
+one of that user's own requests to end, holding no Library meanwhile.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -22,6 +31,12 @@ from ..library import Library
 
 class PoolExhausted(RuntimeError):
     """No Library came free within the wait limit (the server is overloaded)."""
+
+
+class UserBusy(PoolExhausted):
+    """The user's own requests held their share of the pool for the whole
+    wait: a 503 with Retry-After that names the user's share (other users
+    are served meanwhile)."""
 
 
 class DatabaseDown(PoolExhausted):
@@ -38,12 +53,22 @@ class LibraryPool:
         size: number of Libraries (= database connections), >= 1.
         wait_s: how long :meth:`lend` waits for a free one before raising
             :class:`PoolExhausted`.
+        long_tasks: Libraries opened outside the pool at once (:meth:`outside`).
+        per_user: Libraries one user may hold at once (:meth:`admit`);
+            default ``max(1, size // 2)``: below ``size`` whenever ``size``
+            is 2 or more.
     """
 
     def __init__(self, opener: Callable[[], Library], size: int = 4, wait_s: float = 30.0,
-                 long_tasks: int = 2):
+                 long_tasks: int = 2, per_user: int | None = None):
         if size < 1 or long_tasks < 1:
             raise ValueError("pool size and long_tasks must be >= 1")
+        per_user = max(1, size // 2) if per_user is None else per_user
+        if not 1 <= per_user <= size:
+            raise ValueError("per_user must be between 1 and the pool size")
+        self.per_user = per_user
+        self._held: Counter = Counter()
+        self._turns = threading.Condition()
         self._opener = opener
         self._wait_s = wait_s
         self._long = threading.BoundedSemaphore(long_tasks)
@@ -84,6 +109,67 @@ class LibraryPool:
             yield lib
         finally:
             self._free.put(lib)
+
+    def take_share(self, user: object) -> bool:
+        """Count one more Library held by ``user`` if it holds fewer than
+        ``per_user``; returns whether it did (never waits)."""
+        with self._turns:
+            if self._held[user] >= self.per_user:
+                return False
+            self._held[user] += 1
+            return True
+
+    def give_share(self, user: object) -> None:
+        """Undo one :meth:`take_share` of ``user`` and wake its waiters."""
+        with self._turns:
+            self._held[user] -= 1
+            if self._held[user] <= 0:
+                del self._held[user]
+            self._turns.notify_all()
+
+    def wait_share(self, user: object, deadline: float) -> None:
+        """Wait (blocking, holding no Library) until ``user`` holds fewer
+        than ``per_user`` Libraries, at most until ``deadline``
+        (``time.monotonic()``).
+
+        Raises:
+            UserBusy: the user's requests kept their share until the deadline.
+        """
+        with self._turns:
+            while self._held[user] >= self.per_user:
+                left = deadline - time.monotonic()
+                if left <= 0 or not self._turns.wait(left):
+                    if self._held[user] >= self.per_user:
+                        raise UserBusy(f"your other requests hold all {self.per_user} of the "
+                                       f"database connections one user may hold at once "
+                                       f"(of {self.size}); try again when they end")
+
+    @contextmanager
+    def admit(self, lookup: Callable[[Library], object]) -> Iterator[tuple[Library, object]]:
+        """Borrow a Library for a user's request, within the user's share.
+
+        ``lookup(lib)`` (on the borrowed Library) names the user (any
+        hashable; it may raise, and the Library goes back). When that user
+        already holds ``per_user`` Libraries, this one is given back at
+        once and the request waits for one of the user's own to end
+        (:meth:`wait_share`), then borrows again; at most ``wait_s`` in all.
+        Yields ``(lib, user)``.
+
+        Raises:
+            PoolExhausted: no Library came free in time; UserBusy: the
+                user's share stayed taken; DatabaseDown; what ``lookup`` raises.
+        """
+        deadline = time.monotonic() + self._wait_s
+        while True:
+            with self.lend() as lib:
+                user = lookup(lib)
+                if self.take_share(user):
+                    try:
+                        yield lib, user
+                    finally:
+                        self.give_share(user)
+                    return
+            self.wait_share(user, deadline)
 
     @contextmanager
     def outside(self) -> Iterator[Library]:

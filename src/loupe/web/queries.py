@@ -2,6 +2,15 @@
 parameterised and bound to one tenant; secrets are looked up by hash only."""
 
 # A new session or API token; the secret itself is never stored.
+# The principal a login names: (id, kind, password hash, disabled?). A
+# disabled user's password is checked like any other (the same work) and
+# then counted as a failure: the throttle's answer must not tell a correct
+# password of a disabled account from a wrong one.
+LOGIN_PRINCIPAL = """
+SELECT id, kind, password_hash, disabled_at IS NOT NULL FROM principal
+WHERE tenant_id = %(tenant_id)s AND name = %(name)s
+"""
+
 CREATE_TOKEN = """
 INSERT INTO web_token (tenant_id, user_id, kind, label, token_sha256, expires_at)
 VALUES (%(tenant_id)s, %(user_id)s, %(kind)s, %(label)s, %(sha)s,

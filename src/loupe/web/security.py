@@ -33,10 +33,23 @@
      otherwise), then enforces the body-size limit on ``Content-Length``
      (413 at once) and on the bytes actually streamed (413 as soon as the
      count passes the limit; the route then sees a disconnect). So an
-     unauthenticated or oversized upload is never spooled to disk.
+     unauthenticated or oversized upload is never spooled to disk. The
+     routes that take a body without a login (:data:`PUBLIC_BODY_ROUTES`)
+     have a small limit of their own (``max_public_body_bytes``), and a
+     client locked out by the login throttle is answered 429 before its
+     body is read;
+  5. reads the whole body of every route but the upload and the picture to
+     search by (both parsed to spooled files by the framework before any
+     database connection is taken) *before the route runs*, within
+     ``body_timeout_s`` (else 408), and counts its form fields before any
+     parser sees it (413 past ``max_form_fields``, or
+     ``max_public_form_fields`` without a login); the route then parses the
+     bytes at once. So no route holds a database connection while a client
+     trickles its body, and no parser runs on an unbounded body.
 
-* :class:`loupe.web.throttle.LoginThrottle` — failed logins per (account, client) and per
-  client, with exponential back-off; 429 with ``Retry-After``.
+* :class:`LoginThrottle` (:mod:`loupe.web.throttle`, re-exported here) —
+  failed logins per (account, client) and per client, with exponential
+  back-off; 429 with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -51,6 +64,8 @@ from typing import Any
 import anyio
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.requests import cookie_parser
+
+from .throttle import LoginThrottle, Throttled, client_key  # noqa: F401 - re-exported
 
 #: Methods that change state (CSRF-checked; their bodies are size-limited).
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -187,6 +202,15 @@ class WebLimits:
             connection held); then 503 with ``Retry-After`` [5 s].
         upload_slots: uploads ingested at once (each on a database
             connection of its own, outside the pool) [2].
+        max_public_body_bytes: largest body of a route that takes one
+            without a login (the login form, ``POST /api/tokens``) [32 KiB:
+            a name, a password, a return address and a token].
+        max_form_fields: most fields (``&``-separated pairs, multipart
+            parts) of a form body, counted before it is parsed [1,000].
+        max_public_form_fields: the same without a login [10].
+        body_timeout_s: seconds the body of a route (all but the upload and
+            the picture to search by) may take to arrive in full; it is read
+            before the route takes a database connection [30 s]; then 408.
     """
 
     max_body_bytes: int = 1 * MiB
@@ -212,6 +236,10 @@ class WebLimits:
     max_api_tokens_per_user: int = 50
     slot_wait_s: float = 5.0
     upload_slots: int = 2
+    max_public_body_bytes: int = 32 * 1024
+    max_form_fields: int = 1000
+    max_public_form_fields: int = 10
+    body_timeout_s: float = 30.0
 
     def __post_init__(self) -> None:
         for name, value in self.__dict__.items():
@@ -319,6 +347,42 @@ class _FirstField:
         return self._done
 
 
+#: Routes whose body is not read whole by the Guard: large bodies the
+#: framework parses into spooled files before any database connection is
+#: taken, bounded by their own limits.
+STREAMED_BODY_ROUTES = frozenset({"/api/upload", "/api/similar"})
+
+
+def form_fields(body: bytes, content_type: str) -> int:
+    """How many fields a form body holds, counted on its bytes before any
+    parser sees them: ``&``-separated pairs of a urlencoded body, parts of a
+    multipart one (occurrences of its boundary), 0 for anything else (JSON
+    is bounded by the body size alone)."""
+    kind = content_type.split(";")[0].strip().lower()
+    if kind == "application/x-www-form-urlencoded":
+        return body.count(b"&") + 1 if body else 0
+    if kind == "multipart/form-data":
+        _kind, options = parse_options_header(content_type)
+        boundary = options.get(b"boundary")
+        return body.count(b"--" + boundary) if boundary else 0
+    return 0
+
+
+def _replay(body: bytes, receive):
+    """An ASGI ``receive`` that hands ``body`` over in one message, then
+    passes on the real ``receive`` (a disconnect, for the route to notice)."""
+    sent = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 async def _send_json(send, status: int, detail: str, headers: list | None = None) -> None:
     body = json.dumps({"detail": detail}).encode()
     await send({"type": "http.response.start", "status": status,
@@ -337,12 +401,16 @@ class Guard:
         authenticated: ``(scope) -> bool | None``, blocking; whether the
             request presents a live session or token (run in a worker
             thread); None when it cannot be known now (503, body unread).
+        throttle: the app's :class:`LoginThrottle`: a client it locks out
+            is answered 429 before the body of a login is read.
     """
 
-    def __init__(self, app, limits: WebLimits, authenticated):
+    def __init__(self, app, limits: WebLimits, authenticated,
+                 throttle: LoginThrottle | None = None):
         self.app = app
         self.limits = limits
         self.authenticated = authenticated
+        self.throttle = throttle
 
     async def __call__(self, scope: dict, receive, send) -> None:
         if scope["type"] != "http":
@@ -395,9 +463,21 @@ class Guard:
                                             *SECURITY_HEADERS]})
                     await send({"type": "http.response.body", "body": b""})
                 return
+        public = (method, path) in PUBLIC_BODY_ROUTES
+        if public and self.throttle is not None:
+            peer = scope.get("client")
+            try:
+                self.throttle.check_client(str(peer[0]) if peer else "unknown")
+            except Throttled as exc:     # before a byte of the body is read
+                await _send_json(send, 429, str(exc),
+                                 [(b"retry-after", str(exc.retry_after).encode())])
+                return
+        streamed = path in STREAMED_BODY_ROUTES
         limit = {"/api/upload": self.limits.max_upload_request_bytes,
                  "/api/similar": self.limits.similar_max_bytes}.get(path,
                                                                     self.limits.max_body_bytes)
+        if public:
+            limit = self.limits.max_public_body_bytes
         length = _header(scope, b"content-length")
         if length is not None:
             try:
@@ -431,53 +511,80 @@ class Guard:
                 await send_with_headers(message)
 
         app_receive = counted_receive
-        if expected is not None:
-            # the header, or a field of the body: never the query string,
-            # which reaches logs, history and Referer headers
-            presented = _header(scope, CSRF_HEADER)
-            ctype = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
-            if presented is None and ctype in ("application/x-www-form-urlencoded",
-                                               "multipart/form-data"):
-                # a form: read the (size-limited) body for the field — all of
-                # a urlencoded one; of a multipart one only its first part,
-                # where the page puts the field —, then hand the same bytes
-                # to the route
-                chunks: list[bytes] = []
-                first = _FirstField(_header(scope, b"content-type") or "") \
-                    if ctype == "multipart/form-data" else None
-                while True:
-                    message = await counted_receive()
-                    if message["type"] != "http.request":
-                        if not refused:
-                            await _send_json(send, 400, "the request body ended early")
-                        return
-                    chunks.append(message.get("body", b""))
-                    more = message.get("more_body", False)
-                    if first is not None and first.feed(chunks[-1]):
-                        break
-                    if not more:
-                        break
-                body = b"".join(chunks)
-                if first is not None:
-                    presented = first.value
-                else:
-                    fields = parse_qs(body.decode("latin-1"), keep_blank_values=True)
-                    presented = (fields.get(CSRF_FIELD) or [None])[0]
-                replayed = False
-
-                async def replay() -> dict[str, Any]:
-                    nonlocal replayed
-                    if not replayed:
-                        replayed = True
-                        return {"type": "http.request", "body": body, "more_body": more}
-                    return await counted_receive()
-
-                app_receive = replay
-            if presented is None or not hmac.compare_digest(
-                    presented.encode("utf-8", "replace"), expected.encode("utf-8", "replace")):
-                await _send_json(send, 403, "CSRF token missing or wrong: reload the page "
-                                            "and try again")
+        presented = _header(scope, CSRF_HEADER) if expected is not None else None
+        ctype_full = _header(scope, b"content-type") or ""
+        ctype = ctype_full.split(";")[0].strip().lower()
+        if not streamed:
+            # the whole (bounded) body, before the route runs and takes a
+            # database connection, within the body deadline
+            chunks: list[bytes] = []
+            try:
+                with anyio.fail_after(self.limits.body_timeout_s):
+                    while True:
+                        message = await counted_receive()
+                        if message["type"] != "http.request":
+                            if not refused:
+                                await _send_json(send, 400, "the request body ended early")
+                            return
+                        chunks.append(message.get("body", b""))
+                        if not message.get("more_body", False):
+                            break
+            except TimeoutError:
+                await _send_json(send, 408, f"the request body did not arrive within "
+                                            f"{self.limits.body_timeout_s:g} s",
+                                 [(b"connection", b"close")])
                 return
+            body = b"".join(chunks)
+            fields = form_fields(body, ctype_full)
+            cap = self.limits.max_public_form_fields if public else self.limits.max_form_fields
+            if fields > cap:
+                await _send_json(send, 413, f"the form has {fields:,} fields or more, over the "
+                                            f"limit of {cap:,} for {path}")
+                return
+            if expected is not None and presented is None:
+                if ctype == "application/x-www-form-urlencoded":
+                    found = parse_qs(body.decode("latin-1"), keep_blank_values=True,
+                                     max_num_fields=cap)
+                    presented = (found.get(CSRF_FIELD) or [None])[0]
+                elif ctype == "multipart/form-data":
+                    first = _FirstField(ctype_full)
+                    first.feed(body[:_FirstField.LOOKAHEAD])
+                    first.feed(b"")
+                    presented = first.value
+            app_receive = _replay(body, receive)
+        elif expected is not None and presented is None and ctype == "multipart/form-data":
+            # a large multipart body (upload, picture to search by): only its
+            # first part, where the page puts the field, then the same bytes
+            # go on to the route
+            streamed_chunks: list[bytes] = []
+            first = _FirstField(ctype_full)
+            while True:
+                message = await counted_receive()
+                if message["type"] != "http.request":
+                    if not refused:
+                        await _send_json(send, 400, "the request body ended early")
+                    return
+                streamed_chunks.append(message.get("body", b""))
+                more = message.get("more_body", False)
+                if first.feed(streamed_chunks[-1]) or not more:
+                    break
+            presented = first.value
+            head = b"".join(streamed_chunks)
+            replayed = False
+
+            async def replay() -> dict[str, Any]:
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": head, "more_body": more}
+                return await counted_receive()
+
+            app_receive = replay
+        if expected is not None and (presented is None or not hmac.compare_digest(
+                presented.encode("utf-8", "replace"), expected.encode("utf-8", "replace"))):
+            await _send_json(send, 403, "CSRF token missing or wrong: reload the page "
+                                        "and try again")
+            return
 
         try:
             await self.app(scope, app_receive, send_unless_refused)

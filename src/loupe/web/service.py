@@ -164,27 +164,38 @@ def why_matched(lib: Library, asset: dict[str, Any], q: str, lang: str | None) -
 def run_bulk(lib: Library, action: str, value: str | None, *, q: str,
              scope: str | list[str] | None, lang: str | None, confirm: bool,
              any_term: bool = False, dry_run: bool = False,
-             filters: Any = None) -> dict[str, Any]:
+             filters: Any = None, confirmation: str | None = None) -> dict[str, Any]:
     """``lib.bulk`` for the web. When the verdict needs a confirmation the
     answer is ``{"confirmation_required": True, "verdict", "total",
-    "total_exact", "message"}`` and nothing changed; otherwise the library's
-    answer plus ``message``.
+    "total_exact", "confirmation", "changed", "message"}`` and nothing
+    changed; otherwise the library's answer plus ``message``.
+
+    A confirmation is a contract: ``confirm`` counts only with the
+    ``confirmation`` the previous answer gave ("COUNT:DIGEST" of the set,
+    :func:`loupe.bulk.actions.confirmation_of`); the action then applies
+    only if the set is still that one, else the answer asks again with the
+    new count (``changed``). ``confirm`` without it confirms nothing.
 
     Raises:
         HTTPException 400: bad value (e.g. not an ISO date), unknown scope.
         HTTPException 403: the user is a member (bulk actions are for admins).
     """
     try:
-        out = lib.bulk(action, value, query=q, scope=scope, lang=lang, confirm=confirm,
-                       any_term=any_term, dry_run=dry_run, filters=filters)
+        out = lib.bulk(action, value, query=q, scope=scope, lang=lang,
+                       confirm=confirm and bool(confirmation), any_term=any_term,
+                       dry_run=dry_run, filters=filters, confirmation=confirmation or None)
     except ConfirmationRequired as exc:
         words = verdict_sentence(q, exc.total, exc.total_exact, exc.verdict, exc.reachable)
+        count = int((exc.confirmation or "0:").split(":", 1)[0])
+        changed = (f"The result changed since you confirmed it: the action would now change "
+                   f"{count:,} asset{'s' if count != 1 else ''}. " if exc.changed else "")
         return {"confirmation_required": True, "verdict": exc.verdict, "total": exc.total,
                 "total_exact": exc.total_exact, "reachable": exc.reachable,
                 "match": exc.match, "matched_all_terms": exc.matched_all_terms,
+                "confirmation": exc.confirmation, "changed": exc.changed, "count": count,
                 "rule_text": rule_sentence(exc.match, exc.matched_all_terms or 0,
                                            exc.reachable),
-                "message": f"Not applied yet: {words} Confirm to apply it to "
+                "message": f"{changed}Not applied yet: {words} Confirm to apply it to "
                            f"{_applies_to(exc.match, exc.matched_all_terms or 0, exc.reachable)}."}
     except AccessError as exc:
         raise HTTPException(403, str(exc)) from exc

@@ -19,13 +19,12 @@ from ..library import AssetNotFound, Library
 from ..similar.queries import MAX_RADIUS
 from ..similar.search import (DEFAULT_RADIUS, NotAnImage, PictureTooLarge, SimilarError,
                               SimilarResult)
-from .auth import user_library
+from .auth import UserLib
 from .service import _relative_paths, shows_server_paths
 from .uploads import safe_filename
 
 api_router = APIRouter(prefix="/api", tags=["api"])
 page_router = APIRouter(include_in_schema=False)
-UserLib = Annotated[Library, Depends(user_library)]
 Radius = Annotated[int, Query(ge=0, le=MAX_RADIUS,
                               description="Hamming radius in bits of the 64-bit pHash")]
 Limit = Annotated[int, Query(ge=1, le=200)]

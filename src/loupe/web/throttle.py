@@ -1,14 +1,18 @@
-"""Failed logins counted per account and client, with exponential back-off
-(:class:`LoginThrottle`), and the client a throttle counts for an address
-(:func:`client_key`)."""
+"""Failed and successful logins counted per account and client, with
+exponential back-off (:class:`LoginThrottle`), and the client a throttle
+counts for an address (:func:`client_key`). :mod:`loupe.web.security`
+re-exports all three; its Guard checks :meth:`LoginThrottle.check_client`
+before the body of a login is read."""
 
 from __future__ import annotations
 
 import ipaddress
 import threading
 import time
+from typing import TYPE_CHECKING
 
-from .security import WebLimits
+if TYPE_CHECKING:
+    from .security import WebLimits
 
 
 class Throttled(Exception):
@@ -105,6 +109,17 @@ class LoginThrottle:
                     del self._state[key]
                     continue
                 wait = max(wait, st[1] - now)
+        if wait > 0:
+            raise Throttled(max(1, int(wait + 0.999)))
+
+    def check_client(self, client: str) -> None:
+        """Raise :class:`Throttled` if logins from ``client`` (over all
+        accounts) must wait now: the one counter that is known before the
+        request's body (which names the account) is read."""
+        now = self._clock()
+        with self._lock:
+            st = self._state.get(("client", client_key(client)))
+            wait = 0.0 if st is None or now - st[2] > self.limits.forget_after_s else st[1] - now
         if wait > 0:
             raise Throttled(max(1, int(wait + 0.999)))
 
