@@ -139,6 +139,21 @@ def load_loupe(docs, database_url: str | None, home: Path):
     return lib, time.perf_counter() - t0, n_postings, size
 
 
+#: The tables that hold postings (one row per term and document, with its
+#: indexes), as opposed to the documents and the lexicon.
+POSTING_TABLES = ("lexical_posting", "file_posting")
+
+
+def posting_bytes(lib) -> tuple[int, int]:
+    """(heap bytes, index bytes) of the postings tables that exist."""
+    heap = index = 0
+    for name in POSTING_TABLES:
+        row = lib.conn.execute("SELECT pg_table_size(to_regclass(%(t)s)),"
+                               " pg_indexes_size(to_regclass(%(t)s))", {"t": name}).fetchone()
+        heap, index = heap + (row[0] or 0), index + (row[1] or 0)
+    return heap, index
+
+
 def load_tantivy(docs):
     import tantivy
 
@@ -228,6 +243,10 @@ def main() -> None:
     lib, loupe_s, postings, size = load_loupe(docs, args.database_url, tmp / "home")
     print(f"loupe  : loaded + indexed in {loupe_s:.1f} s, {postings:,} postings, "
           f"{size / 2**20:,.0f} MiB on disk")
+    heap, index = posting_bytes(lib)
+    print(f"loupe  : postings {(heap + index) / 2**20:,.1f} MiB (heap {heap / 2**20:,.1f}, "
+          f"indexes {index / 2**20:,.1f}): {(heap + index) / max(1, postings):.1f} bytes a "
+          f"posting (heap {heap / max(1, postings):.1f})")
     index, tantivy_s = load_tantivy(docs)
     print(f"tantivy: indexed in {tantivy_s:.1f} s")
     db, fts_s = load_fts5(docs, tmp / "fts.db")
