@@ -125,3 +125,52 @@ def test_what_a_connection_remembers_is_its_own_and_bounded(lib: Library, db_url
     memo.remembered(lib.conn, ("k", 1), lambda: compute(1))
     memo.remembered(lib.conn, ("k", 3), lambda: compute(3))
     assert asked == [1, 1, 2, 3, 1]
+
+
+def test_the_vector_lanes_generic_plan_walks_its_hnsw_index(lib: Library, home):
+    """Above EXACT_MAX vectors the lane walks its HNSW index (issue 14's
+    choice); run from the generic plan, whose LIMIT is a parameter, it still
+    does (the index's scan count moves) and finds the brute-force nearest."""
+    import numpy as np
+    from tinymodels import build_clip
+
+    from loupe.fusion.search import VectorLane, fused_search
+    from loupe.lexical.search import QueryTerms
+    from loupe.vector import queries as vq
+
+    n = vq.EXACT_MAX + 50
+    lib.install_model(build_clip(home / "src" / "tiny-clip"))
+    lib.use_model("tiny-clip", "image")
+    model_id = lib.conn.execute("SELECT id FROM embedding_model WHERE name = 'tiny-clip'"
+                                ).fetchone()[0]
+    with lib.conn.transaction():
+        lib.conn.execute("""
+            INSERT INTO asset (id, tenant_id, content_sha256, byte_size, media_type, width, height)
+            SELECT g, %(t)s, int8send(g), 1, 'image/png', 1, 1 FROM generate_series(1, %(n)s) g
+        """, {"t": lib.tenant_id, "n": n})
+        lib.conn.execute("""
+            INSERT INTO asset_vector (asset_id, tenant_id, model_id, lane, embedding)
+            SELECT g, %(t)s, %(m)s, 'image',
+                   l2_normalize(ARRAY[sin(g), cos(g), sin(2 * g), cos(3 * g)]::vector)
+            FROM generate_series(1, %(n)s) g
+        """, {"t": lib.tenant_id, "m": model_id, "n": n})
+    lib.conn.execute("VACUUM ANALYZE asset_vector")
+    index = f"asset_vector_hnsw_{model_id}_image"
+
+    def scans() -> int:
+        lib.conn.execute("SELECT pg_stat_force_next_flush()")
+        lib.conn.execute("SELECT pg_stat_clear_snapshot()")
+        return lib.conn.execute("SELECT idx_scan FROM pg_stat_user_indexes"
+                                " WHERE indexrelname = %s", (index,)).fetchone()[0]
+
+    q = np.array([np.sin(7.0), np.cos(7.0), np.sin(14.0), np.cos(21.0)], dtype=np.float32)
+    lane = VectorLane("image", "image", model_id, "tiny-clip", 4, 2.0, q)
+    params = {"tenant_id": lib.tenant_id, **QueryTerms.single("en", []).params(), "query": "",
+              "raw_cap": 3000, "keep_cap": 1000, "limit": 5, "offset": 0, "fallback": False,
+              "one_word": False}
+    before = scans()
+    for _ in range(3):
+        res = fused_search(lib.conn, params, [lane])
+    assert scans() - before >= 3
+    assert res.lane_counts == {"image": 200}, (res.lane_counts, res.total)
+    assert res.hits[0].asset_id == 7   # its own vector, distance 0
