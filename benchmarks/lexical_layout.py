@@ -4,6 +4,7 @@ synthetic library as benchmarks/lexical.py, against today's one row per
 
 Usage:
     .venv/bin/python benchmarks/lexical_layout.py --docs 10000 [--block 128]
+    .venv/bin/python benchmarks/lexical_layout.py --smoke    # seconds: 2,000 documents (CI)
 
 Loads the library as benchmarks/lexical.py does (``loupe_reindex_lexical``),
 then builds, from ``lexical_posting``, a scratch table in the proposed
@@ -107,7 +108,10 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=10_000)
     ap.add_argument("--block", type=int, default=128)
     ap.add_argument("--database-url", default=None)
+    ap.add_argument("--smoke", action="store_true", help="2,000 documents (CI runs this)")
     args = ap.parse_args()
+    if args.smoke:
+        args.docs = 2000
     tmp = Path(tempfile.mkdtemp(prefix="loupe-layout-"))
     atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     docs, _, _ = lexical_bench.make_documents(args.docs)

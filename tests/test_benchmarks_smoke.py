@@ -35,6 +35,14 @@ def test_lexical_benchmark_runs_every_section():
     cap = out.split("cap effect:")[1]
     assert len(re.findall(r"^(1 word|2-5 words|common|identifier|rare)\s+\S+$", cap, re.M)) == 5
     assert "Loupe/Tantivy p95 ratio:" in out
+    assert re.search(r"^loupe  : postings .* bytes a posting \(heap ", out, re.M)
+
+
+def test_the_block_layout_benchmark_rebuilds_every_posting_exactly():
+    out = smoke("lexical_layout")
+    assert re.search(r"^blocks, lengths kept  : +\d+\.\d bytes a posting", out, re.M)
+    assert re.search(r"^BM25F of every posting rebuilt from its block vs its row: [\d,]+ "
+                     r"postings compared, largest difference 0\.0$", out, re.M)
 
 
 def test_vector_benchmark_runs_as_owner_and_member():
