@@ -7,14 +7,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import psycopg
 import pytest
 from corpus import add_document
 from psycopg import pq
+from tinymodels import build_clip
 
 from loupe import Library
 from loupe.db.plans import fetch_generic
+from loupe.fusion.search import VectorLane, fused_search
 from loupe.lexical import lexical_search, memo
+from loupe.lexical.search import QueryTerms
+from loupe.vector import queries as vq
 
 
 @pytest.fixture
@@ -128,16 +133,9 @@ def test_what_a_connection_remembers_is_its_own_and_bounded(lib: Library, db_url
 
 
 def test_the_vector_lanes_generic_plan_walks_its_hnsw_index(lib: Library, home):
-    """Above EXACT_MAX vectors the lane walks its HNSW index (issue 14's
-    choice); run from the generic plan, whose LIMIT is a parameter, it still
+    """Above EXACT_MAX vectors the lane walks its HNSW index (the choice by
+    size, loupe.vector.queries); run from the generic plan, whose LIMIT is a parameter, it still
     does (the index's scan count moves) and finds the brute-force nearest."""
-    import numpy as np
-    from tinymodels import build_clip
-
-    from loupe.fusion.search import VectorLane, fused_search
-    from loupe.lexical.search import QueryTerms
-    from loupe.vector import queries as vq
-
     n = vq.EXACT_MAX + 50
     lib.install_model(build_clip(home / "src" / "tiny-clip"))
     lib.use_model("tiny-clip", "image")

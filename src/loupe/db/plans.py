@@ -3,9 +3,9 @@ connection, and planned once (PostgreSQL's generic plan) instead of once per
 execution.
 
 Why: a search statement is a few hundred lines of common table expressions.
-PostgreSQL plans such a statement in 2–12 ms and then runs it, for a rare
-word, in about 0.4 ms (``EXPLAIN (ANALYZE, SUMMARY)`` at 10,000 documents;
-benchmarks/RESULTS.md, "Lexical lane: one round trip"). Left to itself
+PostgreSQL planned the lexical lane's statement in 1.7–12 ms and then ran it,
+for a rare word, in 0.4–1.7 ms (``EXPLAIN (ANALYZE, SUMMARY)`` at 10,000
+documents; benchmarks/RESULTS.md, "Lexical lane: one round trip"). Left to itself
 (``plan_cache_mode = auto``) the server kept planning every execution of the
 prepared statement again (152 custom plans, 0 generic, in that run), because
 the generic plan's estimate was not cheaper than the custom ones'. The

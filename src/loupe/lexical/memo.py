@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import psycopg
 
-#: Answers remembered per connection. Each key holds a query of at most
+#: Answers remembered per connection. Callers remember only texts of at most
 #: loupe.lexical.search.MAX_QUERY_CHARS characters, so the memory is bounded
 #: (a few MiB per connection at most).
 MAX_ENTRIES = 4096
@@ -54,4 +54,3 @@ def remembered(conn: psycopg.Connection, key: Hashable, compute: Callable[[], T]
         while len(memo) > MAX_ENTRIES:
             memo.popitem(last=False)
     return value
-

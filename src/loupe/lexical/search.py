@@ -83,9 +83,12 @@ def analyze(conn: psycopg.Connection, text: str, lang: str, *, query: bool = Tru
     document indexes, before field weights).
     """
     params = {"cfg": ts_config(lang), "text": text}
-    if query:   # (remembered per connection: loupe.lexical.memo)
-        return list(memo.remembered(conn, ("analyze", params["cfg"], text), lambda: tuple(
-            conn.execute(q.ANALYZE_QUERY, params).fetchone()[0])))
+    if query:   # a query's terms are remembered per connection (loupe.lexical.memo)
+        def ask() -> tuple[str, ...]:
+            return tuple(conn.execute(q.ANALYZE_QUERY, params).fetchone()[0])
+        if len(text) > MAX_QUERY_CHARS:   # not a query: nothing that long is kept
+            return list(ask())
+        return list(memo.remembered(conn, ("analyze", params["cfg"], text), ask))
     return [r[0] for r in conn.execute(q.ANALYZE_DOCUMENT, params)]
 
 
@@ -324,11 +327,13 @@ def suggest_corrections(conn: psycopg.Connection, tenant_id: int, lang: str,
     ``scope_members()``), only terms of readable assets that pass
     it (``SUGGEST_CORRECTIONS_IN``)."""
     params = {"tenant_id": tenant_id, "lang": lang, "terms": terms, **viewer.params()}
-    stmt = q.SUGGEST_CORRECTIONS
     if clause is not None and hasattr(clause, "scope_members"):
+        # (a filter's own text, planned for its values)
         stmt = q.SUGGEST_CORRECTIONS_IN.replace("{members}", clause.scope_members())
         params.update(clause.params())
-    rows = fetch_generic(conn, stmt, params)   # (planned once: loupe.db.plans)
+        rows = conn.execute(stmt, params).fetchall()
+    else:   # one text, run again and again: planned once (loupe.db.plans)
+        rows = fetch_generic(conn, q.SUGGEST_CORRECTIONS, params)
     return {r[0]: r[1] for r in rows if r[1]}
 
 
