@@ -199,8 +199,8 @@ def execute(conn: psycopg.Connection, kind: str, lanes: list[VectorLane],
         records = fetch_generic(conn, stmt, params, row_factory=dict_row)
     else:
         # a filter's statement is text compiled for that filter, and its
-        # plan depends on how many assets the filter's values select: planned
-        # for its values, as before
+        # plan depends on how many assets the filter's values select: it is
+        # planned for its values
         with conn.cursor(row_factory=dict_row) as cur:
             records = cur.execute(stmt, params).fetchall()
     first = records[0]
