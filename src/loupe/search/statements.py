@@ -34,6 +34,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from ..access.viewer import OWNER, Viewer
+from ..db.plans import fetch_generic
 from ..fusion.search import FUSION_DEFAULTS, VEC_CAP, VectorLane, fused_statement
 from ..lexical import compounds as cp
 from ..lexical import queries as lq
@@ -187,10 +188,21 @@ def execute(conn: psycopg.Connection, kind: str, lanes: list[VectorLane],
             params: dict[str, Any], clause: AssetClause | None = None) -> Outcome:
     """Run the statement of ``kind`` (see :func:`compose`; the viewer is
     ``params["see_all"]``; ``params`` hold the ``clause``'s) and read it back
-    by column name."""
+    by column name. Without a ``clause`` the statement is prepared on the
+    connection and run from its generic plan
+    (:func:`loupe.db.plans.fetch_generic`)."""
     stmt = compose(kind, lanes, not params["see_all"], clause)
-    with conn.cursor(row_factory=dict_row) as cur:
-        records = cur.execute(stmt, params).fetchall()
+    if clause is None:
+        # one text per kind, viewer and lanes, run again and again: prepared,
+        # and run from its generic plan (planning cost more than the run
+        # itself for most queries: loupe.db.plans)
+        records = fetch_generic(conn, stmt, params, row_factory=dict_row)
+    else:
+        # a filter's statement is text compiled for that filter, and its
+        # plan depends on how many assets the filter's values select: it is
+        # planned for its values
+        with conn.cursor(row_factory=dict_row) as cur:
+            records = cur.execute(stmt, params).fetchall()
     first = records[0]
     names = list(COUNT_COLUMNS[kind]) + ([f"{ln.name}_kept" for ln in lanes]
                                         if kind == FUSED else [])
