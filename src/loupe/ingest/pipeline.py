@@ -157,6 +157,10 @@ class IngestSummary:
     #: with ``never_join``: files read and checked like any other whose bytes
     #: already were an asset, so they were not stored (paths)
     left_known: list[str] = field(default_factory=list)
+    #: files under the root the ingest does not read, with the reason (kind
+    #: ``unsupported``): a format Loupe does not read, a sidecar no picture
+    #: claims. Not counted in ``files_seen`` (the files handed to the ingest)
+    skipped: list[Failure] = field(default_factory=list)
 
     @property
     def failed(self) -> int:
@@ -171,6 +175,8 @@ class IngestSummary:
             "failed": self.failed,
             "failures": [f.__dict__ for f in self.failures],
             "warnings": [w.__dict__ for w in self.warnings],
+            "skipped": len(self.skipped),
+            "skipped_files": [s.__dict__ for s in self.skipped],
             "seconds": round(self.seconds, 3),
         }
 
@@ -288,7 +294,16 @@ class Ingester:
         self._collections.clear()
 
         too_deep: list[str] = []
-        found = walk(root_path, exclude=[self.home], skipped=too_deep)
+        passed: list[tuple[str, str]] = []
+        found = walk(root_path, exclude=[self.home], skipped=too_deep, unsupported=passed)
+        for path, reason in passed:   # nothing passed over in silence
+            summary.skipped.append(Failure(display_path(path), "unsupported", reason))
+        if summary.skipped:
+            with self.conn.cursor() as cur:
+                cur.executemany(q.RECORD_FAILURE, [{
+                    "run_id": run_id, "tenant_id": self.tenant_id, "path": s.path,
+                    "kind": s.kind, "reason": s.reason, "severity": "skipped"}
+                    for s in summary.skipped])
         for folder in too_deep:     # attack run 6, C7: reported, the rest goes on
             shown = display_path(folder)
             reason = (f"folder not walked: more than {MAX_FOLDER_DEPTH} levels below "
