@@ -748,6 +748,7 @@ class Ingester:
             **params, "sha": p.sha256, "size": p.found.size,
             "media_type": p.facts.media_type, "width": p.facts.width,
             "height": p.facts.height, "orientation": p.facts.orientation,
+            "duration_s": p.facts.duration_s,
             "thumbnail": self._thumbnail_path(p.sha256).relative_to(self.home).as_posix(),
         }
         if pred is not None:
