@@ -43,6 +43,7 @@ from .jpegcheck import scan_count_problem
 from .pngcheck import compressed_chunk_problem
 from .structcheck import metadata_structure_problem
 from .xmpcheck import sidecar_shape_problem
+from .capture import capture_fields
 from .image import (DEFAULT_MAX_PIXELS, MAX_FILE_BYTES, ImageFacts, decode_image, hashed_copy,
                     unrecognised)
 from .exiftool_reader import ExifToolReader, check_budget, check_readable, display_path
@@ -481,6 +482,11 @@ class Ingester:
                     sidecar_md = normalize(sraw)
                     raw_all["sidecar"] = sraw
             metadata, truncated = bound_fields(merge(embedded, sidecar_md))
+            # where, when (with its zone) and with what: bounded as read
+            captured = capture_fields(raw, raw_all.get("sidecar"))
+            metadata.update(captured)
+            if "captured" in captured:   # the day filters' wall clock (docs/formats.md)
+                metadata["date_taken"] = captured["captured"]["local"]
             if self.max_words is not None:   # attack run 7, D3: the index is bounded too
                 words = distinct_words(metadata, f.rel_path)
                 if words > self.max_words:
