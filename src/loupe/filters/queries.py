@@ -56,6 +56,27 @@ TEST = {
                      " WHERE k.asset_id = a.id AND lower(k.keyword) = lower(btrim({v}))))",
     "captured": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
                 " AND f.captured >= {v} AND f.captured < {w} AND " + READ_FILE + ")",
+    # the true instant of capture (0038: asset_file.captured_at, where the zone is known)
+    "instant": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
+               " AND f.captured_at >= {v} AND f.captured_at < {w} AND " + READ_FILE + ")",
+    # camera, lens, colour label and geocoded city: facet tokens (migration 0038)
+    "camera": _FILE_TOKEN,
+    "lens": _FILE_TOKEN,
+    "label": _FILE_TOKEN,
+    "city": _FILE_TOKEN,
+    # XMP rating of a file (0038: asset_file.rating, -1 rejected .. 5)
+    "rating": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
+              " AND f.rating BETWEEN {v} AND {w} AND " + READ_FILE + ")",
+    # a file's coordinates within a box ({v} south, {w} west, {x} north,
+    # {y} east; west above east: the box crosses the 180th meridian), and
+    # within {z} km of ({p}, {q}) (great circle, loupe_haversine_km of 0039)
+    # when {z} is not null
+    "gps": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
+           " AND f.gps_lat BETWEEN {v} AND {x}"
+           " AND (f.gps_lon BETWEEN {w} AND {y} OR ({w} > {y}"
+           " AND (f.gps_lon >= {w} OR f.gps_lon <= {y})))"
+           " AND ({z}::float8 IS NULL OR loupe_haversine_km(f.gps_lat, f.gps_lon, {p}, {q})"
+           " <= {z}) AND " + READ_FILE + ")",
     "added": "(a.created_at >= {v} AND a.created_at < {w})",
     "collection": "(EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
                   " AND f.collection_id = ANY ({v}::bigint[]) AND " + READ_FILE + ")"
@@ -113,6 +134,19 @@ DRIVER = {
                 " AND f.captured >= {v} AND f.captured < {w} AND " + READ_FILE,
     "added": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
              " AND x.created_at >= {v} AND x.created_at < {w}",
+    # (index asset_file_captured_at_idx of 0038)
+    "instant": "SELECT f.asset_id FROM asset_file f WHERE f.tenant_id = %(tenant_id)s"
+               " AND f.captured_at >= {v} AND f.captured_at < {w} AND " + READ_FILE,
+    # (index asset_file_rating_idx of 0038)
+    "rating": "SELECT f.asset_id FROM asset_file f WHERE f.tenant_id = %(tenant_id)s"
+              " AND f.rating BETWEEN {v} AND {w} AND " + READ_FILE,
+    # (index asset_file_gps_idx of 0038: a range of latitude, then the test)
+    "gps": "SELECT f.asset_id FROM asset_file f WHERE f.tenant_id = %(tenant_id)s"
+           " AND f.gps_lat BETWEEN {v} AND {x}"
+           " AND (f.gps_lon BETWEEN {w} AND {y} OR ({w} > {y}"
+           " AND (f.gps_lon >= {w} OR f.gps_lon <= {y})))"
+           " AND ({z}::float8 IS NULL OR loupe_haversine_km(f.gps_lat, f.gps_lon, {p}, {q})"
+           " <= {z}) AND " + READ_FILE,
     "collection": "SELECT f.asset_id FROM asset_file f WHERE f.collection_id = ANY ({v}::bigint[])"
                   " AND " + READ_FILE + " UNION ALL SELECT cm.asset_id FROM collection_member cm"
                   " WHERE cm.collection_id = ANY ({v}::bigint[]) AND "
@@ -220,7 +254,7 @@ ra AS MATERIALIZED (
 ),
 rf AS MATERIALIZED (
     SELECT x.* FROM ra CROSS JOIN LATERAL (
-        SELECT f.asset_id, f.facet_labels, f.country, f.captured, f.collection_id
+        SELECT f.asset_id, f.facet_labels, f.country, f.captured, f.collection_id, f.rating
         FROM asset_file f WHERE f.asset_id = ra.asset_id AND """ + READ_FILE + """ OFFSET 0) x
 ),
 vals AS (
@@ -229,7 +263,7 @@ vals AS (
     SELECT split_part(l, ':', 1) AS facet, lower(substr(l, strpos(l, ':') + 1)) AS k,
            substr(l, strpos(l, ':') + 1) AS label, rf.asset_id
     FROM rf CROSS JOIN LATERAL unnest(rf.facet_labels) l
-    WHERE split_part(l, ':', 1) IN ('creator', 'keyword')
+    WHERE split_part(l, ':', 1) IN ('creator', 'keyword', 'camera', 'lens', 'label', 'city')
     UNION ALL
     -- added in Loupe: only where the viewer reads every file (ra.whole)
     SELECT 'keyword', lower(k.keyword), k.keyword, k.asset_id
@@ -261,6 +295,10 @@ vals AS (
     SELECT 'country', lower(rf.country), rf.country, rf.asset_id
     FROM rf
     WHERE rf.country IS NOT NULL
+    UNION ALL
+    SELECT 'rating', rf.rating::text, rf.rating::text, rf.asset_id
+    FROM rf
+    WHERE rf.rating IS NOT NULL
     {machine}
 ),
 agg AS (

@@ -10,7 +10,7 @@ ra AS MATERIALIZED (
 ),
 rf AS MATERIALIZED (
     SELECT x.* FROM ra CROSS JOIN LATERAL (
-        SELECT f.asset_id, f.facet_labels, f.country, f.captured, f.collection_id
+        SELECT f.asset_id, f.facet_labels, f.country, f.captured, f.collection_id, f.rating
         FROM asset_file f WHERE f.asset_id = ra.asset_id AND (%(see_all)s OR f.readers && %(principals)s::bigint[]) OFFSET 0) x
 ),
 vals AS (
@@ -19,7 +19,7 @@ vals AS (
     SELECT split_part(l, ':', 1) AS facet, lower(substr(l, strpos(l, ':') + 1)) AS k,
            substr(l, strpos(l, ':') + 1) AS label, rf.asset_id
     FROM rf CROSS JOIN LATERAL unnest(rf.facet_labels) l
-    WHERE split_part(l, ':', 1) IN ('creator', 'keyword')
+    WHERE split_part(l, ':', 1) IN ('creator', 'keyword', 'camera', 'lens', 'label', 'city')
     UNION ALL
     -- added in Loupe: only where the viewer reads every file (ra.whole)
     SELECT 'keyword', lower(k.keyword), k.keyword, k.asset_id
@@ -51,6 +51,10 @@ vals AS (
     SELECT 'country', lower(rf.country), rf.country, rf.asset_id
     FROM rf
     WHERE rf.country IS NOT NULL
+    UNION ALL
+    SELECT 'rating', rf.rating::text, rf.rating::text, rf.asset_id
+    FROM rf
+    WHERE rf.rating IS NOT NULL
 
     UNION ALL
     SELECT 'kind', m.kind, m.kind, m.asset_id

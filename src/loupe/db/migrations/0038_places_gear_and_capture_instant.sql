@@ -29,14 +29,17 @@ AS $$
 $$;
 
 -- The facet labels of one file: those of 0026, then (each at most once, in
--- this order) 'camera:', 'lens:', 'label:' and 'city:' (the geocoded city,
--- else the region). Four more labels at most, 200 characters each, past
--- 0026's bound of 1,000 labels and 32,000 characters.
+-- this order) 'country:' (the geocoded country, only when no country was
+-- typed: 0026 labels a typed one), 'camera:', 'lens:', 'label:' and 'city:'
+-- (the geocoded city, else the region). Five more labels at most, 200
+-- characters each, past 0026's bound of 1,000 labels and 32,000 characters.
 CREATE FUNCTION loupe_file_facet_labels_v2(p_md jsonb, p_raw jsonb) RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path FROM CURRENT
 AS $$
     SELECT loupe_file_facet_labels(p_md, p_raw) || coalesce(array_agg(l ORDER BY o), ARRAY[]::text[])
-    FROM (VALUES (1, 'camera:' || loupe_json_label(p_md->'camera')),
+    FROM (VALUES (0, CASE WHEN loupe_file_country_kept(p_raw) IS NULL
+                          THEN 'country:' || loupe_json_label(p_md->'place'->'country') END),
+                 (1, 'camera:' || loupe_json_label(p_md->'camera')),
                  (2, 'lens:' || loupe_json_label(p_md->'lens')),
                  (3, 'label:' || loupe_json_label(p_md->'label')),
                  (4, 'city:' || coalesce(loupe_json_label(p_md->'place'->'city'),
