@@ -8,11 +8,13 @@ Writes N files of each kind into a fresh folder per kind, all of the same
 picture size, then ingests each folder into one fresh library (embedded
 PostgreSQL unless a URL is given), one run per kind, and prints files per
 second and each kind's time per file as a ratio to JPEG's (the peer: the
-format Loupe read before). Kinds:
+format Loupe read before). JPEG runs first and again last (other bytes), so
+the first run's start-up costs and a change of load during the run show;
+the ratios are to the mean of the two. Kinds:
 
 * ``jpeg``        a W x H JPEG (quality 90);
-* ``dng-preview`` a DNG of a W x H sensor with a W/2 x H/2 RGB preview
-                  (LibRaw hands the preview over; nothing is demosaiced);
+* ``dng-preview`` a DNG of a W x H sensor with a W/2 x H/2 JPEG preview,
+                  as cameras embed (LibRaw hands it over; nothing is demosaiced);
 * ``dng-sensor``  a DNG of a W x H sensor and no preview (LibRaw demosaics
                   it at half size);
 * ``mp4``         an H.264 MP4 of W x H frames, S seconds at 30 frames a
@@ -49,14 +51,15 @@ def write_kind(kind: str, folder: Path, n: int, size: tuple[int, int], seconds: 
     w, h = size
     rng = np.random.default_rng(7)
     for i in range(n):
-        if kind == "jpeg":
+        if kind in ("jpeg", "jpeg-again"):
+            i += 1000 if kind == "jpeg-again" else 0
             yy, xx = np.mgrid[0:h, 0:w]
             a = np.stack([(xx + 7 * i) % 256, (yy + 3 * i) % 256,
                           rng.integers(0, 256, (h, w))], axis=-1).astype(np.uint8)
             Image.fromarray(a, "RGB").save(folder / f"p{i:03d}.jpg", quality=90)
         elif kind == "dng-preview":
             make_dng(folder / f"p{i:03d}.dng", size=size, preview=(w // 2, h // 2),
-                     preview_rgb=(i * 9 % 256, 80, 160), model=f"Bench {i}")
+                     preview_rgb=(i * 9 % 256, 80, 160), model=f"Bench {i}", jpeg_preview=True)
         elif kind == "dng-sensor":
             make_dng(folder / f"p{i:03d}.dng", size=size, model=f"Bench {i}")
         elif kind == "mp4":
@@ -78,7 +81,7 @@ def main() -> None:
     if args.smoke:
         args.files, args.width, args.height, args.seconds = 2, 320, 240, 0.5
     size = (args.width, args.height)
-    kinds = ("jpeg", "dng-preview", "dng-sensor", "mp4")
+    kinds = ("jpeg", "dng-preview", "dng-sensor", "mp4", "jpeg-again")
     tmp = Path(tempfile.mkdtemp(prefix="loupe-bench-formats-"))
     try:
         for kind in kinds:
@@ -100,9 +103,10 @@ def main() -> None:
                 print(f"{kind:12s} {s.new_assets} assets, {s.failed} failed, "
                       f"{mb[kind]:.1f} MiB, {times[kind]:.2f} s -> "
                       f"{s.new_assets / times[kind]:.2f} files/s  ({', '.join(types)})")
-        print("time per file as a ratio to JPEG's (same run):")
-        for kind in kinds[1:]:
-            print(f"  {kind:12s} {times[kind] / times['jpeg']:.2f}")
+        jpeg = (times["jpeg"] + times["jpeg-again"]) / 2
+        print("time per file as a ratio to JPEG's (same run, mean of its two runs):")
+        for kind in kinds[1:-1]:
+            print(f"  {kind:12s} {times[kind] / jpeg:.2f}")
     finally:
         if (tmp / "home" / "pgdata" / "postmaster.pid").exists():
             stop_embedded(tmp / "home" / "pgdata", force=True)

@@ -69,6 +69,18 @@ def test_every_format_is_ingested_with_thumbnail_hashes_and_machine_words(lib: L
     assert [h.title for h in lib.search("preview").hits] == ["d-preview.dng"]
 
 
+def test_a_raw_shows_its_embedded_jpeg_preview(photos: Path):
+    path = make_dng(photos / "cam.dng", size=(256, 192), preview=(160, 120),
+                    preview_rgb=(200, 30, 30), jpeg_preview=True)
+    with Image.open(path) as im:
+        assert (im.format, im.size, im.info["raw_source"]) == ("RAW", (160, 120), "preview")
+        r, g, b = im.convert("RGB").getpixel((80, 60))
+    assert r > 180 and g < 60 and b < 60
+    plain = make_dng(photos / "plain.dng", size=(256, 192))
+    with Image.open(plain) as im:
+        assert (im.size, im.info["raw_source"]) == ((128, 96), "demosaic")
+
+
 def test_a_video_shows_its_frame_a_tenth_in(photos: Path):
     """Frame ``i`` is red ``8 i``: a 3 s video at 10 frames a second shows
     frame 3 (0.3 s in), not its first."""
