@@ -12,9 +12,10 @@ format Loupe read before). JPEG runs first and again last (other bytes), so
 the first run's start-up costs and a change of load during the run show;
 the ratios are to the mean of the two. Kinds:
 
-* ``jpeg``        a W x H JPEG (quality 90);
-* ``dng-preview`` a DNG of a W x H sensor with a W/2 x H/2 JPEG preview,
-                  as cameras embed (LibRaw hands it over; nothing is demosaiced);
+* ``jpeg``        a W x H JPEG (quality 90) of a smooth gradient;
+* ``dng-preview`` a DNG of a W x H sensor with a W x H JPEG preview of one
+                  colour, as cameras embed a full-size one (LibRaw hands it
+                  over; nothing is demosaiced);
 * ``dng-sensor``  a DNG of a W x H sensor and no preview (LibRaw demosaics
                   it at half size);
 * ``mp4``         an H.264 MP4 of W x H frames, S seconds at 30 frames a
@@ -49,16 +50,15 @@ def write_kind(kind: str, folder: Path, n: int, size: tuple[int, int], seconds: 
     """``n`` files of ``kind`` (module docstring) of ``size`` in ``folder``."""
     folder.mkdir(parents=True)
     w, h = size
-    rng = np.random.default_rng(7)
     for i in range(n):
         if kind in ("jpeg", "jpeg-again"):
             i += 1000 if kind == "jpeg-again" else 0
             yy, xx = np.mgrid[0:h, 0:w]
             a = np.stack([(xx + 7 * i) % 256, (yy + 3 * i) % 256,
-                          rng.integers(0, 256, (h, w))], axis=-1).astype(np.uint8)
+                          (xx + yy) % 256], axis=-1).astype(np.uint8)
             Image.fromarray(a, "RGB").save(folder / f"p{i:03d}.jpg", quality=90)
         elif kind == "dng-preview":
-            make_dng(folder / f"p{i:03d}.dng", size=size, preview=(w // 2, h // 2),
+            make_dng(folder / f"p{i:03d}.dng", size=size, preview=(w, h),
                      preview_rgb=(i * 9 % 256, 80, 160), model=f"Bench {i}", jpeg_preview=True)
         elif kind == "dng-sensor":
             make_dng(folder / f"p{i:03d}.dng", size=size, model=f"Bench {i}")

@@ -160,6 +160,7 @@ def test_facets_by_place_rating_label_camera_and_lens(glib: Library):
     assert counts(f, "label") == {"red": 2, "green": 1}
     assert counts(f, "camera") == {"canon eos r5": 3, "nikon d850": 1}
     assert counts(f, "lens") == {"rf50mm f1.2 l usm": 1}
+    assert counts(f, "make") == {"canon": 3, "nikon": 1}
     assert counts(f, "city")["salt lake city"] == 1
     rating5 = next(v for v in f["facets"]["rating"] if v["key"] == "5")
     assert rating5["filter"] == {"rating": 5}
@@ -196,3 +197,20 @@ def test_an_instant_range_reads_the_true_instant(glib: Library):
     assert found(glib, {"instant": {"from": "2024-06-02T01:00:00+02:00"}}) == ({"lx2"}, 1)
     with pytest.raises(FilterError, match="has no offset"):
         parse({"instant": {"from": "2024-06-01T22:00:00"}})
+
+
+def test_a_sentence_asks_for_stars_and_a_camera_maker(glib: Library):
+    from datetime import datetime, timezone
+
+    clock = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    out = glib.ask("my five-star shots from the Canon", clock=clock)
+    assert out["state"]["filter"] == {"all": [{"rating": 5}, {"make": "Canon"}]}
+    assert out["state"]["text"] == ""
+    assert {Path(h["path"]).stem for h in out["search"]["hits"]} == {"lx1", "sl1"}
+    assert out["search"]["total"] == 2
+    mia = glib.as_user("mia").ask("my five-star shots from the Canon", clock=clock)
+    assert mia["search"]["total"] == 1
+    more = glib.ask("pictures rated 4 stars or more shot on a Nikon", clock=clock)
+    assert more["state"]["filter"] == {"all": [{"rating": {"min": 4}}, {"make": "Nikon"}]}
+    assert more["search"]["total"] == 0          # po1, the Nikon, has 3 stars
+    assert found(glib, {"make": "nikon"}) == ({"po1"}, 1)

@@ -138,3 +138,14 @@ def test_a_plain_tiff_is_still_a_tiff(lib: Library, photos: Path):
     make_image(photos / "scan.tif", size=(43, 30), fmt="TIFF")
     lib.ingest(photos)
     assert [r[1:4] for r in _rows(lib)] == [("image/tiff", 43, 30)]
+
+
+def test_a_raw_to_search_by_is_bounded_by_its_sensor(photos: Path):
+    from loupe.similar.search import PictureTooLarge, _file_hash
+
+    path = make_dng(photos / "sensor.dng", size=(256, 192))     # 49,152 sensor pixels
+    with pytest.raises(PictureTooLarge, match="128x96 from a sensor of 49,152 pixels is over "
+                                              "the limit of 40,000"):
+        _file_hash(str(path), max_pixels=40_000)
+    phash, _image = _file_hash(str(path), max_pixels=60_000)
+    assert isinstance(phash, int)

@@ -49,7 +49,7 @@ _NEG_INF = datetime(1, 1, 1, tzinfo=timezone.utc)
 _POS_INF = datetime(9999, 12, 31, tzinfo=timezone.utc)
 
 #: Which fields a driver may start from, most selective kind first.
-_DRIVER_ORDER = ("person", "collection", "creator", "keyword", "location", "lens", "camera",
+_DRIVER_ORDER = ("person", "collection", "creator", "keyword", "location", "lens", "camera", "make",
                  "city", "label", "near", "bbox", "country", "captured", "instant", "rating",
                  "added", "media_type", "format", "rights", "kind", "colour", "background",
                  "orientation", "cutout", "monochrome")
@@ -187,7 +187,8 @@ class _Compiler:
 
     def pred(self, p: Pred, path: str) -> tuple[str, str | None]:
         f, v = p.field, p.value
-        if f in ("creator", "location", "country", "keyword", "camera", "lens", "label", "city"):
+        if f in ("creator", "location", "country", "keyword", "camera", "make", "lens", "label",
+                 "city"):
             prefix, val = self.bind(f + ":"), self.bind(v)
             test = q.TEST[f].format(p=prefix, v=val)
             driver = q.DRIVER["file_token"].format(p=prefix, v=val)

@@ -21,7 +21,7 @@ from .search import MACHINE_TABLE
 
 #: Facets in the order they are shown.
 FACETS = ("collection", "creator", "keyword", "year", "format", "orientation", "country",
-          "city", "camera", "lens", "rating", "label", "kind", "colour")
+          "city", "make", "camera", "lens", "rating", "label", "kind", "colour")
 #: Values kept per facet by default, and at most.
 TOP = 10
 TOP_MAX = 100

@@ -61,6 +61,7 @@ TEST = {
                " AND f.captured_at >= {v} AND f.captured_at < {w} AND " + READ_FILE + ")",
     # camera, lens, colour label and geocoded city: facet tokens (migration 0038)
     "camera": _FILE_TOKEN,
+    "make": _FILE_TOKEN,
     "lens": _FILE_TOKEN,
     "label": _FILE_TOKEN,
     "city": _FILE_TOKEN,
@@ -263,7 +264,8 @@ vals AS (
     SELECT split_part(l, ':', 1) AS facet, lower(substr(l, strpos(l, ':') + 1)) AS k,
            substr(l, strpos(l, ':') + 1) AS label, rf.asset_id
     FROM rf CROSS JOIN LATERAL unnest(rf.facet_labels) l
-    WHERE split_part(l, ':', 1) IN ('creator', 'keyword', 'camera', 'lens', 'label', 'city')
+    WHERE split_part(l, ':', 1) IN ('creator', 'keyword', 'camera', 'make', 'lens', 'label',
+                                     'city')
     UNION ALL
     -- added in Loupe: only where the viewer reads every file (ra.whole)
     SELECT 'keyword', lower(k.keyword), k.keyword, k.asset_id

@@ -14,7 +14,8 @@ conversational compiler, issue 17 part 2)::
       {"monochrome": true}  (black and white / greyscale pixels, issue 17 row 2)
       {"orientation": "portrait"|"landscape"|"square"|"panorama"}  as displayed
       {"country": "Portugal"}  {"location": "Lisbon"}  {"city": "Lisbon"}
-      {"camera": "Canon EOS R5"}  {"lens": "RF24-105mm F4 L IS USM"}  {"label": "Red"}
+      {"camera": "Canon EOS R5"}  {"make": "Canon"}  {"lens": "RF24-105mm F4 L IS USM"}
+      {"label": "Red"}
       {"rating": 4}  {"rating": {"min": 4}}  {"rating": {"min": -1, "max": -1}}  (-1 rejected)
       {"near": {"lat": 38.72, "lon": -9.14, "km": 5}}             within km (great circle)
       {"bbox": {"south": 38, "west": -10, "north": 39, "east": -9}}  west > east: across 180°
@@ -64,7 +65,7 @@ FORMATS = {"jpeg": "image/jpeg", "jpg": "image/jpeg", "png": "image/png",
            "mkv": "video/x-matroska", "webm": "video/webm", "avi": "video/x-msvideo"}
 #: Fields whose value is one text (matched case-insensitively, exactly).
 TEXT_FIELDS = ("creator", "keyword", "collection", "country", "location", "person", "colour",
-               "camera", "lens", "label", "city")
+               "camera", "make", "lens", "label", "city")
 #: Ratings a file may carry: -1 (rejected), 0 (none given) .. 5 stars (XMP Rating).
 RATINGS = (-1, 0, 1, 2, 3, 4, 5)
 #: The widest ``near`` radius accepted, km (half the Earth's circumference).
@@ -416,7 +417,7 @@ def all_of(*nodes: Any) -> Node:
 #: of one option are alternatives (OR), different options all hold (AND).
 OPTION_FIELDS = ("creator", "keyword", "collection", "media_type", "format", "orientation",
                  "country", "location", "kind", "colour", "background", "person",
-                 "camera", "lens", "label", "city")
+                 "camera", "make", "lens", "label", "city")
 
 
 def tree_from_options(options: dict[str, Any], *, where: Any = None,

@@ -26,7 +26,8 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
 #: Fields whose value is free text, shown quoted, with the words before it.
 _TEXT = {"creator": "creator", "keyword": "keyword", "collection": "in collection",
          "country": "country", "location": "location", "person": "person",
-         "city": "city", "camera": "camera", "lens": "lens", "label": "label"}
+         "city": "city", "camera": "camera", "make": "camera make", "lens": "lens",
+         "label": "label"}
 #: Fields whose value is a word of a fixed list (or a format), shown as is.
 _PLAIN = {"kind": "kind", "colour": "colour", "background": "background",
           "orientation": "orientation", "media_type": "media type", "format": "format"}

@@ -15,6 +15,7 @@ these keys of the file's normalised metadata (all optional)::
     "rating":   4          # -1 (rejected) .. 5
     "label":    "Red"
     "camera":   "Canon EOS R5"
+    "make":     "Canon"      # the maker's first word, as people name the brand
     "lens":     "RF24-105mm F4 L IS USM"
     "exposure": {"focal_mm": 50.0, "aperture": 4.0, "iso": 400, "exposure_s": 0.004}
 
@@ -45,6 +46,15 @@ from .places import offset_minutes, place_of, valid_point, zone_of
 #: Longest camera, lens or label name kept (characters); longer values are
 #: not kept (no real one comes near; the filter bound is 200).
 MAX_NAME_CHARS = 120
+
+#: Makers as their EXIF Make writes them (first word, lower-case) -> the name
+#: people use ("NIKON CORPORATION" -> "Nikon", "FUJIFILM" -> "Fujifilm").
+MAKES = {"canon": "Canon", "nikon": "Nikon", "sony": "Sony", "fujifilm": "Fujifilm",
+         "fuji": "Fujifilm", "olympus": "Olympus", "om": "OM System", "panasonic": "Panasonic",
+         "leica": "Leica", "pentax": "Pentax", "ricoh": "Ricoh", "hasselblad": "Hasselblad",
+         "apple": "Apple", "samsung": "Samsung", "google": "Google", "dji": "DJI",
+         "gopro": "GoPro", "sigma": "Sigma", "xiaomi": "Xiaomi", "huawei": "Huawei",
+         "eastman": "Kodak", "kodak": "Kodak", "minolta": "Minolta", "konica": "Konica Minolta"}
 
 # (source name, tags in order, offset tags in order)
 TIME_SOURCES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
@@ -205,6 +215,9 @@ def read_camera(raw: dict[str, Any]) -> dict[str, Any]:
             out["camera"] = camera
     elif make:
         out["camera"] = make
+    if make or model:
+        brand = (make or model).split()[0].strip(",.")
+        out["make"] = MAKES.get(brand.lower(), brand)
     lens = _name(_first(raw, ("ExifIFD:LensModel", "XMP-exifEX:LensModel", "XMP-aux:Lens",
                               "Composite:LensID")))
     if lens:

@@ -19,7 +19,8 @@ vals AS (
     SELECT split_part(l, ':', 1) AS facet, lower(substr(l, strpos(l, ':') + 1)) AS k,
            substr(l, strpos(l, ':') + 1) AS label, rf.asset_id
     FROM rf CROSS JOIN LATERAL unnest(rf.facet_labels) l
-    WHERE split_part(l, ':', 1) IN ('creator', 'keyword', 'camera', 'lens', 'label', 'city')
+    WHERE split_part(l, ':', 1) IN ('creator', 'keyword', 'camera', 'make', 'lens', 'label',
+                                     'city')
     UNION ALL
     -- added in Loupe: only where the viewer reads every file (ra.whole)
     SELECT 'keyword', lower(k.keyword), k.keyword, k.asset_id

@@ -6,7 +6,7 @@
 -- "gps" {lat, lon, alt, direction}, "place" {city, state, county, country,
 -- country_code} (GeoNames, offline), "captured" {local, offset_min, source,
 -- zone, instant}, "rating" (-1 rejected .. 5), "label", "camera", "lens" and
--- "exposure". Filters and facets read only stored columns (0026): these are
+-- "make" and "exposure". Filters and facets read only stored columns (0026): these are
 -- STORED generated columns of asset_file, so a member's filter counts only
 -- the files it may read, as for every per-file value (READ_FILE).
 
@@ -30,9 +30,10 @@ $$;
 
 -- The facet labels of one file: those of 0026, then (each at most once, in
 -- this order) 'country:' (the geocoded country, only when no country was
--- typed: 0026 labels a typed one), 'camera:', 'lens:', 'label:' and 'city:'
--- (the geocoded city, else the region). Five more labels at most, 200
--- characters each, past 0026's bound of 1,000 labels and 32,000 characters.
+-- typed: 0026 labels a typed one), 'camera:', 'make:' (the camera's maker as
+-- people name it), 'lens:', 'label:' and 'city:' (the geocoded city, else
+-- the region). Six more labels at most, 200 characters each, past 0026's
+-- bound of 1,000 labels and 32,000 characters.
 CREATE FUNCTION loupe_file_facet_labels_v2(p_md jsonb, p_raw jsonb) RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path FROM CURRENT
 AS $$
@@ -40,9 +41,10 @@ AS $$
     FROM (VALUES (0, CASE WHEN loupe_file_country_kept(p_raw) IS NULL
                           THEN 'country:' || loupe_json_label(p_md->'place'->'country') END),
                  (1, 'camera:' || loupe_json_label(p_md->'camera')),
-                 (2, 'lens:' || loupe_json_label(p_md->'lens')),
-                 (3, 'label:' || loupe_json_label(p_md->'label')),
-                 (4, 'city:' || coalesce(loupe_json_label(p_md->'place'->'city'),
+                 (2, 'make:' || loupe_json_label(p_md->'make')),
+                 (3, 'lens:' || loupe_json_label(p_md->'lens')),
+                 (4, 'label:' || loupe_json_label(p_md->'label')),
+                 (5, 'city:' || coalesce(loupe_json_label(p_md->'place'->'city'),
                                          loupe_json_label(p_md->'place'->'state')))) v(o, l)
     WHERE l IS NOT NULL
 $$;
