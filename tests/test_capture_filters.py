@@ -214,3 +214,41 @@ def test_a_sentence_asks_for_stars_and_a_camera_maker(glib: Library):
     assert more["state"]["filter"] == {"all": [{"rating": {"min": 4}}, {"make": "Nikon"}]}
     assert more["search"]["total"] == 0          # po1, the Nikon, has 3 stars
     assert found(glib, {"make": "nikon"}) == ({"po1"}, 1)
+
+
+def test_bulk_rating_and_label_replace_the_files_own_for_viewers_of_the_whole_asset(
+        lib: Library, photos: Path):
+    harbour = make_image(photos / "shoot" / "harbour.jpg", color=(10, 120, 200))
+    exiftool_write(harbour, "-XMP:Rating=2", "-XMP:Label=Red")
+    (photos / "private").mkdir()
+    (photos / "private" / "harbour-copy.jpg").write_bytes(harbour.read_bytes())
+    other = make_image(photos / "shoot" / "bridge.jpg", color=(200, 120, 10))
+    exiftool_write(other, "-XMP:Rating=3")
+    assert lib.ingest(photos).new_assets == 2
+    lib.create_user("mia", "mia-password-1")
+    lib.grant("mia", collection="shoot")          # one of harbour's two files
+    done = lib.bulk("set_rating", "5", query="harbour")
+    assert (done["count"], done["value"]) == (1, 5)
+    assert lib.bulk("set_label", "Purple", query="harbour")["count"] == 1
+    mia = lib.as_user("mia")
+    owner5 = lib.search("", filters={"rating": 5}, limit=10)
+    assert (owner5.total, len({h.asset_id for h in owner5.hits})) == (1, 1)
+    assert found(lib, {"rating": 2})[1] == 0
+    assert found(lib, {"label": "purple"})[1] == 1 and found(lib, {"label": "red"})[1] == 0
+    # mia reads one file of harbour: she sees that file's own rating and label
+    assert found(mia, {"rating": 5}) == (set(), 0)
+    assert found(mia, {"rating": 2}) == ({"harbour"}, 1)
+    assert found(mia, {"label": "red"}) == ({"harbour"}, 1)
+    assert found(mia, {"label": "purple"}) == (set(), 0)
+
+    def counts(f, facet):
+        return {v["key"]: v["count"] for v in f["facets"][facet]}
+
+    f = lib.search("", filters={"rating": {"min": -1}}, facets=True).facets
+    assert (counts(f, "rating"), counts(f, "label")) == ({"5": 1, "3": 1}, {"purple": 1})
+    m = mia.search("", filters={"rating": {"min": -1}}, facets=True).facets
+    assert (counts(m, "rating"), counts(m, "label")) == ({"2": 1, "3": 1}, {"red": 1})
+    assert [e["action"] for e in lib.audit_log()][:2] == ["set_label", "set_rating"]
+    # cleared: the files' own again
+    assert lib.bulk("set_rating", "", query="harbour")["count"] == 1
+    assert found(lib, {"rating": 2})[1] == 1

@@ -177,8 +177,9 @@ class _Compiler:
             return t, None, t
         assert isinstance(n, Pred)
         test, driver = self.pred(n, f"{path}.{n.field}")
-        # every driver of loupe.filters.queries is exact but the person's
-        return test, driver, test if n.field == "person" else None
+        # every driver of loupe.filters.queries is exact but the person's, the
+        # rating's and the label's (a value set in Loupe replaces the files')
+        return test, driver, test if n.field in ("person", "rating", "label") else None
 
     def _rank(self, n: Node) -> int:
         if isinstance(n, Pred) and n.field in _DRIVER_ORDER:
@@ -187,8 +188,11 @@ class _Compiler:
 
     def pred(self, p: Pred, path: str) -> tuple[str, str | None]:
         f, v = p.field, p.value
-        if f in ("creator", "location", "country", "keyword", "camera", "make", "lens", "label",
-                 "city"):
+        if f == "label":
+            prefix, val = self.bind("label:"), self.bind(v)
+            return (q.TEST["label"].format(p=prefix, v=val),
+                    q.DRIVER["label"].format(p=prefix, v=val))
+        if f in ("creator", "location", "country", "keyword", "camera", "make", "lens", "city"):
             prefix, val = self.bind(f + ":"), self.bind(v)
             test = q.TEST[f].format(p=prefix, v=val)
             driver = q.DRIVER["file_token"].format(p=prefix, v=val)
