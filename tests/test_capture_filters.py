@@ -252,3 +252,22 @@ def test_bulk_rating_and_label_replace_the_files_own_for_viewers_of_the_whole_as
     # cleared: the files' own again
     assert lib.bulk("set_rating", "", query="harbour")["count"] == 1
     assert found(lib, {"rating": 2})[1] == 1
+
+
+def test_cli_search_takes_place_rating_and_gear_options(glib: Library):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOUPE_")}
+    out = subprocess.run([sys.executable, "-m", "loupe.cli", "--home", str(glib.home),
+                          "--database-url", glib.conn.info.dsn, "search", "",
+                          "--near", "38.7223,-9.1393", "--within", "10", "--rating", "4+",
+                          "--make", "Canon", "--json"],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    assert {Path(h["path"]).stem for h in res["hits"]} == {"lx1", "lx2"} and res["total"] == 2
+    assert res["filter"] == {"all": [{"make": "Canon"}, {"rating": {"min": 4}},
+                                     {"near": {"lat": 38.7223, "lon": -9.1393, "km": 10.0}}]}

@@ -74,3 +74,30 @@ def test_the_status_page_lists_skipped_files(db_url: str, home: Path, photos: Pa
         assert s["ingest_runs"][0]["skipped"] == 5
         assert [(f["severity"], Path(f["path"]).name, f["reason"]) for f in s["failures"]] == [
             ("skipped", Path(p).name, why) for p, why in EXPECTED]
+
+
+def _cli(home: Path, url: str, *args: str):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOUPE_")}
+    return subprocess.run([sys.executable, "-m", "loupe.cli", "--home", str(home),
+                           "--database-url", url, *args],
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_loupe_ingest_and_failures_list_skipped_files(db_url: str, home: Path, photos: Path):
+    _folder(photos)
+    with Library.open(home, database_url=db_url):
+        pass
+    out = _cli(home, db_url, "ingest", str(photos))
+    assert out.returncode == 0, out.stderr
+    import re
+    assert re.search(r"^\s*not read \(not a supported format\)\s+5\s*$", out.stdout, re.M), out.stdout
+    assert "5 file(s) not read:" in out.stdout
+    assert f"  {photos / 'layers.psd'}: not a supported format: .psd" in out.stdout
+    rows = _cli(home, db_url, "failures")
+    assert rows.returncode == 0, rows.stderr
+    assert f"skipped\t{photos / 'deep' / 'notes.txt'}\tunsupported\tnot a supported format: " \
+           f".txt" in rows.stdout.splitlines()

@@ -73,6 +73,25 @@ _DATE = re.compile(r"^\s*(\d{4})[:-](\d{2})[:-](\d{2})(?:[ T](\d{2}):(\d{2})(?::
 _OFFSET = re.compile(r"^\s*([+-])(\d{2}):?(\d{2})\s*$")
 
 
+#: Every tag this module reads (kept first when ExifTool's answer is cut to
+#: its bounds: :func:`loupe.ingest.metadata_bounds.hold_bounded`).
+READ_TAGS = frozenset({
+    "Composite:GPSLatitude", "Composite:GPSLongitude", "Composite:GPSAltitude",
+    "XMP-exif:GPSLatitude", "XMP-exif:GPSLongitude", "XMP-exif:GPSAltitude",
+    "Keys:GPSCoordinates", "UserData:GPSCoordinates", "ItemList:GPSCoordinates",
+    "GPS:GPSImgDirection", "XMP-exif:GPSImgDirection", "Composite:GPSDateTime",
+    "Keys:CreationDate", "UserData:CreationDate", "QuickTime:CreateDate",
+    "XMP-xmp:Rating", "IFD0:Rating", "XMP-xmp:Label",
+    "IFD0:Make", "QuickTime:Make", "Keys:Make", "UserData:Make",
+    "IFD0:Model", "QuickTime:Model", "Keys:Model", "UserData:Model",
+    "ExifIFD:LensModel", "XMP-exifEX:LensModel", "XMP-aux:Lens", "Composite:LensID",
+    "ExifIFD:FocalLength", "XMP-exif:FocalLength", "ExifIFD:FNumber", "Composite:Aperture",
+    "XMP-exif:FNumber", "ExifIFD:ISO", "XMP-exif:ISOSpeedRatings", "ExifIFD:ExposureTime",
+    "XMP-exif:ExposureTime",
+    *(t for _, tags, offsets in TIME_SOURCES for t in (*tags, *offsets)),
+})
+
+
 def parse_date(value: Any) -> tuple[datetime, int | None] | None:
     """``(wall clock, offset minutes or None)`` of an EXIF/XMP/QuickTime date
     string (``2024:06:02 00:30:00``, ``2024-06-02T00:30:00+01:00``, ``...Z``),

@@ -20,11 +20,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-try:  # optional heavy dependencies: without them coordinates get no place words or zone
-    import reverse_geocode
-except Exception:  # pragma: no cover - depends on the install
-    reverse_geocode = None
-try:
+try:  # optional dependency: without it coordinates get no zone
     import tzfpy
 except Exception:  # pragma: no cover
     tzfpy = None
@@ -91,7 +87,11 @@ def place_of(lat: float, lon: float) -> Place | None:
     point is not :func:`valid_point`, no place lies within
     :data:`MAX_PLACE_KM`, or the data is not installed. The first call loads
     the data (seconds); later calls take microseconds."""
-    if reverse_geocode is None or not valid_point(lat, lon):
+    if not valid_point(lat, lon):
+        return None
+    try:  # optional heavy dependency (numpy, scipy), loaded on first use
+        import reverse_geocode
+    except ImportError:  # pragma: no cover - depends on the install
         return None
     with _lock:   # the package builds its tree on first use, not thread-safely
         found = dict(reverse_geocode.get((lat, lon)))
