@@ -8,6 +8,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 from imaging import make_image, write_sidecar
+from weblib import web_login
 
 from loupe import Library
 from loupe.ingest.walk import SECOND_SIDECAR, unsupported_reason, walk
@@ -74,6 +75,12 @@ def test_the_status_page_lists_skipped_files(db_url: str, home: Path, photos: Pa
         assert s["ingest_runs"][0]["skipped"] == 5
         assert [(f["severity"], Path(f["path"]).name, f["reason"]) for f in s["failures"]] == [
             ("skipped", Path(p).name, why) for p, why in EXPECTED]
+        # the page a person reads: the run's Skipped column and each file with its reason
+        assert web_login(client, "admin", "admin-password").status_code == 303
+        page = client.get("/status").text
+        assert "<th>Skipped</th>" in page and "<td>5</td>" in page
+        assert (f"<li><strong>skipped</strong> {photos / 'layers.psd'}: not a supported "
+                f"format: .psd</li>") in page
 
 
 def _cli(home: Path, url: str, *args: str):
