@@ -79,6 +79,15 @@ def test_ingest_benchmark_runs():
     assert "re-ingest, nothing changed: 40 unchanged" in out
 
 
+def test_formats_ingest_benchmark_runs_every_kind():
+    out = smoke("ingest_formats")
+    for kind, media_type in (("jpeg", "image/jpeg"), ("dng-preview", "image/x-adobe-dng"),
+                             ("dng-sensor", "image/x-adobe-dng"), ("mp4", "video/mp4"),
+                             ("jpeg-again", "image/jpeg")):
+        assert re.search(rf"^{kind}\s+2 assets, 0 failed, .* \({media_type}\)$", out, re.M), kind
+    assert "time per file as a ratio to JPEG's (same run, mean of its two runs):" in out
+
+
 def test_http_benchmark_runs():
     out = smoke("http_search")
     assert re.search(r"requests: [\d,]+ ok, 0 errors", out)

@@ -204,7 +204,9 @@ def stats(conn: psycopg.Connection, tenant_id: int) -> dict[str, Any]:
 def failures(conn: psycopg.Connection, tenant_id: int, run_id: int | None) -> list[dict[str, Any]]:
     """Problems of ingest run ``run_id`` (None: the latest): ``{"run_id",
     "path", "kind", "reason", "severity"}``, ``severity`` ``error`` (file not
-    ingested) or ``warning`` (ingested with a problem)."""
+    ingested), ``warning`` (ingested with a problem) or ``skipped`` (a file
+    under the folder that Loupe does not read: kind ``unsupported``, the
+    reason says why, e.g. "not a supported format: .psd")."""
     rows = conn.execute(q.FAILURES, {"tenant_id": tenant_id, "run_id": run_id})
     return [{"run_id": r[0], "path": r[1], "kind": r[2], "reason": r[3], "severity": r[4]}
             for r in rows]

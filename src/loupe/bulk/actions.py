@@ -116,12 +116,31 @@ def _text(value: Any, what: str) -> str:
     return text
 
 
+def _rating(value: Any) -> int | None:
+    """A rating -1..5 (a whole number, or its text), or None for empty (clear)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise BulkError(f"{value!r} is not a rating: -1 (rejected), 0 .. 5, or empty to "
+                            f"clear") from None
+    if isinstance(value, bool) or not isinstance(value, int) or not -1 <= value <= 5:
+        raise BulkError(f"{value!r} is not a rating: -1 (rejected), 0 .. 5, or empty to clear")
+    return value
+
+
 #: The actions, with a description of their value.
 ACTIONS = {
     "add_keyword": "a keyword (indexed with the asset's own keywords)",
     "add_to_collection": "the name of a hand-made collection (created if missing)",
     "set_rights_expiry": "an ISO date, or empty to clear (members lose sight of the asset then)",
     "set_embargo": "an ISO date, or empty to clear (members see the asset from then)",
+    "set_rating": "a rating -1 (rejected) .. 5, or empty to clear (replaces the files' own "
+                  "for viewers of the whole asset)",
+    "set_label": "a colour label (Red, Yellow, ...), or empty to clear (replaces the files' "
+                 "own for viewers of the whole asset)",
 }
 
 
@@ -135,6 +154,12 @@ def check_action(action: str, value: Any) -> Any:
         raise BulkError(f"unknown bulk action {action!r} (one of {', '.join(ACTIONS)})")
     if action in ("set_rights_expiry", "set_embargo"):
         return _date(value)
+    if action == "set_rating":
+        return _rating(value)
+    if action == "set_label":
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        return _text(value, "a label")
     return _text(value, "a keyword" if action == "add_keyword" else "a collection name")
 
 
@@ -238,6 +263,10 @@ def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, langu
             conn.execute(q.SET_RIGHTS_EXPIRY, {**params, "until": checked})
         elif action == "set_embargo":
             conn.execute(q.SET_EMBARGO, {**params, "until": checked})
+        elif action == "set_rating":
+            conn.execute(q.SET_RATING, {**params, "rating": checked})
+        elif action == "set_label":
+            conn.execute(q.SET_LABEL, {**params, "label": checked})
         else:
             if action == "add_keyword":
                 changed = [r[0] for r in conn.execute(q.ADD_KEYWORD, {**params,

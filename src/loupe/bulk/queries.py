@@ -34,6 +34,11 @@ SET_RIGHTS_EXPIRY = ("UPDATE asset a SET rights_expire_at = %(until)s, updated_a
                      + _READABLE)
 SET_EMBARGO = ("UPDATE asset a SET embargo_until = %(until)s, updated_at = now() WHERE"
                + _READABLE)
+# a rating and a label set in Loupe (migration 0040); NULL clears
+SET_RATING = ("UPDATE asset a SET rating_set = %(rating)s, updated_at = now() WHERE"
+              + _READABLE)
+SET_LABEL = ("UPDATE asset a SET label_set = %(label)s, updated_at = now() WHERE"
+             + _READABLE)
 
 ADD_KEYWORD = ("""
 INSERT INTO asset_keyword (asset_id, keyword)

@@ -81,7 +81,8 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None,
                          ("moved (asset kept, old path gone)", s.moved),
                          ("unchanged (skipped)", s.unchanged),
                          ("removed files", s.removed_files), ("removed assets", s.removed_assets),
-                         ("failed", s.failed), ("warnings", len(s.warnings))]:
+                         ("failed", s.failed), ("warnings", len(s.warnings)),
+                         ("not read (not a supported format)", len(s.skipped))]:
         table.add_row(label, f"{value:,}")
     console.print(table)
     if s.failures:
@@ -93,6 +94,10 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None,
                       markup=True)
         for w in s.warnings:
             console.print(f"  {w.path}: {w.reason}", markup=False, highlight=False)
+    if s.skipped:
+        console.print(f"[yellow]{len(s.skipped)} file(s) not read:[/]", markup=True)
+        for k in s.skipped:
+            console.print(f"  {k.path}: {k.reason}", markup=False, highlight=False)
     for lane, n in waiting.items():
         console.print(f"{n:,} assets wait for {lane}-lane vectors: run 'loupe embed'",
                       highlight=False)
@@ -107,14 +112,15 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None,
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def failures(obj: _Ctx, run_id: int | None, as_json: bool) -> None:
-    """List the files an ingest run could not ingest, with the reason."""
+    """List the files an ingest run could not ingest, ingested with a warning, or did not
+    read (not a supported format), each with the reason."""
     with obj.open() as lib:
         rows = lib.failures(run_id)
     if as_json:
         _emit_json(rows)
         return
     if not rows:
-        echo("No failed files.")
+        echo("No failed, warned or skipped files.")
     for r in rows:
         echo(f"{r['severity']}\t{r['path']}\t{r['kind']}\t{r['reason']}")
 

@@ -25,13 +25,28 @@ def _filter_options(f):
                      "[from, to))."),
         click.option("--added", metavar="WHEN", help="Date added, as --captured."),
         click.option("--format", "format_", multiple=True, help="File format: jpg, png, webp, "
-                     "tiff, gif, heic."),
+                     "tiff, gif, heic, avif, jxl, a RAW (cr2, cr3, nef, arw, dng, raf, orf, "
+                     "rw2) or a video (mp4, mov, m4v, mkv, webm, avi)."),
         click.option("--media-type", multiple=True, help="Media type, e.g. image/png."),
         click.option("--orientation", multiple=True,
                      type=click.Choice(["portrait", "landscape", "square", "panorama"]),
                      help="As displayed."),
         click.option("--country", multiple=True, help="Country (IPTC/XMP)."),
         click.option("--location", multiple=True, help="City, sub-location or state."),
+        click.option("--city", multiple=True, help="The place of the coordinates (GeoNames, "
+                     "offline; docs/formats.md)."),
+        click.option("--near", metavar="LAT,LON", help="Taken within --within km of this "
+                     "point (degrees)."),
+        click.option("--within", metavar="KM", help="The distance of --near, in km "
+                     "(default 1)."),
+        click.option("--bbox", metavar="S,W,N,E", help="Taken inside this box (degrees; west "
+                     "above east crosses the 180th meridian)."),
+        click.option("--rating", metavar="STARS", help="Rating: 4+ (4 or more), 3, 2-4, "
+                     "rejected."),
+        click.option("--label", multiple=True, help="Colour label (XMP Label: Red, ...)."),
+        click.option("--camera", multiple=True, help='Camera, e.g. "Canon EOS R5".'),
+        click.option("--make", multiple=True, help="Camera maker, e.g. Canon."),
+        click.option("--lens", multiple=True, help="Lens model."),
         click.option("--kind", multiple=True, help="Kind of picture (machine words): photo, "
                      "illustration, clipart, lineart, screenshot, document, icon."),
         click.option("--colour", multiple=True, help="A dominant colour (machine words)."),
@@ -63,6 +78,9 @@ def _filter_tree(kw: dict):
             "collection": kw.pop("collection"), "format": kw.pop("format_"),
             "media_type": kw.pop("media_type"), "orientation": kw.pop("orientation"),
             "country": kw.pop("country"), "location": kw.pop("location"),
+            "city": kw.pop("city"), "near": kw.pop("near"), "within": kw.pop("within"),
+            "bbox": kw.pop("bbox"), "rating": kw.pop("rating"), "label": kw.pop("label"),
+            "camera": kw.pop("camera"), "make": kw.pop("make"), "lens": kw.pop("lens"),
             "kind": kw.pop("kind"), "colour": kw.pop("colour"),
             "background": kw.pop("background"), "person": kw.pop("person"),
             "captured": kw.pop("captured"),

@@ -142,9 +142,44 @@ for _o, _w in (("portrait", "vertically"), ("portrait", "upright"), ("landscape"
         PHRASES[_p] = {"orientation": _o}
 PHRASES.update(_forms("taller than wide", {"orientation": "portrait"}))
 PHRASES.update(_forms("wider than tall|widescreen", {"orientation": "landscape"}))
+# star ratings (XMP Rating: 1..5 stars, -1 rejected; docs/formats.md)
+_STARS = {1: "one|1", 2: "two|2", 3: "three|3", 4: "four|4", 5: "five|5"}
+_FR_STARS = {1: "une|1", 2: "deux|2", 3: "trois|3", 4: "quatre|4", 5: "cinq|5"}
+for _n, _ws in _STARS.items():
+    for _w in _ws.split("|"):
+        for _s in ("star", "stars"):
+            for _p in (f"{_w} {_s}", f"{_w}-{_s}", f"rated {_w} {_s}", f"{_w}-{_s} rated"):
+                PHRASES[tuple(_p.split())] = {"rating": _n}
+            for _p in (f"{_w} {_s} or more", f"{_w} {_s} and up", f"{_w} {_s} and above",
+                       f"rated {_w} {_s} or more", f"rated at least {_w} {_s}",
+                       f"at least {_w} {_s}", f"{_w}+ {_s}", f"{_w}-{_s} and up",
+                       f"{_w}-{_s} or better", f"{_w} {_s} or better"):
+                PHRASES[tuple(_p.split())] = {"rating": {"min": _n}}
+for _n, _ws in _FR_STARS.items():
+    for _w in _ws.split("|"):
+        for _s in ("étoile", "étoiles"):
+            PHRASES[(_w, _s)] = {"rating": _n}
+            PHRASES[("à", _w, _s)] = {"rating": _n}
+            PHRASES[("au", "moins", _w, _s)] = {"rating": {"min": _n}}
+            PHRASES[(_w, _s, "ou", "plus")] = {"rating": {"min": _n}}
+PHRASES.update(_forms("rejected|rejects|marked rejected|rejetée|rejetées|rejeté|rejetés",
+                      {"rating": -1}))
+# camera makers after a cue ("from the Canon", "shot on a Nikon", "avec mon Fujifilm"):
+# the "make" filter (docs/formats.md); a maker's name alone stays a word of the query
+CAMERA_MAKES = ("Canon", "Nikon", "Sony", "Fujifilm", "Olympus", "Panasonic", "Leica", "Pentax",
+                "Ricoh", "Hasselblad", "Apple", "Samsung", "Google", "DJI", "GoPro", "Sigma")
+CAMERA_PHRASES: dict[tuple[str, ...], dict] = {}
+for _m in CAMERA_MAKES:
+    for _cue in ("from the", "from my", "with the", "with my", "with a", "on the", "on my",
+                 "on a", "shot on", "shot on a", "shot on the", "shot on my", "shot with",
+                 "shot with a", "shot with the", "shot with my", "taken with", "taken with a",
+                 "taken with the", "taken with my", "taken on", "taken on a", "taken on the",
+                 "taken on my", "avec le", "avec mon", "avec un", "au", "prises au",
+                 "prises avec le", "prises avec mon"):
+        CAMERA_PHRASES[tuple(_cue.split()) + (_m.lower(),)] = {"make": _m}
 # single-valued fields: "a and b" of one of them is a or b (an asset has one format, one date...)
 ONE_VALUE = {"captured", "added", "kind", "orientation", "background", "media_type", "format",
-             "cutout", "monochrome", "country", "location", "creator"}
+             "cutout", "monochrome", "country", "location", "creator", "rating"}
 # background and cut-out
 for _name, _words in (("white", "white|blanc"), ("black", "black|noir"),
                       ("transparent", "transparent"), ("uniform", "plain|uniform|uni")):

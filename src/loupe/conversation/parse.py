@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..filters.words import rating_words
 from . import lexicon as L
 from .dates import Span, date_at
 
@@ -561,6 +562,13 @@ class _Scan:
             return self.emit({"media_type": self.low[i + k]}, i, i + k + 1, neg)
         return 0
 
+    def m_camera(self, i: int, neg: int | None) -> int:
+        """A camera maker after a cue ("from the Canon", "shot on a Nikon")."""
+        k = self.phrase(i, L.CAMERA_PHRASES)
+        if k:
+            return self.emit(dict(L.CAMERA_PHRASES[tuple(self.low[i:i + k])]), i, i + k, neg)
+        return 0
+
     def m_phrase(self, i: int, neg: int | None) -> int:
         k = self.phrase(i, L.PHRASES)
         if k:
@@ -666,7 +674,7 @@ class _Scan:
                 i += k
                 continue
             j = 0
-            for m in (self.m_collection, self.m_expiring, self.m_date, self.m_keyword,
+            for m in (self.m_camera, self.m_collection, self.m_expiring, self.m_date, self.m_keyword,
                       self.m_creator, self.m_person, self.m_place, self.m_media, self.m_phrase,
                       self.m_bare_name):
                 j = m(i, neg)
@@ -852,6 +860,8 @@ def describe(node: dict) -> str:
     if "not" in node:
         return "not " + describe(node["not"])
     (k, v), = node.items()
+    if k == "rating":
+        return rating_words(v)
     if isinstance(v, dict):
         if "expiring_before" in v:
             return f"rights expiring before {v['expiring_before']}"

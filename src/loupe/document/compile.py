@@ -7,8 +7,14 @@ the names of the collections (folders) holding it. Fields that later stages
 fill (confirmed people, vocabulary terms) are carried as empty slots. The
 machine words from the pixels (``loupe.pixels``, migration 0019) are a field
 group of their own (``machine``, weight ``weights[5]``), stored beside the
-fields; the older ``machine_tags`` and ``ocr`` slots stay empty, so the text
-lane and the evaluation's caption variant never embed machine words.
+fields; the older ``ocr`` slot stays empty, so the text lane and the
+evaluation's caption variant never embed machine words. The ``machine_tags``
+slot (group D) holds the camera and lens names the files' EXIF gives
+(``metadata["camera"]``, ``metadata["lens"]``: written by the camera, not by
+a person, so weighted like the creator). The ``location`` field holds the
+place names a person typed (IPTC/XMP) and, after them, those of the file's
+coordinates (``metadata["place"]``, GeoNames, :mod:`loupe.ingest.places`), so
+a picture with only coordinates is found by its city, region and country.
 
 Analysis (tokenising, stemming, accent folding, field weights) happens in
 PostgreSQL, in the same statement that stores the document:
@@ -130,6 +136,19 @@ def filename_words(rel_path: str) -> str:
     return _SEP.sub(" ", stem).strip()
 
 
+def place_words(place: Any) -> list[str]:
+    """The names of a file's geocoded place (``metadata["place"]``): city,
+    county, region, country, each once (case-insensitive); [] for none."""
+    if not isinstance(place, dict):
+        return []
+    out: list[str] = []
+    for key in ("city", "county", "state", "country"):
+        v = place.get(key)
+        if isinstance(v, str) and v.strip() and v.strip().lower() not in {o.lower() for o in out}:
+            out.append(v.strip())
+    return out
+
+
 def collection_words(collection_path: str) -> list[str]:
     """Names of a collection and its ancestors: ``a/b/c`` -> ``['a', 'b', 'c']``."""
     return [p for p in collection_path.split("/") if p]
@@ -163,6 +182,9 @@ def compile_documents(files: list[FileInput], languages: list[str], *,
             per_field["creator"].extend(md.get("creator", []))
             per_field["keywords"].extend(md.get("keywords", []))
             per_field["location"].extend(md.get("location", []))
+            per_field["location"].extend(place_words(md.get("place")))
+            per_field["machine_tags"].extend(
+                v for v in (md.get("camera"), md.get("lens")) if isinstance(v, str))
             per_field["people"].extend(md.get("people", []))
             per_field["filename"].append(filename_words(f.rel_path))
             per_field["collections"].extend(collection_words(f.collection_path))
@@ -179,7 +201,8 @@ def compile_documents(files: list[FileInput], languages: list[str], *,
             "filename": _join_unique(per_field["filename"], " / "),
             "collections": _join_unique(per_field["collections"], " / "),
             "people": _join_unique(per_field["people"], "; "),
-            "machine_tags": "", "ocr": "", "vocabulary": "", "machine": "",
+            "machine_tags": _join_unique(per_field["machine_tags"], "; "),
+            "ocr": "", "vocabulary": "", "machine": "",
         }
         docs.append(SearchDocument(lang=lang, ts_config=ts_config(lang), fields=fields))
     return docs

@@ -31,6 +31,7 @@ midnight UTC of that date.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -48,7 +49,8 @@ _NEG_INF = datetime(1, 1, 1, tzinfo=timezone.utc)
 _POS_INF = datetime(9999, 12, 31, tzinfo=timezone.utc)
 
 #: Which fields a driver may start from, most selective kind first.
-_DRIVER_ORDER = ("person", "collection", "creator", "keyword", "location", "country", "captured",
+_DRIVER_ORDER = ("person", "collection", "creator", "keyword", "location", "lens", "camera", "make",
+                 "city", "label", "near", "bbox", "country", "captured", "instant", "rating",
                  "added", "media_type", "format", "rights", "kind", "colour", "background",
                  "orientation", "cutout", "monochrome")
 MACHINE_FIELDS = ("kind", "colour", "background", "cutout", "monochrome")
@@ -175,8 +177,9 @@ class _Compiler:
             return t, None, t
         assert isinstance(n, Pred)
         test, driver = self.pred(n, f"{path}.{n.field}")
-        # every driver of loupe.filters.queries is exact but the person's
-        return test, driver, test if n.field == "person" else None
+        # every driver of loupe.filters.queries is exact but the person's, the
+        # rating's and the label's (a value set in Loupe replaces the files')
+        return test, driver, test if n.field in ("person", "rating", "label") else None
 
     def _rank(self, n: Node) -> int:
         if isinstance(n, Pred) and n.field in _DRIVER_ORDER:
@@ -185,7 +188,11 @@ class _Compiler:
 
     def pred(self, p: Pred, path: str) -> tuple[str, str | None]:
         f, v = p.field, p.value
-        if f in ("creator", "location", "country", "keyword"):
+        if f == "label":
+            prefix, val = self.bind("label:"), self.bind(v)
+            return (q.TEST["label"].format(p=prefix, v=val),
+                    q.DRIVER["label"].format(p=prefix, v=val))
+        if f in ("creator", "location", "country", "keyword", "camera", "make", "lens", "city"):
             prefix, val = self.bind(f + ":"), self.bind(v)
             test = q.TEST[f].format(p=prefix, v=val)
             driver = q.DRIVER["file_token"].format(p=prefix, v=val)
@@ -197,6 +204,22 @@ class _Compiler:
             lo, hi = utc_bounds(v)
             a, b = self.bind(lo or _NEG_INF), self.bind(hi or _POS_INF)
             return q.TEST[f].format(v=a, w=b), q.DRIVER[f].format(v=a, w=b)
+        if f == "instant":
+            a = self.bind(datetime.fromisoformat(v["from"]) if "from" in v else _NEG_INF)
+            b = self.bind(datetime.fromisoformat(v["to"]) if "to" in v else _POS_INF)
+            return q.TEST["instant"].format(v=a, w=b), q.DRIVER["instant"].format(v=a, w=b)
+        if f == "rating":
+            lo, hi = (v, v) if isinstance(v, int) else (v.get("min", -1), v.get("max", 5))
+            a, b = self.bind(lo), self.bind(hi)
+            return q.TEST["rating"].format(v=a, w=b), q.DRIVER["rating"].format(v=a, w=b)
+        if f in ("near", "bbox"):
+            box = v if f == "bbox" else near_box(v["lat"], v["lon"], v["km"])
+            names = {k: self.bind(box[side]) for k, side in
+                     (("v", "south"), ("w", "west"), ("x", "north"), ("y", "east"))}
+            names["p"] = self.bind(v["lat"] if f == "near" else 0.0)
+            names["q"] = self.bind(v["lon"] if f == "near" else 0.0)
+            names["z"] = self.bind(v["km"] if f == "near" else None)
+            return q.TEST["gps"].format(**names), q.DRIVER["gps"].format(**names)
         if f == "collection":
             if v not in self.ctx.collections:
                 raise FilterError(path, f"collection {v!r} was not resolved")
@@ -229,6 +252,37 @@ class _Compiler:
             b = self.bind(v)
             return q.TEST["person"].format(v=b), q.DRIVER["person"].format(v=b)
         raise FilterError(path, f"unknown field {f!r}")  # pragma: no cover - parse refuses it
+
+
+#: Mean Earth radius (km), the sphere of ``loupe_haversine_km`` (0039) and
+#: :data:`loupe.ingest.places.EARTH_RADIUS_KM`.
+EARTH_RADIUS_KM = 6371.0088
+#: Degrees a box is widened on every side against rounding.
+_BOX_SLACK = 1e-9
+
+
+def near_box(lat: float, lon: float, km: float) -> dict[str, float]:
+    """The latitude/longitude box (degrees: south, west, north, east; west
+    above east when it crosses the 180th meridian) holding every point within
+    ``km`` of ``(lat, lon)`` on a sphere of :data:`EARTH_RADIUS_KM`, by the
+    bounding-coordinates method of J. P. Matuschek, "Finding Points Within a
+    Distance of a Latitude/Longitude Using Bounding Coordinates" (2010): an
+    angular radius r = km / R; latitudes lat ± r; longitudes lon ± asin(sin r /
+    cos lat), or the whole circle when the box reaches a pole. The exact
+    distance test (``loupe_haversine_km``) then runs on the box's points only."""
+    r = km / EARTH_RADIUS_KM
+    la = math.radians(lat)
+    south, north = math.degrees(la - r), math.degrees(la + r)
+    if north >= 90 or south <= -90 or r >= math.pi / 2:
+        return {"south": max(-90.0, south - _BOX_SLACK), "west": -180.0,
+                "north": min(90.0, north + _BOX_SLACK), "east": 180.0}
+    dlon = math.degrees(math.asin(min(1.0, math.sin(r) / math.cos(la)))) + _BOX_SLACK
+    west, east = lon - dlon, lon + dlon
+    if west < -180:
+        west += 360
+    if east > 180:
+        east -= 360
+    return {"south": south - _BOX_SLACK, "west": west, "north": north + _BOX_SLACK, "east": east}
 
 
 def compile_tree(tree: Any, ctx: Context) -> Compiled:

@@ -21,7 +21,7 @@ from .search import MACHINE_TABLE
 
 #: Facets in the order they are shown.
 FACETS = ("collection", "creator", "keyword", "year", "format", "orientation", "country",
-          "kind", "colour")
+          "city", "make", "camera", "lens", "rating", "label", "kind", "colour")
 #: Values kept per facet by default, and at most.
 TOP = 10
 TOP_MAX = 100
@@ -36,6 +36,8 @@ def _filter(facet: str, key: str) -> dict[str, Any]:
         return {"captured": {"from": f"{y:04d}-01-01", "to": f"{y + 1:04d}-01-01"}}
     if facet == "format":
         return {"media_type": key}
+    if facet == "rating":
+        return {"rating": int(key)}
     return {facet: key}
 
 

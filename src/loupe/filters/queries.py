@@ -11,7 +11,8 @@ Each predicate has two forms, both with bound parameters only (the names
   of earlier migrations, or 0026's stored columns), from which the
   filtered set is enumerated without reading the whole tenant. It may hold
   assets of other tenants (the enumeration tests the asset's tenant), never
-  miss one the test accepts. Every driver but ``person``'s is also
+  miss one the test accepts. Every driver but ``person``'s, ``rating``'s and
+  ``label``'s is also
   **exact**: each asset of it passes the test (its file read test is in the
   driver), so the enumeration does not run that predicate's test again per
   asset (:mod:`loupe.filters.compile`).
@@ -55,6 +56,35 @@ TEST = {
                      " WHERE k.asset_id = a.id AND lower(k.keyword) = lower(btrim({v}))))",
     "captured": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
                 " AND f.captured >= {v} AND f.captured < {w} AND " + READ_FILE + ")",
+    # the true instant of capture (0038: asset_file.captured_at, where the zone is known)
+    "instant": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
+               " AND f.captured_at >= {v} AND f.captured_at < {w} AND " + READ_FILE + ")",
+    # camera, lens, colour label and geocoded city: facet tokens (migration 0038)
+    "camera": _FILE_TOKEN,
+    "make": _FILE_TOKEN,
+    "lens": _FILE_TOKEN,
+    "city": _FILE_TOKEN,
+    # XMP rating of a file (0038: asset_file.rating, -1 rejected .. 5)
+    # the rating set in Loupe (0040: a.rating_set) for a viewer of the whole
+    # asset, else the files' own (0038)
+    "rating": "(CASE WHEN a.rating_set IS NOT NULL AND " + READ_WHOLE +
+              " THEN a.rating_set BETWEEN {v} AND {w}"
+              " ELSE EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
+              " AND f.rating BETWEEN {v} AND {w} AND " + READ_FILE + ") END)",
+    # the colour label likewise (0040: a.label_set; the files' own are tokens)
+    "label": "(CASE WHEN a.label_set IS NOT NULL AND " + READ_WHOLE +
+             " THEN lower(a.label_set) = lower(btrim({v}))"
+             " ELSE " + _FILE_TOKEN + " END)",
+    # a file's coordinates within a box ({v} south, {w} west, {x} north,
+    # {y} east; west above east: the box crosses the 180th meridian), and
+    # within {z} km of ({p}, {q}) (great circle, loupe_haversine_km of 0039)
+    # when {z} is not null
+    "gps": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
+           " AND f.gps_lat BETWEEN {v} AND {x}"
+           " AND (f.gps_lon BETWEEN {w} AND {y} OR ({w} > {y}"
+           " AND (f.gps_lon >= {w} OR f.gps_lon <= {y})))"
+           " AND ({z}::float8 IS NULL OR loupe_haversine_km(f.gps_lat, f.gps_lon, {p}, {q})"
+           " <= {z}) AND " + READ_FILE + ")",
     "added": "(a.created_at >= {v} AND a.created_at < {w})",
     "collection": "(EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
                   " AND f.collection_id = ANY ({v}::bigint[]) AND " + READ_FILE + ")"
@@ -112,6 +142,26 @@ DRIVER = {
                 " AND f.captured >= {v} AND f.captured < {w} AND " + READ_FILE,
     "added": "SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
              " AND x.created_at >= {v} AND x.created_at < {w}",
+    # (index asset_file_captured_at_idx of 0038)
+    "instant": "SELECT f.asset_id FROM asset_file f WHERE f.tenant_id = %(tenant_id)s"
+               " AND f.captured_at >= {v} AND f.captured_at < {w} AND " + READ_FILE,
+    # (index asset_file_rating_idx of 0038)
+    # (not exact: a rating or label set in Loupe replaces the files' own for
+    # a viewer of the whole asset; the test runs on each driven asset)
+    "rating": "SELECT f.asset_id FROM asset_file f WHERE f.tenant_id = %(tenant_id)s"
+              " AND f.rating BETWEEN {v} AND {w} AND " + READ_FILE +
+              " UNION ALL SELECT x.id FROM asset x WHERE x.tenant_id = %(tenant_id)s"
+              " AND x.rating_set BETWEEN {v} AND {w}",
+    "label": "SELECT f.asset_id FROM asset_file f WHERE f.facet_tokens @> " + TOKEN +
+             " AND " + READ_FILE + " UNION ALL SELECT x.id FROM asset x"
+             " WHERE x.tenant_id = %(tenant_id)s AND lower(x.label_set) = lower(btrim({v}))",
+    # (index asset_file_gps_idx of 0038: a range of latitude, then the test)
+    "gps": "SELECT f.asset_id FROM asset_file f WHERE f.tenant_id = %(tenant_id)s"
+           " AND f.gps_lat BETWEEN {v} AND {x}"
+           " AND (f.gps_lon BETWEEN {w} AND {y} OR ({w} > {y}"
+           " AND (f.gps_lon >= {w} OR f.gps_lon <= {y})))"
+           " AND ({z}::float8 IS NULL OR loupe_haversine_km(f.gps_lat, f.gps_lon, {p}, {q})"
+           " <= {z}) AND " + READ_FILE,
     "collection": "SELECT f.asset_id FROM asset_file f WHERE f.collection_id = ANY ({v}::bigint[])"
                   " AND " + READ_FILE + " UNION ALL SELECT cm.asset_id FROM collection_member cm"
                   " WHERE cm.collection_id = ANY ({v}::bigint[]) AND "
@@ -214,12 +264,15 @@ WITH r AS (SELECT DISTINCT unnest(%(ids)s::bigint[]) AS asset_id),
 ra AS MATERIALIZED (
     SELECT x.* FROM r CROSS JOIN LATERAL (
         SELECT a.id AS asset_id, a.media_type, a.width, a.height, a.orientation,
+               a.rating_set, a.label_set,
                """ + READ_WHOLE + """ AS whole
         FROM asset a WHERE a.id = r.asset_id AND a.tenant_id = %(tenant_id)s OFFSET 0) x
 ),
 rf AS MATERIALIZED (
-    SELECT x.* FROM ra CROSS JOIN LATERAL (
-        SELECT f.asset_id, f.facet_labels, f.country, f.captured, f.collection_id
+    SELECT x.*, ra.whole AND ra.rating_set IS NOT NULL AS rating_replaced,
+           ra.whole AND ra.label_set IS NOT NULL AS label_replaced
+    FROM ra CROSS JOIN LATERAL (
+        SELECT f.asset_id, f.facet_labels, f.country, f.captured, f.collection_id, f.rating
         FROM asset_file f WHERE f.asset_id = ra.asset_id AND """ + READ_FILE + """ OFFSET 0) x
 ),
 vals AS (
@@ -228,7 +281,15 @@ vals AS (
     SELECT split_part(l, ':', 1) AS facet, lower(substr(l, strpos(l, ':') + 1)) AS k,
            substr(l, strpos(l, ':') + 1) AS label, rf.asset_id
     FROM rf CROSS JOIN LATERAL unnest(rf.facet_labels) l
-    WHERE split_part(l, ':', 1) IN ('creator', 'keyword')
+    WHERE split_part(l, ':', 1) IN ('creator', 'keyword', 'camera', 'make', 'lens', 'city')
+       OR (split_part(l, ':', 1) = 'label' AND NOT rf.label_replaced)
+    UNION ALL
+    -- a rating or label set in Loupe: only where the viewer reads every file
+    SELECT 'label', lower(ra.label_set), ra.label_set, ra.asset_id
+    FROM ra WHERE ra.whole AND ra.label_set IS NOT NULL
+    UNION ALL
+    SELECT 'rating', ra.rating_set::text, ra.rating_set::text, ra.asset_id
+    FROM ra WHERE ra.whole AND ra.rating_set IS NOT NULL
     UNION ALL
     -- added in Loupe: only where the viewer reads every file (ra.whole)
     SELECT 'keyword', lower(k.keyword), k.keyword, k.asset_id
@@ -260,6 +321,10 @@ vals AS (
     SELECT 'country', lower(rf.country), rf.country, rf.asset_id
     FROM rf
     WHERE rf.country IS NOT NULL
+    UNION ALL
+    SELECT 'rating', rf.rating::text, rf.rating::text, rf.asset_id
+    FROM rf
+    WHERE rf.rating IS NOT NULL AND NOT rf.rating_replaced
     {machine}
 ),
 agg AS (

@@ -13,7 +13,14 @@ conversational compiler)::
       {"kind": "photo"}  {"colour": "red"}  {"background": "white"}  {"cutout": true}
       {"monochrome": true}  (black and white / greyscale pixels)
       {"orientation": "portrait"|"landscape"|"square"|"panorama"}  as displayed
-      {"country": "Portugal"}  {"location": "Lisbon"}
+      {"country": "Portugal"}  {"location": "Lisbon"}  {"city": "Lisbon"}
+      {"camera": "Canon EOS R5"}  {"make": "Canon"}  {"lens": "RF24-105mm F4 L IS USM"}
+      {"label": "Red"}
+      {"rating": 4}  {"rating": {"min": 4}}  {"rating": {"min": -1, "max": -1}}  (-1 rejected)
+      {"near": {"lat": 38.72, "lon": -9.14, "km": 5}}             within km (great circle)
+      {"bbox": {"south": 38, "west": -10, "north": 39, "east": -9}}  west > east: across 180°
+      {"instant": {"from": "2024-06-01T22:00:00+00:00", "to": ...}}  the true instant of
+          capture (files whose zone is known), half-open, each end with its offset
       {"person": "Name"}
       {"rights": "embargoed"|"expired"} | {"rights": {"expiring_before": "YYYY-MM-DD"}}
 
@@ -29,7 +36,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any, Union
 
 #: Deepest nesting accepted (a hostile tree cannot exhaust the stack).
@@ -49,16 +56,28 @@ RIGHTS_STATES = ("embargoed", "expired")
 #: (loupe.ingest.image.FORMATS).
 FORMATS = {"jpeg": "image/jpeg", "jpg": "image/jpeg", "png": "image/png",
            "webp": "image/webp", "tiff": "image/tiff", "tif": "image/tiff",
-           "gif": "image/gif", "heic": "image/heic", "heif": "image/heic"}
+           "gif": "image/gif", "heic": "image/heic", "heif": "image/heic",
+           "avif": "image/avif", "jxl": "image/jxl",
+           "cr2": "image/x-canon-cr2", "cr3": "image/x-canon-cr3", "nef": "image/x-nikon-nef",
+           "arw": "image/x-sony-arw", "dng": "image/x-adobe-dng", "raf": "image/x-fuji-raf",
+           "orf": "image/x-olympus-orf", "rw2": "image/x-panasonic-rw2",
+           "mp4": "video/mp4", "mov": "video/quicktime", "m4v": "video/x-m4v",
+           "mkv": "video/x-matroska", "webm": "video/webm", "avi": "video/x-msvideo"}
 #: Fields whose value is one text (matched case-insensitively, exactly).
-TEXT_FIELDS = ("creator", "keyword", "collection", "country", "location", "person", "colour")
+TEXT_FIELDS = ("creator", "keyword", "collection", "country", "location", "person", "colour",
+               "camera", "make", "lens", "label", "city")
+#: Ratings a file may carry: -1 (rejected), 0 (none given) .. 5 stars (XMP Rating).
+RATINGS = (-1, 0, 1, 2, 3, 4, 5)
+#: The widest ``near`` radius accepted, km (half the Earth's circumference).
+MAX_NEAR_KM = 20_016.0
 #: Fields whose value is one of a fixed list.
 CHOICE_FIELDS = {"kind": KINDS, "orientation": ORIENTATIONS, "background": BACKGROUNDS}
 DATE_FIELDS = ("captured", "added")
 FIELDS = (DATE_FIELDS + TEXT_FIELDS + tuple(CHOICE_FIELDS)
-          + ("media_type", "format", "cutout", "monochrome", "rights"))
+          + ("media_type", "format", "cutout", "monochrome", "rights", "rating", "near", "bbox",
+             "instant"))
 
-_MEDIA_TYPE = re.compile(r"image/[a-z0-9][a-z0-9.+-]{0,60}")
+_MEDIA_TYPE = re.compile(r"(image|video)/[a-z0-9][a-z0-9.+-]{0,60}")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -252,6 +271,35 @@ def _value(key: str, val: Any, path: str) -> Any:
         if not isinstance(val, bool):
             raise FilterError(path, "true or false")
         return val
+    if key == "rating":
+        return _rating(val, path)
+    if key == "instant":
+        if not isinstance(val, dict) or not val or set(val) - {"from", "to"}:
+            raise FilterError(path, 'a range {"from": "YYYY-MM-DDTHH:MM:SS+HH:MM", "to": ...} '
+                                    '(either end may be left out)')
+        out = {k: _instant(val[k], f"{path}.{k}") for k in ("from", "to") if k in val}
+        if "from" in out and "to" in out and (datetime.fromisoformat(out["from"])
+                                              >= datetime.fromisoformat(out["to"])):
+            raise FilterError(path, f"an empty range: from {out['from']} is not before to "
+                                    f"{out['to']} (the range is [from, to))")
+        return out
+    if key == "near":
+        if not isinstance(val, dict) or set(val) != {"lat", "lon", "km"}:
+            raise FilterError(path, '{"lat": degrees, "lon": degrees, "km": distance}')
+        out = {"lat": _number(val["lat"], f"{path}.lat", -90, 90),
+               "lon": _number(val["lon"], f"{path}.lon", -180, 180),
+               "km": _number(val["km"], f"{path}.km", 0, MAX_NEAR_KM)}
+        if out["km"] <= 0:
+            raise FilterError(f"{path}.km", "a distance above 0 km")
+        return out
+    if key == "bbox":
+        sides = {"south": 90, "west": 180, "north": 90, "east": 180}
+        if not isinstance(val, dict) or set(val) != set(sides):
+            raise FilterError(path, '{"south", "west", "north", "east"} in degrees')
+        out = {k: _number(val[k], f"{path}.{k}", -lim, lim) for k, lim in sides.items()}
+        if out["south"] > out["north"]:
+            raise FilterError(path, f"south {out['south']} is north of north {out['north']}")
+        return out
     if key == "rights":
         if val in RIGHTS_STATES:
             return val
@@ -259,6 +307,102 @@ def _value(key: str, val: Any, path: str) -> Any:
             return {"expiring_before": _date(val["expiring_before"], f"{path}.expiring_before")}
         raise FilterError(path, '"embargoed", "expired" or {"expiring_before": "YYYY-MM-DD"}')
     raise FilterError(path, f"unknown field {key!r}: one of all, any, not, " + ", ".join(FIELDS))
+
+
+def _instant(val: Any, path: str) -> str:
+    """An ISO 8601 date and time with its offset (``Z`` or ``±HH:MM``)."""
+    if not isinstance(val, str) or len(val) > 40:
+        raise FilterError(path, f"{val!r} is not a date and time with its offset")
+    try:
+        t = datetime.fromisoformat(val)
+    except ValueError:
+        raise FilterError(path, f"{val!r} is not a date and time with its offset") from None
+    if t.tzinfo is None:
+        raise FilterError(path, f"{val!r} has no offset (Z or +HH:MM): an instant needs one")
+    if not in_calendar(t.year):
+        raise FilterError(path, f"{val!r}: years {FIRST_YEAR}-{LAST_YEAR} only")
+    return val
+
+
+def _number(val: Any, path: str, lo: float, hi: float) -> float:
+    if isinstance(val, bool) or not isinstance(val, (int, float)) or val != val:
+        raise FilterError(path, f"{val!r} is not a number")
+    if not lo <= val <= hi:
+        raise FilterError(path, f"{val!r} is outside {lo:g}..{hi:g}")
+    return float(val)
+
+
+def _rating(val: Any, path: str) -> Any:
+    """A rating (one of :data:`RATINGS`) or a range ``{"min", "max"}`` of them."""
+    def one(v: Any, p: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or v not in RATINGS:
+            raise FilterError(p, f"{v!r} is not a rating: -1 (rejected), 0 .. 5")
+        return v
+    if isinstance(val, dict):
+        if not val or set(val) - {"min", "max"}:
+            raise FilterError(path, 'a rating -1..5 or {"min": n, "max": m} (either may be '
+                                    'left out)')
+        out = {k: one(val[k], f"{path}.{k}") for k in ("min", "max") if k in val}
+        if "min" in out and "max" in out and out["min"] > out["max"]:
+            raise FilterError(path, f"an empty range: min {out['min']} is above max "
+                                    f"{out['max']}")
+        return out
+    return one(val, path)
+
+
+def rating_option(text: str) -> Any:
+    """The ``rating`` value of a readable option: ``"4+"`` (4 or more),
+    ``"3"`` (exactly 3), ``"2-4"``, ``"rejected"`` or ``"-1"``.
+
+    Raises:
+        FilterError: not one of these forms (named ``--rating``).
+    """
+    t = text.strip().lower()
+    try:
+        if t in ("rejected", "reject", "-1"):
+            return -1
+        if t.endswith("+"):
+            return _rating({"min": int(t[:-1])}, "--rating")
+        if "-" in t[1:]:
+            lo, hi = t.split("-", 1) if not t.startswith("-") else ("-1", t[3:])
+            return _rating({"min": int(lo), "max": int(hi)}, "--rating")
+        return _rating(int(t), "--rating")
+    except ValueError:
+        raise FilterError("--rating", f"{text!r} is not a rating: 4+, 3, 2-4 or rejected") \
+            from None
+
+
+def _floats(text: str, n: int, path: str) -> list[float]:
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        vals = [float(p) for p in parts]
+    except ValueError:
+        vals = []
+    if len(vals) != n:
+        raise FilterError(path, f"{text!r}: {n} numbers separated by commas")
+    return vals
+
+
+def near_option(point: str, within_km: Any = None) -> dict[str, Any]:
+    """The ``near`` value of the options ``--near LAT,LON --within KM``
+    (``within_km`` None: 1 km).
+
+    Raises:
+        FilterError: not two numbers, or out of range.
+    """
+    lat, lon = _floats(point, 2, "--near")
+    km = 1.0 if within_km in (None, "") else within_km
+    try:
+        km = float(km)
+    except (TypeError, ValueError):
+        raise FilterError("--within", f"{within_km!r} is not a distance in km") from None
+    return _value("near", {"lat": lat, "lon": lon, "km": km}, "--near")
+
+
+def bbox_option(text: str) -> dict[str, Any]:
+    """The ``bbox`` value of the option ``--bbox SOUTH,WEST,NORTH,EAST`` (degrees)."""
+    s, w, n, e = _floats(text, 4, "--bbox")
+    return _value("bbox", {"south": s, "west": w, "north": n, "east": e}, "--bbox")
 
 
 def all_of(*nodes: Any) -> Node:
@@ -272,14 +416,15 @@ def all_of(*nodes: Any) -> Node:
 #: Readable options (CLI, web form) → the field they name; repeated values
 #: of one option are alternatives (OR), different options all hold (AND).
 OPTION_FIELDS = ("creator", "keyword", "collection", "media_type", "format", "orientation",
-                 "country", "location", "kind", "colour", "background", "person")
+                 "country", "location", "kind", "colour", "background", "person",
+                 "camera", "make", "lens", "label", "city")
 
 
 def tree_from_options(options: dict[str, Any], *, where: Any = None,
                       all_collections: bool = False, now: Any = None) -> Node | None:
     """A tree from readable options: ``{"creator": ["Jane"], "captured":
     "2019", "cutout": True, "monochrome": False, "rights": "expired", "expiring_before": "2027-01-01",
-    ...}`` (lists: alternatives, OR; ``captured`` / ``added`` read by
+    "rating": "4+", "near": "38.72,-9.14", "within": 5, "bbox": "38,-10,39,-9", ...}`` (lists: alternatives, OR; ``captured`` / ``added`` read by
     :func:`loupe.filters.dates.date_range` against ``now``), AND-ed with the
     JSON tree ``where``. Several collections are their union unless
     ``all_collections`` (then every one must hold: their intersection).
@@ -316,6 +461,15 @@ def tree_from_options(options: dict[str, Any], *, where: Any = None,
             parts.append({"rights": state})
     if options.get("expiring_before"):
         parts.append({"rights": {"expiring_before": options["expiring_before"]}})
+    if options.get("rating") not in (None, ""):
+        r = options["rating"]
+        parts.append({"rating": rating_option(r) if isinstance(r, str) else r})
+    if options.get("near"):
+        parts.append({"near": near_option(options["near"], options.get("within"))})
+    elif options.get("within") not in (None, ""):
+        raise FilterError("--within", "a distance needs --near LAT,LON")
+    if options.get("bbox"):
+        parts.append({"bbox": bbox_option(options["bbox"])})
     if not parts:
         return None
     nodes = [parse(p) for p in parts]

@@ -25,7 +25,9 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
 
 #: Fields whose value is free text, shown quoted, with the words before it.
 _TEXT = {"creator": "creator", "keyword": "keyword", "collection": "in collection",
-         "country": "country", "location": "location", "person": "person"}
+         "country": "country", "location": "location", "person": "person",
+         "city": "city", "camera": "camera", "make": "camera make", "lens": "lens",
+         "label": "label"}
 #: Fields whose value is a word of a fixed list (or a format), shown as is.
 _PLAIN = {"kind": "kind", "colour": "colour", "background": "background",
           "orientation": "orientation", "media_type": "media type", "format": "format"}
@@ -71,8 +73,34 @@ def _pred(f: str, v: Any) -> str:
         if isinstance(v, dict):
             return f"rights expiring before {v['expiring_before']}"
         return "under embargo" if v == "embargoed" else "rights expired"
+    if f == "rating":
+        return rating_words(v)
+    if f == "instant":
+        ends = [f"from {v['from']}"] if "from" in v else []
+        ends += [f"before {v['to']}"] if "to" in v else []
+        return "taken " + " ".join(ends)
+    if f == "near":
+        return f"within {v['km']:g} km of {v['lat']:g}, {v['lon']:g}"
+    if f == "bbox":
+        return (f"between latitudes {v['south']:g} and {v['north']:g} and longitudes "
+                f"{v['west']:g} and {v['east']:g}")
     # a field added later (e.g. by the conversational compiler) still reads
     return f"{f.replace('_', ' ')} {v}"
+
+
+def _stars(n: int) -> str:
+    return "rejected" if n == -1 else f"{n} star" + ("" if n == 1 else "s")
+
+
+def rating_words(v: Any) -> str:
+    """A rating filter's value in words: "rated 5 stars", "rated 4 stars or
+    more", "rated 2–4 stars", "rated 3 stars or less", "rejected"."""
+    if isinstance(v, int):
+        return "rejected" if v == -1 else f"rated {_stars(v)}"
+    lo, hi = v.get("min"), v.get("max")
+    if lo is not None and hi is not None:
+        return f"rated {_stars(lo)}" if lo == hi else f"rated {lo}–{hi} stars"
+    return f"rated {_stars(lo)} or more" if lo is not None else f"rated {_stars(hi)} or less"
 
 
 def when(rng: dict[str, str]) -> str:

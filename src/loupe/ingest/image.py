@@ -1,4 +1,5 @@
-"""Decoding, checking and thumbnailing one image file (Pillow, pillow-heif).
+"""Decoding, checking and thumbnailing one image file (Pillow, pillow-heif,
+pillow-jxl-plugin; camera RAW and video through :mod:`loupe.ingest.formats`).
 
 Everything here works on one path and either returns :class:`ImageFacts` or
 raises :class:`~loupe.ingest.errors.BadFile` with a reason a person can act on.
@@ -17,6 +18,7 @@ from typing import BinaryIO
 from PIL import Image, UnidentifiedImageError
 
 from .errors import BadFile
+from .formats import RAW_EXTENSIONS, VIDEO_EXTENSIONS
 
 try:  # HEIC/HEIF support is a plugin; without it HEIC files are reported as unsupported.
     import pillow_heif
@@ -26,10 +28,23 @@ try:  # HEIC/HEIF support is a plugin; without it HEIC files are reported as uns
 except Exception:  # pragma: no cover - depends on the wheel
     HEIF_AVAILABLE = False
 
+try:  # JPEG XL is a plugin too; without it JPEG XL files are reported as unsupported.
+    import pillow_jxl  # noqa: F401 - registers the "JXL" format with Pillow
+
+    JXL_AVAILABLE = True
+except Exception:  # pragma: no cover - depends on the wheel
+    JXL_AVAILABLE = False
+
 # Extensions walked by ingest, and the Pillow formats accepted for them.
-EXTENSIONS = {".jpg", ".jpeg", ".jpe", ".png", ".webp", ".tif", ".tiff", ".gif", ".heic", ".heif"}
+#: Still-picture extensions Pillow and its plugins read.
+STILL_EXTENSIONS = {".jpg", ".jpeg", ".jpe", ".png", ".webp", ".tif", ".tiff", ".gif", ".heic",
+                    ".heif", ".avif", ".jxl"}
+EXTENSIONS = STILL_EXTENSIONS | RAW_EXTENSIONS | VIDEO_EXTENSIONS
+#: Pillow format -> media type; None: the plugin names it (``info["media_type"]``:
+#: the RAW maker's or the video container's type).
 FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "TIFF": "image/tiff",
-           "GIF": "image/gif", "HEIF": "image/heic", "MPO": "image/jpeg"}
+           "GIF": "image/gif", "HEIF": "image/heic", "MPO": "image/jpeg", "AVIF": "image/avif",
+           "JXL": "image/jxl", "RAW": None, "VIDEO": None}
 
 #: Default ceiling on decoded pixels (width x height). Above it a file is
 #: refused as a decompression bomb instead of being decoded. 150 MP admits
@@ -133,13 +148,18 @@ class ImageFacts:
     """What ingest learns from the pixels of one file.
 
     ``width``/``height`` are the stored pixel dimensions (before EXIF
-    orientation is applied); ``orientation`` is the EXIF value 1..8.
+    orientation is applied); ``orientation`` is the EXIF value 1..8. A RAW's
+    are those of the picture decoded (its embedded preview, or its half-size
+    demosaic), a video's those of its frames; ``duration_s``: a video's
+    length in seconds (None for a still picture, or a video that does not
+    say).
     """
 
     media_type: str
     width: int
     height: int
     orientation: int
+    duration_s: float | None = None
 
 
 def displayed_size(width: int, height: int, orientation: int) -> tuple[int, int]:
@@ -373,6 +393,15 @@ def _decode(path: str, im: Image.Image, thumbnail_path: Path | None, max_pixels:
     width, height = im.size
     if width <= 0 or height <= 0:
         raise BadFile(path, "corrupt", f"invalid dimensions {width}x{height}")
+    media_type = FORMATS[fmt] or im.info.get("media_type") or "application/octet-stream"
+    # a RAW without a preview is demosaiced from its whole sensor: the
+    # pixels the decode allocates, not the picture it gives, are bounded
+    work_pixels = int(im.info.get("decode_pixels") or 0)
+    if work_pixels > max_pixels and work_pixels > width * height:
+        raise BadFile(
+            path, "too_large",
+            f"its decode works on {work_pixels:,} pixels (a RAW's sensor), over the limit of "
+            f"{max_pixels:,} (decompression bomb guard): not decoded")
     if width * height > max_pixels:
         raise BadFile(
             path, "too_large",
@@ -409,7 +438,9 @@ def _decode(path: str, im: Image.Image, thumbnail_path: Path | None, max_pixels:
         raise BadFile(path, "corrupt", f"cannot decode image: {exc}") from exc
     if thumbnail_path is not None and not thumbnail_path.exists():
         _write_thumbnail(path, im, thumbnail_path, thumbnail_size, orientation)
-    return DecodedImage(ImageFacts(FORMATS[fmt], width, height, orientation), im,
+    duration = im.info.get("duration_s") if fmt == "VIDEO" else None
+    return DecodedImage(ImageFacts(media_type, width, height, orientation,
+                                   float(duration) if duration is not None else None), im,
                         (width, height), draft_request, owns_file)
 
 
@@ -417,7 +448,11 @@ def _decode(path: str, im: Image.Image, thumbnail_path: Path | None, max_pixels:
 _SIGNATURES = [(0, b"\xff\xd8\xff", "JPEG"), (0, b"\x89PNG\r\n\x1a\n", "PNG"),
                (0, b"GIF87a", "GIF"), (0, b"GIF89a", "GIF"), (8, b"WEBP", "WebP"),
                (0, b"II*\x00", "TIFF"), (0, b"MM\x00*", "TIFF"), (4, b"ftypheic", "HEIC"),
-               (4, b"ftypheix", "HEIC"), (4, b"ftypmif1", "HEIF")]
+               (4, b"ftypheix", "HEIC"), (4, b"ftypmif1", "HEIF"), (4, b"ftypavif", "AVIF"),
+               (0, b"\xff\x0a", "JPEG XL"), (4, b"JXL \r\n\x87\n", "JPEG XL"),
+               (0, b"FUJIFILMCCD-RAW", "RAF"), (4, b"ftypcrx ", "CR3"),
+               (0, b"IIRO", "ORF"), (0, b"IIU\x00", "RW2"), (0, b"\x1a\x45\xdf\xa3", "Matroska"),
+               (4, b"ftypisom", "MP4"), (4, b"ftypqt  ", "QuickTime"), (4, b"ftypM4V ", "M4V")]
 
 
 def _image_signature(path: str, fileobj: BinaryIO | None = None) -> str | None:

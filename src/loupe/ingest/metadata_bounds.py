@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .capture import READ_TAGS as CAPTURE_TAGS
 from .metadata import LANG_ALT_FIELDS, LIST_FIELDS, LOCATION_TAGS, ORIENTATION_TAGS, TEXT_FIELDS
 
 
@@ -55,9 +56,11 @@ class HeldText(str):
 
 
 def _normalize_reads(key: str) -> bool:
-    """Whether :func:`normalize`, :func:`sidecar_problem` or the stored
+    """Whether :func:`normalize`, :func:`sidecar_problem`,
+    :func:`loupe.ingest.capture.capture_fields` or the stored
     ``raw_metadata``'s read-back use tag ``key`` (kept first when cutting)."""
-    if key == "SourceFile" or key.startswith(("ExifTool:", "File:")) or key in READ_BACK:
+    if (key == "SourceFile" or key.startswith(("ExifTool:", "File:")) or key in READ_BACK
+            or key in CAPTURE_TAGS):
         return True
     tags = [t for group in (LANG_ALT_FIELDS, LIST_FIELDS, TEXT_FIELDS) for ts in group.values()
             for t in ts] + [t for ts in LOCATION_TAGS for t in ts] + list(ORIENTATION_TAGS)

@@ -44,6 +44,7 @@ from .jpegcheck import scan_count_problem
 from .pngcheck import compressed_chunk_problem
 from .structcheck import metadata_structure_problem
 from .xmpcheck import sidecar_shape_problem
+from .capture import capture_fields
 from .image import (DEFAULT_MAX_PIXELS, MAX_FILE_BYTES, ImageFacts, decode_image, hashed_copy,
                     unrecognised)
 from .exiftool_reader import ExifToolReader, check_budget, check_readable, display_path
@@ -158,6 +159,10 @@ class IngestSummary:
     #: with ``never_join``: files read and checked like any other whose bytes
     #: already were an asset, so they were not stored (paths)
     left_known: list[str] = field(default_factory=list)
+    #: files under the root the ingest does not read, with the reason (kind
+    #: ``unsupported``): a format Loupe does not read, a sidecar no picture
+    #: claims. Not counted in ``files_seen`` (the files handed to the ingest)
+    skipped: list[Failure] = field(default_factory=list)
 
     @property
     def failed(self) -> int:
@@ -172,6 +177,8 @@ class IngestSummary:
             "failed": self.failed,
             "failures": [f.__dict__ for f in self.failures],
             "warnings": [w.__dict__ for w in self.warnings],
+            "skipped": len(self.skipped),
+            "skipped_files": [s.__dict__ for s in self.skipped],
             "seconds": round(self.seconds, 3),
         }
 
@@ -289,7 +296,16 @@ class Ingester:
         self._collections.clear()
 
         too_deep: list[str] = []
-        found = walk(root_path, exclude=[self.home], skipped=too_deep)
+        passed: list[tuple[str, str]] = []
+        found = walk(root_path, exclude=[self.home], skipped=too_deep, unsupported=passed)
+        for path, reason in passed:   # nothing passed over in silence
+            summary.skipped.append(Failure(display_path(path), "unsupported", reason))
+        if summary.skipped:
+            with self.conn.cursor() as cur:
+                cur.executemany(q.RECORD_FAILURE, [{
+                    "run_id": run_id, "tenant_id": self.tenant_id, "path": s.path,
+                    "kind": s.kind, "reason": s.reason, "severity": "skipped"}
+                    for s in summary.skipped])
         for folder in too_deep:     # reported, the rest goes on
             shown = display_path(folder)
             reason = (f"folder not walked: more than {MAX_FOLDER_DEPTH} levels below "
@@ -466,6 +482,11 @@ class Ingester:
                     sidecar_md = normalize(sraw)
                     raw_all["sidecar"] = sraw
             metadata, truncated = bound_fields(merge(embedded, sidecar_md))
+            # where, when (with its zone) and with what: bounded as read
+            captured = capture_fields(raw, raw_all.get("sidecar"))
+            metadata.update(captured)
+            if "captured" in captured:   # the day filters' wall clock (docs/formats.md)
+                metadata["date_taken"] = captured["captured"]["local"]
             if self.max_words is not None:   # the index an upload adds is bounded too
                 words = distinct_words(metadata, f.rel_path)
                 if words > self.max_words:
@@ -748,6 +769,7 @@ class Ingester:
             **params, "sha": p.sha256, "size": p.found.size,
             "media_type": p.facts.media_type, "width": p.facts.width,
             "height": p.facts.height, "orientation": p.facts.orientation,
+            "duration_s": p.facts.duration_s,
             "thumbnail": self._thumbnail_path(p.sha256).relative_to(self.home).as_posix(),
         }
         if pred is not None:

@@ -74,9 +74,9 @@ SELECT id FROM asset WHERE tenant_id = %(tenant_id)s AND content_sha256 = %(sha)
 # locks that asset and joins it instead of failing on the unique key.
 INSERT_ASSET = """
 INSERT INTO asset (tenant_id, content_sha256, byte_size, media_type, width, height,
-                   orientation, thumbnail)
+                   orientation, thumbnail, duration_s)
 VALUES (%(tenant_id)s, %(sha)s, %(size)s, %(media_type)s, %(width)s, %(height)s,
-        %(orientation)s, %(thumbnail)s)
+        %(orientation)s, %(thumbnail)s, %(duration_s)s)
 ON CONFLICT (tenant_id, content_sha256) DO NOTHING
 RETURNING id
 """
@@ -128,7 +128,7 @@ LOCK_ASSET = "SELECT id FROM asset WHERE id = %(asset_id)s AND tenant_id = %(ten
 UPDATE_ASSET_CONTENT = """
 UPDATE asset SET content_sha256 = %(sha)s, byte_size = %(size)s, media_type = %(media_type)s,
                  width = %(width)s, height = %(height)s, orientation = %(orientation)s,
-                 thumbnail = %(thumbnail)s, updated_at = now()
+                 thumbnail = %(thumbnail)s, duration_s = %(duration_s)s, updated_at = now()
 WHERE id = %(asset_id)s AND tenant_id = %(tenant_id)s
 """
 

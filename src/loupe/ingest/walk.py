@@ -52,13 +52,40 @@ class FoundFile:
 MAX_FOLDER_DEPTH = 64
 
 
+#: Why a sidecar beside a picture is not read: the picture reads its more
+#: specific sidecar (``photo.jpg.xmp`` over ``photo.xmp``).
+SECOND_SIDECAR = "a second XMP sidecar of a picture that reads its other one: not read"
+
+
+def unsupported_reason(name: str) -> str:
+    """Why the walk does not hand the file ``name`` (a file name, no folder)
+    to the ingest: ``"not a supported format: .psd"``, ``"not a supported
+    format: no file extension"``, or, for an XMP sidecar no picture of its
+    folder claims, ``"an XMP sidecar with no supported picture beside it"``.
+    The extension is shown lower-case and cut to 16 characters (a file name
+    is hostile input)."""
+    ext = os.path.splitext(name)[1].lower()
+    if ext == ".xmp":
+        return "an XMP sidecar with no supported picture beside it"
+    if not ext or ext == ".":
+        return "not a supported format: no file extension"
+    shown = ext if len(ext) <= 16 else ext[:16] + "…"
+    return f"not a supported format: {shown}"
+
+
 def walk(root: str | Path, *, exclude: list[Path] | None = None,
-         skipped: list[str] | None = None) -> list[FoundFile]:
+         skipped: list[str] | None = None,
+         unsupported: list[tuple[str, str]] | None = None) -> list[FoundFile]:
     """Return every image file under ``root`` (recursively), sorted by relative path.
 
     ``exclude`` lists folders not to descend into (e.g. the library home).
     Folders more than :data:`MAX_FOLDER_DEPTH` levels below ``root`` are not
     entered; their paths are appended to ``skipped`` (when given).
+    Every other file the walk sees and does not return (a format Loupe does
+    not read, a sidecar no picture claims) is appended to ``unsupported``
+    (when given) as ``(path, reason)`` (:func:`unsupported_reason`), sorted
+    by path: nothing under ``root`` is passed over in silence but hidden
+    files and folders and the excluded folders.
 
     Raises:
         NotADirectoryError: ``root`` is not a folder.
@@ -68,6 +95,7 @@ def walk(root: str | Path, *, exclude: list[Path] | None = None,
         raise NotADirectoryError(f"not a folder: {root}")
     excluded = {p.resolve() for p in (exclude or [])}
     found: list[FoundFile] = []
+    passed: list[tuple[str, str]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(
             d for d in dirnames
@@ -79,12 +107,17 @@ def walk(root: str | Path, *, exclude: list[Path] | None = None,
             dirnames[:] = []
         names = set(filenames)
         lower = {n.lower(): n for n in filenames}
+        claimed: set[str] = set()   # sidecars some picture of this folder reads
+        pictures: set[str] = set()  # names (lower-case) of this folder's pictures and stems
         for name in sorted(filenames):
             if name.startswith("."):
                 continue
             stem, ext = os.path.splitext(name)
             if ext.lower() not in EXTENSIONS:
+                if ext.lower() != ".xmp":
+                    passed.append((os.path.join(dirpath, name), unsupported_reason(name)))
                 continue
+            pictures.update((name.lower(), stem.lower()))
             full = os.path.join(dirpath, name)
             try:
                 st = os.lstat(full)   # never follows a link
@@ -99,6 +132,7 @@ def walk(root: str | Path, *, exclude: list[Path] | None = None,
                 sidecar = lower.get((name + ".xmp").lower()) or lower.get((stem + ".xmp").lower())
             sc_path = sc_size = sc_mtime = None
             if sidecar is not None:
+                claimed.add(sidecar)
                 sc_path = os.path.join(dirpath, sidecar)
                 try:
                     sst = os.lstat(sc_path)
@@ -116,5 +150,13 @@ def walk(root: str | Path, *, exclude: list[Path] | None = None,
                 sidecar_path=sc_path, sidecar_size=sc_size, sidecar_mtime_ns=sc_mtime,
                 regular=stat.S_ISREG(st.st_mode),
             ))
+        for name in filenames:
+            if (not name.startswith(".") and os.path.splitext(name)[1].lower() == ".xmp"
+                    and name not in claimed):
+                why = (SECOND_SIDECAR if name[:-4].lower() in pictures
+                       else unsupported_reason(name))
+                passed.append((os.path.join(dirpath, name), why))
     found.sort(key=lambda f: f.rel_path)
+    if unsupported is not None:
+        unsupported.extend(sorted(passed))
     return found

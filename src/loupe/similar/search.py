@@ -393,11 +393,14 @@ def _file_hash(path: str, max_pixels: int,
         if fmt not in FORMATS:
             raise NotAnImage(f"{path}: unsupported image format {fmt}")
         width, height = im.size
-        pixels = width * height
-        if pixels <= 0:
+        if width * height <= 0:
             raise NotAnImage(f"{path}: invalid dimensions {width}x{height}")
+        # a RAW demosaiced works on its whole sensor (loupe.ingest.formats)
+        pixels = max(width * height, int(im.info.get("decode_pixels") or 0))
+        size = (f"{width}x{height} = {pixels:,}" if pixels == width * height else
+                f"{width}x{height} from a sensor of {pixels:,}")
         if pixels > max_pixels:
-            raise PictureTooLarge(f"{path}: {width}x{height} = {pixels:,} pixels is over the "
+            raise PictureTooLarge(f"{path}: {size} pixels is over the "
                                   f"limit of {max_pixels:,} pixels for a picture to search by")
         if fmt in ("JPEG", "MPO"):
             # scans counted before decoding
@@ -410,7 +413,7 @@ def _file_hash(path: str, max_pixels: int,
                 raise PictureTooLarge(f"{path}: {why}")
         if fmt != "JPEG" and pixels > full_decode_pixels:
             raise PictureTooLarge(
-                f"{path}: {width}x{height} = {pixels:,} pixels is over the limit of "
+                f"{path}: {size} pixels is over the limit of "
                 f"{full_decode_pixels:,} pixels for a {fmt} picture to search by (decoded in "
                 f"full; a JPEG is decoded at reduced scale)")
         try:

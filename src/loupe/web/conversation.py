@@ -38,7 +38,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 #: Fields whose chip value is one free text (the rest: dates, fixed values).
 TEXT_CHIPS = {"creator", "keyword", "collection", "media_type", "format", "colour", "country",
-              "location", "person", "kind", "orientation", "background"}
+              "location", "person", "kind", "orientation", "background", "make", "camera",
+              "lens", "label", "city"}
 
 
 class AskIn(BaseModel):

@@ -275,7 +275,8 @@ def status_payload(lib: Library) -> dict[str, Any]:
                      "finished_at": finished.isoformat() if finished else None,
                      "state": "finished" if finished else "running or interrupted",
                      "files_seen": s.get("files_seen"), "new_assets": s.get("new_assets"),
-                     "failed": s.get("failed"), "problems": problems})
+                     "failed": s.get("failed"), "skipped": s.get("skipped"),
+                     "problems": problems})
     out.update({"vectors_waiting": lib.vectors_waiting(), "stats": lib.stats(),
                 "ingest_runs": runs, "failures": lib.failures()})
     return out

@@ -5,12 +5,15 @@ WITH r AS (SELECT DISTINCT unnest(%(ids)s::bigint[]) AS asset_id),
 ra AS MATERIALIZED (
     SELECT x.* FROM r CROSS JOIN LATERAL (
         SELECT a.id AS asset_id, a.media_type, a.width, a.height, a.orientation,
+               a.rating_set, a.label_set,
                (%(see_all)s OR coalesce(a.doc_readers, a.readers) && %(principals)s::bigint[]) AS whole
         FROM asset a WHERE a.id = r.asset_id AND a.tenant_id = %(tenant_id)s OFFSET 0) x
 ),
 rf AS MATERIALIZED (
-    SELECT x.* FROM ra CROSS JOIN LATERAL (
-        SELECT f.asset_id, f.facet_labels, f.country, f.captured, f.collection_id
+    SELECT x.*, ra.whole AND ra.rating_set IS NOT NULL AS rating_replaced,
+           ra.whole AND ra.label_set IS NOT NULL AS label_replaced
+    FROM ra CROSS JOIN LATERAL (
+        SELECT f.asset_id, f.facet_labels, f.country, f.captured, f.collection_id, f.rating
         FROM asset_file f WHERE f.asset_id = ra.asset_id AND (%(see_all)s OR f.readers && %(principals)s::bigint[]) OFFSET 0) x
 ),
 vals AS (
@@ -19,7 +22,15 @@ vals AS (
     SELECT split_part(l, ':', 1) AS facet, lower(substr(l, strpos(l, ':') + 1)) AS k,
            substr(l, strpos(l, ':') + 1) AS label, rf.asset_id
     FROM rf CROSS JOIN LATERAL unnest(rf.facet_labels) l
-    WHERE split_part(l, ':', 1) IN ('creator', 'keyword')
+    WHERE split_part(l, ':', 1) IN ('creator', 'keyword', 'camera', 'make', 'lens', 'city')
+       OR (split_part(l, ':', 1) = 'label' AND NOT rf.label_replaced)
+    UNION ALL
+    -- a rating or label set in Loupe: only where the viewer reads every file
+    SELECT 'label', lower(ra.label_set), ra.label_set, ra.asset_id
+    FROM ra WHERE ra.whole AND ra.label_set IS NOT NULL
+    UNION ALL
+    SELECT 'rating', ra.rating_set::text, ra.rating_set::text, ra.asset_id
+    FROM ra WHERE ra.whole AND ra.rating_set IS NOT NULL
     UNION ALL
     -- added in Loupe: only where the viewer reads every file (ra.whole)
     SELECT 'keyword', lower(k.keyword), k.keyword, k.asset_id
@@ -51,6 +62,10 @@ vals AS (
     SELECT 'country', lower(rf.country), rf.country, rf.asset_id
     FROM rf
     WHERE rf.country IS NOT NULL
+    UNION ALL
+    SELECT 'rating', rf.rating::text, rf.rating::text, rf.asset_id
+    FROM rf
+    WHERE rf.rating IS NOT NULL AND NOT rf.rating_replaced
 
     UNION ALL
     SELECT 'kind', m.kind, m.kind, m.asset_id
