@@ -13,6 +13,7 @@ import pytest
 
 from loupe import Library
 from loupe.bulk import ConfirmationRequired
+from loupe.bulk.actions import confirmation_of
 
 from imaging import make_image, write_sidecar
 
@@ -82,13 +83,16 @@ def test_confirmation_shows_both_counts(lighthouses: Library):
 def test_cli_states_the_rule_and_the_counts(lighthouses: Library, db_url, home):
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOUPE_")}
     base = LOUPE + ["--home", str(home), "--database-url", db_url, "bulk", "add_keyword"]
+    night = confirmation_of(night_ids(lighthouses))   # the ten holding both words
     out = subprocess.run(base + ["beacon", "-q", "lighthouse night", "--dry-run"], env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
         "dry run: add_keyword 'beacon' would apply to 10 assets (result complete, "
         "total 30); nothing changed",
-        "match rule: assets holding every query term — 10 hold every term, 30 ranked"]
+        "match rule: assets holding every query term — 10 hold every term, 30 ranked",
+        f"The action would change 10 assets (confirmation {night}). To apply it to exactly "
+        f"those, repeat the command without --dry-run, with --confirm {night}"]
     out = subprocess.run(base + ["beacon", "-q", "lighthouse night", "--any-term", "--json"],
                          env=env, capture_output=True, text=True, timeout=120)
     body = json.loads(out.stdout)

@@ -205,9 +205,11 @@ def test_users_grants_and_bulk_from_the_command_line(tmp_path: Path, photos: Pat
     refused = run(["bulk", "set_rights_expiry", "2030-01-01", "-q", "harbour"], env, check=False)
     assert refused.returncode == 1
     assert "the result is truncated: at least 3 assets match" in refused.stderr
-    assert "add --yes" in refused.stderr
-    done = json.loads(run(["bulk", "set_rights_expiry", "2030-01-01", "-q", "harbour", "--yes",
-                           "--json"], env).stdout)
+    confirmation = re.search(r"The action would change 1 asset \(confirmation (1:[0-9a-f]{16})\)"
+                             r"\. To apply it to exactly those, repeat the command with "
+                             r"--confirm \1$", refused.stderr, re.M).group(1)
+    done = json.loads(run(["bulk", "set_rights_expiry", "2030-01-01", "-q", "harbour",
+                           "--confirm", confirmation, "--json"], env).stdout)
     assert (done["count"], done["verdict"], done["confirmed"]) == (1, "truncated", True)
     log = json.loads(run(["audit", "--json"], env).stdout)
     assert [(r["actor"], r["action"], r["count"], r["confirmed"]) for r in log] == [

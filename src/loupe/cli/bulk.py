@@ -4,6 +4,8 @@ record of those actions."""
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 import click
 
@@ -11,6 +13,61 @@ from ..bulk.actions import ACTIONS, BulkError, ConfirmationRequired, by_match_ru
 from ..terminal import echo, term
 from .context import _Ctx, _assets, _emit_json
 from .users import _access_call
+
+
+#: The shape of a confirmation (:func:`loupe.bulk.actions.confirmation_of`):
+#: the count, a colon, 16 lowercase hex digits of the ids' digest.
+_CONFIRMATION = re.compile(r"(0|[1-9][0-9]{0,8}):[0-9a-f]{16}")
+
+
+def _confirmation(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """``--confirm``'s value, checked before anything is searched: only the
+    COUNT:DIGEST a refused run or a dry run printed (the value itself is not
+    echoed: it comes from outside).
+
+    Raises:
+        click.BadParameter: anything else.
+    """
+    if value is None or _CONFIRMATION.fullmatch(value):
+        return value
+    raise click.BadParameter("takes the COUNT:DIGEST that a refused run or --dry-run "
+                             "printed (e.g. 12:0123456789abcdef)")
+
+
+def _no_yes(_ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    """``--yes`` confirms nothing: a confirmation names the set it confirms.
+
+    Raises:
+        click.UsageError: whenever ``--yes`` is given.
+    """
+    if value:
+        raise click.UsageError("--yes confirms nothing: confirm the very set with "
+                               "--confirm COUNT:DIGEST (a refused run or --dry-run prints it)")
+    return value
+
+
+def _repeat(confirmation: str, dry_run: bool = False) -> str:
+    """How to apply the action to exactly the set ``confirmation`` names
+    (``"COUNT:DIGEST"``), in one sentence for the terminal."""
+    count = int(confirmation.split(":", 1)[0])
+    how = "without --dry-run, with" if dry_run else "with"
+    return (f"The action would change {_assets(count)} (confirmation {confirmation}). "
+            f"To apply it to exactly those, repeat the command {how} --confirm {confirmation}")
+
+
+def _refusal(exc: ConfirmationRequired) -> dict[str, Any]:
+    """What a refused run says: the counts, the confirmation and the
+    sentence with how to repeat it, as ``{"confirmation_required": True,
+    "changed", "verdict", "total", "total_exact", "reachable", "match",
+    "matched_all_terms", "count", "confirmation", "message"}``; ``count`` is
+    the number of assets the action would change now."""
+    conf = exc.confirmation or "0:"
+    head = ("the result changed since you confirmed it" if exc.changed else str(exc))
+    return {"confirmation_required": True, "changed": exc.changed, "verdict": exc.verdict,
+            "total": exc.total, "total_exact": exc.total_exact, "reachable": exc.reachable,
+            "match": exc.match, "matched_all_terms": exc.matched_all_terms,
+            "count": int(conf.split(":", 1)[0]), "confirmation": exc.confirmation,
+            "message": f"not applied: {head}.\n{_repeat(conf)}"}
 
 
 @click.command()
@@ -24,23 +81,35 @@ from .users import _access_call
 @click.option("--any-term", is_flag=True,
               help="Act on every asset the search ranks (some query term, or close in "
                    "meaning), not only on those holding every term.")
-@click.option("--dry-run", is_flag=True, help="Only count: change nothing.")
-@click.option("--yes", "confirm", is_flag=True,
-              help="Confirm an action on a result that is not proven complete.")
+@click.option("--dry-run", is_flag=True,
+              help="Only count: change nothing; print the set's confirmation.")
+@click.option("--confirm", "confirmation", metavar="COUNT:DIGEST", callback=_confirmation,
+              help="Apply only to this very set (as a refused run or --dry-run printed it), "
+                   "even when the result is not proven complete; if the set changed, "
+                   "nothing is applied.")
+@click.option("--yes", is_flag=True, hidden=True, expose_value=False, callback=_no_yes)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def bulk(obj: _Ctx, action: str, value: str, query: str, scope: tuple[str, ...],
-         lang: str | None, any_term: bool, dry_run: bool, confirm: bool, as_json: bool) -> None:
+         lang: str | None, any_term: bool, dry_run: bool, confirmation: str | None,
+         as_json: bool) -> None:
     """Apply ACTION with VALUE to the assets the search finds that hold every
     query term (--any-term: every asset it ranks), in one transaction,
     recorded in the audit log. On a truncated or unknown result nothing
-    happens unless --yes is given. Dates: YYYY-MM-DD ('' clears)."""
+    happens: Loupe prints the count and the confirmation (COUNT:DIGEST of
+    the assets' ids) to repeat the command with --confirm; it then applies
+    only if the set is still that one, else it prints the new count and
+    confirmation and changes nothing (exit 1). Dates: YYYY-MM-DD ('' clears)."""
     with obj.open() as lib:
         try:
             out = lib.bulk(action, value, query=query, scope=list(scope) or None, lang=lang,
-                           confirm=confirm, any_term=any_term, dry_run=dry_run)
+                           confirm=confirmation is not None, any_term=any_term,
+                           dry_run=dry_run, confirmation=confirmation)
         except ConfirmationRequired as exc:
-            raise click.ClickException(f"{exc} (add --yes)") from exc
+            refused = _refusal(exc)
+            if as_json:
+                _emit_json(refused)
+            raise click.ClickException(refused["message"]) from exc
         except (BulkError, ValueError, LookupError) as exc:
             raise click.ClickException(str(exc)) from exc
     if as_json:
@@ -58,6 +127,8 @@ def bulk(obj: _Ctx, action: str, value: str, query: str, scope: tuple[str, ...],
                    f"(result {out['verdict']}, {total}; audit #{out['audit_id']})")
     echo(f"match rule: {rule} — {out['matched_all_terms']:,} hold every term, "
                f"{out['matched_any']:,} ranked")
+    if out["dry_run"]:
+        echo(_repeat(out["confirmation"], dry_run=True))
 
 
 @click.command()
