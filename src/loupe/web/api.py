@@ -54,6 +54,9 @@ class HitOut(BaseModel):
 class SearchOut(BaseModel):
     query: str
     lang: str
+    langs: list[str] = Field(default_factory=list, description="the languages whose documents "
+                             "were searched: the one asked for, else every library language "
+                             "(or those the query reads as, said in notices)")
     scope: str | list[str] | None = Field(
         description="the collection searched in, or the list when several (their union)")
     terms: list[str]

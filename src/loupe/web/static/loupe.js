@@ -21,9 +21,10 @@
   }
   function refresh() {
     var params = query(), mine = ++seq;
-    var some = params.get("q").trim() || params.get("filters");
+    var some = params.get("q").trim() || params.get("filters") || params.get("scope");
     history.replaceState(null, "", some ? "/?" + params.toString() : "/");
-    if (!some) { results.innerHTML = ""; return; }
+    // (with nothing typed and no filter, the server answers with the library
+    // itself, newest first: the same page as a plain "/")
     fetch("/results?" + params.toString(), { credentials: "same-origin" })
       .then(function (r) { return r.text(); })
       .then(function (html) { if (mine === seq) { results.innerHTML = html; watchMore(); } });
