@@ -96,7 +96,8 @@ class TokenOut(BaseModel):
 
 
 class BulkIn(BaseModel):
-    action: Literal["add_keyword", "add_to_collection", "set_rights_expiry", "set_embargo"]
+    action: Literal["add_keyword", "remove_keyword", "add_to_collection",
+                    "remove_from_collection", "set_rights_expiry", "set_embargo"]
     value: str | None = Field(default=None, max_length=500,
                               description="keyword, hand-made collection name, or ISO date "
                                           "(null clears a date)")

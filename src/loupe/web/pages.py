@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 import anyio
 from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
 from ..library import Library
@@ -56,6 +56,14 @@ def _login_page(request: Request, status: int = 200, **ctx) -> HTMLResponse:
     resp.set_cookie(LOGIN_CSRF_COOKIE, token, httponly=True, samesite="strict", path="/login",
                     secure=request.url.scheme == "https")
     return resp
+
+
+@router.get("/favicon.ico")
+async def favicon() -> FileResponse:
+    """The icon, for clients that ask for ``/favicon.ico`` without reading
+    the page's ``<link rel="icon">`` (the same SVG)."""
+    return FileResponse(Path(__file__).parent / "static" / "favicon.svg",
+                        media_type="image/svg+xml")
 
 
 @router.get("/login", response_class=HTMLResponse)

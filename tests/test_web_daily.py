@@ -1,0 +1,91 @@
+"""Everyday actions around search: bulk actions that take a keyword or a
+collection away again (audited like the others), bulk outcomes in words,
+the uploader named in the audit log of its upload's grants, and the icon."""
+
+from __future__ import annotations
+
+import pytest
+
+from imaging import make_image
+from loupe.bulk import BulkError
+from loupe.bulk.words import bulk_sentence
+from test_web_api import fresh_site  # noqa: F401 (fixture)
+
+
+@pytest.fixture
+def cats(lib, photos):
+    """Three cats and a dog, ingested."""
+    for i in range(1, 4):
+        make_image(photos / f"cat-{i:02d}.jpg", color=(10 * i, 200, 30))
+    make_image(photos / "dog-01.jpg", color=(30, 10, 200))
+    lib.ingest(photos)
+    return lib
+
+
+def test_remove_keyword_takes_back_what_add_keyword_added_and_is_audited(cats):
+    lib = cats
+    assert lib.bulk("add_keyword", "Feline", query="cat")["count"] == 3
+    assert lib.search("feline").total == 3
+    out = lib.bulk("remove_keyword", "feline", query="cat 01")
+    assert (out["count"], out["action"], out["value"]) == (1, "remove_keyword", "feline")
+    assert lib.search("feline").total == 2
+    assert lib.search("", filters={"keyword": "feline"}).total == 2
+    row = lib.audit_log(1)[0]
+    assert (row["action"], row["value"], row["query"], row["count"], row["actor"]) == \
+        ("remove_keyword", "feline", "cat 01", 1, "owner")
+
+
+def test_remove_from_collection_takes_assets_out_of_a_hand_made_collection(cats):
+    lib = cats
+    assert lib.bulk("add_to_collection", "best", query="cat")["count"] == 3
+    assert lib.search("", filters={"collection": "best"}).total == 3
+    out = lib.bulk("remove_from_collection", "best", query="cat 02")
+    assert out["count"] == 1
+    assert lib.search("", filters={"collection": "best"}).total == 2
+    assert lib.audit_log(1)[0]["action"] == "remove_from_collection"
+    # a collection that does not exist is an error, and nothing is logged
+    with pytest.raises(BulkError, match="no hand-made collection 'worst'"):
+        lib.bulk("remove_from_collection", "worst", query="cat")
+    assert lib.audit_log(1)[0]["id"] == out["audit_id"]
+
+
+def test_bulk_outcomes_are_said_in_words():
+    assert bulk_sentence("set_embargo", None, 3) == "Set embargo until (cleared): applied to 3 assets."
+    assert bulk_sentence("remove_keyword", "feline", 1) == \
+        "Remove keyword “feline”: applied to 1 asset."
+    assert bulk_sentence("remove_from_collection", "best", 2, dry_run=True) == \
+        "Remove from collection “best”: would apply to 2 assets; nothing changed."
+
+
+def test_the_web_bulk_form_offers_the_removals(fresh_site):  # noqa: F811
+    client, _ids, auth = fresh_site
+    page = client.get("/?q=cat", headers=auth("admin")).text
+    assert '<option value="remove_keyword">Remove keyword</option>' in page
+    assert '<option value="remove_from_collection">Remove from collection</option>' in page
+    client.post("/api/bulk", json={"action": "add_keyword", "value": "feline", "q": "cat"},
+                headers=auth("admin"))
+    out = client.post("/api/bulk", json={"action": "remove_keyword", "value": "feline",
+                                         "q": "cat"}, headers=auth("admin")).json()
+    assert out["message"] == "Remove keyword “feline”: applied to 3 assets."
+
+
+def test_an_uploads_grants_name_the_uploader_in_the_audit_log(fresh_site, tmp_path):  # noqa: F811
+    client, _ids, auth = fresh_site
+    png = make_image(tmp_path / "up" / "ferry.png", color=(1, 2, 3)).read_bytes()
+    r = client.post("/api/upload", files=[("files", ("ferry.png", png, "image/png"))],
+                    headers=auth("bob"))
+    assert r.status_code == 200, r.text
+    rows = client.get("/api/audit", headers=auth("admin")).json()
+    grant = next(r for r in rows if r["action"] == "grant")
+    assert (grant["actor"], grant["target"]) == ("bob", "bob")
+    assert grant["value"]["path"].endswith("/ferry.png")
+
+
+def test_the_app_has_an_icon(fresh_site):  # noqa: F811
+    client, _ids, auth = fresh_site
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in \
+        client.get("/login").text
+    for path in ("/static/favicon.svg", "/favicon.ico"):
+        r = client.get(path)
+        assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
+        assert r.content.startswith(b"<svg")
