@@ -89,3 +89,50 @@ def test_the_app_has_an_icon(fresh_site):  # noqa: F811
         r = client.get(path)
         assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
         assert r.content.startswith(b"<svg")
+
+
+def test_the_server_computes_an_uploads_vectors_by_itself(db_url, home, tmp_path):
+    """With background work on, an upload's vectors arrive without anyone
+    running 'loupe embed', and the status says what the work did."""
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from loupe import Library
+    from loupe.web import create_app
+    from test_web_api import populate
+    from tinymodels import build_clip
+
+    populate(home, db_url, tmp_path / "photos")
+    with Library.open(home, database_url=db_url) as lib:
+        lib.install_model(build_clip(tmp_path / "models" / "tiny-clip"))
+        lib.use_model("tiny-clip", "image")
+        assets = lib.stats()["assets"]
+        assert lib.vectors_waiting() == {"image": assets}
+    app = create_app(home, database_url=db_url, pool_size=2, background_every_s=0.5)
+    with TestClient(app) as client:
+        tok = {u: {"Authorization": "Bearer " + client.post(
+            "/api/tokens", json={"name": u, "password": f"{u}-password"}).json()["token"]}
+            for u in ("admin", "bob")}
+
+        def drained() -> dict:
+            for _ in range(240):
+                s = client.get("/api/status", headers=tok["admin"]).json()
+                if not s["vectors_waiting"] and s["background"]["passes"] and \
+                        s["background"]["task"] is None:
+                    return s
+                time.sleep(0.25)
+            raise AssertionError(f"still waiting: {s}")
+        s = drained()
+        png = make_image(tmp_path / "up" / "red-kettle.png", color=(250, 5, 5)).read_bytes()
+        r = client.post("/api/upload", files=[("files", ("red-kettle.png", png, "image/png"))],
+                        headers=tok["bob"])
+        assert r.status_code == 200 and r.json()["stored"] == 1, r.text
+        s = drained()
+        assert s["background_text"].startswith("Waiting for work; the last pass ended ")
+        # members are not shown the tenant's work
+        assert client.get("/api/status", headers=tok["bob"]).json().get("background") is None
+    with Library.open(home, database_url=db_url) as lib:
+        assert lib.vectors_waiting() == {}
+        n = lib.conn.execute("SELECT count(*) FROM asset_vector").fetchone()[0]
+        assert n == assets + 1

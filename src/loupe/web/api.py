@@ -326,10 +326,14 @@ def models(lib: UserLib) -> list[dict]:
 
 
 @router.get("/status", responses=ERRORS)
-def status(lib: UserLib) -> dict:
+def status(lib: UserLib, request: Request) -> dict:
     """Which lanes are active (and how to turn on the others), vectors still
-    waiting, recent ingest runs and the latest run's failed files with reasons."""
-    return service.status_payload(lib)
+    waiting, recent ingest runs and the latest run's failed files with
+    reasons; for admins, ``background``: what the server's background work
+    is doing (``task``, ``done`` of ``total``; null when idle), or null when
+    the server leaves that work to the commands."""
+    bg = request.app.state.background
+    return service.status_payload(lib, bg.state() if bg is not None else None)
 
 
 

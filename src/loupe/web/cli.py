@@ -88,13 +88,19 @@ def proxy_options(trusted_proxies: tuple[str, ...] | list[str]) -> dict[str, obj
               help="Bytes a second a request body must arrive at, over each "
                    "--header-timeout-s window while the server is ready to read it; a "
                    "slower body's connection is closed.")
+@click.option("--background-every-s", default=10.0, show_default=True,
+              type=click.FloatRange(0, 86_400),
+              help="Seconds between the server's passes over what ingests and uploads leave "
+                   "to do (hashes, machine words, vectors; an upload starts one at once); "
+                   "0 leaves it to 'loupe hash', 'loupe enrich' and 'loupe embed'.")
 @click.pass_obj
 def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_mb: int,
           upload_quota_mb: int, upload_quota_files: int, upload_max_words: int = 300,
           statement_timeout_s: float = 15.0, trusted_proxies: tuple[str, ...] = (),
           max_connections: int = 1024, max_connections_per_client: int = 64,
           header_timeout_s: float = 10.0, keep_alive_s: float = 5.0,
-          slot_wait_s: float = 5.0, min_body_rate: int = 1024) -> None:
+          slot_wait_s: float = 5.0, min_body_rate: int = 1024,
+          background_every_s: float = 10.0) -> None:
     """Serve the web app and the REST API (OpenAPI at /openapi.json).
 
     Log in with a user of the tenant ('loupe users add NAME [--admin]').
@@ -123,7 +129,7 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_
                        upload_max_words=upload_max_words,
                        statement_timeout_s=statement_timeout_s, slot_wait_s=slot_wait_s)
     app = create_app(obj.home, database_url=obj.database_url, tenant=obj.tenant,
-                     pool_size=pool_size, limits=limits)
+                     pool_size=pool_size, limits=limits, background_every_s=background_every_s)
     echo(f"Loupe on http://{host}:{port}/ (tenant {obj.tenant}; Ctrl-C stops)", err=True)
     exit_on_sigterm()
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level == "debug",

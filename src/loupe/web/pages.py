@@ -334,4 +334,6 @@ def upload_page(request: Request, lib: UserLib) -> HTMLResponse:
 
 @router.get("/status", response_class=HTMLResponse)
 def status_page(request: Request, lib: UserLib) -> HTMLResponse:
-    return _render(request, "status.html", status=200, s=service.status_payload(lib))
+    bg = request.app.state.background
+    return _render(request, "status.html", status=200,
+                   s=service.status_payload(lib, bg.state() if bg is not None else None))

@@ -178,7 +178,11 @@ def upload(request: Any, files: list[UploadFile],
         except BaseException:
             shutil.rmtree(staged.folder, ignore_errors=True)    # never left on disk unread
             raise
-        return _ingest_upload(own, staged, limits)
+        out = _ingest_upload(own, staged, limits)
+    background = getattr(request.app.state, "background", None)
+    if background is not None:   # its vectors and words now, not at the next tick
+        background.kick()
+    return out
 
 
 @dataclass

@@ -139,6 +139,29 @@
     });
   }
 
+  // -- the status page follows the server's background work ------------------
+  var bg = document.getElementById("background");
+  if (bg && bg.dataset.live) {
+    var poll = function () {
+      fetch("/api/status", { credentials: "same-origin" })
+        .then(function (r) { return r.json(); })
+        .then(function (s) {
+          document.getElementById("background-now").textContent = s.background_text;
+          var w = document.getElementById("waiting"), lanes = Object.keys(s.vectors_waiting || {});
+          w.textContent = "";
+          lanes.forEach(function (lane) {
+            var n = s.vectors_waiting[lane];
+            w.appendChild(el("p", "", lane + " lane: " + n.toLocaleString("en") + " " +
+                             (n === 1 ? "asset still waits" : "assets still wait") + " for vectors."));
+          });
+          if (!lanes.length) w.appendChild(el("p", "", "No asset waits for vectors."));
+          setTimeout(poll, 2000);
+        })
+        .catch(function () { setTimeout(poll, 10000); });
+    };
+    setTimeout(poll, 2000);
+  }
+
   // -- upload: drop files or choose them; sent to the API -------------------
   var up = document.getElementById("upload");
   if (up) {
