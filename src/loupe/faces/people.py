@@ -428,8 +428,9 @@ def split(conn: psycopg.Connection, tenant_id: int, languages: list[str], person
 def reject(conn: psycopg.Connection, tenant_id: int, languages: list[str], face_id: int, *,
            by: str) -> dict[str, Any]:
     """"Not this person": the face leaves its person and never joins it
-    again (remembered in ``face_rejection``); it is clustered anew at once.
-    Returns ``{"face_id", "person_id"}`` (its new person).
+    again (remembered in ``face_rejection``); it stays without a person
+    (clustering leaves rejected faces alone: :data:`loupe.faces.queries.UNCLUSTERED`).
+    Returns ``{"face_id", "person_id"}`` (``person_id`` None).
 
     Raises:
         PeopleError: no such face, or it has no person.
@@ -442,7 +443,6 @@ def reject(conn: psycopg.Connection, tenant_id: int, languages: list[str], face_
         conn.execute(q.UNASSIGN_FACE, {"face_id": face_id})
         conn.execute(q.DROP_EMPTY_PEOPLE, {"tenant_id": tenant_id})
         rebuild_documents(conn, tenant_id, row[2], languages)
-        cluster(conn, tenant_id, languages)
     new = conn.execute(q.FACE, {"face_id": face_id, "tenant_id": tenant_id}).fetchone()
     return {"face_id": face_id, "person_id": new[1]}
 

@@ -57,9 +57,15 @@ SET faces = EXCLUDED.faces, skipped = EXCLUDED.skipped, scanned_at = now()
 """
 
 # Faces waiting for a cluster, oldest first.
+# Faces to cluster: those without a person that no one said "not this
+# person" about. A rejected face stays unassigned: clustering it again put it
+# into whichever person was nearest next (a face rejected from one unnamed
+# person landed in another of strangers and clip art), a guess after a
+# person had just said the guess was wrong.
 UNCLUSTERED = """
 SELECT id, descriptor::text, region_name FROM face
 WHERE tenant_id = %(tenant_id)s AND person_id IS NULL
+  AND NOT EXISTS (SELECT 1 FROM face_rejection r WHERE r.face_id = face.id)
 ORDER BY region_name IS NULL, id
 """
 
