@@ -1,5 +1,6 @@
 """Work that happens by itself: what an ingest or an upload leaves to do —
-perceptual hashes, machine words, the vectors of the active lanes — done by
+perceptual hashes, machine words, people from the names written in files,
+the vectors of the active lanes — done by
 the server in one background thread, so that nobody has to run ``loupe
 hash``, ``loupe enrich`` or ``loupe embed`` by hand for pictures uploaded
 through the web app. Each pass runs the same resumable stage functions as
@@ -18,8 +19,10 @@ from typing import Any
 from ..library import Library
 
 #: The passes, in order: hashes and machine words first (cheap, and the
-#: text lane embeds the machine words), then vectors.
-TASKS = ("hashes", "machine words", "vectors")
+#: text lane embeds the machine words), names written in files as people
+#: (:func:`loupe.faces.regions.faces_from_regions`, no detector needed), then
+#: vectors.
+TASKS = ("hashes", "machine words", "names from files", "vectors")
 
 
 class BackgroundWork:
@@ -92,6 +95,9 @@ class BackgroundWork:
             self._set(task="machine words", done=0, total=0)
             m = lib.enrich(progress=self._progress("machine words"))
             did["machine words"] = f"{m['computed']:,} computed, {m['skipped']:,} skipped"
+            self._set(task="names from files", done=0, total=0)
+            r = lib.file_names_to_people()
+            did["names from files"] = f"{r['faces']:,} faces, {r['people']:,} new people"
             waiting = sum(lib.vectors_waiting().values())
             if waiting:
                 self._set(task="vectors", done=0, total=waiting)
