@@ -333,10 +333,12 @@ class Library(ModelMethods, PeopleMethods):
 
     # -- vocabularies and settings ---------------------------------------------------
 
-    def import_vocabulary(self, path: str | Path, *, name: str | None = None) -> dict[str, Any]:
+    def import_vocabulary(self, path: str | Path, *, name: str | None = None,
+                          progress: ProgressFn | None = None) -> dict[str, Any]:
         """Import (or replace) a controlled vocabulary.
         Stage: :func:`loupe.document.rebuild.import_vocabulary`."""
-        return rebuild.import_vocabulary(self.conn, self.tenant_id, self.languages(), path, name)
+        return rebuild.import_vocabulary(self.conn, self.tenant_id, self.languages(), path, name,
+                                         progress=progress)
 
     def vocabularies(self) -> list[dict[str, Any]]:
         """The tenant's vocabularies. Stage: :func:`loupe.document.rebuild.vocabularies`."""

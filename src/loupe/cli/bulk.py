@@ -8,6 +8,7 @@ import json
 import click
 
 from ..bulk.actions import ACTIONS, BulkError, ConfirmationRequired, by_match_rule
+from ..bulk.words import bulk_sentence
 from ..terminal import echo, term
 from .context import _Ctx, _assets, _emit_json
 from .users import _access_call
@@ -51,11 +52,12 @@ def bulk(obj: _Ctx, action: str, value: str, query: str, scope: tuple[str, ...],
     total = f"total {'' if out['total_exact'] else 'at least '}{out['total']:,}"
     if out["dry_run"]:
         would = by_match_rule(out["match"], out["matched_all_terms"], out["matched_any"])
-        echo(f"dry run: {action} {out['value']!r} would apply to {_assets(would)} "
-                   f"(result {out['verdict']}, {total}); nothing changed")
+        said = bulk_sentence(action, out["value"], would, dry_run=True)
+        echo(f"dry run: {said.removesuffix('; nothing changed.')} (result {out['verdict']}, "
+             f"{total}); nothing changed")
     else:
-        echo(f"{action} {out['value']!r} applied to {_assets(out['count'])} "
-                   f"(result {out['verdict']}, {total}; audit #{out['audit_id']})")
+        said = bulk_sentence(action, out["value"], out["count"]).removesuffix(".")
+        echo(f"{said} (result {out['verdict']}, {total}; audit #{out['audit_id']})")
     echo(f"match rule: {rule} — {out['matched_all_terms']:,} hold every term, "
                f"{out['matched_any']:,} ranked")
 
