@@ -31,6 +31,13 @@ def test_a_bulk_outcome_is_said_in_words(lib, photos, db_url, home):
     out = CliRunner().invoke(main, cli + ["remove_keyword", "Feline", "-q", "cat 02"])
     assert out.output.splitlines()[0].startswith("Remove keyword “Feline”: applied to 1 asset ")
     assert lib.search("feline").total == 2
+    # the search's filters narrow a bulk action too
+    out = CliRunner().invoke(main, cli + ["add_keyword", "tabby", "-q", "cat",
+                                          "--keyword", "feline"])
+    assert out.output.splitlines()[0].startswith("Add keyword “tabby”: applied to 2 assets "), \
+        out.output
+    out = CliRunner().invoke(main, cli + ["add_keyword", "x", "-q", "cat", "--where", "{"])
+    assert out.exit_code == 1 and "not JSON" in out.output
 
 
 def test_a_vocabulary_import_reports_its_progress(lib, photos, tmp_path):

@@ -11,6 +11,7 @@ from ..bulk.actions import ACTIONS, BulkError, ConfirmationRequired, by_match_ru
 from ..bulk.words import bulk_sentence
 from ..terminal import echo, term
 from .context import _Ctx, _assets, _emit_json
+from .options import _filter_options, _filter_tree
 from .users import _access_call
 
 
@@ -28,18 +29,26 @@ from .users import _access_call
 @click.option("--dry-run", is_flag=True, help="Only count: change nothing.")
 @click.option("--yes", "confirm", is_flag=True,
               help="Confirm an action on a result that is not proven complete.")
+@_filter_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def bulk(obj: _Ctx, action: str, value: str, query: str, scope: tuple[str, ...],
-         lang: str | None, any_term: bool, dry_run: bool, confirm: bool, as_json: bool) -> None:
+         lang: str | None, any_term: bool, dry_run: bool, confirm: bool, as_json: bool,
+         **filter_kw) -> None:
     """Apply ACTION with VALUE to the assets the search finds that hold every
-    query term (--any-term: every asset it ranks), in one transaction,
-    recorded in the audit log. On a truncated or unknown result nothing
-    happens unless --yes is given. Dates: YYYY-MM-DD ('' clears)."""
+    query term (--any-term: every asset it ranks), narrowed by the filters
+    of 'loupe search' (--where JSON, --keyword, --captured ...), in one
+    transaction, recorded in the audit log. On a truncated or unknown result
+    nothing happens unless --yes is given. Dates: YYYY-MM-DD ('' clears)."""
+    filter_kw.pop("facets")
+    try:
+        tree = _filter_tree(filter_kw)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
     with obj.open() as lib:
         try:
             out = lib.bulk(action, value, query=query, scope=list(scope) or None, lang=lang,
-                           confirm=confirm, any_term=any_term, dry_run=dry_run)
+                           confirm=confirm, any_term=any_term, dry_run=dry_run, filters=tree)
         except ConfirmationRequired as exc:
             raise click.ClickException(f"{exc} (add --yes)") from exc
         except (BulkError, ValueError, LookupError) as exc:
