@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from imaging import make_image
+from imaging import exiftool_write, make_image
 from loupe.bulk import BulkError
 from loupe.bulk.words import bulk_sentence
 from test_web_api import fresh_site  # noqa: F401 (fixture)
@@ -125,14 +125,25 @@ def test_the_server_computes_an_uploads_vectors_by_itself(db_url, home, tmp_path
             raise AssertionError(f"still waiting: {s}")
         s = drained()
         png = make_image(tmp_path / "up" / "red-kettle.png", color=(250, 5, 5)).read_bytes()
-        r = client.post("/api/upload", files=[("files", ("red-kettle.png", png, "image/png"))],
-                        headers=tok["bob"])
-        assert r.status_code == 200 and r.json()["stored"] == 1, r.text
+        # a picture with a name written over a face (MWG region), and no face detection asked for
+        crew = make_image(tmp_path / "up" / "crew.jpg", size=(200, 150))
+        exiftool_write(crew, "-XMP-mwg-rs:RegionInfo={RegionList=[{Area={X=0.3,Y=0.4,W=0.2,"
+                             "H=0.3,Unit=normalized},Type=Face,Name=Eileen Collins}]}")
+        r = client.post("/api/upload", files=[("files", ("red-kettle.png", png, "image/png")),
+                                              ("files", ("crew.jpg", crew.read_bytes(),
+                                                         "image/jpeg"))], headers=tok["bob"])
+        assert r.status_code == 200 and r.json()["stored"] == 2, r.text
         s = drained()
+        for _ in range(120):   # (the pass after the upload's wakes it reads the names)
+            people = [p["label"] for p in client.get("/api/people", headers=tok["bob"]).json()]
+            if people:
+                break
+            time.sleep(0.25)
+        assert people == ["Eileen Collins"]
         assert s["background_text"].startswith("Waiting for work; the last pass ended ")
         # members are not shown the tenant's work
         assert client.get("/api/status", headers=tok["bob"]).json().get("background") is None
     with Library.open(home, database_url=db_url) as lib:
         assert lib.vectors_waiting() == {}
         n = lib.conn.execute("SELECT count(*) FROM asset_vector").fetchone()[0]
-        assert n == assets + 1
+        assert n == assets + 2

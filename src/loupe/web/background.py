@@ -20,8 +20,8 @@ from ..library import Library
 
 #: The passes, in order: hashes and machine words first (cheap, and the
 #: text lane embeds the machine words), names written in files as people
-#: (:func:`loupe.faces.regions.faces_from_regions`, no detector needed), then
-#: vectors.
+#: (:func:`loupe.faces.regions.faces_from_regions`, no detector needed; at
+#: the first pass and after an upload), then vectors.
 TASKS = ("hashes", "machine words", "names from files", "vectors")
 
 
@@ -38,6 +38,7 @@ class BackgroundWork:
         self.every_s = every_s
         self._wake = threading.Event()
         self._stop = threading.Event()
+        self._regions_due = True
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._state: dict[str, Any] = {"task": None, "done": 0, "total": 0, "passes": 0,
@@ -56,7 +57,9 @@ class BackgroundWork:
             self._thread.join(timeout_s)
 
     def kick(self) -> None:
-        """Run a pass now (after an upload) rather than at the next tick."""
+        """Run a pass now (after an upload) rather than at the next tick,
+        reading the names written in files too."""
+        self._regions_due = True
         self._wake.set()
 
     def state(self) -> dict[str, Any]:
@@ -95,9 +98,13 @@ class BackgroundWork:
             self._set(task="machine words", done=0, total=0)
             m = lib.enrich(progress=self._progress("machine words"))
             did["machine words"] = f"{m['computed']:,} computed, {m['skipped']:,} skipped"
-            self._set(task="names from files", done=0, total=0)
-            r = lib.file_names_to_people()
-            did["names from files"] = f"{r['faces']:,} faces, {r['people']:,} new people"
+            # (reading every file's regions is a scan of the tenant's files:
+            # at the first pass and after an upload, not at every tick)
+            if self._regions_due:
+                self._regions_due = False
+                self._set(task="names from files", done=0, total=0)
+                r = lib.file_names_to_people()
+                did["names from files"] = f"{r['faces']:,} faces, {r['people']:,} new people"
             waiting = sum(lib.vectors_waiting().values())
             if waiting:
                 self._set(task="vectors", done=0, total=waiting)
