@@ -110,6 +110,9 @@ def test_the_timeline_counts_exactly_what_its_links_show(site):
     assert _verdict(shown) == "1 result — the only one." and n == 1
     chip = re.search(r'<li class="chip">([^<]+) <a', shown).group(1)
     assert unescape(chip) == "captured in May 2019"
+    # the timeline marks the month the page shows, and only it
+    assert re.findall(r'class="month-link" aria-current="page" data-month="([\d-]+)"', shown) \
+        == ["2019-05"]
     # the admin's timeline also counts the undated assets (every 10th file)
     page = client.get("/", headers=heads["admin"]).text
     assert f'<p class="hint" id="undated">{N // 10} without a capture date.</p>' in page

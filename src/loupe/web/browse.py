@@ -74,15 +74,21 @@ def month_range(year: int, month: int | None) -> dict[str, str]:
     return {"from": f"{year:04d}-{month:02d}-01", "to": f"{nxt[0]:04d}-{nxt[1]:02d}-01"}
 
 
+def filter_json(node: dict[str, Any]) -> str:
+    """A filter node as the ``filters`` parameter of a browsing link (the page
+    compares it with its own to mark the link of what it shows)."""
+    return json.dumps(node, ensure_ascii=False)
+
+
 def _filter_url(node: dict[str, Any], lang: str = "") -> str:
-    return "/?" + urlencode({"filters": json.dumps(node, ensure_ascii=False),
-                             **({"lang": lang} if lang else {})})
+    return "/?" + urlencode({"filters": filter_json(node), **({"lang": lang} if lang else {})})
 
 
 def timeline(lib: Library, lang: str = "") -> dict[str, Any]:
     """The viewer's readable assets by capture year and month (UTC), newest
-    first: ``{"years": [{"year", "count", "url", "months": [{"month",
-    "name", "count", "url"}]}], "undated": int}``. Each ``url`` is the home
+    first: ``{"years": [{"year", "count", "url", "filters", "months":
+    [{"month", "name", "count", "url", "filters"}]}], "undated": int}``
+    (``filters``: the link's filter JSON). Each ``url`` is the home
     page filtered to that year or month (``{"captured": month_range(...)}``),
     whose total is exactly ``count``: an asset counts in a month when a file
     the viewer may read was captured then (so one asset may count in two
@@ -95,12 +101,14 @@ def timeline(lib: Library, lang: str = "") -> dict[str, Any]:
         if y is None:
             undated = n
         elif m is None:
-            years.append({"year": y, "count": n, "months": [],
-                          "url": _filter_url({"captured": month_range(y, None)}, lang)})
+            node = {"captured": month_range(y, None)}
+            years.append({"year": y, "count": n, "months": [], "filters": filter_json(node),
+                          "url": _filter_url(node, lang)})
         else:
+            node = {"captured": month_range(y, m)}
             years[-1]["months"].append({
                 "month": m, "name": calendar.month_abbr[m], "count": n,
-                "url": _filter_url({"captured": month_range(y, m)}, lang)})
+                "filters": filter_json(node), "url": _filter_url(node, lang)})
     return {"years": years, "undated": undated}
 
 
