@@ -91,8 +91,9 @@ def proxy_options(trusted_proxies: tuple[str, ...] | list[str]) -> dict[str, obj
 @click.option("--background-every-s", default=10.0, show_default=True,
               type=click.FloatRange(0, 86_400),
               help="Seconds between the server's passes over what ingests and uploads leave "
-                   "to do (hashes, machine words, vectors; an upload starts one at once); "
-                   "0 leaves it to 'loupe hash', 'loupe enrich' and 'loupe embed'.")
+                   "to do (hashes, machine words, people from names written in files, "
+                   "vectors; an upload starts one at once); 0 leaves it to 'loupe hash', "
+                   "'loupe enrich', 'loupe faces' and 'loupe embed'.")
 @click.pass_obj
 def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_mb: int,
           upload_quota_mb: int, upload_quota_files: int, upload_max_words: int = 300,

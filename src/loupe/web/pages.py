@@ -5,6 +5,7 @@ loads further pages as one scrolls."""
 
 from __future__ import annotations
 
+import json
 import secrets
 from pathlib import Path
 from typing import Annotated
@@ -178,8 +179,6 @@ def _browse_filter(scope: list[str]) -> str:
     """A scope without query text, browsed: the collection filter of it
     (their union), so the grid, the chips and the total are the filtered
     set's (docs/filters.md)."""
-    import json
-
     nodes = [{"collection": s} for s in scope]
     return json.dumps(nodes[0] if len(nodes) == 1 else {"any": nodes}, ensure_ascii=False)
 
