@@ -22,6 +22,13 @@ if [ ! -x /usr/bin/chromium ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 
+# axe-core (npm) for the browser tests' accessibility check, injected into
+# the pages by Playwright (tests/test_web_accessibility_browser.py).
+if command -v npm >/dev/null 2>&1 && [ ! -f "$(npm root -g)/axe-core/axe.min.js" ]; then
+  echo "setup: installing axe-core (accessibility check of the web app's pages)"
+  $SUDO npm install -g --silent axe-core@4 >/dev/null
+fi
+
 PYTHON="${PYTHON:-python3}"
 if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
   echo "setup: Loupe needs Python 3.11 or newer ($PYTHON is $("$PYTHON" --version 2>&1))" >&2

@@ -88,7 +88,7 @@ def test_cli_states_the_rule_and_the_counts(lighthouses: Library, db_url, home):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
-        "dry run: add_keyword 'beacon' would apply to 10 assets (result complete, "
+        "dry run: Add keyword “beacon”: would apply to 10 assets (result complete, "
         "total 30); nothing changed",
         "match rule: assets holding every query term — 10 hold every term, 30 ranked",
         f"The action would change 10 assets (confirmation {night}). To apply it to exactly "

@@ -199,7 +199,7 @@ def test_users_grants_and_bulk_from_the_command_line(tmp_path: Path, photos: Pat
                  check=False)
     assert member.returncode == 1 and "alice is not an admin of this tenant" in member.stderr
     out = run(["bulk", "add_keyword", "approved", "-q", "harbour", "--in", "shared"], env)
-    assert re.match(r"add_keyword 'approved' applied to 2 assets \(result complete, "
+    assert re.match(r"Add keyword “approved”: applied to 2 assets \(result complete, "
                     r"total 2; audit #\d+\)", out.stdout)
     run(["settings", "--raw-cap", "1", "--keep-cap", "1"], env)
     refused = run(["bulk", "set_rights_expiry", "2030-01-01", "-q", "harbour"], env, check=False)

@@ -336,14 +336,15 @@ class Library(ModelMethods, PeopleMethods):
 
     # -- vocabularies and settings ---------------------------------------------------
 
-    def import_vocabulary(self, path: str | Path, *, name: str | None = None) -> dict[str, Any]:
+    def import_vocabulary(self, path: str | Path, *, name: str | None = None,
+                          progress: ProgressFn | None = None) -> dict[str, Any]:
         """Import (or replace) a controlled vocabulary.
         Stage: :func:`loupe.document.rebuild.import_vocabulary`."""
         languages = self.languages()
         # its one transaction rebuilds many assets' documents: a deadlock
         # with another writer of them is run again (loupe.db.retry)
         return retrying(self.conn, lambda: rebuild.import_vocabulary(
-            self.conn, self.tenant_id, languages, path, name))
+            self.conn, self.tenant_id, languages, path, name, progress=progress))
 
     def vocabularies(self) -> list[dict[str, Any]]:
         """The tenant's vocabularies. Stage: :func:`loupe.document.rebuild.vocabularies`."""

@@ -20,6 +20,11 @@ def _people():   # imported when first used (``loupe`` commands start faster wit
     return people
 
 
+def _regions():
+    from .faces import regions
+    return regions
+
+
 class PeopleMethods:
     """Mixed into :class:`loupe.Library`, whose attributes these methods use."""
 
@@ -34,10 +39,28 @@ class PeopleMethods:
 
     def faces(self, *, progress: ProgressFn | None = None,
               limit: int | None = None) -> dict[str, Any]:
-        """Find and cluster the faces not scanned yet. Stage: :func:`loupe.faces.people.scan`."""
+        """Find and cluster the faces not scanned yet, then make faces of the
+        names written in files that no face covers (``regions``: ``{"assets",
+        "faces", "people"}``). With face detection not installed, the names
+        in files still become people before FacesUnavailable is raised.
+        Stages: :func:`loupe.faces.people.scan`,
+        :func:`loupe.faces.regions.faces_from_regions`."""
         self._manage()
-        return _people().scan(self.conn, self.tenant_id, self.languages(),
-                              progress=progress, limit=limit)
+        try:
+            out = _people().scan(self.conn, self.tenant_id, self.languages(),
+                                 progress=progress, limit=limit)
+        except _people().detect.FacesUnavailable:
+            _regions().faces_from_regions(self.conn, self.tenant_id, self.languages())
+            raise
+        out["regions"] = _regions().faces_from_regions(self.conn, self.tenant_id,
+                                                       self.languages())
+        return out
+
+    def file_names_to_people(self) -> dict[str, int]:
+        """Faces and people from the names written in files, without a
+        detector. Stage: :func:`loupe.faces.regions.faces_from_regions`."""
+        self._manage()
+        return _regions().faces_from_regions(self.conn, self.tenant_id, self.languages())
 
     def faces_status(self) -> dict[str, Any]:
         """Face detection's availability and counts. Stage: :func:`loupe.faces.people.stats`."""

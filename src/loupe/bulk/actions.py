@@ -141,6 +141,10 @@ ACTIONS = {
                   "for viewers of the whole asset)",
     "set_label": "a colour label (Red, Yellow, ...), or empty to clear (replaces the files' "
                  "own for viewers of the whole asset)",
+    "remove_keyword": "a keyword added in Loupe (add_keyword), case-insensitive; keywords "
+                      "written in the files stay (edit the files)",
+    "remove_from_collection": "the name of a hand-made collection (which must exist; folders "
+                              "are collections of the files themselves and stay)",
 }
 
 
@@ -160,7 +164,7 @@ def check_action(action: str, value: Any) -> Any:
         if value is None or (isinstance(value, str) and not value.strip()):
             return None
         return _text(value, "a label")
-    return _text(value, "a keyword" if action == "add_keyword" else "a collection name")
+    return _text(value, "a keyword" if action.endswith("_keyword") else "a collection name")
 
 
 #: The match rules: which of a search's rows a bulk action reaches.
@@ -271,13 +275,23 @@ def apply_action(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, langu
             if action == "add_keyword":
                 changed = [r[0] for r in conn.execute(q.ADD_KEYWORD, {**params,
                                                                       "keyword": checked})]
+            elif action == "remove_keyword":
+                changed = [r[0] for r in conn.execute(q.REMOVE_KEYWORD, {**params,
+                                                                         "keyword": checked})]
             else:
                 row = conn.execute(q.HAND_MADE_COLLECTION, {"tenant_id": tenant_id,
                                                             "path": checked}).fetchone()
-                coll = row[0] if row else conn.execute(q.CREATE_HAND_MADE_COLLECTION, {
-                    "tenant_id": tenant_id, "path": checked}).fetchone()[0]
-                changed = [r[0] for r in conn.execute(q.ADD_TO_COLLECTION, {
-                    **params, "collection_id": coll})]
+                if action == "remove_from_collection":
+                    if row is None:
+                        raise BulkError(f"there is no hand-made collection {checked!r} to "
+                                        f"remove assets from")
+                    changed = [r[0] for r in conn.execute(q.REMOVE_FROM_COLLECTION, {
+                        **params, "collection_id": row[0]})]
+                else:
+                    coll = row[0] if row else conn.execute(q.CREATE_HAND_MADE_COLLECTION, {
+                        "tenant_id": tenant_id, "path": checked}).fetchone()[0]
+                    changed = [r[0] for r in conn.execute(q.ADD_TO_COLLECTION, {
+                        **params, "collection_id": coll})]
             for asset_id in changed:
                 rebuild_documents(conn, tenant_id, asset_id, languages)
         shown = checked.isoformat() if isinstance(checked, datetime) else checked

@@ -47,6 +47,14 @@ ON CONFLICT DO NOTHING
 RETURNING asset_id
 """)
 
+# Keywords people added (asset_keyword), of that spelling in any case; the
+# keywords written in the files are not in this table and stay.
+REMOVE_KEYWORD = ("""
+DELETE FROM asset_keyword k USING asset a
+WHERE k.asset_id = a.id AND lower(k.keyword) = lower(%(keyword)s) AND""" + _READABLE + """
+RETURNING k.asset_id
+""")
+
 # A hand-made collection by name (no source): found, or created.
 HAND_MADE_COLLECTION = """
 SELECT id FROM collection
@@ -62,6 +70,12 @@ INSERT INTO collection_member (collection_id, asset_id)
 SELECT %(collection_id)s, a.id FROM asset a WHERE""" + _READABLE + """
 ON CONFLICT DO NOTHING
 RETURNING asset_id
+""")
+
+REMOVE_FROM_COLLECTION = ("""
+DELETE FROM collection_member cm USING asset a
+WHERE cm.collection_id = %(collection_id)s AND cm.asset_id = a.id AND""" + _READABLE + """
+RETURNING cm.asset_id
 """)
 
 AUDIT = """

@@ -4,11 +4,13 @@ library, its ranking settings and its vocabularies."""
 from __future__ import annotations
 
 import click
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 
 from ..db import DatabaseUnavailable
 from ..terminal import echo
 from ..library import Library
-from .context import _Ctx, _emit_json
+from .context import _Ctx, _emit_json, err_console
 
 
 @click.command()
@@ -119,9 +121,14 @@ def vocabulary_import(obj: _Ctx, path: str, name: str | None, as_json: bool) -> 
     """Import or replace a vocabulary from a JSON, CSV or SKOS (Turtle/RDF) file."""
     from ..document.vocabulary import VocabularyError
 
-    with obj.open() as lib:
+    columns = [TextColumn("vocabulary"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TimeRemainingColumn()]
+    with obj.open() as lib, Progress(*columns, console=err_console, transient=True,
+                                     disable=as_json or not err_console.is_terminal) as bar:
+        task = bar.add_task("vocabulary", total=None)
         try:
-            info = lib.import_vocabulary(path, name=name)
+            info = lib.import_vocabulary(path, name=name, progress=lambda d, t: bar.update(
+                task, completed=d, total=t))
         except VocabularyError as exc:
             raise click.ClickException(str(exc)) from exc
     if as_json:

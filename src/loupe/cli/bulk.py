@@ -10,8 +10,10 @@ from typing import Any
 import click
 
 from ..bulk.actions import ACTIONS, BulkError, ConfirmationRequired, by_match_rule
+from ..bulk.words import bulk_sentence
 from ..terminal import echo, term
 from .context import _Ctx, _assets, _emit_json
+from .options import _filter_options, _filter_tree
 from .users import _access_call
 
 
@@ -88,23 +90,30 @@ def _refusal(exc: ConfirmationRequired) -> dict[str, Any]:
                    "even when the result is not proven complete; if the set changed, "
                    "nothing is applied.")
 @click.option("--yes", is_flag=True, hidden=True, expose_value=False, callback=_no_yes)
+@_filter_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def bulk(obj: _Ctx, action: str, value: str, query: str, scope: tuple[str, ...],
          lang: str | None, any_term: bool, dry_run: bool, confirmation: str | None,
-         as_json: bool) -> None:
+         as_json: bool, **filter_kw) -> None:
     """Apply ACTION with VALUE to the assets the search finds that hold every
-    query term (--any-term: every asset it ranks), in one transaction,
-    recorded in the audit log. On a truncated or unknown result nothing
-    happens: Loupe prints the count and the confirmation (COUNT:DIGEST of
-    the assets' ids) to repeat the command with --confirm; it then applies
+    query term (--any-term: every asset it ranks), narrowed by the filters
+    of 'loupe search' (--where JSON, --keyword, --captured ...), in one
+    transaction, recorded in the audit log. On a truncated or unknown result
+    nothing happens: Loupe prints the count and the confirmation (COUNT:DIGEST
+    of the assets' ids) to repeat the command with --confirm; it then applies
     only if the set is still that one, else it prints the new count and
     confirmation and changes nothing (exit 1). Dates: YYYY-MM-DD ('' clears)."""
+    filter_kw.pop("facets")
+    try:
+        tree = _filter_tree(filter_kw)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
     with obj.open() as lib:
         try:
             out = lib.bulk(action, value, query=query, scope=list(scope) or None, lang=lang,
                            confirm=confirmation is not None, any_term=any_term,
-                           dry_run=dry_run, confirmation=confirmation)
+                           dry_run=dry_run, confirmation=confirmation, filters=tree)
         except ConfirmationRequired as exc:
             refused = _refusal(exc)
             if as_json:
@@ -120,11 +129,12 @@ def bulk(obj: _Ctx, action: str, value: str, query: str, scope: tuple[str, ...],
     total = f"total {'' if out['total_exact'] else 'at least '}{out['total']:,}"
     if out["dry_run"]:
         would = by_match_rule(out["match"], out["matched_all_terms"], out["matched_any"])
-        echo(f"dry run: {action} {out['value']!r} would apply to {_assets(would)} "
-                   f"(result {out['verdict']}, {total}); nothing changed")
+        said = bulk_sentence(action, out["value"], would, dry_run=True)
+        echo(f"dry run: {said.removesuffix('; nothing changed.')} (result {out['verdict']}, "
+             f"{total}); nothing changed")
     else:
-        echo(f"{action} {out['value']!r} applied to {_assets(out['count'])} "
-                   f"(result {out['verdict']}, {total}; audit #{out['audit_id']})")
+        said = bulk_sentence(action, out["value"], out["count"]).removesuffix(".")
+        echo(f"{said} (result {out['verdict']}, {total}; audit #{out['audit_id']})")
     echo(f"match rule: {rule} — {out['matched_all_terms']:,} hold every term, "
                f"{out['matched_any']:,} ranked")
     if out["dry_run"]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import sys
 
 import click
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 
 from ..terminal import echo
-from .context import _Ctx, _emit_json
+from .context import _Ctx, _emit_json, err_console
 
 
 @click.group()
@@ -176,6 +178,28 @@ def _spawn_embed(obj: _Ctx, lane: str | None) -> str:
     return f"embedding in the background (pid {proc.pid}), log: {log}"
 
 
+def _embed_with_progress(lib, lane: str | None, *, quiet: bool):
+    """``lib.embed`` with a progress bar on a terminal (vectors written of
+    those waiting, every lane together); nothing drawn otherwise, where the
+    summary lines say what was done."""
+    waiting = lib.vectors_waiting()
+    total = waiting.get(lane, 0) if lane else sum(waiting.values())
+    columns = [TextColumn("embed"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TimeRemainingColumn()]
+    seen = {"base": 0, "last": 0}
+
+    with Progress(*columns, console=err_console, disable=quiet or not err_console.is_terminal,
+                  transient=True) as bar:
+        task = bar.add_task("embed", total=total or None)
+
+        def progress(written: int) -> None:
+            if written < seen["last"]:      # the next lane's count starts again at 0
+                seen["base"] += seen["last"]
+            seen["last"] = written
+            bar.update(task, completed=seen["base"] + written)
+        return _model_call(lambda: lib.embed(lane=lane, progress=progress))
+
+
 @click.command()
 @click.option("--lane", type=click.Choice(["image", "text"]), help="Only this lane.")
 @click.option("--background", is_flag=True,
@@ -189,7 +213,7 @@ def embed(obj: _Ctx, lane: str | None, background: bool, as_json: bool) -> None:
         echo(_spawn_embed(obj, lane))
         return
     with obj.open() as lib:
-        out = _model_call(lambda: lib.embed(lane=lane))
+        out = _embed_with_progress(lib, lane, quiet=as_json)
     rows = [{"lane": s.lane, "model": s.model, "written": s.written, "unchanged": s.unchanged,
              "replaced": s.replaced, "content_sha256": s.content_sha256,
              "failed": [{"asset_id": a, "reason": r} for a, r in s.failed]} for s in out]

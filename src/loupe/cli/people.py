@@ -200,11 +200,12 @@ def people_hide(obj: _Ctx, person_id: int, unhide: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def people_reject(obj: _Ctx, face_id: int, as_json: bool) -> None:
-    """"Not this person": FACE_ID leaves its person for good and is clustered anew."""
+    """"Not this person": FACE_ID leaves its person for good and stays
+    without one (clustering leaves it alone)."""
     with obj.open() as lib:
         out = _people_call(lambda: lib.reject_face(face_id))
     if as_json:
         _emit_json(out)
     else:
-        console.print(f"face {out['face_id']} is now in person {out['person_id']}",
+        console.print(f"face {out['face_id']} now belongs to no person (not clustered again)",
                       markup=False, highlight=False)

@@ -4,6 +4,7 @@ imported vocabulary."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +42,14 @@ def set_languages(conn: psycopg.Connection, tenant_id: int, langs: list[str]) ->
 
 
 def import_vocabulary(conn: psycopg.Connection, tenant_id: int, langs: list[str],
-                      path: str | Path, name: str | None = None) -> dict[str, Any]:
+                      path: str | Path, name: str | None = None, *,
+                      progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Import (or replace) the controlled vocabulary in file ``path`` (JSON,
     CSV or SKOS; named ``name``, else as the file says;
     :func:`loupe.document.vocabulary.read_vocabulary`) and rebuild, in
     ``langs``, the documents of the assets tagged before or after, all in one
-    transaction.
+    transaction. ``progress(done, total)``: assets whose documents were
+    rebuilt, of those to rebuild, after each.
 
     Returns ``{"vocabulary", "terms", "assets_tagged", "documents_rebuilt"}``.
 
@@ -60,8 +63,12 @@ def import_vocabulary(conn: psycopg.Connection, tenant_id: int, langs: list[str]
         before = {r[0] for r in conn.execute(q.ASSETS_WITH_VOCABULARY, params)}
         vocab_id = store_vocabulary(conn, tenant_id, vocab_name, terms)
         after = {r[0] for r in conn.execute(AFFECTED_ASSETS, params)}
-        rebuilt = sum(rebuild_documents(conn, tenant_id, asset_id, langs)
-                      for asset_id in sorted(before | after))
+        todo = sorted(before | after)
+        rebuilt = 0
+        for done, asset_id in enumerate(todo, 1):
+            rebuilt += rebuild_documents(conn, tenant_id, asset_id, langs)
+            if progress:
+                progress(done, len(todo))
         tagged = conn.execute(q.VOCABULARY_ASSETS, {"vocabulary_id": vocab_id}).fetchone()[0]
     return {"vocabulary": vocab_name, "terms": len(terms), "assets_tagged": tagged,
             "documents_rebuilt": rebuilt}

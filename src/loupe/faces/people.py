@@ -61,6 +61,9 @@ REGION_OVERLAP = 0.3
 SCAN_BATCH = 8
 #: Longest accepted person name (characters), also enforced by migration 0022.
 MAX_NAME = 200
+#: The pseudo-detector of faces from the named regions of files
+#: (:mod:`loupe.faces.regions`, migration 0047).
+REGION_DETECTOR = "file region"
 
 
 class PeopleError(ValueError):
@@ -165,6 +168,10 @@ def scan(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
                 conn.execute(q.STORE_SCAN, {"asset_id": asset_id, "tenant_id": tenant_id,
                                             "detector": detector, "faces": len(faces),
                                             "skipped": reason})
+                # (its region faces went with the old faces: the regions the
+                # detector missed are read again, loupe.faces.regions)
+                conn.execute(q.FORGET_REGIONS_READ, {"asset_id": asset_id,
+                                                     "detector": REGION_DETECTOR})
                 found += len(faces)
                 skipped += reason is not None
             for asset_id in rescanned:
@@ -189,7 +196,8 @@ def cluster(conn: psycopg.Connection, tenant_id: int, languages: list[str]) -> i
         for face_id, descriptor, region_name in conn.execute(
                 q.UNCLUSTERED, {"tenant_id": tenant_id}).fetchall():
             person_id, confirmed = None, False
-            near = conn.execute(q.NEAREST_CLUSTERED, {
+            # (a face from a file's region has no descriptor: only its name places it)
+            near = [] if descriptor is None else conn.execute(q.NEAREST_CLUSTERED, {
                 "tenant_id": tenant_id, "descriptor": descriptor,
                 "face_id": face_id, "k": NEIGHBOURS}).fetchall()
             # (the session's HNSW iterative scan is relaxed_order: take the minimum)
@@ -434,8 +442,9 @@ def split(conn: psycopg.Connection, tenant_id: int, languages: list[str], person
 def reject(conn: psycopg.Connection, tenant_id: int, languages: list[str], face_id: int, *,
            by: str) -> dict[str, Any]:
     """"Not this person": the face leaves its person and never joins it
-    again (remembered in ``face_rejection``); it is clustered anew at once.
-    Returns ``{"face_id", "person_id"}`` (its new person).
+    again (remembered in ``face_rejection``); it stays without a person
+    (clustering leaves rejected faces alone: :data:`loupe.faces.queries.UNCLUSTERED`).
+    Returns ``{"face_id", "person_id"}`` (``person_id`` None).
 
     Raises:
         PeopleError: no such face, or it has no person.
@@ -448,7 +457,6 @@ def reject(conn: psycopg.Connection, tenant_id: int, languages: list[str], face_
         conn.execute(q.UNASSIGN_FACE, {"face_id": face_id})
         conn.execute(q.DROP_EMPTY_PEOPLE, {"tenant_id": tenant_id})
         rebuild_documents(conn, tenant_id, row[2], languages)
-        cluster(conn, tenant_id, languages)
     new = conn.execute(q.FACE, {"face_id": face_id, "tenant_id": tenant_id}).fetchone()
     return {"face_id": face_id, "person_id": new[1]}
 

@@ -41,6 +41,32 @@ WHERE asset_id = %(asset_id)s AND person_id IS NOT NULL
 """
 DELETE_OLD_FACES = "DELETE FROM face WHERE asset_id = %(asset_id)s"
 
+# Names written in files, for faces without a detector (migration 0047): the
+# named regions of each asset of the tenant whose regions were not read yet
+# (no face_scan row of the pseudo-detector %(detector)s; a detector's scan of
+# the asset removes that row, so the regions it missed are read again), in
+# id order after %(after)s. The faces the asset already has (a detector's),
+# as boxes, come along: a region over one of them is that face.
+ASSETS_WITH_REGIONS = """
+SELECT a.id,
+       jsonb_agg(r) FILTER (WHERE r ->> 'name' IS NOT NULL),
+       (SELECT coalesce(jsonb_agg(jsonb_build_object('x', x.box_x, 'y', x.box_y,
+                                                     'w', x.box_w, 'h', x.box_h)), '[]')
+        FROM face x WHERE x.asset_id = a.id)
+FROM asset a
+JOIN asset_file f ON f.asset_id = a.id
+CROSS JOIN LATERAL jsonb_array_elements(
+    CASE WHEN jsonb_typeof(f.metadata -> 'regions') = 'array' THEN f.metadata -> 'regions'
+         ELSE '[]'::jsonb END) r
+WHERE a.tenant_id = %(tenant_id)s AND a.id > %(after)s
+  AND NOT EXISTS (SELECT 1 FROM face_scan s WHERE s.asset_id = a.id
+                  AND s.detector = %(detector)s)
+GROUP BY a.id ORDER BY a.id LIMIT %(batch)s
+"""
+FORGET_REGIONS_READ = """
+DELETE FROM face_scan WHERE asset_id = %(asset_id)s AND detector = %(detector)s
+"""
+
 INSERT_FACE = """
 INSERT INTO face (tenant_id, asset_id, box_x, box_y, box_w, box_h, descriptor, detector,
                   size_px, blur, score, crop, region_name, person_id, confirmed, from_file)
@@ -57,9 +83,15 @@ SET faces = EXCLUDED.faces, skipped = EXCLUDED.skipped, scanned_at = now()
 """
 
 # Faces waiting for a cluster, oldest first.
+# Faces to cluster: those without a person that no one said "not this
+# person" about. A rejected face stays unassigned: clustering it again put it
+# into whichever person was nearest next (a face rejected from one unnamed
+# person landed in another of strangers and clip art), a guess after a
+# person had just said the guess was wrong.
 UNCLUSTERED = """
 SELECT id, descriptor::text, region_name FROM face
 WHERE tenant_id = %(tenant_id)s AND person_id IS NULL
+  AND NOT EXISTS (SELECT 1 FROM face_rejection r WHERE r.face_id = face.id)
 ORDER BY region_name IS NULL, id
 """
 
@@ -84,6 +116,7 @@ NEAREST_CLUSTERED = """
 SELECT f.person_id, f.descriptor <-> %(descriptor)s::vector AS distance
 FROM face f
 WHERE f.tenant_id = %(tenant_id)s AND f.person_id IS NOT NULL AND f.id <> %(face_id)s
+  AND f.descriptor IS NOT NULL   -- (a face from a file region has none: migration 0047)
   AND NOT EXISTS (SELECT 1 FROM face_rejection r
                   WHERE r.face_id = %(face_id)s AND r.person_id = f.person_id)
   AND (NOT f.from_file

@@ -332,6 +332,12 @@ class SimilarResult:
 
         return asdict(self)
 
+    def sentence(self) -> str:
+        """The result in one line, the words ``loupe similar`` prints and
+        the web app shows: ``3 assets within 10 bits of file a.jpg (complete)``."""
+        noun = "asset" if self.total == 1 else "assets"
+        return f"{self.total:,} {noun} within {self.radius} bits of {self.query} ({self.verdict})"
+
 
 def fuse(hash_hits: list[HashHit], image_hits: list[tuple[int, float]]) -> list[SimilarHit]:
     """Reciprocal-rank fusion of the hash ranking (distance, asset id) and the

@@ -53,6 +53,9 @@ class HitOut(BaseModel):
 class SearchOut(BaseModel):
     query: str
     lang: str
+    langs: list[str] = Field(default_factory=list, description="the languages whose documents "
+                             "were searched: the one asked for, else every library language "
+                             "(or those the query reads as, said in notices)")
     scope: str | list[str] | None = Field(
         description="the collection searched in, or the list when several (their union)")
     terms: list[str]
@@ -92,7 +95,8 @@ class TokenOut(BaseModel):
 
 
 class BulkIn(BaseModel):
-    action: Literal["add_keyword", "add_to_collection", "set_rights_expiry", "set_embargo"]
+    action: Literal["add_keyword", "remove_keyword", "add_to_collection",
+                    "remove_from_collection", "set_rights_expiry", "set_embargo"]
     value: str | None = Field(default=None, max_length=500,
                               description="keyword, hand-made collection name, or ISO date "
                                           "(null clears a date)")
@@ -334,10 +338,14 @@ def models(lib: UserLib) -> list[dict]:
 
 
 @router.get("/status", responses=ERRORS)
-def status(lib: UserLib) -> dict:
+def status(lib: UserLib, request: Request) -> dict:
     """Which lanes are active (and how to turn on the others), vectors still
-    waiting, recent ingest runs and the latest run's failed files with reasons."""
-    return service.status_payload(lib)
+    waiting, recent ingest runs and the latest run's failed files with
+    reasons; for admins, ``background``: what the server's background work
+    is doing (``task``, ``done`` of ``total``; null when idle), or null when
+    the server leaves that work to the commands."""
+    bg = request.app.state.background
+    return service.status_payload(lib, bg.state() if bg is not None else None)
 
 
 

@@ -25,6 +25,7 @@ from . import queries as wq
 from ..eval.instrument import Evaluation
 from ..eval.judging import judging_router
 from .admission import Busy, Gate, Gates
+from .background import BackgroundWork
 from .auth import HASH_SLOT_COUNT, LoginRequired, secret_is_live, UserLib
 from .pool import LibraryPool, PoolExhausted
 from .security import Guard, WebLimits
@@ -59,7 +60,8 @@ def _open_library(home: str | Path | None, database_url: str | None, tenant: str
 
 def create_app(home: str | Path | None = None, *, database_url: str | None = None,
                tenant: str = "default", pool_size: int = 4,
-               pool: LibraryPool | None = None, limits: WebLimits | None = None) -> FastAPI:
+               pool: LibraryPool | None = None, limits: WebLimits | None = None,
+               background_every_s: float = 0) -> FastAPI:
     """Build the app. The pool opens ``pool_size`` Libraries of ``tenant``
     (in ``home``, or on ``database_url``) when the app starts, unless a
     ready ``pool`` is given. ``limits`` (default :class:`WebLimits`) bounds
@@ -71,6 +73,11 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
     ``limits.slot_wait_s`` (then 503 with ``Retry-After``); the upload gate
     has as many slots as the pool has upload Libraries (``pool.long_tasks``,
     or ``limits.upload_slots`` for the pool the app opens).
+    With ``background_every_s`` > 0, ``app.state.background``
+    (:class:`~loupe.web.background.BackgroundWork`) computes what ingests
+    and uploads leave to do (hashes, machine words, vectors) every that
+    many seconds, on a Library of its own; 0 (the default) leaves it to the
+    commands.
 
     Raises (at start-up): the errors of :meth:`loupe.Library.open`.
     """
@@ -84,9 +91,17 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
             owned = True
         else:
             owned = False
+        if background_every_s > 0:
+            app.state.background = BackgroundWork(
+                lambda: _open_library(home, database_url, tenant, app.state.limits),
+                background_every_s)
+            app.state.background.start()
         try:
             yield
         finally:
+            if app.state.background is not None:
+                app.state.background.stop()
+                app.state.background = None
             if owned:
                 app.state.pool.close()
                 app.state.pool = None
@@ -99,6 +114,7 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
                               "whether the results are all that match. Authenticate with "
                               "`POST /api/tokens`, then send `Authorization: Bearer TOKEN`.")
     app.state.pool = pool
+    app.state.background = None
     app.state.limits = limits or WebLimits()
     app.state.throttle = LoginThrottle(app.state.limits)
     lim = app.state.limits

@@ -98,6 +98,12 @@ def proxy_options(trusted_proxies: tuple[str, ...] | list[str]) -> dict[str, obj
               help="Seconds a request body of any route but the upload and the picture to "
                    "search by may take to arrive in full; it is read before the route takes "
                    "a database connection, and a slower one is answered 408.")
+@click.option("--background-every-s", default=10.0, show_default=True,
+              type=click.FloatRange(0, 86_400),
+              help="Seconds between the server's passes over what ingests and uploads leave "
+                   "to do (hashes, machine words, people from names written in files, "
+                   "vectors; an upload starts one at once); 0 leaves it to 'loupe hash', "
+                   "'loupe enrich', 'loupe faces' and 'loupe embed'.")
 @click.pass_obj
 def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_mb: int,
           upload_quota_mb: int, upload_quota_files: int, upload_max_words: int = 300,
@@ -105,7 +111,8 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_
           max_connections: int = 1024, max_connections_per_client: int = 64,
           header_timeout_s: float = 10.0, keep_alive_s: float = 5.0,
           slot_wait_s: float = 5.0, min_body_rate: int = 1024,
-          send_timeout_s: float = 60.0, body_timeout_s: float = 30.0) -> None:
+          send_timeout_s: float = 60.0, body_timeout_s: float = 30.0,
+          background_every_s: float = 10.0) -> None:
     """Serve the web app and the REST API (OpenAPI at /openapi.json).
 
     Log in with a user of the tenant ('loupe users add NAME [--admin]').
@@ -136,7 +143,7 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_
                        statement_timeout_s=statement_timeout_s, slot_wait_s=slot_wait_s,
                        body_timeout_s=body_timeout_s)
     app = create_app(obj.home, database_url=obj.database_url, tenant=obj.tenant,
-                     pool_size=pool_size, limits=limits)
+                     pool_size=pool_size, limits=limits, background_every_s=background_every_s)
     echo(f"Loupe on http://{host}:{port}/ (tenant {obj.tenant}; Ctrl-C stops)", err=True)
     exit_on_sigterm()
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level == "debug",

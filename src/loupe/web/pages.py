@@ -5,18 +5,19 @@ loads further pages as one scrolls."""
 
 from __future__ import annotations
 
+import json
 import secrets
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlencode
 
 import anyio
-from fastapi import APIRouter, Form, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
 from ..library import Library
-from . import service
+from . import browse, service
 from .admission import Busy
 from .auth import SESSION_COOKIE, SESSION_TTL_S, issue_token, revoke_token, UserLib
 from .auth import login as check_login
@@ -55,6 +56,14 @@ def _login_page(request: Request, status: int = 200, **ctx) -> HTMLResponse:
     resp.set_cookie(LOGIN_CSRF_COOKIE, token, httponly=True, samesite="strict", path="/login",
                     secure=request.url.scheme == "https")
     return resp
+
+
+@router.get("/favicon.ico")
+async def favicon() -> FileResponse:
+    """The icon, for clients that ask for ``/favicon.ico`` without reading
+    the page's ``<link rel="icon">`` (the same SVG)."""
+    return FileResponse(Path(__file__).parent / "static" / "favicon.svg",
+                        media_type="image/svg+xml")
 
 
 @router.get("/login", response_class=HTMLResponse)
@@ -165,34 +174,67 @@ def _filter_ui(base: dict, tree: dict | None, facets: dict | None) -> dict:
             "facets_exact": (facets or {}).get("exact", True)}
 
 
+def _browse_filter(scope: list[str]) -> str:
+    """A scope without query text, browsed: the collection filter of it
+    (their union), so the grid, the chips and the total are the filtered
+    set's (docs/filters.md)."""
+    nodes = [{"collection": s} for s in scope]
+    return json.dumps(nodes[0] if len(nodes) == 1 else {"any": nodes}, ensure_ascii=False)
+
+
 def _search_ctx(lib: Library, q: str, scope: list[str], lang: str | None, page: int,
                 filters: str = "", facets: bool = True) -> dict:
+    """What the search page (or its results fragment) shows. With query
+    text or a filter: that search. With neither: the library itself
+    (:func:`loupe.web.browse.browse_library`), newest first, with the
+    facets of the whole readable library; a scope alone is browsed as its
+    collection filter."""
+    browsing = not q.strip() and not filters.strip()
+    if browsing and scope:
+        filters, scope = _browse_filter(scope), []
+        browsing = False
     ctx = {"q": q, "scope": scope[0] if scope else "", "scopes": scope, "lang": lang or "",
            "page": page, "result": None, "error": None, "page_size": PAGE_SIZE,
-           "filters": filters, "chips": [], "facet_groups": []}
-    if q.strip() or filters.strip():
-        try:
+           "filters": filters, "chips": [], "facet_groups": [], "browsing": browsing}
+    try:
+        if browsing:
+            res = browse.browse_library(lib, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+            if facets:
+                res.facets = browse.library_facets(lib, res.total)
+        else:
             res = service.run_search(lib, q, scope=scope or None, lang=lang or None,
                                      limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE,
                                      filters=filters.strip() or None, facets=facets)
-        except HTTPException as exc:
-            ctx["error"] = exc.detail
-            return ctx
-        ctx["result"] = service.search_payload(
-            res, (scope[0] if len(scope) == 1 else scope) or None, lib)
-        last = max(1, -(-min(res.reachable, res.total) // PAGE_SIZE))
-        keep = {"q": q, **({"scope": scope} if scope else {}), **({"lang": lang} if lang else {})}
-        ctx.update(_filter_ui(keep, res.filter, res.facets))
-        base = {**keep, **({"filters": filters} if filters.strip() else {})}
-        ctx["pages"] = last
-        ctx["prev_url"] = (f"/?{urlencode({**base, 'page': page - 1}, doseq=True)}"
-                           if page > 1 else None)
-        ctx["next_url"] = (f"/?{urlencode({**base, 'page': page + 1}, doseq=True)}"
-                           if page < last else None)
-        ctx["more_url"] = (f"/results?{urlencode({**base, 'page': page + 1}, doseq=True)}"
-                           if page < last else None)
-        ctx["asset_qs"] = urlencode({"q": q, **({"lang": lang} if lang else {})})
+    except HTTPException as exc:
+        ctx["error"] = exc.detail
+        return ctx
+    ctx["result"] = service.search_payload(
+        res, (scope[0] if len(scope) == 1 else scope) or None, lib)
+    if browsing:
+        n = res.total
+        ctx["result"]["verdict_text"] = (
+            "Nothing to show yet: no asset you may read." if n == 0 else
+            f"All {n:,} asset{'s' if n != 1 else ''} you may read, newest first.")
+    last = max(1, -(-min(res.reachable, res.total) // PAGE_SIZE))
+    keep = {"q": q, **({"scope": scope} if scope else {}), **({"lang": lang} if lang else {})}
+    ctx.update(_filter_ui(keep, res.filter, res.facets))
+    base = {**keep, **({"filters": filters} if filters.strip() else {})}
+    ctx["pages"] = last
+    ctx["prev_url"] = (f"/?{urlencode({**base, 'page': page - 1}, doseq=True)}"
+                       if page > 1 else None)
+    ctx["next_url"] = (f"/?{urlencode({**base, 'page': page + 1}, doseq=True)}"
+                       if page < last else None)
+    ctx["more_url"] = (f"/results?{urlencode({**base, 'page': page + 1}, doseq=True)}"
+                       if page < last else None)
+    ctx["asset_qs"] = urlencode({"q": q, **({"lang": lang} if lang else {})})
     return ctx
+
+
+def _browse_ctx(lib: Library, lang: str) -> dict:
+    """The home page's ways to browse: the timeline and the collection tree."""
+    collections = _named(lib.collections())
+    return {"collections": collections, "timeline": browse.timeline(lib, lang),
+            "tree": browse.collection_tree(collections, lang)}
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -203,10 +245,11 @@ def search_page(request: Request, lib: UserLib,
                 lang: Annotated[str, Query(max_length=20)] = "",
                 page: Annotated[int, Query(ge=1, le=100_000)] = 1,
                 filters: Annotated[str, Query(max_length=20_000)] = "") -> HTMLResponse:
-    ctx = _search_ctx(lib, q.replace("\x00", ""), _scopes(scope),
-                      lang.replace("\x00", ""), page, filters.replace("\x00", ""))
-    return _render(request, "search.html", collections=_named(lib.collections()),
-                   languages=lib.languages(), actions=ACTION_LABELS, **ctx)
+    lang = lang.replace("\x00", "")
+    ctx = _search_ctx(lib, q.replace("\x00", ""), _scopes(scope), lang, page,
+                      filters.replace("\x00", ""))
+    return _render(request, "search.html", languages=lib.languages(), actions=ACTION_LABELS,
+                   **_browse_ctx(lib, lang), **ctx)
 
 
 @router.get("/results", response_class=HTMLResponse)
@@ -291,4 +334,6 @@ def upload_page(request: Request, lib: UserLib) -> HTMLResponse:
 
 @router.get("/status", response_class=HTMLResponse)
 def status_page(request: Request, lib: UserLib) -> HTMLResponse:
-    return _render(request, "status.html", status=200, s=service.status_payload(lib))
+    bg = request.app.state.background
+    return _render(request, "status.html", status=200,
+                   s=service.status_payload(lib, bg.state() if bg is not None else None))

@@ -1,6 +1,8 @@
 """Named SQL of the web app (migration 0007). Every statement is
 parameterised and bound to one tenant; secrets are looked up by hash only."""
 
+from ..filters.queries import READ_ASSET, READ_FILE
+
 # A new session or API token; the secret itself is never stored.
 # The principal a login names: (id, kind, password hash, disabled?). A
 # disabled user's password is checked like any other (the same work) and
@@ -129,3 +131,48 @@ WHERE f.tenant_id = %(tenant_id)s AND f.path = ANY (%(paths)s::text[])
 # (WebLimits.statement_timeout_s); a statement past it fails with
 # SQLSTATE 57014 (query_canceled).
 SET_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', %(ms)s, false)"
+
+# -- browsing the library without a query (the home page) -------------------
+# Every asset the viewer may read is one a search could show it: the read
+# tests of the filtered set (an asset, a file of it).
+_READ_ASSET = READ_ASSET
+_READ_FILE = READ_FILE
+
+# A page of the viewer's readable assets, newest (highest id) first, and how
+# many there are (exactly: one count over the tenant's assets).
+BROWSE_ALL = """
+WITH page AS (
+    SELECT a.id FROM asset a
+    WHERE a.tenant_id = %(tenant_id)s AND """ + _READ_ASSET + """
+    ORDER BY a.id DESC
+    LIMIT %(limit)s OFFSET %(offset)s
+)
+SELECT (SELECT count(*) FROM asset a
+        WHERE a.tenant_id = %(tenant_id)s AND """ + _READ_ASSET + """) AS n, p.id
+FROM (SELECT 1) one LEFT JOIN page p ON true
+ORDER BY p.id DESC
+"""
+
+# The viewer's readable assets by the year and month (UTC) of a capture date
+# of a file it may read: the same rule as the filter {"captured": ...}
+# (loupe.filters.queries.TEST["captured"]), so each count is exactly the
+# total that month's (or year's) filter shows. An asset whose readable files
+# hold dates in several months counts in each. Rows (year, month, assets);
+# month NULL: the year's count; year NULL: the undated readable assets.
+TIMELINE = """
+WITH dated AS (
+    SELECT DISTINCT f.asset_id,
+           extract(year FROM f.captured AT TIME ZONE 'UTC')::int AS y,
+           extract(month FROM f.captured AT TIME ZONE 'UTC')::int AS m
+    FROM asset_file f JOIN asset a ON a.id = f.asset_id
+    WHERE f.tenant_id = %(tenant_id)s AND f.captured IS NOT NULL
+      AND """ + _READ_FILE + """ AND a.tenant_id = %(tenant_id)s AND """ + _READ_ASSET + """
+)
+SELECT y, m, count(DISTINCT asset_id) FROM dated GROUP BY GROUPING SETS ((y, m), (y))
+UNION ALL
+SELECT NULL, NULL, count(*) FROM asset a
+WHERE a.tenant_id = %(tenant_id)s AND """ + _READ_ASSET + """
+  AND NOT EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id
+                  AND f.captured IS NOT NULL AND """ + _READ_FILE + """)
+ORDER BY 1 DESC NULLS LAST, 2 DESC NULLS FIRST
+"""

@@ -15,6 +15,7 @@ from ..access.users import AccessError
 from ..bulk.actions import ConfirmationRequired, by_match_rule
 from ..library import AssetNotFound, Library, SearchResult
 from . import queries as wq
+from .background import in_words
 from .words import bulk_sentence, explain_code, verdict_sentence
 
 #: Document fields "why it matched" looks in, in display order.
@@ -258,10 +259,12 @@ def lane_status(lib: Library) -> list[dict[str, Any]]:
     return out
 
 
-def status_payload(lib: Library) -> dict[str, Any]:
+def status_payload(lib: Library, background: dict[str, Any] | None = None) -> dict[str, Any]:
     """Lanes for everyone; for admins also vectors waiting, library counts,
     the last 10 ingest runs and the latest run's problems (paths and counts
-    of the whole tenant are not shown to members)."""
+    of the whole tenant are not shown to members), and ``background``: the
+    server's background work (:meth:`loupe.web.background.BackgroundWork.state`),
+    or None when the server leaves that work to the commands."""
     user = lib.user
     admin = user is None or bool(user.get("admin"))
     out: dict[str, Any] = {"lanes": lane_status(lib), "admin": admin}
@@ -277,6 +280,7 @@ def status_payload(lib: Library) -> dict[str, Any]:
                      "files_seen": s.get("files_seen"), "new_assets": s.get("new_assets"),
                      "failed": s.get("failed"), "skipped": s.get("skipped"),
                      "problems": problems})
-    out.update({"vectors_waiting": lib.vectors_waiting(), "stats": lib.stats(),
+    out.update({"background": background, "background_text": in_words(background),
+                "vectors_waiting": lib.vectors_waiting(), "stats": lib.stats(),
                 "ingest_runs": runs, "failures": lib.failures()})
     return out

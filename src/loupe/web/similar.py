@@ -49,10 +49,13 @@ async def decode_slot(request: Request) -> AsyncIterator[None]:
 
 
 def payload(res: SimilarResult, lib: Library | None = None) -> dict[str, Any]:
-    """The API shape: the library's result with each hit's thumbnail URL; a
+    """The API shape: the library's result with its line in words
+    (``verdict_text``, :meth:`SimilarResult.sentence`, as ``loupe similar``
+    prints it) and each hit's thumbnail URL; a
     member (``lib`` given, not the owner or an admin) sees each path relative
     to the folder it was ingested from, like everywhere else."""
     out = res.as_dict()
+    out["verdict_text"] = res.sentence()
     rel = None
     if lib is not None and not shows_server_paths(lib):
         rel = _relative_paths(lib, [h["path"] for h in out["hits"] if h.get("path")])

@@ -18,6 +18,8 @@ from typing import Any
 
 from fastapi import HTTPException, UploadFile
 
+from ..access.users import grant_named
+from ..access.viewer import Viewer
 from ..library import Library
 from . import queries as wq
 from ..ingest.image import EXTENSIONS
@@ -176,7 +178,11 @@ def upload(request: Any, files: list[UploadFile],
         except BaseException:
             shutil.rmtree(staged.folder, ignore_errors=True)    # never left on disk unread
             raise
-        return _ingest_upload(own, staged, limits)
+        out = _ingest_upload(own, staged, limits)
+    background = getattr(request.app.state, "background", None)
+    if background is not None:   # its vectors and words now, not at the next tick
+        background.kick()
+    return out
 
 
 @dataclass
@@ -190,6 +196,7 @@ class _Staged:
     member: bool
     user_name: str | None
     prefixes: list[str]
+    uploader: Viewer
 
     def unpathed(self, text: str) -> str:
         """A reason without the server's folders (a library's message may
@@ -266,7 +273,7 @@ def _stage_upload(lib: Library, principal: Any, files: list[UploadFile],
     prefixes = sorted({str(folder) + "/", str(folder.resolve()) + "/",
                        str(lib.home) + "/", str(lib.home.resolve()) + "/"}, key=len, reverse=True)
     staged = _Staged(lib.home, folder, digests, refused, member,
-                     user["name"] if user else None, prefixes)
+                     user["name"] if user else None, prefixes, lib.viewer)
     refuse = staged.refuse
 
     # types first (anything else would stay on disk unread), then pixels from
@@ -342,10 +349,13 @@ def _ingest_upload(owner: Library, staged: _Staged, limits: WebLimits) -> dict[s
     if member:
         # granted as its files, never as its assets: a private file with the
         # same bytes ingested later joins the asset without reaching the
-        # member (migration 0027)
+        # member (migration 0027). The audit log names the uploader as the
+        # actor: the grant is the consequence of its upload, though the
+        # server's policy writes it with the owner's rights.
         for (path,) in owner.conn.execute(wq.RUN_NEW_FILES, {
                 "tenant_id": owner.tenant_id, "run_id": summary.run_id}).fetchall():
-            owner.grant(staged.user_name, path=path)
+            grant_named(owner.conn, owner.tenant_id, staged.user_name, path=path,
+                        actor=staged.uploader)
         refused_names = {r["file"] for r in refused}
         seen_images = [n for n in digests if Path(n).suffix.lower() in EXTENSIONS]
         return {"folder": str(folder.relative_to(staged.home)), "files_seen": len(seen_images),

@@ -3,12 +3,7 @@ completeness verdict as one sentence the UI shows, and bulk outcomes."""
 
 from __future__ import annotations
 
-ACTION_LABELS = {
-    "add_keyword": "Add keyword",
-    "add_to_collection": "Add to collection",
-    "set_rights_expiry": "Set usage-rights expiry",
-    "set_embargo": "Set embargo until",
-}
+from ..bulk.words import ACTION_LABELS, bulk_sentence  # noqa: F401 (the pages' words)
 
 
 def verdict_sentence(query: str, total: int, total_exact: bool, verdict: str,
@@ -47,18 +42,6 @@ def verdict_sentence(query: str, total: int, total_exact: bool, verdict: str,
                 f"confirmation.")
     return (f"About {total:,} results{fixed}, not proven complete — "
             f"acting on all of them needs a confirmation.")
-
-
-def bulk_sentence(action: str, value: str | None, count: int, dry_run: bool = False) -> str:
-    """What a bulk action did: "Add keyword “x”: applied to 30 assets.", or
-    on a dry run (``count``: the assets the match rule keeps) what it would
-    do: "Add keyword “x”: would apply to 7 assets; nothing changed."."""
-    label = ACTION_LABELS.get(action, action)
-    shown = f" “{value}”" if value else (" (cleared)" if action.startswith("set_") else "")
-    assets = f"{count:,} asset{'s' if count != 1 else ''}"
-    if dry_run:
-        return f"{label}{shown}: would apply to {assets}; nothing changed."
-    return f"{label}{shown}: applied to {assets}."
 
 
 LANE_NAMES = {"lexical": "word lane (BM25F)", "text": "text lane (meaning of the metadata)",

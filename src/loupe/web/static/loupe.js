@@ -21,9 +21,10 @@
   }
   function refresh() {
     var params = query(), mine = ++seq;
-    var some = params.get("q").trim() || params.get("filters");
+    var some = params.get("q").trim() || params.get("filters") || params.get("scope");
     history.replaceState(null, "", some ? "/?" + params.toString() : "/");
-    if (!some) { results.innerHTML = ""; return; }
+    // (with nothing typed and no filter, the server answers with the library
+    // itself, newest first: the same page as a plain "/")
     fetch("/results?" + params.toString(), { credentials: "same-origin" })
       .then(function (r) { return r.text(); })
       .then(function (html) { if (mine === seq) { results.innerHTML = html; watchMore(); } });
@@ -63,6 +64,103 @@
     observer.observe(next);
   }
   watchMore();
+
+  // -- search by picture: drop, paste or pick one; POST /api/similar ---------
+  // (the picture is hashed and discarded, never ingested; the answer is
+  // what the user may read, in the words of 'loupe similar --file')
+  var byPic = document.getElementById("by-picture");
+  function csrfHeader() {
+    var meta = document.querySelector('meta[name="csrf-token"]');
+    return { "X-CSRF-Token": meta ? meta.content : "" };
+  }
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function showSimilar(status, j, name) {
+    results.textContent = "";
+    if (status !== 200) {
+      var msg = typeof j.detail === "string" ? j.detail : JSON.stringify(j.detail);
+      var p = el("p", "error", "Not searched by " + name + ": " + msg);
+      p.setAttribute("role", "alert");
+      results.appendChild(p);
+      return;
+    }
+    var v = el("p", "verdict verdict-" + j.verdict, j.verdict_text);
+    v.id = "verdict";
+    v.dataset.verdict = j.verdict; v.dataset.total = j.total; v.dataset.q = j.query;
+    results.appendChild(v);
+    (j.notices || []).forEach(function (n) { results.appendChild(el("p", "notice", n)); });
+    var grid = el("ul", "grid"); grid.id = "grid";
+    j.hits.forEach(function (h) {
+      var li = el("li", "tile"), a = el("a");
+      a.href = "/assets/" + h.asset_id;
+      a.dataset.rank = h.rank;
+      var img = el("img"); img.src = h.thumbnail_url; img.alt = ""; img.width = 160; img.height = 160;
+      a.appendChild(img);
+      a.appendChild(el("span", "title", h.title));
+      a.appendChild(el("span", "distance", h.distance !== null ? h.distance + " bits"
+                                                              : "looks alike (image lane)"));
+      li.appendChild(a); grid.appendChild(li);
+    });
+    results.appendChild(grid);
+  }
+  function searchByPicture(file) {
+    if (!file) return;
+    var name = file.name || "pasted picture";
+    var data = new FormData();
+    data.append("file", file, name);
+    results.textContent = "";
+    results.appendChild(el("p", "notice", "Looking for pictures like " + name + "…"));
+    fetch("/api/similar", { method: "POST", body: data, credentials: "same-origin",
+                            headers: csrfHeader() })
+      .then(function (r) { return r.json().then(function (j) { return [r.status, j]; }); })
+      .then(function (res) { showSimilar(res[0], res[1], name); })
+      .catch(function (e) { results.textContent = "Search by picture failed: " + e; });
+  }
+  if (byPic && results) {
+    var pick = document.getElementById("picture");
+    byPic.addEventListener("submit", function (e) { e.preventDefault(); searchByPicture(pick.files[0]); });
+    pick.addEventListener("change", function () { searchByPicture(pick.files[0]); });
+    ["dragenter", "dragover"].forEach(function (t) {
+      byPic.addEventListener(t, function (e) { e.preventDefault(); byPic.classList.add("over"); });
+    });
+    ["dragleave", "drop"].forEach(function (t) {
+      byPic.addEventListener(t, function (e) { e.preventDefault(); byPic.classList.remove("over"); });
+    });
+    byPic.addEventListener("drop", function (e) { searchByPicture(e.dataTransfer.files[0]); });
+    document.addEventListener("paste", function (e) {
+      var files = (e.clipboardData && e.clipboardData.files) || [];
+      for (var i = 0; i < files.length; i++) {
+        if (/^image\//.test(files[i].type)) { e.preventDefault(); searchByPicture(files[i]); return; }
+      }
+    });
+  }
+
+  // -- the status page follows the server's background work ------------------
+  var bg = document.getElementById("background");
+  if (bg && bg.dataset.live) {
+    var poll = function () {
+      fetch("/api/status", { credentials: "same-origin" })
+        .then(function (r) { return r.json(); })
+        .then(function (s) {
+          document.getElementById("background-now").textContent = s.background_text;
+          var w = document.getElementById("waiting"), lanes = Object.keys(s.vectors_waiting || {});
+          w.textContent = "";
+          lanes.forEach(function (lane) {
+            var n = s.vectors_waiting[lane];
+            w.appendChild(el("p", "", lane + " lane: " + n.toLocaleString("en") + " " +
+                             (n === 1 ? "asset still waits" : "assets still wait") + " for vectors."));
+          });
+          if (!lanes.length) w.appendChild(el("p", "", "No asset waits for vectors."));
+          setTimeout(poll, 2000);
+        })
+        .catch(function () { setTimeout(poll, 10000); });
+    };
+    setTimeout(poll, 2000);
+  }
 
   // -- upload: drop files or choose them; sent to the API -------------------
   var up = document.getElementById("upload");
