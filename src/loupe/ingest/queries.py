@@ -262,3 +262,10 @@ _INGEST_KEY = "hashtextextended('loupe.ingest:' || %(tenant_id)s::text || ':' ||
 TRY_LOCK_INGEST = f"SELECT pg_try_advisory_lock({_INGEST_KEY})"
 LOCK_INGEST = f"SELECT pg_advisory_lock({_INGEST_KEY})"
 UNLOCK_INGEST = f"SELECT pg_advisory_unlock({_INGEST_KEY})"
+
+# One file of a source, as KNOWN_FILES gives it (a queued job's file).
+KNOWN_FILE = """
+SELECT path, asset_id, byte_size, mtime_ns, sidecar_path, sidecar_size, sidecar_mtime_ns
+FROM asset_file
+WHERE tenant_id = %(tenant_id)s AND source_id = %(source_id)s AND path = %(path)s
+"""
