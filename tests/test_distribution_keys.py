@@ -44,7 +44,6 @@ LEXICAL = {
 _PARENT = ("primary key (id): to become (tenant_id, id) once every foreign key to it names "
            "the tenant (0030 made (tenant_id, id) unique)")
 _CHILD = "its keys and foreign keys are on asset, file or term ids alone"
-_NO_TENANT = "no tenant_id column yet"
 _READERS = ("keyed by tenant (0031); its trigger refreshes the readers of assets and files "
             "chosen by id alone (loupe_refresh_readers)")
 NOT_YET: dict[str, str] = {
@@ -54,8 +53,7 @@ NOT_YET: dict[str, str] = {
                      "vocabulary_term", "web_token"], _PARENT),
     **dict.fromkeys(["asset_machine", "asset_phash", "asset_vector", "face_scan",
                      "file_document", "search_document", "vocabulary_match"], _CHILD),
-    **dict.fromkeys(["eval_judgement", "eval_pool_item", "eval_pool_run", "eval_query",
-                     "eval_run_hit", "eval_run_query"], _NO_TENANT),
+    **dict.fromkeys(["eval_pool_item", "eval_query"], _PARENT),
     **dict.fromkeys(["asset_grant", "collection_grant", "file_grant", "collection_member"],
                     _READERS),
 }
@@ -160,7 +158,8 @@ def test_grants_and_members_name_their_tenant(conn):
     # 0031: tenant-led keys, and a grant cannot join two tenants' rows
     found = violations(conn)
     for table in ("group_member", "asset_keyword", "asset_vocabulary", "conversation_turn",
-                  "face_rejection"):   # 0031, 0032
+                  "face_rejection", "eval_judgement", "eval_pool_run", "eval_run_hit",
+                  "eval_run_query"):   # 0031, 0032, 0033
         assert table not in found, found[table]
     for table in ("asset_grant", "collection_grant", "file_grant", "collection_member"):
         assert all(b.startswith("trigger ") for b in found[table]), found[table]
