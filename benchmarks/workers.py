@@ -67,7 +67,7 @@ def run_mode(admin_url: str, folder: Path, work: Path, workers: int, n: int) -> 
             if workers == 0:
                 lib.ingest(folder)
             else:
-                enqueue_ingest(lib.conn, url, lib.tenant_id, lib.home, folder)
+                enqueue_ingest(lib.conn, lib.tenant_id, lib.home, folder)
                 enqueue_s = time.perf_counter() - start
                 env = {**os.environ, "PYTHONPATH": SRC}
                 procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(home), url],

@@ -17,7 +17,7 @@ import pytest
 from imaging import make_image, write_sidecar
 
 from loupe import Library
-from loupe.ingest.metadata import ExifToolReader
+from loupe.ingest.exiftool_reader import ExifToolReader
 from loupe.ingest.single import FileIngester
 from loupe.ingest.walk import found_file, walk
 from loupe.jobs.queue import QueueFull, enqueue_ingest, queue_status
@@ -60,7 +60,7 @@ def _library(photos: Path, n: int) -> list[str]:
 def test_three_workers_one_killed_ingest_every_file_exactly_once(lib: Library, db_url: str,
                                                                  photos: Path):
     titles = _library(photos, 24)
-    queued = enqueue_ingest(lib.conn, db_url, lib.tenant_id, lib.home, photos)
+    queued = enqueue_ingest(lib.conn, lib.tenant_id, lib.home, photos)
     assert queued["queued"] == 24
     assert queue_status(lib.conn, lib.tenant_id)["jobs"] == {"todo": 24}
     conn = lib.conn
@@ -109,7 +109,7 @@ def test_three_workers_one_killed_ingest_every_file_exactly_once(lib: Library, d
 
 def test_a_files_job_run_twice_stores_it_once(lib: Library, db_url: str, photos: Path):
     write_sidecar(make_image(photos / "a" / "one.jpg"), "-XMP-dc:Title=Lonely")
-    run_id = enqueue_ingest(lib.conn, db_url, lib.tenant_id, lib.home, photos)["run_id"]
+    run_id = enqueue_ingest(lib.conn, lib.tenant_id, lib.home, photos)["run_id"]
     reader = ExifToolReader()
     reader.start()
     try:
@@ -133,7 +133,7 @@ def test_a_queue_that_would_pass_its_bound_is_refused_before_any_job(
     monkeypatch.setenv("LOUPE_QUEUE_MAX", "2")
     runs = lib.conn.execute("SELECT count(*) FROM ingest_run").fetchone()[0]
     with pytest.raises(QueueFull, match="3 more would pass its bound of 2"):
-        enqueue_ingest(lib.conn, db_url, lib.tenant_id, lib.home, photos)
+        enqueue_ingest(lib.conn, lib.tenant_id, lib.home, photos)
     assert queue_status(lib.conn, lib.tenant_id)["jobs"] == {}
     assert lib.conn.execute("SELECT count(*) FROM ingest_run").fetchone()[0] == runs
 
@@ -147,3 +147,31 @@ def test_found_file_reads_one_file_as_walk_lists_it(photos: Path):
     for bad in ("", "/etc/passwd", "x/../../etc/passwd", "x//y.jpg"):
         with pytest.raises(ValueError):
             found_file(photos, bad)
+
+
+def test_ingest_enqueue_worker_and_status_from_the_shell(lib: Library, db_url: str,
+                                                        photos: Path):
+    import json
+
+    from click.testing import CliRunner
+
+    from loupe.cli import main
+
+    _library(photos, 3)
+    base = ["--home", str(lib.home), "--database-url", db_url]
+    res = CliRunner().invoke(main, base + ["ingest", str(photos), "--enqueue", "--json"])
+    assert res.exit_code == 0, res.output
+    run_id = json.loads(res.output)["run_id"]
+    status = json.loads(CliRunner().invoke(main, base + ["status", "--json"]).output)
+    assert status["queue"]["jobs"] == {"todo": 3} and status["standbys"] == []
+    res = subprocess.run([sys.executable, "-m", "loupe.cli", *base, "worker", "--once"],
+                         env={**os.environ, "PYTHONPATH": SRC}, capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    status = json.loads(CliRunner().invoke(main, base + ["status", "--json"]).output)
+    assert status["queue"]["jobs"] == {"succeeded": 3}
+    run = status["queue"]["runs"][0]
+    assert (run["run_id"], run["queued"], run["done"], run["new_assets"], run["finished"]) == (
+        run_id, 3, 3, 3, True)
+    text = CliRunner().invoke(main, base + ["status"]).output
+    assert text.startswith("ingest jobs: 3 succeeded; live workers: ")

@@ -40,6 +40,7 @@ from .lexical import settings as lexical_bounds
 from .lexical.search import analyze_terms
 from .library_models import ModelMethods
 from .library_people import PeopleMethods
+from .library_jobs import JobMethods
 from .library_reads import ReadMethods
 from .models import runtime
 from .search import entry
@@ -74,10 +75,9 @@ def _csearch():
     return search
 
 
-class Library(ReadMethods, ModelMethods, PeopleMethods):
-    """One tenant's view of a Loupe library (the methods of models, vector
-    lanes, search by image and machine words are in :mod:`loupe.library_models`,
-    people's in :mod:`loupe.library_people`, standbys' in :mod:`loupe.library_reads`).
+class Library(ReadMethods, JobMethods, ModelMethods, PeopleMethods):
+    """One tenant's view of a Loupe library; more of its methods are in the mixins
+    :mod:`loupe.library_models`, ``library_people``, ``library_reads`` and ``library_jobs``.
 
     Args:
         conn: an autocommit psycopg connection to a migrated database.

@@ -23,6 +23,7 @@ from typing import Any
 
 import procrastinate
 import psycopg
+from psycopg.conninfo import make_conninfo
 from psycopg.types.json import Jsonb
 
 from ..ingest import queries as iq
@@ -92,11 +93,18 @@ def file_lock(tenant_id: int, path: str) -> str:
     return f"loupe-ingest:{tenant_id}:{path}"
 
 
-def enqueue_ingest(conn: psycopg.Connection, url: str, tenant_id: int, home: Path,
+def connection_url(conn: psycopg.Connection) -> str:
+    """A libpq connection string for the database ``conn`` is connected to
+    (its parameters and password), for the queue's own connections."""
+    info = conn.info
+    return make_conninfo(info.dsn, **({"password": info.password} if info.password else {}))
+
+
+def enqueue_ingest(conn: psycopg.Connection, tenant_id: int, home: Path,
                    path: str | Path, *, max_pixels: int | None = None) -> dict[str, Any]:
     """Queue one ingest job per image file under folder ``path`` for tenant
-    ``tenant_id`` (``conn``: an autocommit connection to its database, at
-    ``url``), under a new ingest run. Returns ``{"run_id", "root", "queued",
+    ``tenant_id`` (``conn``: an autocommit connection to its database; the
+    queue opens its own, :func:`connection_url`), under a new ingest run. Returns ``{"run_id", "root", "queued",
     "skipped"}``; ``skipped``: folders too deep to walk (as ``loupe ingest``
     reports them). Files gone from the folder are not removed by jobs: a run
     of the whole folder (``loupe ingest``) removes them.
@@ -129,7 +137,7 @@ def enqueue_ingest(conn: psycopg.Connection, url: str, tenant_id: int, home: Pat
                                              "source_id": source_id}).fetchone()[0]
         conn.execute("UPDATE ingest_run SET summary = %s WHERE id = %s",
                      (Jsonb({"root": str(root), "queued": len(found), "done": 0}), run_id))
-    app = make_app(url)
+    app = make_app(connection_url(conn))
     with app.open():
         for f in found:
             app.configure_task(TASK, queue=QUEUE, lock=file_lock(tenant_id, f.path)).defer(

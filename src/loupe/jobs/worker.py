@@ -25,7 +25,7 @@ from psycopg.types.json import Jsonb
 
 from ..db import session
 from ..db.server import resolve_database_url
-from ..ingest.metadata import ExifToolReader
+from ..ingest.exiftool_reader import ExifToolReader
 from ..ingest.pipeline import DEFAULT_MAX_PIXELS
 from ..ingest.single import FileIngester
 from .queue import ATTEMPTS, QUEUE, RECORD_DONE, RUN_COUNTERS, ensure_schema, make_app
