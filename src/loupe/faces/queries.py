@@ -52,7 +52,7 @@ VALUES (%(tenant_id)s, %(asset_id)s, %(x)s, %(y)s, %(w)s, %(h)s, %(descriptor)s:
 STORE_SCAN = """
 INSERT INTO face_scan (asset_id, tenant_id, detector, faces, skipped)
 VALUES (%(asset_id)s, %(tenant_id)s, %(detector)s, %(faces)s, %(skipped)s)
-ON CONFLICT (asset_id, detector) DO UPDATE
+ON CONFLICT (tenant_id, asset_id, detector) DO UPDATE
 SET faces = EXCLUDED.faces, skipped = EXCLUDED.skipped, scanned_at = now()
 """
 

@@ -131,7 +131,7 @@ LIMIT %(batch)s
 UPSERT_VECTOR = """
 INSERT INTO asset_vector (asset_id, tenant_id, model_id, lane, embedding, source_hash)
 VALUES (%(asset_id)s, %(tenant_id)s, %(model_id)s, %(lane)s, %(embedding)s, %(source_hash)s)
-ON CONFLICT (asset_id, model_id, lane) DO UPDATE
+ON CONFLICT (tenant_id, asset_id, model_id, lane) DO UPDATE
 SET embedding = EXCLUDED.embedding, source_hash = EXCLUDED.source_hash, created_at = now()
 """
 
