@@ -93,6 +93,9 @@ def test_a_standby_shows_an_asset_once_it_has_replayed_it(pair):
             assert on_primary.ingest(photos).new_assets == 1
             assert on_primary.search("zebra").total == 1   # the primary: at once (P2)
             assert lib.search("zebra").total == 0          # the paused standby: not yet
+            # a bulk action decides its writes on the primary
+            dry = lib.bulk("add_keyword", "striped", query="zebra", dry_run=True)
+            assert (dry["matched_all_terms"], dry["total"]) == (1, 1)
         finally:
             s.execute("SELECT pg_wal_replay_resume()")
         wait_for_replay(primary.url, standby.url)

@@ -322,7 +322,7 @@ class Library(ReadMethods, JobMethods, ModelMethods, PeopleMethods):
         Stage: :func:`loupe.bulk.run.bulk`."""
         self._manage()
         lang = self._lang(lang) if lang else None   # without one, every language's
-        return bulk_run.bulk(self, action, value, query=query, scope=scope, lang=lang,
+        return bulk_run.bulk(self._primary(), action, value, query=query, scope=scope, lang=lang,
                              confirm=confirm, any_term=any_term, dry_run=dry_run,
                              filters=filters)
 

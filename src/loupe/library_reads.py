@@ -96,6 +96,12 @@ class ReadMethods:
         return value, route.notice or ("the standby failed during this read, so it ran "
                                        "on the primary")
 
+    def _primary(self) -> Any:
+        """This Library without its standbys, for the reads that decide a
+        write (a bulk action's search, in the action's transaction): they
+        must see what the primary holds, not a standby's replay of it."""
+        return type(self)(self.conn, self.home, self.tenant_id, self.tenant, self.viewer)
+
     def read_status(self) -> list[dict[str, Any]]:
         """Each configured standby and its replay lag (``loupe status``).
         Stage: :meth:`loupe.db.replica.ReadRoute.status`; [] without standbys."""
