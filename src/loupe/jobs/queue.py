@@ -11,8 +11,8 @@ Each job carries the tenant id, the folder, the file's path under it and
 the run; it holds a lock named after the file, so that two jobs of one file
 never run at once (the second finds it stored and leaves it). A job whose
 worker stopped sending heartbeats (killed, its machine gone) is taken again
-(:func:`loupe.jobs.worker.retry_stalled`); one that raised is tried again
-:data:`ATTEMPTS` times in all.
+(:func:`loupe.jobs.worker.retry_stalled`); one that raised is retried by
+procrastinate's ``RetryStrategy(max_attempts=RETRIES, wait=5)`` (5 s apart).
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ from ..ingest.walk import walk
 #: The queue of ingest jobs, and the full name of their task.
 QUEUE = "loupe-ingest"
 TASK = "loupe:ingest_file"
-#: Tries of a job that raised (a worker killed mid-job is not a try).
-ATTEMPTS = 3
+#: procrastinate's ``max_attempts`` for a job that raised (a job taken again
+#: after its worker was killed did not raise).
+RETRIES = 2
 #: Most ingest jobs waiting or running for one tenant; an enqueue that would
 #: pass it is refused before any job is added (LOUPE_QUEUE_MAX overrides).
 QUEUE_MAX = 1_000_000

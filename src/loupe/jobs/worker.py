@@ -28,7 +28,7 @@ from ..db.server import resolve_database_url
 from ..ingest.exiftool_reader import ExifToolReader
 from ..ingest.pipeline import DEFAULT_MAX_PIXELS
 from ..ingest.single import FileIngester
-from .queue import ATTEMPTS, QUEUE, RECORD_DONE, RUN_COUNTERS, ensure_schema, make_app
+from .queue import QUEUE, RECORD_DONE, RETRIES, RUN_COUNTERS, ensure_schema, make_app
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class WorkerState:
 
 
 @tasks.task(name="ingest_file", queue=QUEUE, pass_context=True,
-            retry=procrastinate.RetryStrategy(max_attempts=ATTEMPTS - 1, wait=5))
+            retry=procrastinate.RetryStrategy(max_attempts=RETRIES, wait=5))
 def ingest_file(context: procrastinate.JobContext, *, tenant_id: int, root: str,
                 rel_path: str, run_id: int, max_pixels: int | None = None) -> None:
     """The ingest job of one file (queued by :func:`loupe.jobs.queue.enqueue_ingest`)."""
