@@ -5,8 +5,8 @@ streaming standbys of the library's primary (docs/scaling.md, "Hot standbys").
 Every write, and every read that decides a write (bulk actions, ingest), stays
 on the primary. A standby shows what it has replayed: an asset the primary
 just committed is searchable there once the standby has replayed that commit
-(usually well under a second on a healthy link; ``loupe status`` shows the
-replay lag). The primary itself keeps "searchable in the inserting
+(``loupe status`` shows the seconds since each standby's last replayed
+transaction). The primary itself keeps "searchable in the inserting
 transaction" (SPEC P2).
 
 A standby is never migrated (it refuses every write): its schema is verified
