@@ -18,6 +18,7 @@ mode is checked to hold one asset per file.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import shutil
 import subprocess
@@ -95,6 +96,9 @@ def main() -> None:
     args = ap.parse_args()
     n, size = (6, (64, 48)) if args.smoke else (args.files, (1600, 1200))
     work = Path(tempfile.mkdtemp(prefix="loupe-bench-workers-"))
+    # registered before the server starts, so it runs after the server's own
+    # exit hook (atexit runs last-in first-out), which touches its lock file
+    atexit.register(shutil.rmtree, work, True)
     pgdata = work / "pg" / "pgdata"
     try:
         folder = work / "photos"
