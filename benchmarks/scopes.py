@@ -149,9 +149,9 @@ def load(lib: Library, n: int, dims: int, rng: np.random.Generator) -> int:
     uid = lib.as_user("m").viewer.user_id
     with lib.conn.transaction():
         for name, first, size in bounds[:-1]:
-            lib.conn.execute("INSERT INTO asset_grant (asset_id, principal_id) "
-                             "SELECT g, %s FROM generate_series(%s::bigint, %s::bigint) g",
-                             (uid, first, first + size // 2 - 1))
+            lib.conn.execute("INSERT INTO asset_grant (tenant_id, asset_id, principal_id) "
+                             "SELECT %s, g, %s FROM generate_series(%s::bigint, %s::bigint) g",
+                             (lib.tenant_id, uid, first, first + size // 2 - 1))
     # 1 GB held the graph of ~410,000 512-d vectors (filters3's 1M run, 2026-12-01: ~2.5 KB
     # a vector), so 1M need ~2.5 GB; past the limit pgvector goes on by on-disk inserts,
     # ~3x the CPU a vector (1.75 -> 5.3 ms measured there)

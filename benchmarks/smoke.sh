@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-.venv/bin/python}"
-for b in lexical vector scopes ingest http_search similar cli_search visibility_ab query_reading; do
+for b in lexical vector scopes ingest http_search similar cli_search visibility_ab query_reading workers; do
   echo "== benchmarks/$b.py --smoke"
   "$PY" "benchmarks/$b.py" --smoke
 done

@@ -160,8 +160,8 @@ def run_lane_benchmark(args) -> None:
             "INSERT INTO principal (tenant_id, kind, name) VALUES (%s, 'user', 'bench-member')"
             " RETURNING id", (lib.tenant_id,)).fetchone()[0]
         lib.conn.execute("ALTER TABLE asset_grant DISABLE TRIGGER asset_grant_readers")
-        lib.conn.execute("INSERT INTO asset_grant (asset_id, principal_id)"
-                         " SELECT id, %s FROM asset WHERE tenant_id = %s AND id %% 2 = 0",
+        lib.conn.execute("INSERT INTO asset_grant (tenant_id, asset_id, principal_id)"
+                         " SELECT tenant_id, id, %s FROM asset WHERE tenant_id = %s AND id %% 2 = 0",
                          (member, lib.tenant_id))
         lib.conn.execute("ALTER TABLE asset_grant ENABLE TRIGGER asset_grant_readers")
         lib.conn.execute("UPDATE asset SET readers = loupe_asset_readers(id)"

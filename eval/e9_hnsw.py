@@ -184,8 +184,9 @@ def main(argv: list[str]) -> int:
                         "INSERT INTO principal (tenant_id, kind, name) VALUES "
                         "(%s, 'user', 'e9-everything') RETURNING id", (tid,)).fetchone()
                     conn.execute("ALTER TABLE asset_grant DISABLE TRIGGER asset_grant_readers")
-                    conn.execute("INSERT INTO asset_grant (asset_id, principal_id) SELECT id, %s "
-                                 "FROM asset WHERE tenant_id = %s", (everyone[0], tid))
+                    conn.execute("INSERT INTO asset_grant (tenant_id, asset_id, principal_id) "
+                                 "SELECT tenant_id, id, %s FROM asset WHERE tenant_id = %s",
+                                 (everyone[0], tid))
                     conn.execute("ALTER TABLE asset_grant ENABLE TRIGGER asset_grant_readers")
                     conn.execute("UPDATE asset SET readers = loupe_asset_readers(id), "
                                  "doc_readers = CASE WHEN doc_readers IS NULL THEN NULL ELSE "

@@ -153,3 +153,10 @@ def test_pixel_work_cpu_benchmark_runs():
     for variant in ("before", "after m4", "after m2"):
         assert re.search(rf"^{variant} +[\d.]+ ms CPU per file, thumbnail +[\d.]+ KiB per file$",
                          out, re.M), out
+
+
+def test_workers_benchmark_runs_inline_and_with_workers():
+    out = smoke("workers")
+    assert "files: 6 JPEGs" in out
+    for mode in ("inline (1 process)", "1 worker process(es)", "2 worker process(es)"):
+        assert mode in out

@@ -14,8 +14,8 @@ import click
 from loupe.cli import main
 
 CLI_DOC = (Path(__file__).parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
-#: Commands whose output is not a record: a server, a page, a file format.
-NO_JSON = {"serve", "eval judge", "eval export-queries", "eval export-run", "eval qrels",
+#: Commands whose output is not a record: a server (or a worker), a page, a file format.
+NO_JSON = {"serve", "worker", "eval judge", "eval export-queries", "eval export-run", "eval qrels",
            "eval report"}
 _ROW = re.compile(r"^\| `loupe ([a-z -]+?)`[^|]*\| (.+) \|$", re.M)
 _OWNERS = {"Library": "loupe.library", "Evaluation": "loupe.eval.instrument"}

@@ -77,13 +77,13 @@ def fbig(pg_admin_url, template_db, tmp_path_factory):
                   created_at = timestamptz '2026-12-01' - (id % 1000) * interval '1 day',
                   rights_expire_at = CASE WHEN id % 100 = 0 THEN timestamptz '2099-01-01' END""")
             # keywords people added (a fifth of the assets) and a hand-made collection
-            lib.conn.execute("""INSERT INTO asset_keyword (asset_id, keyword)
-                                SELECT id, 'kw' || (id % 200) FROM asset WHERE id % 5 = 0""")
+            lib.conn.execute("""INSERT INTO asset_keyword (tenant_id, asset_id, keyword)
+                                SELECT tenant_id, id, 'kw' || (id % 200) FROM asset WHERE id % 5 = 0""")
             hand = lib.conn.execute("""INSERT INTO collection (tenant_id, name, path)
                                        VALUES (%s, 'picks', 'picks') RETURNING id""",
                                     (lib.tenant_id,)).fetchone()[0]
-            lib.conn.execute("""INSERT INTO collection_member (collection_id, asset_id)
-                                SELECT %s, id FROM asset WHERE id %% 97 = 0""", (hand,))
+            lib.conn.execute("""INSERT INTO collection_member (tenant_id, collection_id, asset_id)
+                                SELECT tenant_id, %s, id FROM asset WHERE id %% 97 = 0""", (hand,))
             # machine words (asset_machine): a kind and a colour each (a colour
             # of 5 names, 20 % each, made a sequential scan the right plan)
             lib.conn.execute("""
@@ -100,8 +100,8 @@ def fbig(pg_admin_url, template_db, tmp_path_factory):
             other = lib.conn.execute("""INSERT INTO collection (tenant_id, name, path)
                                         VALUES (%s, 'selects', 'selects') RETURNING id""",
                                      (lib.tenant_id,)).fetchone()[0]
-            lib.conn.execute("""INSERT INTO collection_member (collection_id, asset_id)
-                                SELECT %s, id FROM asset WHERE id %% 7 = 0""", (other,))
+            lib.conn.execute("""INSERT INTO collection_member (tenant_id, collection_id, asset_id)
+                                SELECT tenant_id, %s, id FROM asset WHERE id %% 7 = 0""", (other,))
         lib.conn.execute("ANALYZE")
         yield lib
     with psycopg.connect(pg_admin_url, autocommit=True) as conn:

@@ -28,7 +28,7 @@ from .assets import view
 from .assets.view import AssetNotFound
 from .bulk import run as bulk_run
 from .bulk.actions import audit_log as read_audit_log
-from .db import DATABASE_URL_ENV, session
+from .db import DATABASE_URL_ENV, replica, session
 from .db.retry import retrying
 from .db.session import LibraryNotInitialized, UnknownTenant
 from .document import rebuild
@@ -41,6 +41,8 @@ from .lexical import settings as lexical_bounds
 from .lexical.search import analyze_terms
 from .library_models import ModelMethods
 from .library_people import PeopleMethods
+from .library_jobs import JobMethods
+from .library_reads import ReadMethods
 from .models import runtime
 from .search import entry
 from .search.pipeline import BULK_MAX, OFFSET_MAX
@@ -74,10 +76,9 @@ def _csearch():
     return search
 
 
-class Library(ModelMethods, PeopleMethods):
-    """One tenant's view of a Loupe library (the methods of models, vector
-    lanes, search by image and machine words are in :mod:`loupe.library_models`,
-    those of people in :mod:`loupe.library_people`).
+class Library(ReadMethods, JobMethods, ModelMethods, PeopleMethods):
+    """One tenant's view of a Loupe library; more of its methods are in the mixins
+    :mod:`loupe.library_models`, ``library_people``, ``library_reads`` and ``library_jobs``.
 
     Args:
         conn: an autocommit psycopg connection to a migrated database.
@@ -85,6 +86,7 @@ class Library(ModelMethods, PeopleMethods):
         tenant_id: every read and write is bound to this tenant.
         viewer: who is asking (default: the local owner, who sees everything
             in the tenant); see :meth:`as_user`.
+        reads: the standbys of reads (:class:`loupe.db.replica.ReadRoute`), or None.
     """
 
     #: Query-encoder failures (V6) and recent query vectors: the process's
@@ -96,27 +98,27 @@ class Library(ModelMethods, PeopleMethods):
     FUSION_BOUNDS = fusion_config.FUSION_BOUNDS
 
     def __init__(self, conn: psycopg.Connection, home: Path, tenant_id: int, tenant: str,
-                 viewer: Viewer = OWNER):
+                 viewer: Viewer = OWNER, reads: replica.ReadRoute | None = None):
         self.conn = conn
         self.home = home
         self.tenant_id = tenant_id
         self.tenant = tenant
         self.viewer = viewer
+        self.reads = reads
 
     # -- lifecycle (loupe.db.session) ------------------------------------------------
 
     @classmethod
     def open(cls, home: str | Path | None = None, *, database_url: str | None = None,
-             tenant: str = "default", create: bool = False) -> "Library":
-        """Connect, migrate and bind to ``tenant`` (``create``: as ``loupe init``).
-        Stage: :func:`loupe.db.session.open_tenant`."""
+             tenant: str = "default", create: bool = False,
+             read_database_url: str | None = None) -> "Library":
+        """Connect, migrate and bind to ``tenant`` (``create``: as ``loupe init``); reads
+        on the standbys of ``read_database_url`` (:meth:`_read_route`). Stage:
+        :func:`loupe.db.session.open_tenant`."""
         home_path = _home(home)
+        reads = cls._read_route(read_database_url)   # URLs checked before connecting
         conn, tenant_id = session.open_tenant(home_path, database_url, tenant, create=create)
-        return cls(conn, home_path, tenant_id, tenant)
-
-    def close(self) -> None:
-        """Close the connection (the embedded server stops when its last user exits)."""
-        self.conn.close()
+        return cls(conn, home_path, tenant_id, tenant, reads=reads)
 
     @staticmethod
     def stop(home: str | Path | None = None, *, database_url: str | None = None,
@@ -124,12 +126,6 @@ class Library(ModelMethods, PeopleMethods):
         """Stop library ``home``'s embedded PostgreSQL server (``loupe stop``).
         Stage: :func:`loupe.db.session.stop`."""
         return session.stop(_home(home), database_url, force=force)
-
-    def __enter__(self) -> "Library":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- library, ingest, search -----------------------------------------------------
 
@@ -155,16 +151,20 @@ class Library(ModelMethods, PeopleMethods):
                offset: int = 0, scope: str | list[str] | None = None,
                title_band: bool = False, filters: Any = None,
                facets: bool = False) -> SearchResult:
-        """Search the library as the viewer. Stage: :func:`loupe.search.entry.search`."""
-        return entry.search(self, query, lang=lang, limit=limit, offset=offset, scope=scope,
-                            title_band=title_band, filters=filters, facets=facets)
+        """Search as the viewer (standbys: :meth:`_read`). Stage: :func:`loupe.search.entry.search`."""
+        res, notice = self._read(lambda lib: entry.search(
+            lib, query, lang=lang, limit=limit, offset=offset, scope=scope,
+            title_band=title_band, filters=filters, facets=facets))
+        res.notices += [notice] if notice else []
+        return res
 
     def facets(self, query: str = "", *, filters: Any = None,
                scope: str | list[str] | None = None, lang: str | None = None,
                top: int = filter_facets.TOP) -> dict[str, Any]:
-        """Top values per facet of :meth:`search`'s whole result.
-        Stage: :func:`loupe.search.entry.facets`."""
-        return entry.facets(self, query, filters=filters, scope=scope, lang=lang, top=top)
+        """Top values per facet of :meth:`search`'s whole result (on a standby:
+        :meth:`_read`). Stage: :func:`loupe.search.entry.facets`."""
+        return self._read(lambda lib: entry.facets(lib, query, filters=filters, scope=scope,
+                                                   lang=lang, top=top))[0]
 
     def analyze(self, text: str, *, lang: str | None = None, query: bool = False) -> list[str]:
         """Terms of ``text`` (``query``: as searched): :func:`loupe.lexical.search.analyze_terms`"""
@@ -224,7 +224,7 @@ class Library(ModelMethods, PeopleMethods):
     def as_user(self, name: str) -> "Library":
         """This library as user ``name`` sees it. Stage: :func:`loupe.access.users.viewer_for`."""
         viewer = access.viewer_for(self.conn, self.tenant_id, name)
-        return Library(self.conn, self.home, self.tenant_id, self.tenant, viewer)
+        return Library(self.conn, self.home, self.tenant_id, self.tenant, viewer, self.reads)
 
     def _manage(self) -> None:
         if not self.viewer.see_all:
@@ -325,7 +325,7 @@ class Library(ModelMethods, PeopleMethods):
         Stage: :func:`loupe.bulk.run.bulk`."""
         self._manage()
         lang = self._lang(lang) if lang else None   # without one, every language's
-        return bulk_run.bulk(self, action, value, query=query, scope=scope, lang=lang,
+        return bulk_run.bulk(self._primary(), action, value, query=query, scope=scope, lang=lang,
                              confirm=confirm, any_term=any_term, dry_run=dry_run,
                              filters=filters, confirmation=confirmation)
 

@@ -98,11 +98,12 @@ class ModelMethods:
     def similar(self, asset_id: int | None = None, *, file: str | Path | None = None,
                 radius: int | None = None, limit: int = 20, offset: int = 0,
                 max_pixels: int | None = None, full_decode_pixels: int | None = None):
-        """Assets that look like an asset or an image file.
+        """Assets that look like an asset or an image file, on a standby when
+        there is one (:meth:`loupe.Library._read`).
         Stage: :func:`loupe.similar.search.find_similar`."""
-        return _similar().find_similar(
-            self, asset_id, file=file, radius=radius, limit=limit, offset=offset,
-            max_pixels=max_pixels, full_decode_pixels=full_decode_pixels)
+        return self._read(lambda lib: _similar().find_similar(
+            lib, asset_id, file=file, radius=radius, limit=limit, offset=offset,
+            max_pixels=max_pixels, full_decode_pixels=full_decode_pixels))[0]
 
     def duplicates(self, *, radius: int | None = None) -> list[dict[str, Any]]:
         """Near-duplicate and exact-bytes groups of readable assets.

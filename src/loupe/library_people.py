@@ -67,19 +67,24 @@ class PeopleMethods:
         return _people().stats(self.conn, self.tenant_id)
 
     def people(self, *, hidden: bool = False) -> list[dict[str, Any]]:
-        """People on readable assets (``hidden``: admins only).
+        """People on readable assets (``hidden``: admins only); this and the
+        other people reads run on a standby when there is one
+        (:meth:`loupe.Library._read`).
         Stage: :func:`loupe.faces.people.people`."""
-        return _people().people(self.conn, self.tenant_id, self.viewer.params(),
-                                hidden=hidden and self.viewer.see_all)
+        return self._read(lambda lib: _people().people(
+            lib.conn, lib.tenant_id, lib.viewer.params(),
+            hidden=hidden and lib.viewer.see_all))[0]
 
     def person(self, person_id: int) -> dict[str, Any]:
         """One person and its readable faces. Stage: :func:`loupe.faces.people.person`."""
-        return _people().person(self.conn, self.tenant_id, self.viewer.params(), person_id)
+        return self._read(lambda lib: _people().person(lib.conn, lib.tenant_id,
+                                                       lib.viewer.params(), person_id))[0]
 
     def asset_faces(self, asset_id: int) -> list[dict[str, Any]]:
         """The faces of one readable asset. Stage: :func:`loupe.faces.people.asset_faces`."""
         self._asset_row(asset_id)   # AssetNotFound
-        return _people().asset_faces(self.conn, self.tenant_id, self.viewer.params(), asset_id)
+        return self._read(lambda lib: _people().asset_faces(lib.conn, lib.tenant_id,
+                                                            lib.viewer.params(), asset_id))[0]
 
     def face_crop(self, face_id: int) -> bytes:
         """A readable face's JPEG crop. Stage: :func:`loupe.faces.people.crop`."""

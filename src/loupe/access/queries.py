@@ -15,7 +15,8 @@ WHERE tenant_id = %(tenant_id)s AND name = %(name)s
 """
 SET_PASSWORD = "UPDATE principal SET password_hash = %(password_hash)s WHERE id = %(id)s"
 ADD_MEMBER = """
-INSERT INTO group_member (group_id, user_id) VALUES (%(group_id)s, %(user_id)s)
+INSERT INTO group_member (tenant_id, group_id, user_id)
+VALUES (%(tenant_id)s, %(group_id)s, %(user_id)s)
 ON CONFLICT DO NOTHING
 """
 # A user's groups (ids and names): its principals beyond its own id.
@@ -34,16 +35,16 @@ SELECT p.name, p.kind, p.admin, p.disabled_at IS NOT NULL AS disabled,
 FROM principal p WHERE p.tenant_id = %(tenant_id)s ORDER BY p.kind DESC, p.name
 """
 GRANT_COLLECTION = """
-INSERT INTO collection_grant (collection_id, principal_id)
-VALUES (%(collection_id)s, %(principal_id)s) ON CONFLICT DO NOTHING
+INSERT INTO collection_grant (tenant_id, collection_id, principal_id)
+VALUES (%(tenant_id)s, %(collection_id)s, %(principal_id)s) ON CONFLICT DO NOTHING
 """
 REVOKE_COLLECTION = """
 DELETE FROM collection_grant
 WHERE collection_id = %(collection_id)s AND principal_id = %(principal_id)s
 """
 GRANT_ASSET = """
-INSERT INTO asset_grant (asset_id, principal_id)
-SELECT a.id, %(principal_id)s FROM asset a
+INSERT INTO asset_grant (tenant_id, asset_id, principal_id)
+SELECT a.tenant_id, a.id, %(principal_id)s FROM asset a
 WHERE a.id = %(asset_id)s AND a.tenant_id = %(tenant_id)s
 ON CONFLICT DO NOTHING
 """
@@ -54,8 +55,8 @@ DELETE FROM asset_grant WHERE asset_id = %(asset_id)s AND principal_id = %(princ
 # it reaches that file only, never the asset's other files (a member's upload).
 FILE_BY_PATH = "SELECT id FROM asset_file WHERE tenant_id = %(tenant_id)s AND path = %(path)s"
 GRANT_FILE = """
-INSERT INTO file_grant (file_id, principal_id)
-VALUES (%(file_id)s, %(principal_id)s) ON CONFLICT DO NOTHING
+INSERT INTO file_grant (tenant_id, file_id, principal_id)
+VALUES (%(tenant_id)s, %(file_id)s, %(principal_id)s) ON CONFLICT DO NOTHING
 """
 REVOKE_FILE = """
 DELETE FROM file_grant WHERE file_id = %(file_id)s AND principal_id = %(principal_id)s

@@ -111,7 +111,7 @@ def add_member(conn: psycopg.Connection, tenant_id: int, group: str, user: str, 
     gid = _principal(conn, tenant_id, group, "group")[0]
     uid = _principal(conn, tenant_id, user, "user")[0]
     with conn.transaction():
-        conn.execute(q.ADD_MEMBER, {"group_id": gid, "user_id": uid})
+        conn.execute(q.ADD_MEMBER, {"tenant_id": tenant_id, "group_id": gid, "user_id": uid})
         if actor is not None:
             _audit(conn, tenant_id, actor, "group_add_member", group, {"user": user})
 
@@ -178,13 +178,14 @@ def grant(conn: psycopg.Connection, tenant_id: int, principal: str, *,
     with conn.transaction():
         if collection_id is not None:
             stmt = q.REVOKE_COLLECTION if revoke else q.GRANT_COLLECTION
-            conn.execute(stmt, {"collection_id": collection_id, "principal_id": pid})
+            conn.execute(stmt, {"collection_id": collection_id, "principal_id": pid,
+                                "tenant_id": tenant_id})
         elif path is not None:
             row = conn.execute(q.FILE_BY_PATH, {"tenant_id": tenant_id, "path": path}).fetchone()
             if row is None:
                 raise AccessError(f"no file {path!r} in this tenant")
             conn.execute(q.REVOKE_FILE if revoke else q.GRANT_FILE,
-                         {"file_id": row[0], "principal_id": pid})
+                         {"file_id": row[0], "principal_id": pid, "tenant_id": tenant_id})
         else:
             if not revoke and conn.execute(q.CAN_READ, {
                     "asset_id": asset_id, "tenant_id": tenant_id, "see_all": True,

@@ -41,8 +41,8 @@ SET_LABEL = ("UPDATE asset a SET label_set = %(label)s, updated_at = now() WHERE
              + _READABLE)
 
 ADD_KEYWORD = ("""
-INSERT INTO asset_keyword (asset_id, keyword)
-SELECT a.id, %(keyword)s FROM asset a WHERE""" + _READABLE + """
+INSERT INTO asset_keyword (tenant_id, asset_id, keyword)
+SELECT a.tenant_id, a.id, %(keyword)s FROM asset a WHERE""" + _READABLE + """
 ON CONFLICT DO NOTHING
 RETURNING asset_id
 """)
@@ -66,8 +66,8 @@ VALUES (%(tenant_id)s, NULL, NULL, %(path)s, %(path)s)
 RETURNING id
 """
 ADD_TO_COLLECTION = ("""
-INSERT INTO collection_member (collection_id, asset_id)
-SELECT %(collection_id)s, a.id FROM asset a WHERE""" + _READABLE + """
+INSERT INTO collection_member (tenant_id, collection_id, asset_id)
+SELECT a.tenant_id, %(collection_id)s, a.id FROM asset a WHERE""" + _READABLE + """
 ON CONFLICT DO NOTHING
 RETURNING asset_id
 """)

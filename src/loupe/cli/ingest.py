@@ -11,6 +11,8 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgress
                            TimeElapsedColumn, TimeRemainingColumn)
 from rich.table import Table
 
+from ..access.users import AccessError
+from ..jobs.queue import QueueFull
 from ..terminal import echo
 from ..library import Library
 from .context import _Ctx, _emit_json, console, err_console
@@ -43,11 +45,18 @@ def init(obj: _Ctx, languages: str | None, as_json: bool) -> None:
               help="Refuse images with more pixels than this (default 150,000,000).")
 @click.option("--faces", is_flag=True, help="Then find and cluster faces of new assets "
                                             "(loupe faces); said plainly when not installed.")
+@click.option("--enqueue", is_flag=True, help="Queue one job per file for 'loupe worker' "
+                                              "processes instead of ingesting here.")
 @click.pass_obj
 def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None,
-           faces: bool = False) -> None:
+           faces: bool = False, enqueue: bool = False) -> None:
     """Ingest every image under PATH (incremental: unchanged files are skipped;
-    a second ingest of the same folder waits for the first)."""
+    a second ingest of the same folder waits for the first). With --enqueue,
+    queue the files for workers; files gone from PATH are then left to a
+    plain ingest."""
+    if enqueue:
+        _enqueue(obj, path, as_json, max_pixels)
+        return
     with obj.open() as lib:
         columns = [TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
                    TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn()]
@@ -105,6 +114,25 @@ def ingest(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None,
         console.print(f"faces: {found['error']}" if "error" in found else
                       f"faces: {found['faces']:,} found in {found['scanned']:,} assets, "
                       f"{found['people']:,} new people", markup=False, highlight=False)
+
+
+def _enqueue(obj: _Ctx, path: str, as_json: bool, max_pixels: int | None) -> None:
+    """``loupe ingest --enqueue``: :meth:`loupe.Library.enqueue_ingest`."""
+    with obj.open() as lib:
+        try:
+            out = lib.enqueue_ingest(path, max_pixels=max_pixels)
+        except (QueueFull, AccessError) as exc:
+            raise click.ClickException(str(exc)) from exc
+    if as_json:
+        _emit_json(out)
+        return
+    console.print(f"Queued {out['queued']:,} files of {escape(out['root'])} as ingest run "
+                  f"{out['run_id']}: start 'loupe worker' (anywhere that reaches the database, "
+                  f"the files and the library home); 'loupe status' shows the progress",
+                  markup=True, highlight=False)
+    for folder in out["skipped"]:
+        console.print(f"  folder not walked (too deep): {folder}", markup=False,
+                      highlight=False)
 
 
 @click.command()

@@ -56,8 +56,8 @@ DELETE FROM conversation_turn
 """
 
 ADD_TURN = """
-INSERT INTO conversation_turn (conversation_id, n, sentence, result, state)
-VALUES (%(id)s, %(n)s, %(sentence)s, %(result)s, %(state)s)
+INSERT INTO conversation_turn (tenant_id, conversation_id, n, sentence, result, state)
+VALUES (%(tenant_id)s, %(id)s, %(n)s, %(sentence)s, %(result)s, %(state)s)
 """
 
 SET_STATE = """

@@ -140,8 +140,8 @@ def _record(conn, tenant_id, viewer, cid, sentence, result, state) -> dict[str, 
     check_state(state, cid)
     _check_terms(conn, state.get("text") or "", r[1], cid)
     conn.execute(q.DROP_OLD_TURNS, {"id": cid, "n": n, "keep": MAX_TURNS_KEPT})
-    conn.execute(q.ADD_TURN, {"id": cid, "n": n, "sentence": sentence, "result": Jsonb(result),
-                              "state": Jsonb(state)})
+    conn.execute(q.ADD_TURN, {"tenant_id": tenant_id, "id": cid, "n": n, "sentence": sentence,
+                              "result": Jsonb(result), "state": Jsonb(state)})
     conn.execute(q.SET_STATE, {**p, "state": Jsonb(state), "n": n})
     return {"n": n}
 

@@ -52,6 +52,12 @@ class MigrationError(RuntimeError):
     applied file was edited, or a version is recorded under another name)."""
 
 
+class SchemaBehind(MigrationError):
+    """A database this Loupe may only read (a hot standby) lacks migrations
+    the code needs: the primary was not migrated yet, or the standby has not
+    replayed them. Loupe never migrates such a database."""
+
+
 def sha256_hex(data: bytes) -> str:
     """Hex SHA-256 of a migration file's bytes (what ``schema_migration.sha256`` holds)."""
     return hashlib.sha256(data).hexdigest()
@@ -77,10 +83,12 @@ def applied(conn: psycopg.Connection) -> set[int]:
     return {r[0] for r in conn.execute("SELECT version FROM schema_migration")}
 
 
-def _check(conn: psycopg.Connection, files: list[tuple[int, str, str]]) -> None:
-    """Backfill missing hashes, then refuse any applied file that differs
-    from its record. Versions recorded but not shipped (a newer Loupe migrated
-    this database) are left alone."""
+def _check(conn: psycopg.Connection, files: list[tuple[int, str, str]], *,
+           backfill: bool = True) -> None:
+    """Backfill missing hashes (unless ``backfill`` is false: a database that
+    is only read), then refuse any applied file that differs from its record.
+    Versions recorded but not shipped (a newer Loupe migrated this database)
+    are left alone."""
     shipped = {v: (name, sha256_hex(sql.encode("utf-8"))) for v, name, sql in files}
     for version, name, digest in conn.execute(
             "SELECT version, name, sha256 FROM schema_migration ORDER BY version").fetchall():
@@ -88,8 +96,9 @@ def _check(conn: psycopg.Connection, files: list[tuple[int, str, str]]) -> None:
             continue
         if digest is None:  # applied before hashes were recorded: backfill
             digest = shipped[version][1]
-            conn.execute("UPDATE schema_migration SET sha256 = %s WHERE version = %s",
-                         (digest, version))
+            if backfill:
+                conn.execute("UPDATE schema_migration SET sha256 = %s WHERE version = %s",
+                             (digest, version))
         ship_name, ship_digest = shipped[version]
         if name != ship_name:
             raise MigrationError(
@@ -148,3 +157,31 @@ def migrate(conn: psycopg.Connection, target: int | None = None, *,
     finally:
         conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
     return done
+
+
+def verify_current(conn: psycopg.Connection, *,
+                   source: Traversable | Path | None = None) -> int:
+    """Check, without writing anything, that the database behind ``conn``
+    holds every shipped migration as shipped: what Loupe does instead of
+    :func:`migrate` on a database it may only read (a hot standby, which
+    refuses every write, ``CREATE TABLE IF NOT EXISTS`` included).
+    Returns the highest version applied.
+
+    Raises:
+        SchemaBehind: no migration record, or shipped versions missing (named,
+            with the highest one applied).
+        MigrationError: an applied file differs from its record (as
+            :func:`migrate`).
+    """
+    files = available(source)
+    have = applied(conn)
+    missing = [name for version, name, _ in files if version not in have]
+    if missing:
+        latest = max(have) if have else None
+        raise SchemaBehind(
+            f"this database is behind this Loupe: it holds migrations up to "
+            f"{latest if latest is not None else 'none'} and lacks {', '.join(missing)}. "
+            f"A standby is never migrated: migrate the primary (open it with this Loupe) and "
+            f"wait for the standby to replay, or run the Loupe version that matches it")
+    _check(conn, files, backfill=False)
+    return max(have)

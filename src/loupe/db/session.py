@@ -10,13 +10,15 @@ and sets the session up (pgvector types, HNSW search settings);
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
 
 from ..privacy import private_home
 from .. import queries as q
-from .migrate import applied, migrate
+from .migrate import applied, migrate, verify_current
 from .server import DATABASE_URL_ENV, resolve_database_url
 
 
@@ -63,18 +65,52 @@ def prepare_session(conn: psycopg.Connection) -> None:
         conn.execute(stmt)
 
 
+def read_only(conn: psycopg.Connection) -> bool:
+    """Whether the server behind ``conn`` refuses writes: a hot standby
+    (``pg_is_in_recovery()``) or a session that is read-only by default."""
+    return bool(conn.execute(
+        "SELECT pg_is_in_recovery() OR current_setting('default_transaction_read_only')::bool"
+    ).fetchone()[0])
+
+
+@contextmanager
+def read_transaction(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
+    """``with read_transaction(conn):`` one transaction (a savepoint when one
+    is open) for a search, facets, similar or people read, whose first
+    statements set its HNSW search settings with ``SET LOCAL``
+    (:func:`loupe.vector.queries.hnsw_session`): settings that belong to the
+    statement's transaction reach every server that runs part of it (a
+    Citus worker, a new pooled connection), where a session's ``SET`` does
+    not. They end with the transaction.
+
+    Raises:
+        loupe.lexical.settings.SettingError: ``LOUPE_HNSW_EF_SEARCH`` is out of range.
+    """
+    from ..lexical import settings as lexical_bounds
+    from ..vector import queries as vq
+
+    ef_search = lexical_bounds.env_setting("LOUPE_HNSW_EF_SEARCH")
+    with conn.transaction():
+        for stmt in vq.hnsw_session(ef_search, local=True):
+            conn.execute(stmt)
+        yield conn
+
+
 def connect(home: Path, database_url: str | None, *, create: bool) -> psycopg.Connection:
     """An autocommit connection to library ``home``'s migrated database:
     the embedded PostgreSQL is started when no URL is configured (argument,
     then ``LOUPE_DATABASE_URL``), pending migrations are applied and the
     session prepared; closed again on error. With ``create`` (what ``loupe
-    init`` does) a home without a library gets one.
+    init`` does) a home without a library gets one. A server that refuses
+    writes (a hot standby, :func:`read_only`) is never migrated: its schema
+    is verified instead (:func:`loupe.db.migrate.verify_current`).
 
     Raises:
         loupe.db.DatabaseUnavailable: no database could be reached.
         LibraryNotInitialized: no library there and ``create`` is false.
         loupe.db.migrate.MigrationError: an applied migration file was edited
             or renamed (docs/architecture.md, "Migrations").
+        loupe.db.migrate.SchemaBehind: a standby lacks migrations this Loupe needs.
         loupe.lexical.settings.SettingError: ``LOUPE_HNSW_EF_SEARCH`` or
             ``LOUPE_QUERY_VECTOR_CACHE`` is not a whole number in its range.
     """
@@ -89,7 +125,10 @@ def connect(home: Path, database_url: str | None, *, create: bool) -> psycopg.Co
         if not create and not applied(conn):
             raise LibraryNotInitialized(
                 "the database holds no Loupe library: create one with 'loupe init'")
-        after_migrations(conn, migrate(conn))
+        if read_only(conn):   # a hot standby: verified, never migrated
+            verify_current(conn)
+        else:
+            after_migrations(conn, migrate(conn))
         prepare_session(conn)
     except BaseException:
         conn.close()

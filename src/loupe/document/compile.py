@@ -265,8 +265,8 @@ WHERE d.tsv IS DISTINCT FROM EXCLUDED.tsv
 CLEAR_ASSET_VOCABULARY = "DELETE FROM asset_vocabulary WHERE asset_id = %(asset_id)s"
 ASSIGN_ASSET_VOCABULARY = """
 WITH RECURSIVE""" + CARRIED_TERMS + """
-INSERT INTO asset_vocabulary (asset_id, term_id)
-SELECT %(asset_id)s, term_id FROM own
+INSERT INTO asset_vocabulary (tenant_id, asset_id, term_id)
+SELECT %(tenant_id)s, %(asset_id)s, term_id FROM own
 ON CONFLICT DO NOTHING
 """
 

@@ -159,7 +159,7 @@ class Evaluation:
                                                             "name": name}).fetchone()[0]
             for qu in queries:
                 self.conn.execute(q.UPSERT_QUERY, {
-                    "set_id": set_id, "qid": qu.id, "text": qu.text, "provenance": qu.provenance,
+                    "tenant_id": self.tenant_id, "set_id": set_id, "qid": qu.id, "text": qu.text, "provenance": qu.provenance,
                     "register": qu.register, "strata": json.dumps(qu.strata),
                     "truth": json.dumps(qu.truth)})
         _, missing = self._resolve_truth(queries)
@@ -333,12 +333,12 @@ class Evaluation:
                 "system": system, "model": rr.model, "k": k}).fetchone()[0]
             with self.conn.cursor() as cur:
                 cur.executemany(q.INSERT_RUN_HIT, [
-                    {"run_id": run_id, "query_id": ids[qid], "rank": i, "asset_id": a,
-                     "score": s, "distance": d}
+                    {"tenant_id": self.tenant_id, "run_id": run_id, "query_id": ids[qid],
+                     "rank": i, "asset_id": a, "score": s, "distance": d}
                     for qid, hs in rr.hits.items() for i, (a, s, d) in enumerate(hs, 1)])
                 cur.executemany(q.INSERT_RUN_QUERY, [
-                    {"run_id": run_id, "query_id": ids[qid], "rows": n, "verdict": v,
-                     "meaning_only": mo} for qid, (n, v, mo) in rr.answers.items()])
+                    {"tenant_id": self.tenant_id, "run_id": run_id, "query_id": ids[qid],
+                     "rows": n, "verdict": v, "meaning_only": mo} for qid, (n, v, mo) in rr.answers.items()])
         return {"run": rr.name, "query_set": query_set, "system": system, "model": rr.model,
                 "k": k, "queries": len(rr.hits), "hits": sum(len(h) for h in rr.hits.values())}
 
@@ -692,11 +692,13 @@ class Evaluation:
                                                          "pool_id": pool_id}).fetchall()
             random.Random(pseed + rnd).shuffle(pairs)
             for rid in new:
-                self.conn.execute(q.INSERT_POOL_RUN, {"pool_id": pool_id, "run_id": rid,
+                self.conn.execute(q.INSERT_POOL_RUN, {"tenant_id": self.tenant_id,
+                                                      "pool_id": pool_id, "run_id": rid,
                                                       "round": rnd})
             with self.conn.cursor() as cur:
                 cur.executemany(q.INSERT_POOL_ITEM, [
-                    {"pool_id": pool_id, "query_id": qid, "asset_id": aid,
+                    {"tenant_id": self.tenant_id, "pool_id": pool_id, "query_id": qid,
+                     "asset_id": aid,
                      "token": secrets.token_urlsafe(16), "position": last_pos + i, "round": rnd}
                     for i, (qid, aid) in enumerate(pairs, 1)])
         return {"pool": name, "round": rnd, "runs_added": len(new), "new_pairs": len(pairs),
@@ -750,7 +752,8 @@ class Evaluation:
                                                   **self.lib.viewer.params()}).fetchone()
         if row is None:
             raise EvalError("unknown pair")
-        self.conn.execute(q.UPSERT_JUDGEMENT, {"item_id": row[0], "judge": judge.strip(),
+        self.conn.execute(q.UPSERT_JUDGEMENT, {"tenant_id": self.tenant_id, "item_id": row[0],
+                                               "judge": judge.strip(),
                                                "grade": grade})
 
     def item_image(self, pool: str, token: str) -> Path:

@@ -33,9 +33,10 @@ RETURNING id
 # Replacing a set's queries keeps the ids of queries whose qid stays, so runs,
 # pools and judgements made against them stay attached.
 UPSERT_QUERY = """
-INSERT INTO eval_query (set_id, qid, text, provenance, register, strata, truth)
-VALUES (%(set_id)s, %(qid)s, %(text)s, %(provenance)s, %(register)s, %(strata)s, %(truth)s)
-ON CONFLICT (set_id, qid) DO UPDATE
+INSERT INTO eval_query (tenant_id, set_id, qid, text, provenance, register, strata, truth)
+VALUES (%(tenant_id)s, %(set_id)s, %(qid)s, %(text)s, %(provenance)s, %(register)s, %(strata)s,
+        %(truth)s)
+ON CONFLICT (tenant_id, set_id, qid) DO UPDATE
 SET text = EXCLUDED.text, provenance = EXCLUDED.provenance, register = EXCLUDED.register,
     strata = EXCLUDED.strata, truth = EXCLUDED.truth
 """
@@ -106,8 +107,9 @@ RETURNING id
 """
 
 INSERT_RUN_HIT = """
-INSERT INTO eval_run_hit (run_id, query_id, rank, asset_id, score, distance)
-VALUES (%(run_id)s, %(query_id)s, %(rank)s, %(asset_id)s, %(score)s, %(distance)s)
+INSERT INTO eval_run_hit (tenant_id, run_id, query_id, rank, asset_id, score, distance)
+VALUES (%(tenant_id)s, %(run_id)s, %(query_id)s, %(rank)s, %(asset_id)s, %(score)s,
+        %(distance)s)
 """
 
 RUN_BY_NAME = """
@@ -145,7 +147,8 @@ WHERE tenant_id = %(tenant_id)s AND name = %(name)s
 POOL_RUNS = "SELECT run_id, round FROM eval_pool_run WHERE pool_id = %(pool_id)s"
 
 INSERT_POOL_RUN = """
-INSERT INTO eval_pool_run (pool_id, run_id, round) VALUES (%(pool_id)s, %(run_id)s, %(round)s)
+INSERT INTO eval_pool_run (tenant_id, pool_id, run_id, round)
+VALUES (%(tenant_id)s, %(pool_id)s, %(run_id)s, %(round)s)
 """
 
 # The top ``depth`` of the given runs, one row per distinct (query, asset)
@@ -165,8 +168,9 @@ FROM eval_pool_item WHERE pool_id = %(pool_id)s
 """
 
 INSERT_POOL_ITEM = """
-INSERT INTO eval_pool_item (pool_id, query_id, asset_id, token, position, round)
-VALUES (%(pool_id)s, %(query_id)s, %(asset_id)s, %(token)s, %(position)s, %(round)s)
+INSERT INTO eval_pool_item (tenant_id, pool_id, query_id, asset_id, token, position, round)
+VALUES (%(tenant_id)s, %(pool_id)s, %(query_id)s, %(asset_id)s, %(token)s, %(position)s,
+        %(round)s)
 """
 
 # The judging page shows a viewer only the pairs whose asset it may read
@@ -265,8 +269,9 @@ WHERE i.pool_id = %(pool_id)s AND i.token = %(token)s
 """
 
 UPSERT_JUDGEMENT = """
-INSERT INTO eval_judgement (item_id, judge, grade) VALUES (%(item_id)s, %(judge)s, %(grade)s)
-ON CONFLICT (item_id, judge) DO UPDATE SET grade = EXCLUDED.grade, judged_at = now()
+INSERT INTO eval_judgement (tenant_id, item_id, judge, grade)
+VALUES (%(tenant_id)s, %(item_id)s, %(judge)s, %(grade)s)
+ON CONFLICT (tenant_id, item_id, judge) DO UPDATE SET grade = EXCLUDED.grade, judged_at = now()
 """
 
 # Every judgement of a pool: (qid, asset_id, judge, grade).
@@ -316,8 +321,8 @@ ORDER BY d.asset_id
 # -- rows returned and verdicts per query (migration 0016; absent subjects) ----------
 
 INSERT_RUN_QUERY = """
-INSERT INTO eval_run_query (run_id, query_id, rows_returned, verdict, meaning_only)
-VALUES (%(run_id)s, %(query_id)s, %(rows)s, %(verdict)s, %(meaning_only)s)
+INSERT INTO eval_run_query (tenant_id, run_id, query_id, rows_returned, verdict, meaning_only)
+VALUES (%(tenant_id)s, %(run_id)s, %(query_id)s, %(rows)s, %(verdict)s, %(meaning_only)s)
 """
 
 #: Per query of a run: ``(qid, rows_returned, verdict, meaning_only)``.

@@ -453,7 +453,8 @@ def reject(conn: psycopg.Connection, tenant_id: int, languages: list[str], face_
         row = conn.execute(q.FACE, {"face_id": face_id, "tenant_id": tenant_id}).fetchone()
         if row is None or row[1] is None:
             raise PeopleError(f"face {face_id} is not anyone's in this library")
-        conn.execute(q.REJECT, {"face_id": face_id, "person_id": row[1], "by": by})
+        conn.execute(q.REJECT, {"tenant_id": tenant_id, "face_id": face_id, "person_id": row[1],
+                                "by": by})
         conn.execute(q.UNASSIGN_FACE, {"face_id": face_id})
         conn.execute(q.DROP_EMPTY_PEOPLE, {"tenant_id": tenant_id})
         rebuild_documents(conn, tenant_id, row[2], languages)

@@ -78,7 +78,7 @@ VALUES (%(tenant_id)s, %(asset_id)s, %(x)s, %(y)s, %(w)s, %(h)s, %(descriptor)s:
 STORE_SCAN = """
 INSERT INTO face_scan (asset_id, tenant_id, detector, faces, skipped)
 VALUES (%(asset_id)s, %(tenant_id)s, %(detector)s, %(faces)s, %(skipped)s)
-ON CONFLICT (asset_id, detector) DO UPDATE
+ON CONFLICT (tenant_id, asset_id, detector) DO UPDATE
 SET faces = EXCLUDED.faces, skipped = EXCLUDED.skipped, scanned_at = now()
 """
 
@@ -238,8 +238,9 @@ SET_HIDDEN = "UPDATE person SET hidden = %(hidden)s WHERE id = %(person_id)s"
 
 # Merge: src's rejections become dst's, its faces move, src goes.
 MOVE_REJECTIONS = """
-INSERT INTO face_rejection (face_id, person_id, rejected_by, rejected_at)
-SELECT face_id, %(dst)s, rejected_by, rejected_at FROM face_rejection WHERE person_id = %(src)s
+INSERT INTO face_rejection (tenant_id, face_id, person_id, rejected_by, rejected_at)
+SELECT tenant_id, face_id, %(dst)s, rejected_by, rejected_at FROM face_rejection
+WHERE person_id = %(src)s
 ON CONFLICT DO NOTHING
 """
 MOVE_FACES = """
@@ -258,8 +259,8 @@ RETURNING id, asset_id
 FACE = "SELECT id, person_id, asset_id FROM face WHERE id = %(face_id)s AND tenant_id = %(tenant_id)s"
 
 REJECT = """
-INSERT INTO face_rejection (face_id, person_id, rejected_by) VALUES (%(face_id)s, %(person_id)s,
-                                                                     %(by)s)
+INSERT INTO face_rejection (tenant_id, face_id, person_id, rejected_by)
+VALUES (%(tenant_id)s, %(face_id)s, %(person_id)s, %(by)s)
 ON CONFLICT DO NOTHING
 """
 UNASSIGN_FACE = """

@@ -30,7 +30,7 @@ STORE = """
 INSERT INTO asset_phash (asset_id, tenant_id, phash, dhash, error)
 SELECT a.id, a.tenant_id, %(phash)s, %(dhash)s, %(error)s
 FROM asset a WHERE a.id = %(asset_id)s AND a.tenant_id = %(tenant_id)s
-ON CONFLICT (asset_id) DO UPDATE
+ON CONFLICT (tenant_id, asset_id) DO UPDATE
 SET phash = EXCLUDED.phash, dhash = EXCLUDED.dhash, error = EXCLUDED.error, computed_at = now()
 """
 

@@ -177,8 +177,8 @@ SELECT EXISTS (
 
 # A grant on one file (0027) for each principal in 'principals'.
 FILE_GRANTS_FOR = """
-INSERT INTO file_grant (file_id, principal_id)
-SELECT f.id, p FROM asset_file f, unnest(%(principals)s::bigint[]) AS p
+INSERT INTO file_grant (tenant_id, file_id, principal_id)
+SELECT f.tenant_id, f.id, p FROM asset_file f, unnest(%(principals)s::bigint[]) AS p
 WHERE f.tenant_id = %(tenant_id)s AND f.path = %(path)s
 ON CONFLICT DO NOTHING
 """
@@ -189,18 +189,18 @@ ON CONFLICT DO NOTHING
 # (GREATEST/LEAST skip NULL = "none"), so that nothing becomes visible
 # earlier or longer than either asset allowed.
 INHERIT_GRANTS = """
-INSERT INTO asset_grant (asset_id, principal_id, granted_at)
-SELECT %(dst)s, principal_id, granted_at FROM asset_grant WHERE asset_id = %(src)s
+INSERT INTO asset_grant (tenant_id, asset_id, principal_id, granted_at)
+SELECT tenant_id, %(dst)s, principal_id, granted_at FROM asset_grant WHERE asset_id = %(src)s
 ON CONFLICT DO NOTHING
 """
 INHERIT_KEYWORDS = """
-INSERT INTO asset_keyword (asset_id, keyword, added_at)
-SELECT %(dst)s, keyword, added_at FROM asset_keyword WHERE asset_id = %(src)s
+INSERT INTO asset_keyword (tenant_id, asset_id, keyword, added_at)
+SELECT tenant_id, %(dst)s, keyword, added_at FROM asset_keyword WHERE asset_id = %(src)s
 ON CONFLICT DO NOTHING
 """
 INHERIT_MEMBERSHIPS = """
-INSERT INTO collection_member (collection_id, asset_id, added_at)
-SELECT collection_id, %(dst)s, added_at FROM collection_member WHERE asset_id = %(src)s
+INSERT INTO collection_member (tenant_id, collection_id, asset_id, added_at)
+SELECT tenant_id, collection_id, %(dst)s, added_at FROM collection_member WHERE asset_id = %(src)s
 ON CONFLICT DO NOTHING
 """
 INHERIT_DATES = """
@@ -262,3 +262,10 @@ _INGEST_KEY = "hashtextextended('loupe.ingest:' || %(tenant_id)s::text || ':' ||
 TRY_LOCK_INGEST = f"SELECT pg_try_advisory_lock({_INGEST_KEY})"
 LOCK_INGEST = f"SELECT pg_advisory_lock({_INGEST_KEY})"
 UNLOCK_INGEST = f"SELECT pg_advisory_unlock({_INGEST_KEY})"
+
+# One file of a source, as KNOWN_FILES gives it (a queued job's file).
+KNOWN_FILE = """
+SELECT path, asset_id, byte_size, mtime_ns, sidecar_path, sidecar_size, sidecar_mtime_ns
+FROM asset_file
+WHERE tenant_id = %(tenant_id)s AND source_id = %(source_id)s AND path = %(path)s
+"""

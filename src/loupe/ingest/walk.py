@@ -118,38 +118,12 @@ def walk(root: str | Path, *, exclude: list[Path] | None = None,
                     passed.append((os.path.join(dirpath, name), unsupported_reason(name)))
                 continue
             pictures.update((name.lower(), stem.lower()))
-            full = os.path.join(dirpath, name)
-            try:
-                st = os.lstat(full)   # never follows a link
-            except OSError:
-                continue  # vanished between listing and stat
-            sidecar = None
-            for cand in (name + ".xmp", name + ".XMP", stem + ".xmp", stem + ".XMP"):
-                if cand in names:
-                    sidecar = cand
-                    break
-            if sidecar is None:
-                sidecar = lower.get((name + ".xmp").lower()) or lower.get((stem + ".xmp").lower())
-            sc_path = sc_size = sc_mtime = None
+            sidecar = _sidecar_name(name, names, lower)
             if sidecar is not None:
                 claimed.add(sidecar)
-                sc_path = os.path.join(dirpath, sidecar)
-                try:
-                    sst = os.lstat(sc_path)
-                    if stat.S_ISREG(sst.st_mode):
-                        sc_size, sc_mtime = sst.st_size, sst.st_mtime_ns
-                    else:
-                        sc_path = None   # a link or a special file: not read
-                except OSError:
-                    sc_path = None
-            rel = Path(full).relative_to(root).as_posix()
-            folder = Path(rel).parent.as_posix()
-            found.append(FoundFile(
-                path=full, rel_path=rel, folder="" if folder == "." else folder,
-                size=st.st_size, mtime_ns=st.st_mtime_ns,
-                sidecar_path=sc_path, sidecar_size=sc_size, sidecar_mtime_ns=sc_mtime,
-                regular=stat.S_ISREG(st.st_mode),
-            ))
+            f = _describe(root, dirpath, name, names, lower)
+            if f is not None:
+                found.append(f)
         for name in filenames:
             if (not name.startswith(".") and os.path.splitext(name)[1].lower() == ".xmp"
                     and name not in claimed):
@@ -160,3 +134,86 @@ def walk(root: str | Path, *, exclude: list[Path] | None = None,
     if unsupported is not None:
         unsupported.extend(sorted(passed))
     return found
+
+
+def _sidecar_name(name: str, names: set[str], lower: dict[str, str]) -> str | None:
+    """The XMP sidecar of picture ``name`` among its folder's ``names``
+    (``lower``: by lower-case name): ``name.xmp`` before ``stem.xmp``, the
+    exact case before any other; None when it has none."""
+    stem = os.path.splitext(name)[0]
+    for cand in (name + ".xmp", name + ".XMP", stem + ".xmp", stem + ".XMP"):
+        if cand in names:
+            return cand
+    return lower.get((name + ".xmp").lower()) or lower.get((stem + ".xmp").lower())
+
+
+def _describe(root: Path, dirpath: str, name: str, names: set[str],
+              lower: dict[str, str]) -> FoundFile | None:
+    """The :class:`FoundFile` of ``name`` in folder ``dirpath`` (whose file
+    names are ``names``; ``lower``: by lower-case name), or None when it is
+    hidden, not an image name, or vanished."""
+    if name.startswith("."):
+        return None
+    stem, ext = os.path.splitext(name)
+    if ext.lower() not in EXTENSIONS:
+        return None
+    full = os.path.join(dirpath, name)
+    try:
+        st = os.lstat(full)   # never follows a link
+    except OSError:
+        return None  # vanished between listing and stat
+    sidecar = _sidecar_name(name, names, lower)
+    sc_path = sc_size = sc_mtime = None
+    if sidecar is not None:
+        sc_path = os.path.join(dirpath, sidecar)
+        try:
+            sst = os.lstat(sc_path)
+            if stat.S_ISREG(sst.st_mode):
+                sc_size, sc_mtime = sst.st_size, sst.st_mtime_ns
+            else:
+                sc_path = None   # a link or a special file: not read
+        except OSError:
+            sc_path = None
+    rel = Path(full).relative_to(root).as_posix()
+    folder = Path(rel).parent.as_posix()
+    return FoundFile(
+        path=full, rel_path=rel, folder="" if folder == "." else folder,
+        size=st.st_size, mtime_ns=st.st_mtime_ns,
+        sidecar_path=sc_path, sidecar_size=sc_size, sidecar_mtime_ns=sc_mtime,
+        regular=stat.S_ISREG(st.st_mode),
+    )
+
+
+def found_file(root: str | Path, rel_path: str) -> FoundFile | None:
+    """The :class:`FoundFile` that :func:`walk` of ``root`` lists for
+    ``rel_path`` ('/'-separated, relative to ``root``), read now; None when
+    the file is gone, hidden (itself or a folder on its way) or not an
+    image name. No link is followed: a folder on the way that is a link
+    (which :func:`walk` never enters) gives None.
+
+    Raises:
+        ValueError: ``rel_path`` is absolute, empty or climbs out of ``root``
+            (``..``): a queued job's path is read from the database.
+    """
+    root = Path(root).resolve()
+    parts = rel_path.split("/")
+    if not rel_path or rel_path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"not a path inside the folder: {rel_path!r}")
+    if any(p.startswith(".") for p in parts) or "\0" in rel_path:
+        return None
+    dirpath = root
+    for part in parts[:-1]:
+        dirpath = dirpath / part
+        try:
+            if not stat.S_ISDIR(os.lstat(dirpath).st_mode):
+                return None
+        except OSError:
+            return None
+    try:
+        filenames = os.listdir(dirpath)
+    except OSError:
+        return None
+    if parts[-1] not in filenames:
+        return None
+    return _describe(root, str(dirpath), parts[-1], set(filenames),
+                     {n.lower(): n for n in filenames})

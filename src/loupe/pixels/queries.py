@@ -11,7 +11,7 @@ SELECT a.id, a.tenant_id, %(kind)s, %(orientation)s, %(size_class)s, %(backgroun
        %(cutout)s, %(colours)s, %(colour_shares)s, %(background_colour)s, %(monochrome)s,
        %(closeup)s, %(ocr_text)s, %(ocr_lang)s, %(ocr_ms)s, %(cues)s, %(error)s, %(version)s, now()
 FROM asset a WHERE a.id = %(asset_id)s AND a.tenant_id = %(tenant_id)s
-ON CONFLICT (asset_id) DO UPDATE SET
+ON CONFLICT (tenant_id, asset_id) DO UPDATE SET
     kind = EXCLUDED.kind, orientation = EXCLUDED.orientation, size_class = EXCLUDED.size_class,
     background = EXCLUDED.background, cutout = EXCLUDED.cutout, colours = EXCLUDED.colours,
     colour_shares = EXCLUDED.colour_shares, background_colour = EXCLUDED.background_colour,

@@ -143,7 +143,7 @@ SELECT i.asset_id, i.tenant_id, i.model_id, 'both', l2_normalize(i.embedding + c
 FROM asset_vector i
 JOIN asset_vector c ON c.asset_id = i.asset_id AND c.model_id = i.model_id AND c.lane = 'caption'
 WHERE i.tenant_id = %(tenant_id)s AND i.model_id = %(model_id)s AND i.lane = 'image'
-ON CONFLICT (asset_id, model_id, lane) DO UPDATE SET embedding = EXCLUDED.embedding,
+ON CONFLICT (tenant_id, asset_id, model_id, lane) DO UPDATE SET embedding = EXCLUDED.embedding,
                                                      created_at = now()
 """
 

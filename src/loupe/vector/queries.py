@@ -131,7 +131,7 @@ LIMIT %(batch)s
 UPSERT_VECTOR = """
 INSERT INTO asset_vector (asset_id, tenant_id, model_id, lane, embedding, source_hash)
 VALUES (%(asset_id)s, %(tenant_id)s, %(model_id)s, %(lane)s, %(embedding)s, %(source_hash)s)
-ON CONFLICT (asset_id, model_id, lane) DO UPDATE
+ON CONFLICT (tenant_id, asset_id, model_id, lane) DO UPDATE
 SET embedding = EXCLUDED.embedding, source_hash = EXCLUDED.source_hash, created_at = now()
 """
 
@@ -157,11 +157,15 @@ def drop_hnsw_index(model_id: int, lane: str) -> sql.Composed:
         name=sql.Identifier(f"asset_vector_hnsw_{model_id}_{lane}"))
 
 
-def hnsw_session(ef_search: int = HNSW_EF_SEARCH) -> list[sql.Composed]:
-    """Session settings for vector lanes: ef_search, and iterative scans so a
-    filtered HNSW scan (tenant) keeps going until its LIMIT is met (pgvector 0.8)."""
-    return [sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(int(ef_search))),
-            sql.SQL("SET hnsw.iterative_scan = relaxed_order")]
+def hnsw_session(ef_search: int = HNSW_EF_SEARCH, *, local: bool = False) -> list[sql.Composed]:
+    """Settings for vector lanes: ef_search, and iterative scans so a
+    filtered HNSW scan (tenant) keeps going until its LIMIT is met (pgvector
+    0.8). ``local``: ``SET LOCAL``, for the current transaction only (what a
+    search's transaction sets, :func:`loupe.db.session.read_transaction`);
+    else ``SET``, for the session."""
+    verb = sql.SQL("SET LOCAL" if local else "SET")
+    return [sql.SQL("{} hnsw.ef_search = {}").format(verb, sql.Literal(int(ef_search))),
+            sql.SQL("{} hnsw.iterative_scan = relaxed_order").format(verb)]
 
 
 #: A tenant's (model, lane) with at most this many vectors is searched by an

@@ -50,8 +50,8 @@ def _open_library(home: str | Path | None, database_url: str | None, tenant: str
     ``limits.statement_timeout_s`` as its connection's ``statement_timeout``."""
     lib = Library.open(home, database_url=database_url, tenant=tenant)
     try:
-        lib.conn.execute(wq.SET_STATEMENT_TIMEOUT,
-                         {"ms": str(max(1, round(limits.statement_timeout_s * 1000)))})
+        lib.set_session(wq.SET_STATEMENT_TIMEOUT,    # standbys' connections too
+                        {"ms": str(max(1, round(limits.statement_timeout_s * 1000)))})
     except BaseException:
         lib.close()
         raise
