@@ -102,7 +102,9 @@ def test_the_pattern_finds_history_and_spares_reasons():
 #: A requirement ID as the code cites it: a letter of the requirement areas
 #: and a number, standing alone ("S1", "X4/C4"), not part of a name such as
 #: "MiniLM-L6" or a CSS colour.
-_ID = re.compile(r"(?<![\w#.-])([SLVFCPXEN](?:[1-9]|10))(?![\w-])")
+#: A requirement ID standing alone; an aperture after a focal length in a
+#: lens's name ("RF24-105mm F4 L") is no citation.
+_ID = re.compile(r"(?<![\w#.-])(?<!mm )([SLVFCPXEN](?:[1-9]|10))(?![\w-])")
 #: Files whose letters-and-digits are not requirement IDs.
 _NOT_CITATIONS = ("src/loupe/web/static/", "src/loupe/eval/report.py", "src/loupe/eval/judging.py")
 

@@ -7,7 +7,7 @@ on the primary. A standby shows what it has replayed: an asset the primary
 just committed is searchable there once the standby has replayed that commit
 (``loupe status`` shows the seconds since each standby's last replayed
 transaction). The primary itself keeps "searchable in the inserting
-transaction" (SPEC P2).
+transaction" (P2).
 
 A standby is never migrated (it refuses every write): its schema is verified
 (:func:`loupe.db.migrate.verify_current`); one behind the code is not used,
