@@ -12,6 +12,7 @@ import psycopg
 from ..access.viewer import OWNER, Viewer
 from ..document.languages import normalize_lang, ts_config
 from . import compounds as cp
+from . import forms as fm
 from . import queries as q
 
 #: Postings read per query term at most (F3 "raw scan"), and assets kept.
@@ -128,6 +129,10 @@ class QueryTerms:
     #: compound (:mod:`loupe.lexical.compounds`); a pair absent is a plain
     #: term, (0, 1).
     groups: tuple[tuple[tuple[str, str], tuple[int, int]], ...] = ()
+    #: (term id, asset id) pairs that are no match: the asset's document
+    #: writes the term's stem only in other words than the query's
+    #: (:mod:`loupe.lexical.forms`).
+    exclude: tuple[tuple[int, int], ...] = ()
 
     @classmethod
     def single(cls, lang: str, terms: list[str]) -> "QueryTerms":
@@ -156,7 +161,19 @@ class QueryTerms:
         return {"lang": self.langs[0], "langs": list(self.langs),
                 "qlangs": [lg for lg, _ in self.pairs], "qterms": [t for _, t in self.pairs],
                 "qgroups": [g for g, _ in groups], "qneed": [n for _, n in groups],
-                "terms": self.terms}
+                "terms": self.terms, "xterm_ids": [t for t, _ in self.exclude],
+                "xassets": [a for _, a in self.exclude]}
+
+    def without(self, drop: set[tuple[str, str]],
+                exclude: tuple[tuple[int, int], ...] = ()) -> "QueryTerms":
+        """These terms less the (language, term) pairs of ``drop`` (a stem
+        the query reaches only through other words: :mod:`.forms`), with
+        ``exclude``: (term id, asset id) pairs that are no match."""
+        if not drop and not exclude:
+            return self
+        return QueryTerms(self.langs, tuple(p for p in self.pairs if p not in drop),
+                          tuple(g for g in self.groups if g[0] not in drop),
+                          tuple(exclude))
 
     def reached(self, conn: psycopg.Connection, tenant_id: int,
                 viewer: Viewer = OWNER) -> bool:
@@ -278,6 +295,23 @@ def query_terms_in(conn: psycopg.Connection, query: str, langs: str | Sequence[s
     return QueryTerms(tuple(codes), tuple(pairs), tuple(sorted(groups.items())))
 
 
+def searched_terms(conn: psycopg.Connection, tenant_id: int, query: str,
+                   langs: str | Sequence[str],
+                   viewer: Viewer = OWNER) -> tuple[QueryTerms, list[fm.StemMatch]]:
+    """The terms a search reads for ``query`` (:func:`query_terms_in`) less
+    those that reach the library only through other words than the query's
+    (:mod:`loupe.lexical.forms`: "madrid" through the Spanish stem of
+    "madre"), with how each stemmed term reaches it (as ``viewer`` may read).
+
+    Raises:
+        QueryTooLong: over N3's limits.
+        ValueError: ``langs`` is empty.
+    """
+    qt = query_terms_in(conn, query, langs)
+    stems = fm.stem_matches(conn, tenant_id, query, list(qt.pairs), viewer)
+    return qt.without(fm.collisions(stems), fm.excluded(stems)), stems
+
+
 def analyze_terms(conn: psycopg.Connection, text: str, lang: str, *,
                   query: bool = False) -> list[str]:
     """What ``loupe analyze`` shows: every term a document indexes from
@@ -339,7 +373,7 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str,
     """
     if limit < 1 or offset < 0 or raw_cap < 1 or keep_cap < 1:
         raise ValueError("limit, raw_cap and keep_cap must be >= 1 and offset >= 0")
-    qt = query_terms_in(conn, query, lang)
+    qt, _stems = searched_terms(conn, tenant_id, query, lang, viewer)
     terms = qt.terms
     if not terms:
         return LexicalResult(terms=[], total=0, total_exact=True, verdict="complete",

@@ -36,7 +36,8 @@ from ..fusion.search import VectorLane
 from ..lexical import settings as lexical_bounds
 from ..lexical.queries import TITLE_BAND_CAP
 from ..access.viewer import Viewer
-from ..lexical.search import QueryTerms, query_terms_in
+from ..lexical import forms as fm
+from ..lexical.search import QueryTerms, searched_terms
 from ..models import registry
 from ..models.embedders import ModelError
 from ..scopes.queries import DEEP_MAX
@@ -120,6 +121,21 @@ class SearchRequest:
     def one_word(self) -> bool:
         """V5's one-word rule applies (at most one whitespace-separated word)."""
         return len(self.query.split()) <= 1
+
+
+def stem_notices(stems: list[fm.StemMatch]) -> list[str]:
+    """One notice per query term left out because the library writes its
+    stem only in other words (:mod:`loupe.lexical.forms`), e.g. “madrid”
+    is not in the library as itself: its es stem “madr” is written only as
+    madre, madres — not counted as this word."""
+    out = []
+    for m in stems:
+        if m.kind == fm.COLLISION:
+            words = ", ".join(f"“{w}”" for w in m.words)
+            out.append(f"{words} is not in the library as itself: its {m.lang} stem "
+                       f"“{m.term}” is written only as {', '.join(m.forms)}, another word "
+                       f"(not counted as a match)")
+    return out
 
 
 def _where(scope: Scope) -> str:
@@ -270,7 +286,8 @@ class SearchPipeline:
             scope = resolve_scope(self.conn, lib.tenant_id, req.scope, viewer=lib.viewer)
         # 1-2. analyze, lanes
         lanes = self.query_lanes(req.query, req.langs, notices)
-        qt = query_terms_in(self.conn, req.query, req.langs)
+        qt, stems = searched_terms(self.conn, lib.tenant_id, req.query, req.langs, lib.viewer)
+        notices += stem_notices(stems)
         colls = (scope_collections(self.conn, lib.tenant_id, scope.roots)
                  if scope and not filter_scope else None)
         if not qt.terms and (scope is not None or not lanes):
@@ -321,6 +338,7 @@ class SearchPipeline:
         res = self._page(req, qt.terms, v, counts.rows, out, corrections, lanes, notices,
                          scoped=scope is not None)
         res.meaning_only = vd.meaning_only(counts)
+        res.stems = [m.as_dict() for m in stems]
         return res
 
     # -- stage helpers ------------------------------------------------------------

@@ -40,6 +40,9 @@ class SearchResult:
     the language the hits' titles are shown in.
     ``meaning_only``: every row comes from meaning-based (vector) lanes — no
     word of the query matched — so the rows are approximate neighbours.
+    ``stems``: each query term the analyzer made by changing a query word,
+    and how it reaches the library (:meth:`loupe.lexical.forms.StemMatch.as_dict`:
+    ``exact``, ``form``, ``collision`` — left out —, ``unseen``).
     ``filter``: the filter tree searched within (its JSON), or None.
     ``facets``: when asked for, top values per facet of the whole result
     (:func:`loupe.filters.facets.facets`), or None.
@@ -62,6 +65,7 @@ class SearchResult:
     meaning_only: bool = False
     filter: Any = None
     facets: dict[str, Any] | None = None
+    stems: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """The result as plain data (:func:`dataclasses.asdict`)."""
