@@ -312,6 +312,23 @@ def searched_terms(conn: psycopg.Connection, tenant_id: int, query: str,
     return qt.without(fm.collisions(stems), fm.excluded(stems)), stems
 
 
+def unproven_words(conn: psycopg.Connection, tenant_id: int, qt: QueryTerms,
+                   viewer: Viewer = OWNER) -> list[str]:
+    """The query's identifiers (terms holding letters and digits, e.g.
+    ``ss26hero03``) that no document ``viewer`` may read holds in any
+    searched language: words the search cannot prove absent, since the
+    library may write them with spaces between their parts (verdict R1,
+    :mod:`loupe.search.verdict`). Sorted."""
+    out = []
+    for term in qt.terms:
+        if not (any(ch.isdigit() for ch in term) and any(ch.isalpha() for ch in term)):
+            continue
+        one = QueryTerms(qt.langs, tuple((lg, term) for lg in qt.langs))
+        if not one.reached(conn, tenant_id, viewer):
+            out.append(term)
+    return out
+
+
 def analyze_terms(conn: psycopg.Connection, text: str, lang: str, *,
                   query: bool = False) -> list[str]:
     """What ``loupe analyze`` shows: every term a document indexes from
@@ -393,7 +410,8 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str,
     v = vd.decide(vd.Counts(candidates=c["candidates"], all_read=bool(c["all_read"]),
                             keep_cap=keep_cap, max_df=c["max_df"],
                             title_band_unreached=c["unreached"], rows=c["kept"] + c["band"],
-                            corrected=bool(run.corrections)))
+                            corrected=bool(run.corrections),
+                            unproven=bool(unproven_words(conn, tenant_id, qt, viewer))))
     hits = [LexicalHit(rank=r.rank, asset_id=r.asset_id, score=r.score, bonus=r.bonus,
                        in_band=r.in_band) for r in run.outcome.rows]
     return LexicalResult(

@@ -25,7 +25,7 @@ lexical only or fused with vector lanes — runs these stages, in order:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -37,7 +37,7 @@ from ..lexical import settings as lexical_bounds
 from ..lexical.queries import TITLE_BAND_CAP
 from ..access.viewer import Viewer
 from ..lexical import forms as fm
-from ..lexical.search import QueryTerms, searched_terms
+from ..lexical.search import QueryTerms, searched_terms, unproven_words
 from ..models import registry
 from ..models.embedders import ModelError
 from ..scopes.queries import DEEP_MAX
@@ -328,6 +328,13 @@ class SearchPipeline:
                            "the text lane")
         # 4. verdict
         counts = self._counts(out, keep_cap, corrections, lanes, req)
+        unproven = [] if corrections else unproven_words(self.conn, lib.tenant_id, qt,
+                                                         lib.viewer)
+        if unproven:
+            counts = replace(counts, unproven=True)
+            notices.append(f"{', '.join(f'“{w}”' for w in unproven)}: no document holds this "
+                           f"identifier as one word; the library may write it with spaces "
+                           f"between its parts, so its absence is not proven")
         v = vd.decide(counts)
         self._notices(out, scope, req, notices)
         if req.facts and out.rows:
