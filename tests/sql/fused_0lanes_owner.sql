@@ -168,6 +168,7 @@ page AS (
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
        (SELECT count(*) FROM fkept) + tc.band AS fused_total,
+       (SELECT count(*) FROM fkept WHERE lex_rank IS NULL) AS meaning_rows,
        p.rank, p.asset_id, p.rrf, p.bonus, p.lex_rank, p.lex_score, tc.band,
        tc.unreached, p.in_band
 FROM counts c

@@ -203,7 +203,8 @@ page AS (
     LIMIT %(limit)s OFFSET %(offset)s
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
-       (SELECT count(*) FROM fkept) + tc.band AS fused_total, (SELECT count(*) FROM "vec_image") AS "image_kept",
+       (SELECT count(*) FROM fkept) + tc.band AS fused_total,
+       (SELECT count(*) FROM fkept WHERE lex_rank IS NULL) AS meaning_rows, (SELECT count(*) FROM "vec_image") AS "image_kept", (SELECT min(dist) FROM "vec_image") AS "image_best",
        p.rank, p.asset_id, p.rrf, p.bonus, p.lex_rank, p.lex_score, p."image_rank", p."image_dist", tc.band,
        tc.unreached, p.in_band
 FROM counts c

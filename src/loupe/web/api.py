@@ -72,6 +72,20 @@ class SearchOut(BaseModel):
     notices: list[str]
     filter: Any = Field(default=None, description="the filter tree searched within "
                         "(docs/filters.md), or null")
+    related: list[HitOut] = Field(
+        default_factory=list, description="pictures close in meaning that no query word "
+        "matched and that the search could not show answer the query (SPEC V8): shown apart, "
+        "never counted in total, never acted on by a bulk action; page 1 only")
+    evidence: dict[str, Any] | None = Field(
+        default=None, description="what answerability was decided from: best_distance (the "
+        "text lane's nearest neighbour), known_share (of the query's words), meaning_rows")
+    answerable: bool | None = Field(
+        default=None, description="whether rows no query word matched counted as results "
+        "(null: there were none)")
+    stems: list[dict[str, Any]] = Field(
+        default_factory=list, description="each query term the analyzer made by changing a "
+        "query word and how it reaches the library: exact, form, collision (left out: the "
+        "library writes that stem only in other words), unseen")
     facets: dict[str, Any] | None = Field(
         default=None, description='with facets=true: {"exact": bool, "facets": {facet: '
         '[{"value", "key", "count", "filter"}]}}; counts are lower bounds unless exact')

@@ -57,16 +57,16 @@ def search_payload(res: SearchResult, scope: str | list[str] | None,
     words and each hit's thumbnail URL. With ``lib`` of a member, each hit's
     path is relative to its ingested folder (see :func:`shows_server_paths`)."""
     out = res.as_dict()
-    if lib is not None and not shows_server_paths(lib) and out["hits"]:
-        rel = _relative_paths(lib, [h["path"] for h in out["hits"]])
-        for h in out["hits"]:
+    if lib is not None and not shows_server_paths(lib) and (out["hits"] or out["related"]):
+        rel = _relative_paths(lib, [h["path"] for h in out["hits"] + out["related"]])
+        for h in out["hits"] + out["related"]:
             h["path"] = rel[h["path"]]
     out["scope"] = scope
     out["verdict_text"] = verdict_sentence(res.query, res.total, res.total_exact, res.verdict,
                                            res.reachable, res.corrections, res.meaning_only)
     if not res.query.strip() and res.total == 0:
         out["verdict_text"] = "Nothing passes the filter."
-    for h in out["hits"]:
+    for h in out["hits"] + out["related"]:
         h["thumbnail_url"] = f"/api/assets/{h['asset_id']}/thumbnail"
         h["why"] = explain_code(h["rank"], h["bonus"], h["explain"])
     return out
