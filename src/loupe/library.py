@@ -42,6 +42,7 @@ from .library_models import ModelMethods
 from .library_people import PeopleMethods
 from .models import runtime
 from .search import entry
+from .search import why as search_why
 from .search.pipeline import BULK_MAX, OFFSET_MAX
 from .search.result import Hit, SearchResult
 
@@ -157,6 +158,13 @@ class Library(ModelMethods, PeopleMethods):
         """Search the library as the viewer. Stage: :func:`loupe.search.entry.search`."""
         return entry.search(self, query, lang=lang, limit=limit, offset=offset, scope=scope,
                             title_band=title_band, filters=filters, facets=facets)
+
+    def why(self, asset_id: int, query: str, *, lang: str | None = None,
+            scope: str | list[str] | None = None, filters: Any = None) -> dict[str, Any]:
+        """Why an asset is or is not in the results of ``query`` (SPEC C7), as
+        the viewer sees it; an asset it may not read is answered as a missing
+        one (AssetNotFound). Stage: :func:`loupe.search.why.why`."""
+        return search_why.why(self, asset_id, query, lang=lang, scope=scope, filters=filters)
 
     def facets(self, query: str = "", *, filters: Any = None,
                scope: str | list[str] | None = None, lang: str | None = None,
