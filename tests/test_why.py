@@ -111,3 +111,25 @@ def test_a_vector_lane_cut_off_is_told_with_the_distance(lib: Library, photos: P
     text = got["lanes"]["text"]
     assert text["within"] is False and text["distance"] > text["cut_off"]
     assert "cut_off" in reasons(got) and "missing_words" in reasons(got)
+
+
+def test_the_api_answers_why_and_hides_what_the_user_may_not_read(zoo: Library, db_url: str,
+                                                                  home: Path):
+    from fastapi.testclient import TestClient
+
+    from loupe.web.app import create_app
+
+    zoo.create_user("alice", "alice-password")
+    zoo.grant("alice", collection="city")
+    cheetah, tram = asset(zoo, "cheetah"), asset(zoo, "tram")
+    with TestClient(create_app(home, database_url=db_url, pool_size=1)) as client:
+        token = client.post("/api/tokens", json={"name": "alice",
+                                                 "password": "alice-password"}).json()["token"]
+        auth = {"Authorization": "Bearer " + token}
+        ok = client.get(f"/api/assets/{tram}/why", params={"q": "tram", "lang": "en"},
+                        headers=auth)
+        assert ok.status_code == 200 and ok.json()["rank"] == 1
+        hidden = client.get(f"/api/assets/{cheetah}/why", params={"q": "cheetah"}, headers=auth)
+        missing = client.get("/api/assets/987654321/why", params={"q": "cheetah"}, headers=auth)
+        assert (hidden.status_code, hidden.json()) == (missing.status_code, missing.json()) \
+            == (404, {"detail": "no such asset"})

@@ -238,6 +238,23 @@ def asset(asset_id: int, lib: UserLib) -> dict:
     return service.asset_payload(lib, asset_id)
 
 
+@router.get("/assets/{asset_id}/why", responses={**ERRORS, **NOT_FOUND})
+def why(asset_id: int, lib: UserLib,
+        q: Annotated[str, Query(min_length=1, max_length=1000, description="the query")],
+        scope: Annotated[list[str] | None, Query(max_length=100)] = None,
+        lang: Annotated[str | None, Query(max_length=20)] = None,
+        filters: Annotated[str | None, Query(max_length=20_000)] = None) -> dict:
+    """Why the asset is or is not in the results of ``q`` (SPEC C7): its rank,
+    the words matched per language and field, the missing ones, each vector
+    lane's distance against its cut-off, and the scope, filter or cap that
+    left it out — from the search itself. 404 for an asset the user may not
+    read, as for one that does not exist."""
+    _text(q, "q"), _text(lang, "lang"), _text(filters, "filters")
+    scopes = _scopes(scope)
+    return service.why_payload(lib, asset_id, q, scope=scopes, lang=lang or None,
+                               filters=filters or None)
+
+
 @router.get("/assets/{asset_id}/thumbnail", response_class=FileResponse,
             responses={**ERRORS, **NOT_FOUND, 200: {"content": {"image/webp": {}}}})
 def thumbnail(asset_id: int, lib: UserLib) -> FileResponse:

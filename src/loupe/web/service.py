@@ -36,6 +36,25 @@ def run_search(lib: Library, q: str, *, scope: str | list[str] | None, lang: str
         raise HTTPException(400, str(exc)) from exc
 
 
+def why_payload(lib: Library, asset_id: int, q: str, *, scope: str | list[str] | None,
+                lang: str | None, filters: Any = None) -> dict[str, Any]:
+    """``lib.why`` for the web: why the asset is or is not in the results
+    of ``q`` (SPEC C7).
+
+    Raises:
+        HTTPException 404: no such asset, or not visible to the user (the
+            same answer). HTTPException 400: bad input, as :func:`run_search`.
+    """
+    if not 0 < asset_id < 2**63:
+        raise HTTPException(404, "no such asset")
+    try:
+        return lib.why(asset_id, q, lang=lang, scope=scope, filters=filters)
+    except AssetNotFound:
+        raise HTTPException(404, "no such asset") from None
+    except (ValueError, LookupError) as exc:
+        raise HTTPException(400, str(exc)) from exc
+
+
 def _relative_paths(lib: Library, paths: list[str]) -> dict[str, str]:
     """``{absolute path: path relative to its ingested folder}`` for files of
     the tenant; a path Loupe does not know maps to its last component only."""
