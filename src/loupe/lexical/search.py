@@ -329,6 +329,23 @@ def unproven_words(conn: psycopg.Connection, tenant_id: int, qt: QueryTerms,
     return out
 
 
+def known_share(conn: psycopg.Connection, tenant_id: int, qt: QueryTerms,
+                left_out: int = 0, viewer: Viewer = OWNER) -> float:
+    """The share (0–1) of the query's terms the library holds in some
+    document ``viewer`` may read, in the searched language where it holds
+    the most; ``left_out``: terms of each language already left out as
+    other words (:mod:`.forms`), counted as unknown. 0.0 for no term."""
+    best = 0.0
+    for lang in qt.langs:
+        terms = qt.of(lang)
+        if not terms:
+            continue
+        known = sum(QueryTerms((lang,), ((lang, t),)).reached(conn, tenant_id, viewer)
+                    for t in terms)
+        best = max(best, known / (len(terms) + left_out))
+    return best
+
+
 def analyze_terms(conn: psycopg.Connection, text: str, lang: str, *,
                   query: bool = False) -> list[str]:
     """What ``loupe analyze`` shows: every term a document indexes from

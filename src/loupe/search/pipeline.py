@@ -335,16 +335,16 @@ class SearchPipeline:
         # search can show they answer the query; else they are shown apart
         related: list[st.Row] = []
         evidence: ans.Evidence | None = None
-        # (decided from a lane of written words: without one, the pixels'
-        # lane keeps its per-row cut-offs, V4)
+        # (decided from a lane of written words that found a neighbour:
+        # without one, the pixels' lane keeps its per-row cut-offs, V4)
         words = [ln for ln in lanes if ln.words]
-        if out.kind == st.FUSED and words and not corrections \
+        bests = [out.counts[f"{ln.name}_best"] for ln in words
+                 if out.kind == st.FUSED and out.counts[f"{ln.name}_best"] is not None]
+        if out.kind == st.FUSED and bests and not corrections \
                 and int(out.counts["meaning_rows"]) > 0:
-            bests = [out.counts[f"{ln.name}_best"] for ln in words
-                     if out.counts[f"{ln.name}_best"] is not None]
             left_out = len(fm.collisions(stems))
             evidence = ans.Evidence(
-                best_distance=float(min(bests)) if bests else None,
+                best_distance=float(min(bests)),
                 known_share=round(known_share(self.conn, lib.tenant_id, qt, left_out,
                                               lib.viewer), 4),
                 meaning_rows=int(out.counts["meaning_rows"]))
