@@ -93,3 +93,11 @@ def test_rows_a_word_matched_still_count(kettle: Library):
     assert [h.title for h in res.hits] == ["blue"]
     assert res.total == 1
     assert all(h.title != "blue" for h in res.related)
+
+
+def test_a_bulk_action_never_acts_on_rows_shown_apart(kettle: Library):
+    res = kettle.search("zorp quux")
+    assert res.related and res.hits == []
+    out = kettle.bulk("add_keyword", "checked", query="zorp quux", any_term=True,
+                      confirm=True)
+    assert (out["matched_any"], out["count"]) == (0, 0)
