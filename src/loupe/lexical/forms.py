@@ -93,7 +93,8 @@ def classify(words: set[str], forms: set[str]) -> str:
 class StemMatch:
     """One query term (``lang``, ``term``: the stem) that the analyzer made
     from ``words`` of the query, how they reach the library (``kind``, see
-    :func:`classify`) and the ``forms`` read (sorted, at most 10)."""
+    :func:`classify`) and the ``forms`` read (sorted, at most 10); as plain
+    data, ``excluded`` is the number of assets read that are no match."""
 
     lang: str
     term: str
@@ -108,7 +109,7 @@ class StemMatch:
     def as_dict(self) -> dict:
         """Plain data for a result or the API."""
         return {"lang": self.lang, "term": self.term, "words": list(self.words),
-                "kind": self.kind, "forms": list(self.forms)}
+                "kind": self.kind, "forms": list(self.forms), "excluded": len(self.excluded)}
 
 
 # The query's words, each lower case with accents folded, with the terms the
