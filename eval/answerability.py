@@ -44,8 +44,8 @@ from loupe.search import answer as ans
 
 HERE = Path(__file__).parent
 BLIND, ABSENT = "demo-blind", "demo-absent"
-DISTANCES = [round(0.30 + 0.05 * i, 2) for i in range(11)]   # 0.30 .. 0.80
-SHARES = [0.0, 0.34, 0.5, 0.67]
+DISTANCES = [round(0.35 + 0.05 * i, 2) for i in range(8)]   # 0.35 .. 0.70
+SHARES = [0.0, 0.5]
 
 
 def collect(lib: Library, ev: Evaluation, query_set: str, split: str | None) -> dict[str, dict]:

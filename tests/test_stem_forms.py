@@ -106,3 +106,11 @@ def test_forms_are_read_only_from_documents_the_viewer_may_read(spanish: Library
     spanish.conn.execute("UPDATE asset SET readers = ARRAY[999]::bigint[] WHERE id = 1")
     got = fm.stem_matches(spanish.conn, spanish.tenant_id, "madrid", [("es", "madr")], member)
     assert got == [fm.StemMatch("es", "madr", ("madrid",), fm.COLLISION, ("madre",), ())]
+
+
+def test_the_typo_fallback_does_not_bring_the_other_word_back(spanish: Library):
+    # the French analyzer reads "madre" as "madr" too; "madrid" is one edit
+    # pair from it, and the fallback had "corrected" madrid to madr
+    add_document(spanish, 5, {"title": "madre"}, lang="en")
+    res = spanish.search("madrid", limit=10)
+    assert res.hits == [] and res.corrections == {}

@@ -133,6 +133,10 @@ class QueryTerms:
     #: writes the term's stem only in other words than the query's
     #: (:mod:`loupe.lexical.forms`).
     exclude: tuple[tuple[int, int], ...] = ()
+    #: (language, term) pairs of query words the stem check found absent as
+    #: themselves (:mod:`.forms`): the typo fallback never "corrects" them
+    #: (it made "madrid" the stem of "madre" again).
+    settled: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def single(cls, lang: str, terms: list[str]) -> "QueryTerms":
@@ -165,15 +169,17 @@ class QueryTerms:
                 "xassets": [a for _, a in self.exclude]}
 
     def without(self, drop: set[tuple[str, str]],
-                exclude: tuple[tuple[int, int], ...] = ()) -> "QueryTerms":
+                exclude: tuple[tuple[int, int], ...] = (),
+                settled: set[tuple[str, str]] = frozenset()) -> "QueryTerms":
         """These terms less the (language, term) pairs of ``drop`` (a stem
         the query reaches only through other words: :mod:`.forms`), with
-        ``exclude``: (term id, asset id) pairs that are no match."""
-        if not drop and not exclude:
+        ``exclude``: (term id, asset id) pairs that are no match, and
+        ``settled``: pairs the typo fallback leaves as they are."""
+        if not drop and not exclude and not settled:
             return self
         return QueryTerms(self.langs, tuple(p for p in self.pairs if p not in drop),
                           tuple(g for g in self.groups if g[0] not in drop),
-                          tuple(exclude))
+                          tuple(exclude), tuple(sorted(settled)))
 
     def reached(self, conn: psycopg.Connection, tenant_id: int,
                 viewer: Viewer = OWNER) -> bool:
@@ -203,7 +209,8 @@ class QueryTerms:
             stops = {r[0] for r in conn.execute(q.STOP_WORDS_AMONG, {
                 "cfg": ts_config(lang), "terms": self.of(lang)})}
             fix = suggest_corrections(conn, tenant_id, lang,
-                                      [t for t in self.of(lang) if t not in stops], viewer, clause)
+                                      [t for t in self.of(lang) if t not in stops
+                                       and (lang, t) not in self.settled], viewer, clause)
             for term in sorted({fix.get(t, t) for t in self.of(lang)}):
                 pairs.append((lang, term))
             for t in self.of(lang):  # a corrected part stays in its compound's group
@@ -309,7 +316,11 @@ def searched_terms(conn: psycopg.Connection, tenant_id: int, query: str,
     """
     qt = query_terms_in(conn, query, langs)
     stems = fm.stem_matches(conn, tenant_id, query, list(qt.pairs), viewer)
-    return qt.without(fm.collisions(stems), fm.excluded(stems)), stems
+    absent = {w for m in stems if m.kind == fm.COLLISION for w in m.words}
+    settled = {(lg, t) for lg in qt.langs
+               for t, ws in fm.query_words(conn, query, lg).items() if ws & absent} \
+        if absent else set()
+    return qt.without(fm.collisions(stems), fm.excluded(stems), settled), stems
 
 
 def unproven_words(conn: psycopg.Connection, tenant_id: int, qt: QueryTerms,
