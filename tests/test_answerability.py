@@ -101,3 +101,23 @@ def test_a_bulk_action_never_acts_on_rows_shown_apart(kettle: Library):
     out = kettle.bulk("add_keyword", "checked", query="zorp quux", any_term=True,
                       confirm=True)
     assert (out["matched_any"], out["count"]) == (0, 0)
+
+
+def test_the_web_page_shows_the_related_pictures_apart_and_counts_none(kettle: Library,
+                                                                         db_url: str):
+    from fastapi.testclient import TestClient
+    from weblib import web_login
+
+    from loupe.web import create_app
+
+    kettle.create_user("admin", "admin-password", admin=True)
+    with TestClient(create_app(kettle.home, database_url=db_url, pool_size=1)) as client:
+        assert web_login(client, "admin", "admin-password", next="/").status_code == 303
+        page = client.get("/", params={"q": "zorp quux"}).text
+        assert "No results for “zorp quux”." in page
+        assert "nothing in the library matches these words" in page
+        assert 'id="related"' in page and page.count("data-related=") >= 1
+        assert 'class="tile"' in page and 'id="grid"' not in page   # no counted tile
+        api = client.get("/api/search", params={"q": "zorp quux"}).json()
+        assert (api["total"], api["hits"], api["answerable"]) == (0, [], False)
+        assert api["related"][0]["title"] == "kettle"
