@@ -133,3 +133,17 @@ def test_the_api_answers_why_and_hides_what_the_user_may_not_read(zoo: Library, 
         missing = client.get("/api/assets/987654321/why", params={"q": "cheetah"}, headers=auth)
         assert (hidden.status_code, hidden.json()) == (missing.status_code, missing.json()) \
             == (404, {"detail": "no such asset"})
+
+
+def test_loupe_explain_prints_the_reasons(zoo: Library, db_url: str, home: Path):
+    from click.testing import CliRunner
+
+    from loupe.cli import main
+
+    base = ["--home", str(home), "--database-url", db_url, "explain"]
+    lion = asset(zoo, "lion")
+    out = CliRunner().invoke(main, base + [str(lion), "-q", "cheetah", "--lang", "en"])
+    assert out.exit_code == 0, out.output
+    assert "missing_words: no query word is in its document (missing: cheetah)" in out.output
+    gone = CliRunner().invoke(main, base + ["987654321", "-q", "cheetah"])
+    assert gone.exit_code == 1 and "no asset 987654321" in gone.output

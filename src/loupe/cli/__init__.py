@@ -21,7 +21,7 @@ from .context import _Ctx
 from .ingest import enrich_cmd, failures, hash_cmd, ingest, init
 from .models import embed, models
 from .people import faces_cmd, people
-from .search import analyze, collections, original, search, show, thumbnail
+from .search import analyze, collections, explain_cmd, original, search, show, thumbnail
 from .similar import duplicates_cmd, similar_cmd
 from .users import grant, users
 
@@ -48,6 +48,6 @@ users.add_command(users_token, "token")
 for _command in (init, ingest, search, show, analyze, settings, models, embed, vocabulary,
                  failures, stop, stats, thumbnail, original, users, grant, bulk, collections,
                  audit, serve, eval_group, enrich_cmd, similar_cmd, duplicates_cmd, hash_cmd,
-                 faces_cmd, people, ask, conversations):
+                 faces_cmd, people, ask, conversations, explain_cmd):
     main.add_command(_command)
 del _command
