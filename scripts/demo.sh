@@ -45,6 +45,12 @@ fi
   --metric "nDCG@10 of the known item, grid {shipped cut-offs, none} x text weight x RRF k" \
   --date 2026-12-01 >/dev/null
 "$LOUPE" settings --text-weight 1 --rrf-k 20 >/dev/null
+# Answerability (SPEC V8): rows no query word matched count only when the text
+# lane's nearest neighbour is within 0.60 — chosen on the tune splits of the
+# blind and absent-subject sets (eval/answerability.py, docs/evaluation.md,
+# "Absent subjects, stems and answerability").
+"$PWD/.venv/bin/python" -c 'from loupe.models import registry; from pathlib import Path; import os
+registry.set_answerability(Path(os.environ["LOUPE_HOME"]), "minilm", 0.60, 0.0, {"set": "demo-blind + demo-absent", "split": "tune", "metric": "fewest meaning-only rows of absent subjects with blind recall@10 and nDCG@10 within 0.01", "date": "2026-12-07"})' >/dev/null
 "$LOUPE" models use minilm --lane text --no-embed
 "$LOUPE" embed
 

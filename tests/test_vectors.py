@@ -243,7 +243,15 @@ def test_minilm_text_lane_bridges_autumn_and_fall(lib: Library, photos: Path, mi
     lib.use_model("minilm", "text")
     [summary] = lib.embed()
     assert (summary.lane, summary.written) == ("text", 4)
-    # nobody wrote "autumn": the text lane finds the fall foliage, and only it
+    # nobody wrote "autumn": the text lane finds the fall foliage, and only
+    # it; without answerability cut-offs for the model (V8) the search
+    # cannot show the neighbour answers the query: shown apart, uncounted
+    res = lib.search("autumn")
+    assert res.hits == [] and res.total == 0
+    assert [h.title for h in res.related] == ["Fall foliage in the park"]
+    # with calibrated cut-offs it counts
+    from loupe.models import registry
+    registry.set_answerability(lib.home, "minilm", 0.65, 0.0)
     res = lib.search("autumn")
     assert ids_titles(res) == ["Fall foliage in the park"]
     assert res.hits[0].explain["lexical"]["rank"] is None
@@ -253,6 +261,13 @@ def test_minilm_text_lane_bridges_autumn_and_fall(lib: Library, photos: Path, mi
     # re-embedding skips unchanged texts
     [again] = lib.embed()
     assert (again.written, again.unchanged) == (0, 4)
+
+
+def lib_registry_answerability(lib: Library, model: str, max_distance: float) -> None:
+    """Give ``model`` answerability cut-offs (V8): meaning-only rows count
+    when the nearest is within ``max_distance``, whatever words are known."""
+    from loupe.models import registry
+    registry.set_answerability(lib.home, model, max_distance, 0.0)
 
 
 def test_a_one_word_query_under_a_filter_bridges_only_a_word_the_library_lacks(
@@ -277,6 +292,8 @@ def test_a_one_word_query_under_a_filter_bridges_only_a_word_the_library_lacks(
     lib.install_model(minilm_dir, name="minilm")
     lib.set_model_thresholds("minilm", {"1": 0.65, "2": 0.6, "3-5": 0.55})
     lib.use_model("minilm", "text")
+    # (answerability cut-offs as calibrated: the bridge's rows count, V8)
+    lib_registry_answerability(lib, "minilm", 0.65)
     lib.embed()
     city = {"collection": "city"}
     # "foliage" is written in park/ only: under the city filter, nothing holds it

@@ -28,6 +28,13 @@ cand_l AS MATERIALIZED (
     SELECT asset_id, lang, sum(score) AS score
     FROM (SELECT asset_id, lang, grp, sum(part) AS score, count(*) AS hits, min(need) AS need
           FROM raw
+          -- a (term, asset) pair whose document writes the stem only in
+          -- other words than the query's (%(xterm_ids)s / %(xassets)s:
+          -- loupe.lexical.forms) is no match; the probe below still sees it
+          -- in raw, so it adds nothing back
+          WHERE NOT EXISTS (SELECT 1 FROM unnest(%(xterm_ids)s::bigint[], %(xassets)s::bigint[])
+                                         AS x(term_id, asset_id)
+                            WHERE x.term_id = raw.term_id AND x.asset_id = raw.asset_id)
           GROUP BY asset_id, lang, grp) AS g
     WHERE g.grp = 0 OR g.hits >= g.need
     GROUP BY asset_id, lang
@@ -161,6 +168,7 @@ page AS (
 )
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
        (SELECT count(*) FROM fkept) + tc.band AS fused_total,
+       (SELECT count(*) FROM fkept WHERE lex_rank IS NULL) AS meaning_rows,
        p.rank, p.asset_id, p.rrf, p.bonus, p.lex_rank, p.lex_score, tc.band,
        tc.unreached, p.in_band
 FROM counts c

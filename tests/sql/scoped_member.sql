@@ -38,6 +38,13 @@ cand_l AS MATERIALIZED (
     SELECT asset_id, lang, sum(score) AS score
     FROM (SELECT asset_id, lang, grp, sum(part) AS score, count(*) AS hits, min(need) AS need
           FROM raw
+          -- a (term, asset) pair whose document writes the stem only in
+          -- other words than the query's (%(xterm_ids)s / %(xassets)s:
+          -- loupe.lexical.forms) is no match; the probe below still sees it
+          -- in raw, so it adds nothing back
+          WHERE NOT EXISTS (SELECT 1 FROM unnest(%(xterm_ids)s::bigint[], %(xassets)s::bigint[])
+                                         AS x(term_id, asset_id)
+                            WHERE x.term_id = raw.term_id AND x.asset_id = raw.asset_id)
           GROUP BY asset_id, lang, grp) AS g
     WHERE g.grp = 0 OR g.hits >= g.need
     GROUP BY asset_id, lang

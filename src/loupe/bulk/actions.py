@@ -184,9 +184,15 @@ def by_match_rule(match: str, every: Any, reached: Any) -> Any:
 def _terms_by_language(conn: psycopg.Connection, query: str, res: Any) -> dict[str, Any]:
     """The query's terms in each language the search looked in (``langs``,
     ``qlangs``, ``qterms``), as the search read them: each language's analysis,
-    with the typo fallback's corrections applied where it made some."""
+    with the typo fallback's corrections applied where it made some, less
+    the stems it left out as other words."""
     langs = list(res.langs or [res.lang])
-    pairs = [(lg, res.corrections.get(t, t)) for lg, t in query_terms_in(conn, query, langs).pairs]
+    # (a stem the query reaches only through other words was not searched:
+    # loupe.lexical.forms; the search said which in ``stems``)
+    other = {(m["lang"], m["term"]) for m in getattr(res, "stems", []) or []
+             if m["kind"] == "collision"}
+    pairs = [(lg, res.corrections.get(t, t)) for lg, t in query_terms_in(conn, query, langs).pairs
+             if (lg, t) not in other]
     return {"langs": langs, "qlangs": [lg for lg, _ in pairs], "qterms": [t for _, t in pairs]}
 
 

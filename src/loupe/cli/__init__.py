@@ -22,7 +22,7 @@ from .ingest import enrich_cmd, failures, hash_cmd, ingest, init
 from .jobs import status, worker
 from .models import embed, models
 from .people import faces_cmd, people
-from .search import analyze, collections, original, search, show, thumbnail
+from .search import analyze, collections, explain_cmd, original, search, show, thumbnail
 from .similar import duplicates_cmd, similar_cmd
 from .users import grant, users
 
@@ -49,6 +49,6 @@ users.add_command(users_token, "token")
 for _command in (init, ingest, search, show, analyze, settings, models, embed, vocabulary,
                  failures, stop, stats, thumbnail, original, users, grant, bulk, collections,
                  audit, serve, eval_group, enrich_cmd, similar_cmd, duplicates_cmd, hash_cmd,
-                 faces_cmd, people, ask, conversations, worker, status):
+                 faces_cmd, people, ask, conversations, worker, status, explain_cmd):
     main.add_command(_command)
 del _command

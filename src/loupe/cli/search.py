@@ -83,8 +83,10 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
     if result.total == 0:
         if query.strip() and not result.terms:
             console.print("(the query has no searchable terms: only stop words or punctuation)")
+        _print_related(result)
         return
     if not result.hits:
+        _print_related(result)
         return
     table = Table(box=None, padding=(0, 1))
     for col in ("rank", "bonus", "score", "asset"):
@@ -102,6 +104,61 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
             row.append(Text(term(_explain(h.explain))))
         table.add_row(*row)
     console.print(table)
+    _print_related(result)
+
+
+def _print_related(result) -> None:
+    """The pictures shown apart (SPEC V8): related by meaning, not counted."""
+    if not result.related:
+        return
+    console.print("related by meaning, not counted among the results:", highlight=False)
+    table = Table(box=None, padding=(0, 1))
+    for col in ("#", "asset"):
+        table.add_column(col, justify="right", no_wrap=True)
+    table.add_column("title", overflow="fold")
+    table.add_column("path", overflow="fold")
+    for h in result.related:
+        table.add_row(str(h.rank), str(h.asset_id), Text(term(h.title)), Text(term(h.path)))
+    console.print(table)
+
+
+@click.command("explain")
+@click.argument("asset_id", type=int)
+@click.option("--query", "-q", required=True, help="The query to explain the asset against.")
+@click.option("--lang", help="Search only the documents of this library language.")
+@click.option("--in", "scope", metavar="COLLECTION", multiple=True,
+              help="The scope the search ran in (repeat for several).")
+@click.option("--where", "where", metavar="JSON", help="The filter tree the search ran with.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def explain_cmd(obj: _Ctx, asset_id: int, query: str, lang: str | None,
+                scope: tuple[str, ...], where: str | None, as_json: bool) -> None:
+    """Why ASSET_ID is or is not in the results of QUERY (SPEC C7): its rank,
+    the words matched per language and field, the missing ones, each vector
+    lane's distance against its cut-off, and the scope, filter or cap that
+    left it out. An asset you may not read is answered as a missing one."""
+    with obj.open() as lib:
+        try:
+            got = lib.why(asset_id, query, lang=lang, scope=list(scope) or None,
+                          filters=where)
+        except AssetNotFound as exc:
+            raise click.ClickException(str(exc)) from exc
+        except (ValueError, LookupError) as exc:
+            raise click.ClickException(str(exc)) from exc
+    if as_json:
+        _emit_json(got)
+        return
+    for r in got["reasons"]:
+        console.print(f"{r['reason']}: {r['text']}", highlight=False, markup=False)
+    if got["words"]["shown"]:
+        for lg, terms in got["words"]["matched"].items():
+            for t, fields in terms.items():
+                console.print(f"word {t} ({lg}): {', '.join(fields)}", highlight=False,
+                              markup=False)
+    for name, info in got["lanes"].items():
+        d = "no vector yet" if info["distance"] is None else f"{info['distance']:.3f}"
+        console.print(f"{name} lane: distance {d}, cut-off {info['cut_off']:.3f}",
+                      highlight=False, markup=False)
 
 
 def _explain(ex: dict) -> str:

@@ -129,11 +129,34 @@ def _join_unique(values: list[str], sep: str) -> str:
     return sep.join(seen)
 
 
+_PARTS = re.compile(r"[^\W_]+")
+
+
 def filename_words(rel_path: str) -> str:
-    """The file's name without extension, with ``_`` and ``.`` read as spaces."""
+    """The file's name without extension, with ``_`` and ``.`` read as
+    spaces, followed by the joined forms of an identifier the name writes
+    with separators: ``SS26_HERO_03.jpg`` -> ``'SS26 HERO 03 SS26HERO03'``,
+    ``IMG-4471-RD.jpg`` -> ``'IMG-4471-RD IMG4471RD 4471RD'``.
+
+    Why: people type an identifier joined ("ss26hero03") as often as the
+    name writes it apart; the joined form is indexed as itself so the
+    search finds it as typed, not through the typo fallback. The joined
+    forms are the whole name's and, when the name starts with letters only
+    (a camera's ``IMG``, ``DSC``), the one from its first part holding a
+    digit; only for a name of two or more parts holding a digit.
+    """
     name = rel_path.rsplit("/", 1)[-1]
     stem = name.rsplit(".", 1)[0] if "." in name else name
-    return _SEP.sub(" ", stem).strip()
+    joined: list[str] = []
+    for chunk in stem.split():   # an identifier holds no white space
+        parts = _PARTS.findall(chunk)
+        if len(parts) < 2 or not any(ch.isdigit() for ch in chunk):
+            continue
+        joined.append("".join(parts))
+        first = next(i for i, p in enumerate(parts) if any(ch.isdigit() for ch in p))
+        if 0 < first < len(parts) - 1:
+            joined.append("".join(parts[first:]))
+    return " ".join([_SEP.sub(" ", stem).strip()] + joined)
 
 
 def place_words(place: Any) -> list[str]:

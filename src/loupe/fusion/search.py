@@ -195,9 +195,14 @@ def fused_statement(lanes: list[VectorLane], member: bool = False,
     page ordered by phrase bonus ▸ RRF ▸ asset id, with the lexical lane's
     counts and each vector lane's count of neighbours kept (``<lane>_kept``);
     ``clause``: a condition on assets (:mod:`loupe.search.clause`)."""
+    # each lane's neighbours kept and its nearest one's distance, and the
+    # fused rows no query word matched: answerability's evidence
+    # (loupe.search.answer), page-independent
     lane_counts = sql.SQL("").join(
-        sql.SQL(", (SELECT count(*) FROM {cte}) AS {name}").format(
-            cte=sql.Identifier(f"vec_{ln.name}"), name=sql.Identifier(f"{ln.name}_kept"))
+        sql.SQL(", (SELECT count(*) FROM {cte}) AS {name}, (SELECT min(dist) FROM {cte}) AS {best}"
+                ).format(cte=sql.Identifier(f"vec_{ln.name}"),
+                         name=sql.Identifier(f"{ln.name}_kept"),
+                         best=sql.Identifier(f"{ln.name}_best"))
         for ln in lanes)
     tail = sql.SQL(",") + sql.SQL(title_band_cte("fkept", member, clause)) + sql.SQL(""",
 rows AS (
@@ -209,7 +214,8 @@ rows AS (
 ),
 """ + BANDED_PAGE + """
 SELECT c.candidates, c.kept, c.postings_read, c.max_df, c.all_read,
-       (SELECT count(*) FROM fkept) + tc.band AS fused_total{lane_counts},
+       (SELECT count(*) FROM fkept) + tc.band AS fused_total,
+       (SELECT count(*) FROM fkept WHERE lex_rank IS NULL) AS meaning_rows{lane_counts},
        p.rank, p.asset_id, p.rrf, p.bonus, p.lex_rank, p.lex_score{lane_out}, tc.band,
        tc.unreached, p.in_band
 FROM counts c

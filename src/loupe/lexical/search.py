@@ -13,6 +13,7 @@ from ..access.viewer import OWNER, Viewer
 from ..db.plans import fetch_generic
 from ..document.languages import normalize_lang, ts_config
 from . import compounds as cp
+from . import forms as fm
 from . import memo
 from . import queries as q
 
@@ -152,6 +153,14 @@ class QueryTerms:
     #: compound (:mod:`loupe.lexical.compounds`); a pair absent is a plain
     #: term, (0, 1).
     groups: tuple[tuple[tuple[str, str], tuple[int, int]], ...] = ()
+    #: (term id, asset id) pairs that are no match: the asset's document
+    #: writes the term's stem only in other words than the query's
+    #: (:mod:`loupe.lexical.forms`).
+    exclude: tuple[tuple[int, int], ...] = ()
+    #: (language, term) pairs of query words the stem check found absent as
+    #: themselves (:mod:`.forms`): the typo fallback never "corrects" them
+    #: (it made "madrid" the stem of "madre" again).
+    settled: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def single(cls, lang: str, terms: list[str]) -> "QueryTerms":
@@ -180,7 +189,21 @@ class QueryTerms:
         return {"lang": self.langs[0], "langs": list(self.langs),
                 "qlangs": [lg for lg, _ in self.pairs], "qterms": [t for _, t in self.pairs],
                 "qgroups": [g for g, _ in groups], "qneed": [n for _, n in groups],
-                "terms": self.terms}
+                "terms": self.terms, "xterm_ids": [t for t, _ in self.exclude],
+                "xassets": [a for _, a in self.exclude]}
+
+    def without(self, drop: set[tuple[str, str]],
+                exclude: tuple[tuple[int, int], ...] = (),
+                settled: set[tuple[str, str]] = frozenset()) -> "QueryTerms":
+        """These terms less the (language, term) pairs of ``drop`` (a stem
+        the query reaches only through other words: :mod:`.forms`), with
+        ``exclude``: (term id, asset id) pairs that are no match, and
+        ``settled``: pairs the typo fallback leaves as they are."""
+        if not drop and not exclude and not settled:
+            return self
+        return QueryTerms(self.langs, tuple(p for p in self.pairs if p not in drop),
+                          tuple(g for g in self.groups if g[0] not in drop),
+                          tuple(exclude), tuple(sorted(settled)))
 
     def reached(self, conn: psycopg.Connection, tenant_id: int,
                 viewer: Viewer = OWNER) -> bool:
@@ -209,7 +232,8 @@ class QueryTerms:
         for lang in self.langs:
             stops = stop_words_among(conn, lang, self.of(lang))
             fix = suggest_corrections(conn, tenant_id, lang,
-                                      [t for t in self.of(lang) if t not in stops], viewer, clause)
+                                      [t for t in self.of(lang) if t not in stops
+                                       and (lang, t) not in self.settled], viewer, clause)
             for term in sorted({fix.get(t, t) for t in self.of(lang)}):
                 pairs.append((lang, term))
             for t in self.of(lang):  # a corrected part stays in its compound's group
@@ -301,6 +325,61 @@ def query_terms_in(conn: psycopg.Connection, query: str, langs: str | Sequence[s
     return QueryTerms(tuple(codes), tuple(pairs), tuple(sorted(groups.items())))
 
 
+def searched_terms(conn: psycopg.Connection, tenant_id: int, query: str,
+                   langs: str | Sequence[str],
+                   viewer: Viewer = OWNER) -> tuple[QueryTerms, list[fm.StemMatch]]:
+    """The terms a search reads for ``query`` (:func:`query_terms_in`) less
+    those that reach the library only through other words than the query's
+    (:mod:`loupe.lexical.forms`: "madrid" through the Spanish stem of
+    "madre"), with how each stemmed term reaches it (as ``viewer`` may read).
+
+    Raises:
+        QueryTooLong: over N3's limits.
+        ValueError: ``langs`` is empty.
+    """
+    qt = query_terms_in(conn, query, langs)
+    stems = fm.stem_matches(conn, tenant_id, query, list(qt.pairs), viewer)
+    absent = {w for m in stems if m.kind == fm.COLLISION for w in m.words}
+    settled = {(lg, t) for lg in qt.langs
+               for t, ws in fm.query_words(conn, query, lg).items() if ws & absent} \
+        if absent else set()
+    return qt.without(fm.collisions(stems), fm.excluded(stems), settled), stems
+
+
+def unproven_words(conn: psycopg.Connection, tenant_id: int, qt: QueryTerms,
+                   viewer: Viewer = OWNER) -> list[str]:
+    """The query's identifiers (terms holding letters and digits, e.g.
+    ``ss26hero03``) that no document ``viewer`` may read holds in any
+    searched language: words the search cannot prove absent, since the
+    library may write them with spaces between their parts (verdict R1,
+    :mod:`loupe.search.verdict`). Sorted."""
+    out = []
+    for term in qt.terms:
+        if not (any(ch.isdigit() for ch in term) and any(ch.isalpha() for ch in term)):
+            continue
+        one = QueryTerms(qt.langs, tuple((lg, term) for lg in qt.langs))
+        if not one.reached(conn, tenant_id, viewer):
+            out.append(term)
+    return out
+
+
+def known_share(conn: psycopg.Connection, tenant_id: int, qt: QueryTerms,
+                left_out: int = 0, viewer: Viewer = OWNER) -> float:
+    """The share (0–1) of the query's terms the library holds in some
+    document ``viewer`` may read, in the searched language where it holds
+    the most; ``left_out``: terms of each language already left out as
+    other words (:mod:`.forms`), counted as unknown. 0.0 for no term."""
+    best = 0.0
+    for lang in qt.langs:
+        terms = qt.of(lang)
+        if not terms:
+            continue
+        known = sum(QueryTerms((lang,), ((lang, t),)).reached(conn, tenant_id, viewer)
+                    for t in terms)
+        best = max(best, known / (len(terms) + left_out))
+    return best
+
+
 def analyze_terms(conn: psycopg.Connection, text: str, lang: str, *,
                   query: bool = False) -> list[str]:
     """What ``loupe analyze`` shows: every term a document indexes from
@@ -364,7 +443,7 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str,
     """
     if limit < 1 or offset < 0 or raw_cap < 1 or keep_cap < 1:
         raise ValueError("limit, raw_cap and keep_cap must be >= 1 and offset >= 0")
-    qt = query_terms_in(conn, query, lang)
+    qt, _stems = searched_terms(conn, tenant_id, query, lang, viewer)
     terms = qt.terms
     if not terms:
         return LexicalResult(terms=[], total=0, total_exact=True, verdict="complete",
@@ -384,7 +463,8 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str,
     v = vd.decide(vd.Counts(candidates=c["candidates"], all_read=bool(c["all_read"]),
                             keep_cap=keep_cap, max_df=c["max_df"],
                             title_band_unreached=c["unreached"], rows=c["kept"] + c["band"],
-                            corrected=bool(run.corrections)))
+                            corrected=bool(run.corrections),
+                            unproven=bool(unproven_words(conn, tenant_id, qt, viewer))))
     hits = [LexicalHit(rank=r.rank, asset_id=r.asset_id, score=r.score, bonus=r.bonus,
                        in_band=r.in_band) for r in run.outcome.rows]
     return LexicalResult(

@@ -299,6 +299,33 @@ def set_thresholds(home: Path, name: str, thresholds: dict[str, float],
     return current
 
 
+def set_answerability(home: Path, name: str, max_distance: float, min_known: float,
+                      provenance: dict[str, str] | None = None) -> dict[str, Any]:
+    """Write the model's answerability cut-offs (SPEC V8,
+    :mod:`loupe.search.answer`) into its loupe-model.json and return them:
+    ``{"max_distance", "min_known", "provenance"}`` — the nearest
+    neighbour's largest cosine distance, in [0, 2], and the least share of
+    the query's words the library must know, in [0, 1], for rows no query
+    word matched to count; the provenance as for :func:`set_thresholds`.
+
+    Raises:
+        ModelError: no such model. ValueError: a value out of range or a bad
+            provenance record.
+    """
+    model = get_model(home, name)
+    if not 0 <= float(max_distance) <= 2:
+        raise ValueError(f"max_distance {max_distance} outside [0, 2] (cosine distance)")
+    if not 0 <= float(min_known) <= 1:
+        raise ValueError(f"min_known {min_known} outside [0, 1] (a share of the query's words)")
+    record = (check_provenance(provenance) if provenance is not None else
+              {"set": "by hand", "date": datetime.date.today().isoformat()})
+    model.config["answerability"] = {"max_distance": float(max_distance),
+                                     "min_known": float(min_known), "provenance": record}
+    (model.folder / CONFIG_FILE).write_text(json.dumps(model.config, indent=2) + "\n",
+                                            encoding="utf-8")
+    return dict(model.config["answerability"])
+
+
 def embedder(home: Path, name: str) -> Embedder:
     """The embedder of installed model ``name``, loaded once per process
     (:func:`loupe.models.runtime.cached_embedder`) and loaded again when the

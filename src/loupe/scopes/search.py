@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import psycopg
 
 from ..access.viewer import OWNER, Viewer
-from ..lexical.search import query_terms_in
+from ..lexical.search import searched_terms
 from . import queries as q
 
 
@@ -205,7 +205,7 @@ def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: st
     when the lane itself was complete), ``truncated`` otherwise, ``unknown``
     for the typo fallback.
     """
-    qt = query_terms_in(conn, query, lang)
+    qt, _stems = searched_terms(conn, tenant_id, query, lang, viewer)
     terms = qt.terms
     colls = scope_collections(conn, tenant_id, coll_id)
     if not terms:

@@ -25,7 +25,7 @@ lexical only or fused with vector lanes — runs these stages, in order:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -37,7 +37,8 @@ from ..lexical import settings as lexical_bounds
 from ..lexical.queries import TITLE_BAND_CAP
 from ..access.viewer import Viewer
 from ..db.plans import fetch_generic
-from ..lexical.search import QueryTerms, query_terms_in
+from ..lexical import forms as fm
+from ..lexical.search import QueryTerms, known_share, searched_terms, unproven_words
 from ..models import registry
 from ..models.embedders import ModelError
 from ..scopes.queries import DEEP_MAX
@@ -47,6 +48,7 @@ from ..vector import queries as vq
 from . import statements as st
 from .clause import AssetClause
 from .facts import NO_FACTS, QueryFacts
+from . import answer as ans
 from . import verdict as vd
 from .result import Hit, SearchResult
 
@@ -123,6 +125,21 @@ class SearchRequest:
         return len(self.query.split()) <= 1
 
 
+def stem_notices(stems: list[fm.StemMatch]) -> list[str]:
+    """One notice per query term left out because the library writes its
+    stem only in other words (:mod:`loupe.lexical.forms`), e.g. “madrid”
+    is not in the library as itself: its es stem “madr” is written only as
+    madre, madres — not counted as this word."""
+    out = []
+    for m in stems:
+        if m.kind == fm.COLLISION:
+            words = ", ".join(f"“{w}”" for w in m.words)
+            out.append(f"{words} is not in the library as itself: its {m.lang} stem "
+                       f"“{m.term}” is written only as {', '.join(m.forms)}, another word "
+                       f"(not counted as a match)")
+    return out
+
+
 def _where(scope: Scope) -> str:
     """A scope as a notice names it: ``scope 'travel' + 'work'``, or a
     filter in words, ``filter (creator “Jane Doe”, captured in 2019)``."""
@@ -183,6 +200,8 @@ class SearchPipeline:
         self.lib = lib
         self.conn = lib.conn
         self.lane_models: dict[str, dict[str, str]] = {}
+        #: each lane's answerability cut-offs (its model's, V4/V8; None: none)
+        self.lane_cutoffs: dict[str, ans.Cutoffs | None] = {}
 
     # -- stage 2: lanes ---------------------------------------------------------
 
@@ -230,6 +249,12 @@ class SearchPipeline:
                     f"{model_identity.short(content)}): its vectors are not compared with the "
                     f"new model's; run 'loupe embed' to compute them again")
                 continue
+            try:
+                self.lane_cutoffs[lane] = ans.cutoffs_from(cfg)
+            except ValueError as exc:
+                notices.append(f"{lane} lane: model {name}: {exc}; meaning-only rows are not "
+                               f"counted")
+                self.lane_cutoffs[lane] = None
             self.lane_models[lane] = {"model": name,
                                       "model_sha256": model_identity.short(content)}
             if n_vec < n_assets and (
@@ -271,7 +296,8 @@ class SearchPipeline:
             scope = resolve_scope(self.conn, lib.tenant_id, req.scope, viewer=lib.viewer)
         # 1-2. analyze, lanes
         lanes = self.query_lanes(req.query, req.langs, notices)
-        qt = query_terms_in(self.conn, req.query, req.langs)
+        qt, stems = searched_terms(self.conn, lib.tenant_id, req.query, req.langs, lib.viewer)
+        notices += stem_notices(stems)
         colls = (scope_collections(self.conn, lib.tenant_id, scope.roots)
                  if scope and not filter_scope else None)
         if not qt.terms and (scope is not None or not lanes):
@@ -306,12 +332,51 @@ class SearchPipeline:
                 notices.append(f"other assets of the library hold “{req.query.strip()}”, so "
                                f"no meaning-based neighbours are shown (a one-word query's "
                                f"results hold its word)")
+        # answerability (V8): rows no query word matched count only when the
+        # search can show they answer the query; else they are shown apart
+        related: list[st.Row] = []
+        evidence: ans.Evidence | None = None
+        # (decided from a lane of written words that found a neighbour:
+        # without one, the pixels' lane keeps its per-row cut-offs, V4)
+        words = [ln for ln in lanes if ln.words]
+        bests = [out.counts[f"{ln.name}_best"] for ln in words
+                 if out.kind == st.FUSED and out.counts[f"{ln.name}_best"] is not None]
+        if out.kind == st.FUSED and bests and not corrections \
+                and int(out.counts["meaning_rows"]) > 0:
+            left_out = len(fm.collisions(stems))
+            evidence = ans.Evidence(
+                best_distance=float(min(bests)),
+                known_share=round(known_share(self.conn, lib.tenant_id, qt, left_out,
+                                              lib.viewer), 4),
+                meaning_rows=int(out.counts["meaning_rows"]))
+            cut = self.lane_cutoffs.get(words[0].name)
+            if not ans.answerable(evidence, cut):
+                related = [r for r in out.rows if r.lexical_rank is None and not r.in_band]
+                lanes, kind = [], st.LEXICAL
+                if not qt.terms:
+                    notices.append(f"{ans.NOTHING}: the pictures nearest in meaning are "
+                                   f"shown apart, not counted")
+                    res = self._nothing(req, None, None, notices)
+                    return self._with_related(res, related, evidence)
+                out = st.execute(self.conn, kind, lanes, params(qt, lanes, False), req.clause)
+                notices.append(
+                    (f"{ans.NOTHING}: the pictures nearest in meaning are shown apart, not "
+                     f"counted") if out.counts["candidates"] == 0 else
+                    ("pictures close in meaning that no query word matched are shown apart, "
+                     "not counted (the search cannot show they answer the query)"))
         if (not corrections and out.counts["candidates"] == 0 and out.rows and req.one_word
                 and kind == st.FUSED):
             notices.append("nothing matched as typed: showing matches by meaning from "
                            "the text lane")
         # 4. verdict
         counts = self._counts(out, keep_cap, corrections, lanes, req)
+        unproven = [] if corrections else unproven_words(self.conn, lib.tenant_id, qt,
+                                                         lib.viewer)
+        if unproven:
+            counts = replace(counts, unproven=True)
+            notices.append(f"{', '.join(f'“{w}”' for w in unproven)}: no document holds this "
+                           f"identifier as one word; the library may write it with spaces "
+                           f"between its parts, so its absence is not proven")
         v = vd.decide(counts)
         self._notices(out, scope, req, notices)
         if req.facts and out.rows:
@@ -322,6 +387,20 @@ class SearchPipeline:
         res = self._page(req, qt.terms, v, counts.rows, out, corrections, lanes, notices,
                          scoped=scope is not None)
         res.meaning_only = vd.meaning_only(counts)
+        res.stems = [m.as_dict() for m in stems]
+        return self._with_related(res, related, evidence)
+
+    def _with_related(self, res: SearchResult, related: list[st.Row],
+                      evidence: ans.Evidence | None) -> SearchResult:
+        """``res`` with the answerability evidence and the rows shown apart
+        (uncounted, related by meaning: :mod:`loupe.search.answer`), as
+        hits ranked 1.. among themselves, at most the page's size."""
+        res.evidence = evidence.as_dict() if evidence else None
+        res.answerable = None if evidence is None else not related
+        if related and res.offset == 0:
+            res.related = self._hits(related[:res.limit], scoped=False, lang=res.lang)
+            for i, h in enumerate(res.related, 1):
+                h.rank = i
         return res
 
     # -- stage helpers ------------------------------------------------------------
@@ -399,25 +478,30 @@ class SearchPipeline:
             explain["title_band"] = True
         return explain
 
-    def _page(self, req: SearchRequest, terms: list[str], v: vd.Verdict, reachable: int,
-              out: st.Outcome, corrections: dict[str, str], lanes: list[VectorLane],
-              notices: list[str], *, scoped: bool) -> SearchResult:
+    def _hits(self, rows: list[st.Row], *, scoped: bool, lang: str) -> list[Hit]:
+        """The rows as hits, with titles and paths as the viewer may see them (P1)."""
         lib = self.lib
-        lang = req.langs[0]  # titles are shown in the first searched language
         info: dict[int, dict[str, Any]] = {}
-        if out.rows:   # (planned once per connection: loupe.db.plans; planning
+        if rows:   # (planned once per connection: loupe.db.plans; planning
             # it took 0.3 ms, running it 0.08 ms for a page of 10 at 10,000 assets)
             for r in fetch_generic(self.conn, q.HIT_DETAILS, {
                     "tenant_id": lib.tenant_id, "lang": lang,
-                    "ids": [row.asset_id for row in out.rows], **lib.viewer.params()},
+                    "ids": [row.asset_id for row in rows], **lib.viewer.params()},
                     row_factory=dict_row):
                 info[r["id"]] = r
         hits = []
-        for row in out.rows:
+        for row in rows:
             d = info.get(row.asset_id, {})
             hits.append(Hit(rank=row.rank, asset_id=row.asset_id, score=row.score,
                             bonus=row.bonus, title=d.get("title", ""), path=d.get("path", ""),
                             explain=self._explain(row, scoped)))
+        return hits
+
+    def _page(self, req: SearchRequest, terms: list[str], v: vd.Verdict, reachable: int,
+              out: st.Outcome, corrections: dict[str, str], lanes: list[VectorLane],
+              notices: list[str], *, scoped: bool) -> SearchResult:
+        lang = req.langs[0]  # titles are shown in the first searched language
+        hits = self._hits(out.rows, scoped=scoped, lang=lang)
         fused = out.kind in (st.FUSED, st.SCOPED_FUSED)
         return SearchResult(query=req.query, lang=lang, terms=terms, total=v.total,
                             total_exact=v.exact, verdict=v.verdict, reachable=reachable,

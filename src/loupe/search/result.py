@@ -40,6 +40,15 @@ class SearchResult:
     the language the hits' titles are shown in.
     ``meaning_only``: every row comes from meaning-based (vector) lanes — no
     word of the query matched — so the rows are approximate neighbours.
+    ``stems``: each query term the analyzer made by changing a query word,
+    and how it reaches the library (:meth:`loupe.lexical.forms.StemMatch.as_dict`:
+    ``exact``, ``form``, ``collision`` — left out —, ``unseen``).
+    ``related``: pictures close in meaning that no query word matched and
+    that the search could not show answer the query (SPEC V8,
+    :mod:`loupe.search.answer`): shown apart, never counted in ``total``,
+    never in ``hits``, never acted on by a bulk action (page 1 only).
+    ``evidence``: what answerability was decided from (None: no meaning-only
+    row to decide on); ``answerable``: whether meaning-only rows counted.
     ``filter``: the filter tree searched within (its JSON), or None.
     ``facets``: when asked for, top values per facet of the whole result
     (:func:`loupe.filters.facets.facets`), or None.
@@ -62,6 +71,10 @@ class SearchResult:
     meaning_only: bool = False
     filter: Any = None
     facets: dict[str, Any] | None = None
+    stems: list[dict[str, Any]] = field(default_factory=list)
+    related: list[Hit] = field(default_factory=list)
+    evidence: dict[str, Any] | None = None
+    answerable: bool | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The result as plain data (:func:`dataclasses.asdict`)."""
@@ -83,7 +96,7 @@ def without_scores(res: SearchResult) -> SearchResult:
     is the query's against the asset's own vector, which no other asset
     moves: it stays. What remains (the order of a member's own results still
     follows the tenant's statistics) is in docs/security.md, "Scores and document frequency"."""
-    for hit in res.hits:
+    for hit in [*res.hits, *res.related]:
         hit.score = None
         for info in hit.explain.values():
             if isinstance(info, dict) and "score" in info:

@@ -51,8 +51,8 @@ KINDS = (LEXICAL, FUSED, SCOPED, SCOPED_FUSED)
 #: The count columns each kind reports on every row (the verdict's inputs).
 COUNT_COLUMNS = {
     LEXICAL: ("candidates", "kept", "postings_read", "max_df", "all_read", "band", "unreached"),
-    FUSED: ("candidates", "kept", "postings_read", "max_df", "all_read", "fused_total", "band",
-            "unreached"),
+    FUSED: ("candidates", "kept", "postings_read", "max_df", "all_read", "fused_total",
+            "meaning_rows", "band", "unreached"),
     SCOPED: ("candidates", "kept", "postings_read", "max_df", "all_read", "members", "ranked",
              "band", "deep_all_read", "regime"),
     SCOPED_FUSED: ("candidates", "kept", "postings_read", "max_df", "all_read", "members",
@@ -172,8 +172,9 @@ class Row:
 @dataclass
 class Outcome:
     """What one statement returned: its count columns (by name, see
-    :data:`COUNT_COLUMNS`, plus ``<lane>_kept`` per vector lane of the
-    ``fused`` kind) and the page's rows."""
+    :data:`COUNT_COLUMNS`, plus ``<lane>_kept`` and ``<lane>_best``, its
+    nearest neighbour's distance, per vector lane of the ``fused`` kind)
+    and the page's rows."""
 
     kind: str
     counts: dict[str, Any]
@@ -204,7 +205,8 @@ def execute(conn: psycopg.Connection, kind: str, lanes: list[VectorLane],
         with conn.cursor(row_factory=dict_row) as cur:
             records = cur.execute(stmt, params).fetchall()
     first = records[0]
-    names = list(COUNT_COLUMNS[kind]) + ([f"{ln.name}_kept" for ln in lanes]
+    names = list(COUNT_COLUMNS[kind]) + ([n for ln in lanes
+                                         for n in (f"{ln.name}_kept", f"{ln.name}_best")]
                                         if kind == FUSED else [])
     counts = {n: first[n] for n in names}
     rows = []

@@ -10,7 +10,11 @@ vector lanes, first try or typo fallback) decides here, with these rules,
 each written once:
 
 R1 (C4, L2) A fallback path (typo correction) never inherits completeness:
-   ``unknown``.
+   ``unknown``; nor does a query with a word the search cannot prove
+   absent (``unproven``: an identifier of letters and digits that no
+   document the viewer may read holds as itself — the library may write it
+   with spaces between its parts, "SS26 HERO 03", which no term of the
+   query reaches).
 R2 (C4, F3) The lexical lane is complete when every query term's postings
    were read to their end (``all_read``) and the assets reached fit the
    keep cap (``candidates <= keep_cap``).
@@ -70,6 +74,7 @@ class Counts:
         vector_lanes: vector lanes in the statement.
         word_lanes: one of them embeds written words (the text lane).
         one_word: the query is one word (V5).
+        unproven: a query word the search cannot prove absent (R1).
     """
 
     candidates: int
@@ -85,6 +90,7 @@ class Counts:
     vector_lanes: int = 0
     word_lanes: bool = False
     one_word: bool = False
+    unproven: bool = False
 
     def __post_init__(self) -> None:
         if self.regime is not None and self.regime not in REGIMES:
@@ -130,7 +136,7 @@ def lexical_total(c: Counts) -> int:
 
 def decide(c: Counts) -> Verdict:
     """The verdict and total of a search (rules R1–R5, T1–T3 above)."""
-    if c.corrected:
+    if c.corrected or c.unproven:
         verdict = UNKNOWN                                            # R1
     elif rows_are_lexical(c):                                        # R4
         done = scope_complete(c) if c.regime else lexical_complete(c)

@@ -74,6 +74,20 @@ class SearchOut(BaseModel):
     notices: list[str]
     filter: Any = Field(default=None, description="the filter tree searched within "
                         "(docs/filters.md), or null")
+    related: list[HitOut] = Field(
+        default_factory=list, description="pictures close in meaning that no query word "
+        "matched and that the search could not show answer the query (SPEC V8): shown apart, "
+        "never counted in total, never acted on by a bulk action; page 1 only")
+    evidence: dict[str, Any] | None = Field(
+        default=None, description="what answerability was decided from: best_distance (the "
+        "text lane's nearest neighbour), known_share (of the query's words), meaning_rows")
+    answerable: bool | None = Field(
+        default=None, description="whether rows no query word matched counted as results "
+        "(null: there were none)")
+    stems: list[dict[str, Any]] = Field(
+        default_factory=list, description="each query term the analyzer made by changing a "
+        "query word and how it reaches the library: exact, form, collision (left out: the "
+        "library writes that stem only in other words), unseen")
     facets: dict[str, Any] | None = Field(
         default=None, description='with facets=true: {"exact": bool, "facets": {facet: '
         '[{"value", "key", "count", "filter"}]}}; counts are lower bounds unless exact')
@@ -232,6 +246,23 @@ def asset(asset_id: int, lib: UserLib) -> dict:
     """Everything stored about a visible asset (pixels, files, metadata,
     collections, search documents), with its thumbnail and original URLs."""
     return service.asset_payload(lib, asset_id)
+
+
+@router.get("/assets/{asset_id}/why", responses={**ERRORS, **NOT_FOUND})
+def why(asset_id: int, lib: UserLib,
+        q: Annotated[str, Query(min_length=1, max_length=1000, description="the query")],
+        scope: Annotated[list[str] | None, Query(max_length=100)] = None,
+        lang: Annotated[str | None, Query(max_length=20)] = None,
+        filters: Annotated[str | None, Query(max_length=20_000)] = None) -> dict:
+    """Why the asset is or is not in the results of ``q`` (SPEC C7): its rank,
+    the words matched per language and field, the missing ones, each vector
+    lane's distance against its cut-off, and the scope, filter or cap that
+    left it out — from the search itself. 404 for an asset the user may not
+    read, as for one that does not exist."""
+    _text(q, "q"), _text(lang, "lang"), _text(filters, "filters")
+    scopes = _scopes(scope)
+    return service.why_payload(lib, asset_id, q, scope=scopes, lang=lang or None,
+                               filters=filters or None)
 
 
 @router.get("/assets/{asset_id}/thumbnail", response_class=FileResponse,

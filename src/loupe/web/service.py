@@ -37,6 +37,25 @@ def run_search(lib: Library, q: str, *, scope: str | list[str] | None, lang: str
         raise HTTPException(400, str(exc)) from exc
 
 
+def why_payload(lib: Library, asset_id: int, q: str, *, scope: str | list[str] | None,
+                lang: str | None, filters: Any = None) -> dict[str, Any]:
+    """``lib.why`` for the web: why the asset is or is not in the results
+    of ``q`` (SPEC C7).
+
+    Raises:
+        HTTPException 404: no such asset, or not visible to the user (the
+            same answer). HTTPException 400: bad input, as :func:`run_search`.
+    """
+    if not 0 < asset_id < 2**63:
+        raise HTTPException(404, "no such asset")
+    try:
+        return lib.why(asset_id, q, lang=lang, scope=scope, filters=filters)
+    except AssetNotFound:
+        raise HTTPException(404, "no such asset") from None
+    except (ValueError, LookupError) as exc:
+        raise HTTPException(400, str(exc)) from exc
+
+
 def _relative_paths(lib: Library, paths: list[str]) -> dict[str, str]:
     """``{absolute path: path relative to its ingested folder}`` for files of
     the tenant; a path Loupe does not know maps to its last component only."""
@@ -58,16 +77,16 @@ def search_payload(res: SearchResult, scope: str | list[str] | None,
     words and each hit's thumbnail URL. With ``lib`` of a member, each hit's
     path is relative to its ingested folder (see :func:`shows_server_paths`)."""
     out = res.as_dict()
-    if lib is not None and not shows_server_paths(lib) and out["hits"]:
-        rel = _relative_paths(lib, [h["path"] for h in out["hits"]])
-        for h in out["hits"]:
+    if lib is not None and not shows_server_paths(lib) and (out["hits"] or out["related"]):
+        rel = _relative_paths(lib, [h["path"] for h in out["hits"] + out["related"]])
+        for h in out["hits"] + out["related"]:
             h["path"] = rel[h["path"]]
     out["scope"] = scope
     out["verdict_text"] = verdict_sentence(res.query, res.total, res.total_exact, res.verdict,
                                            res.reachable, res.corrections, res.meaning_only)
     if not res.query.strip() and res.total == 0:
         out["verdict_text"] = "Nothing passes the filter."
-    for h in out["hits"]:
+    for h in out["hits"] + out["related"]:
         h["thumbnail_url"] = f"/api/assets/{h['asset_id']}/thumbnail"
         h["why"] = explain_code(h["rank"], h["bonus"], h["explain"])
     return out
