@@ -8,6 +8,7 @@ import click
 
 from ..terminal import echo
 from .context import _Ctx, _emit_json
+from ..models.embedders import ModelError
 
 
 @click.group()
@@ -16,8 +17,6 @@ def models() -> None:
 
 
 def _model_call(fn):
-    from ..models.embedders import ModelError
-
     try:
         return fn()
     except (ModelError, ValueError) as exc:

@@ -49,6 +49,8 @@ from .queryset import (
     write_queries,
     write_run,
 )
+from ..lexical import lexical_search
+from .report import render
 
 #: Systems a run can use: the production hybrid search, its lexical lane
 #: alone, its text lane alone, the index variants of an image-text model
@@ -259,8 +261,6 @@ class Evaluation:
                     answers[qu.id] = (res.total, res.verdict, res.meaning_only)
                 model_name = None
             elif system == "lexical":
-                from ..lexical import lexical_search
-
                 lang = self.lib.languages()[0]
                 raw_cap, keep_cap = reader.execute(
                     LEXICAL_CAPS, {"tenant_id": self.tenant_id}).fetchone()
@@ -869,8 +869,6 @@ class Evaluation:
             EvalError: an unknown run or query set.
         """
         from datetime import datetime
-
-        from .report import render
 
         data: dict[str, Any] = {"generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
                                 "seed": seed, "runs": [self.metrics(r, seed=seed) for r in runs]}

@@ -38,6 +38,7 @@ from .sessions import THREADS_ENV as THREADS_ENV
 from .sessions import providers as providers
 from .sessions import session as session
 from .sessions import threads as threads
+from ..lexical.settings import env_setting
 
 if TYPE_CHECKING:
     import numpy as np
@@ -197,8 +198,6 @@ class QueryVectorCache:
 
 
 def _query_cache_size() -> int:
-    from ..lexical.settings import env_setting
-
     return env_setting("LOUPE_QUERY_VECTOR_CACHE", strict=False)
 
 

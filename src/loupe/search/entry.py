@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from ..conversation.facts import query_facts
 from ..document.languages import query_language
 from ..filters import facets as filter_facets, search as filter_search
 from ..lexical.search import MAX_QUERY_CHARS, query_languages
 from .context import SearchContext
-from .facts import query_facts
 from .pipeline import BULK_MAX, SearchPipeline, SearchRequest, check_page
 from .result import SearchResult, without_scores
 

@@ -49,6 +49,7 @@ from .clause import AssetClause
 from .facts import NO_FACTS, QueryFacts
 from . import verdict as vd
 from .result import Hit, SearchResult
+from ..filters.words import sentence
 
 #: Most assets one search page (and one bulk action) may reach: the deep
 #: band's ceiling (C3).
@@ -79,7 +80,7 @@ class SearchRequest:
     band (C2) follows the ranked rows (library-wide only); ``clause``: a
     condition every row and count satisfies (a filter, :mod:`.clause`);
     ``facts``: the machine facts the query names, whose rows are ranked
-    first (:func:`loupe.search.facts.query_facts`)."""
+    first (:func:`loupe.conversation.facts.query_facts`)."""
 
     query: str
     langs: list[str]
@@ -200,7 +201,6 @@ class SearchPipeline:
         filter_scope = req.clause is not None and hasattr(req.clause, "scope_members")
         if filter_scope:
             # (notices name it in words, loupe.filters.words; JSON stays in result.filter)
-            from ..filters.words import sentence
 
             scope = Scope(label="filter (" + sentence(req.clause.tree) + ")", roots=[])
         elif req.scope is not None and req.scope != [] and req.scope != ():
