@@ -14,12 +14,11 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from ..filters import FilterError, parse as parse_tree
+from ..lexical.search import QueryTooLong, query_terms
 from . import queries as q
 from .parse import SentenceError, parse
 from .state import State, apply
-from ..filters import FilterError, parse as parse_tree
-from ..lexical.search import QueryTooLong, query_terms
-from ..filters import parse as parse_tree
 
 MAX_TURNS = 200          # turns in one conversation; the 201st is refused
 MAX_LISTED = 50          # conversations listed at once

@@ -19,20 +19,17 @@ from typing import Any
 
 import psycopg
 
-from ..assets.view import NoVerifiedFile, open_asset_bytes
+from ..assets.view import AssetNotFound, NoVerifiedFile, open_asset_bytes
 from ..ingest import perceptual
+from ..ingest.image import DEFAULT_MAX_PIXELS, FORMATS, TRANSPOSE, exif_orientation, shrunk
 from ..ingest.jpegcheck import scan_count_problem
 from ..models import registry
+from ..models.embedders import ModelError
+from ..queries import ASSET, HIT_DETAILS
 from ..search.context import SearchContext
+from ..vector import queries as vq
 from ..vector.waiting import waiting_notice
 from . import queries as q
-from ..ingest.image import FORMATS, TRANSPOSE, exif_orientation, shrunk
-from ..ingest.image import DEFAULT_MAX_PIXELS
-from ..models.embedders import ModelError
-from ..queries import HIT_DETAILS
-from ..vector import queries as vq
-from ..assets.view import AssetNotFound
-from ..queries import ASSET
 
 #: Default Hamming radius (bits of 64) for "similar" and "duplicates", chosen
 #: from the transform table in docs/similar.md (benchmarks/similar.py
