@@ -46,7 +46,7 @@ from .queryset import (
     write_run,
 )
 from ..lexical import lexical_search
-from . import calibration, leak, pooling, report
+from . import absent, calibration, leak, pooling, report
 from .common import LEAK_MARGIN as LEAK_MARGIN  # re-exported with the others
 from .common import VARIANTS as VARIANTS
 from .common import POOL_DEPTH, SYSTEMS, EvalError
@@ -345,50 +345,12 @@ class Evaluation:
         return RunResult(name, set_name, system, model, k, hits, answers)
 
     def absent(self, runs: list[str]) -> list[dict[str, Any]]:
-        """What each run returned for its queries, truth or not — for a set
-        of absent subjects (things the library does not hold; issue 14,
-        item 4) every row is a false alarm. Per run: ``{"run", "query_set",
-        "system", "queries", "with_rows"`` (queries that got any row),
-        ``"mean_rows"``, ``"median_rows"`` (rows returned in all, the search's
-        total; None when the system records none), ``"mean_top_k"`` (rows in
-        the top k), ``"meaning_only"`` (queries whose rows all came from
-        vector lanes), ``"verdicts"`` ({verdict: queries})}.
-
-        Raises:
-            EvalError: an unknown run.
-        """
-        out = []
-        for name in runs:
-            rr = self.load_run(name)
-            totals = [a[0] for a in rr.answers.values() if a[0] is not None]
-            verdicts: dict[str, int] = defaultdict(int)
-            for _n, v, _mo in rr.answers.values():
-                if v is not None:
-                    verdicts[v] += 1
-            n = len(rr.hits)
-            out.append({
-                "run": name, "query_set": rr.query_set, "system": rr.system, "queries": n,
-                "with_rows": sum(bool(hs) for hs in rr.hits.values()),
-                "mean_rows": float(np.mean(totals)) if totals else None,
-                "median_rows": float(np.median(totals)) if totals else None,
-                "mean_top_k": float(np.mean([len(hs) for hs in rr.hits.values()])) if n else 0.0,
-                "meaning_only": sum(bool(a[2]) for a in rr.answers.values()),
-                "verdicts": dict(sorted(verdicts.items()))})
-        return out
+        """Stage: :func:`loupe.eval.absent.absent`."""
+        return absent.absent(self, runs)
 
     def tradeoff(self, pairs: list[tuple[str, str]], *, seed: int = 0) -> list[dict[str, Any]]:
-        """The trade-off of looser cut-offs (issue 14, item 4): per
-        configuration, a run over a set with truth (blind queries) and a run
-        of the same configuration over absent subjects. Returns per pair
-        ``{"blind_run", "absent_run", "recall@10", "ndcg@10"`` (figures with
-        95 % intervals, see :meth:`metrics`), ``"absent"`` (:meth:`absent`'s row)}."""
-        out = []
-        for blind_run, absent_run in pairs:
-            fig = self.metrics(blind_run, seed=seed)["rows"][0]["figures"]
-            out.append({"blind_run": blind_run, "absent_run": absent_run,
-                        "recall@10": fig["recall@10"], "ndcg@10": fig["ndcg@10"],
-                        "absent": self.absent([absent_run])[0]})
-        return out
+        """Stage: :func:`loupe.eval.absent.tradeoff`."""
+        return absent.tradeoff(self, pairs, seed=seed)
 
     def export_run(self, name: str, path: str | Path) -> int:
         """Write a stored run in TREC format, docno = the asset's content sha256.
