@@ -1,4 +1,4 @@
-"""`loupe search` from the shell with the text lane on, end to end (issue 13).
+"""`loupe search` from the shell with the text lane on, end to end.
 
 Usage:
     .venv/bin/python benchmarks/cli_search.py [--model FOLDER] [--runs 7] [--docs 200]

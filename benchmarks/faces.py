@@ -1,4 +1,4 @@
-"""People (SPEC X2): detection recall, false detections, clustering purity and
+"""People (X2): detection recall, false detections, clustering purity and
 pairwise F1 on faces labelled by hand, and faces per second, through
 Loupe's own path (ingest, then ``Library.faces``: detection, descriptors,
 incremental clustering in PostgreSQL).

@@ -1,4 +1,4 @@
-"""Filtered search against the same search unfiltered (issue 17), on the
+"""Filtered search against the same search unfiltered, on the
 synthetic library of benchmarks/scopes.py (100k assets, Zipfian vocabulary,
 an image lane of random unit vectors with its HNSW index).
 

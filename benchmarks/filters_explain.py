@@ -1,5 +1,5 @@
 """EXPLAIN (ANALYZE, BUFFERS) of one filtered search statement (owner) on the
-library benchmarks/filters.py kept with ``--home`` (issue 17): where the time
+library benchmarks/filters.py kept with ``--home``: where the time
 of a filtered search goes. Run with PYTHONPATH pointing at the code to explain.
 
 Usage:

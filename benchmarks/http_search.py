@@ -204,7 +204,7 @@ def main() -> None:
     if args.record:
         cmd = "python benchmarks/http_search.py " + " ".join(sys.argv[1:])
         with open(ROOT / "benchmarks/RESULTS.md", "a", encoding="utf-8") as f:
-            f.write(f"\n## HTTP search (issue 6) — `benchmarks/http_search.py`, "
+            f.write(f"\n## HTTP search — `benchmarks/http_search.py`, "
                     f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC\n\n```sh\n{cmd}\n```\n\n"
                     f"| measure | value |\n|---|---|\n"
                     f"| library | {library}, {n_assets:,} assets |\n"

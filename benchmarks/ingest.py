@@ -1,4 +1,4 @@
-"""Ingest throughput and peak memory on a real library (issue 2's benchmark).
+"""Ingest throughput and peak memory on a real library (the ingest throughput target).
 
 Usage:
     .venv/bin/python benchmarks/ingest.py DEMO_DIR [--workers N] [--database-url URL]

@@ -1,4 +1,4 @@
-"""CPU seconds per asset of one first ingest (issue 15): the figure a shared
+"""CPU seconds per asset of one first ingest: the figure a shared
 machine can measure, where wall-clock throughput cannot.
 
 Usage:

@@ -1,4 +1,4 @@
-"""Kind accuracy OUT of sample (issue 15, row 4): the machine kind rules
+"""Kind accuracy OUT of sample: the machine kind rules
 (loupe.pixels.kind, tuned on the demo library) on pictures that are not in
 the demo and whose kind is known from their source.
 

@@ -1,4 +1,4 @@
-"""Metadata floods beyond JPEG (attack run 7, D2; docs/security.md "Metadata
+"""Metadata floods beyond JPEG (docs/security.md "Metadata
 floods beyond JPEG"): what ExifTool spends on each hostile file, what the
 structure walk spends refusing it, and which files of a real library the
 bounds would refuse.

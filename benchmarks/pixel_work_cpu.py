@@ -1,4 +1,4 @@
-"""CPU time of the per-file pixel work of ingest, before and after issue 15's
+"""CPU time of the per-file pixel work of ingest, before and after the
 decode-once change, interleaved file by file so that the machine's load
 weighs on every variant alike.
 

@@ -1,4 +1,4 @@
-"""Search by image (SPEC X1): how well pHash survives common edits, and how fast
+"""Search by image (X1): how well pHash survives common edits, and how fast
 multi-index hashing (MIH) is against a linear Hamming scan.
 
 Usage:

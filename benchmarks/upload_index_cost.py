@@ -1,5 +1,5 @@
-"""What one member upload adds to the database, by distinct words (attack
-run 7, D3; docs/security.md).
+"""What one member upload adds to the database, by distinct words (docs/security.md,
+"Index growth from uploads").
 
 A fresh library (embedded PostgreSQL) in a scratch home, with the library
 languages given; a member uploads ``--uploads`` images through the real web

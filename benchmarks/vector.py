@@ -214,7 +214,7 @@ def run_queries(args, lib, rng, x, words, model_id, member) -> None:
         lib.conn.execute("SET enable_indexscan = off")
         exact_res = [lane(q, 10) for q in queries]
         # the exact scan's own cost at the lane's cap (top 200): what an
-        # exact lane below a size threshold pays (issue 14)
+        # exact lane below a size threshold pays
         ex_t = []
         for q in queries:
             t = time.perf_counter()

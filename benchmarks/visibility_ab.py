@@ -159,7 +159,7 @@ def main() -> None:
                                          else vp)}
                     t0 = time.perf_counter()
                     rows[ab] = cur.execute(stmt, params).fetchall()
-                    if rnd:  # round 0 warms up
+                    if rnd:  # the first pass warms up
                         times[(vname, ab, cls)].append((time.perf_counter() - t0) * 1000)
                 # max_df counts every posting, readable or not: a statement
                 # gives it to viewers who see everything only (0 otherwise)

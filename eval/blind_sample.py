@@ -18,7 +18,7 @@ gives each picture's original pixel size and whether it has transparency
 opaque name to its library path, content hash, stratum and split; writers and
 judges are never shown it.
 
-Split (SPEC E3: tune on one split, report on the other): by picture, never by
+Split (E3: tune on one split, report on the other): by picture, never by
 query — ``tune`` when the first byte of the draw hash is even, else ``test``.
 """
 

@@ -1,4 +1,4 @@
-"""Paired comparison of two runs per register and per stratum, with intervals (issue 14).
+"""Paired comparison of two runs per register and per stratum, with intervals.
 
 Usage (from the repository root, the library's home in ``LOUPE_HOME``)::
 

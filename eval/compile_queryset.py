@@ -1,4 +1,4 @@
-"""Turn the writers' sheets into a committed query-set file (SPEC E1–E3).
+"""Turn the writers' sheets into a committed query-set file (E1–E3).
 
 Usage:
     .venv/bin/python eval/compile_queryset.py KEY.jsonl blind OUT.jsonl SHEET.jsonl...

@@ -1,11 +1,11 @@
-"""The hybrid with the phrase bonus as a tie-break instead of the first key (E9, issue 14; measurement only).
+"""The hybrid with the phrase bonus as a tie-break instead of the first key (E9; measurement only).
 
 Usage (``LOUPE_HOME`` = the home to measure)::
 
     python eval/e9_bonus.py SET NAME      # stores run NAME: SET through the hybrid, ordered RRF ▸ bonus ▸ id
 
 Loupe's fused page is ordered by phrase bonus ▸ RRF ▸ asset id
-(``fusion/search.py BANDED_PAGE``, SPEC C2: a title that holds the whole
+(``fusion/search.py BANDED_PAGE``, C2: a title that holds the whole
 query outranks any fused score). The BM25 + dense RRF peer has no bonus. At
 a larger haystack more distractor titles hold the query's words, and each
 such row goes above every better-fused row. This script asks how much of

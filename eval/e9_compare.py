@@ -1,4 +1,4 @@
-"""One system at two haystack sizes, paired over the same queries (SPEC E9, issue 14).
+"""One system at two haystack sizes, paired over the same queries (E9).
 
 Usage (from the repository root; no library needed)::
 

@@ -1,4 +1,4 @@
-"""Distractors for the larger-haystack measurement (SPEC E9, issue 14).
+"""Distractors for the larger-haystack measurement (E9).
 
 Usage::
 

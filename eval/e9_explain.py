@@ -1,4 +1,4 @@
-"""Which part of the text lane loses known items as the haystack grows (SPEC E9, issue 14).
+"""Which part of the text lane loses known items as the haystack grows (E9).
 
 Usage (from the repository root, on COPIES of the two homes; read-only)::
 

@@ -1,4 +1,4 @@
-"""Why the text lane's HNSW walk misses what an exact scan finds (SPEC E9, issue 14).
+"""Why the text lane's HNSW walk misses what an exact scan finds (E9).
 
 Usage (from the repository root, on a COPY of a home: ``--reindex``,
 ``--dedup`` and ``--grant-all`` change it)::
@@ -200,7 +200,7 @@ def main(argv: list[str]) -> int:
             " a.rights_expire_at, false, %(principals)s::bigint[]))",
             {"t": tid, "m": model_id, **p}).fetchone()[0] for w, p in viewers.items()}
         # the lane's statement as `loupe eval run SET text` runs it, with the
-        # walk whatever the lane's size (exact_max 0: issue 14's exact scan of
+        # walk whatever the lane's size (exact_max 0: the exact scan of
         # small lanes off), so that the walk itself is measured
         stmt = psycopg.sql.SQL("WITH ") + vq.vector_cte(
             "variant", model_id, "text", dims, exact_max=0) + psycopg.sql.SQL(

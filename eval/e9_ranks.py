@@ -1,5 +1,5 @@
 """Where the known item ranks in the full rankings that ``eval/e9_explain.py``
-recorded (``ranks-<TAG>.json``), at two sizes (SPEC E9, issue 14).
+recorded (``ranks-<TAG>.json``), at two sizes (E9).
 
 Usage::
 

@@ -1,4 +1,4 @@
-"""Score the judging of queries made only of machine facts (issue 15).
+"""Score the judging of queries made only of machine facts.
 
 Usage (from the repository root; no library or database is needed)::
 

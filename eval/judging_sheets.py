@@ -1,10 +1,10 @@
-"""Pooled graded judging of the demo's blind queries by pixels-only judges (SPEC E6, E7).
+"""Pooled graded judging of the demo's blind queries by pixels-only judges (E6, E7).
 
 Usage (from the repository root, the demo library's home in ``LOUPE_HOME``)::
 
     python eval/judging_sheets.py sample  OUT.jsonl             # the judged sample of the test split
     python eval/judging_sheets.py sample-tune OUT.jsonl [N]     # N (45) tune-split queries, for calibration
-    python eval/judging_sheets.py sample-style OUT.jsonl        # every test-split style query (issue 15)
+    python eval/judging_sheets.py sample-style OUT.jsonl        # every test-split style query
     python eval/judging_sheets.py sheets  POOL SHEETS_DIR KEY_DIR [--skip-qrels QRELS] RUN...
                                                                 # pool the runs, draw the sheets
     python eval/judging_sheets.py import  POOL KEY_DIR GRADES.jsonl...     # judges' grades → the pool
@@ -26,7 +26,7 @@ the counts add up to N); then the registers are taken in turn stratum by
 stratum as above (N / 3 of each).
 
 ``sample-style`` writes every query of the test split whose register is
-``style`` (65: one per test picture), for measuring machine words (issue 15)
+``style`` (65: one per test picture), for measuring machine words
 on the register they are for; no query text is read to choose.
 
 ``sheets`` pools the top 10 of every run (``Evaluation.pool``: each distinct

@@ -1,4 +1,4 @@
-"""Make a copy of a library home read as if machine words did not exist (issue 15's *before*).
+"""Make a copy of a library home read as if machine words did not exist (the *before* of the machine-words measurement).
 
 Usage (``LOUPE_HOME`` = a COPY of the home; the original is never touched)::
 
@@ -8,8 +8,7 @@ Usage (``LOUPE_HOME`` = a COPY of the home; the original is never touched)::
 The lexical half is a setting (BM25F's fifth field group, weight 0: its
 terms still match, at no score, so ranks are those of the other four
 groups; ``loupe settings`` rebuilds the statistics). The text half has no
-setting: the text lane's embedding text holds the machine words since
-issue 15's pixels6 row, and the evaluation's caption variant already embeds
+setting: the text lane's embedding text holds the machine words, and the evaluation's caption variant already embeds
 without them (``embed_texts(..., machine_words=False)``). This script
 writes every text-lane vector again from that text, through the library's
 own ``embed`` with that one argument changed, so nothing else (budget,

@@ -1,4 +1,4 @@
-"""Score TREC runs against the pooled judgements (eval/judgements/; issue 15).
+"""Score TREC runs against the pooled judgements (eval/judgements/).
 
 Usage:
     python eval/score_judged.py QRELS RUN.trec [RUN.trec ...]

@@ -1,4 +1,4 @@
-"""Score the style register's pooled judging from its committed files (issue 15).
+"""Score the style register's pooled judging from its committed files.
 
 Usage (from the repository root; no library or database is needed)::
 

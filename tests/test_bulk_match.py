@@ -1,5 +1,5 @@
 """Bulk actions state their match rule and, by default, act only on the
-assets holding every query term (issue 12, C6)."""
+assets holding every query term (C6)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The CLI mirrors the API (SPEC N6, issue 13, in the manner of sqlite-utils'
+"""The CLI mirrors the API (in the manner of sqlite-utils'
 documentation tests): every command of the click tree has help text and a
-``--json`` option, and appears in README.md's command table, which names
+``--json`` option, and appears in docs/cli.md's command table, which names
 methods that exist."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import click
 
 from loupe.cli import main
 
-README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+CLI_DOC = (Path(__file__).parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
 #: Commands whose output is not a record: a server, a page, a file format.
 NO_JSON = {"serve", "eval judge", "eval export-queries", "eval export-run", "eval qrels",
            "eval report"}
@@ -31,7 +31,7 @@ def commands(group: click.Group = main, path: tuple[str, ...] = ()):
 
 
 def _table() -> dict[str, list[str]]:
-    return {m.group(1): re.findall(r"`([\w.]+)`", m.group(2)) for m in _ROW.finditer(README)}
+    return {m.group(1): re.findall(r"`([\w.]+)`", m.group(2)) for m in _ROW.finditer(CLI_DOC)}
 
 
 def _resolve(dotted: str):
@@ -61,13 +61,13 @@ def test_every_command_has_help_and_json():
     assert no_json == sorted(NO_JSON)
 
 
-def test_every_command_is_in_the_readme_table_and_names_real_methods():
+def test_every_command_is_in_the_cli_doc_table_and_names_real_methods():
     table = _table()
     tree = {p for p, _ in commands()}
-    assert sorted(tree - set(table)) == []   # commands the README does not list
-    assert sorted(set(table) - tree) == []   # README rows for commands that do not exist
+    assert sorted(tree - set(table)) == []   # commands docs/cli.md does not list
+    assert sorted(set(table) - tree) == []   # rows for commands that do not exist
     for cmd, methods in table.items():
-        assert methods, f"loupe {cmd}: the README names no method"
+        assert methods, f"loupe {cmd}: docs/cli.md names no method"
         for dotted in methods:
             assert callable(_resolve(dotted)), f"loupe {cmd}: {dotted} is not callable"
 

@@ -1,5 +1,5 @@
 """Hyphenated compounds in queries, searched as Lucene's WordDelimiterGraphFilter
-searches them (issue 15, row 1; loupe.lexical.compounds): the catenated form,
+searches them (loupe.lexical.compounds): the catenated form,
 or the parts together — a part alone never matches ("cut-out on white" must
 not find "Party horn out" through the French document's "out"). Unicode
 hyphens in a query read as "-"."""
@@ -166,7 +166,7 @@ def test_two_compounds_each_with_its_own_group(styles: Library):
 
 
 def test_a_compounds_parts_bound_no_total(styles: Library):
-    """New-user run: "mango_ripe_kesar" said "17 results (complete)" and showed
+    """"mango_ripe_kesar" said "17 results (complete)" and showed
     one: the total's lower bound took the largest df of the query's terms,
     a part's ("mango") included, though a part alone matches nothing. Only
     plain terms bound it now."""
@@ -190,7 +190,7 @@ def test_picture_extensions_are_those_ingest_reads():
 
 
 def test_a_file_name_typed_whole_finds_its_file(lib: Library, photos):
-    """New-user run: "giraffe.webp" found nothing as typed ("webp" → "web"
+    """"giraffe.webp" found nothing as typed ("webp" → "web"
     was then "corrected"): the document indexes a file's name without its
     extension, and the query now reads it the same way."""
     from imaging import make_image
@@ -210,7 +210,7 @@ def test_a_file_name_typed_whole_finds_its_file(lib: Library, photos):
     assert (res.total, res.verdict, res.corrections) == (2, "complete", {})
     # analyze --query shows what the search reads
     assert lib.analyze("giraffe.webp", query=True) == ["giraff"]
-    # the character limit holds for the query as typed (attack run 15: a
+    # the character limit holds for the query as typed (a
     # word of many extensions passed it)
     from loupe.lexical.search import QueryTooLong
 

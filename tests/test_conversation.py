@@ -1,4 +1,4 @@
-"""Conversational search (SPEC X4, issue 17 part 2): the deterministic
+"""Conversational search (X4): the deterministic
 compiler against its committed corpus, intents applied to the state, and the
 conversation as a server-side object owned by its user (migration 0021)."""
 
@@ -272,9 +272,9 @@ def test_three_turns_narrow_the_real_result_set_for_owner_and_member(tulips: Lib
 
 def test_a_filter_the_search_cannot_apply_is_said_never_dropped(tulips: Library):
     out = tulips.ask("red tulips", clock=CLOCK)
-    if out["search"] is None:       # before machine words (issue 15) are merged
+    if out["search"] is None:       # before machine words are merged
         assert out["notices"] == ["the search was not run: filter $.colour: colour filters "
-                                  "need machine words, which this library does not have yet (issue 15: "
+                                  "need machine words, which this library does not have yet ("
                                   "'loupe enrich')"]
     else:
         assert all("Red" in h["title"] for h in out["search"]["hits"])
@@ -298,11 +298,11 @@ def _noisy(size, seed):
 
 def test_the_seed_conversation_flowers_red_not_cutouts_on_machine_words(people: Library,
                                                                        photos: Path):
-    """Issue 17's "done when": "flowers" → "only the red ones" → "not the
+    """The seed conversation: "flowers" → "only the red ones" → "not the
     cut-outs" gives the right sets. Colour and cut-out come from the machine
-    words of issue 15; until that branch is merged this test is skipped."""
+    words; a build without them skips this test."""
     if people.conn.execute("SELECT to_regclass('asset_machine')").fetchone()[0] is None:
-        pytest.skip("machine words (issue 15, migration 0019) are not in this build")
+        pytest.skip("machine words (migration 0019) are not in this build")
     from PIL import Image, ImageDraw
 
     red = _noisy((300, 240), 1)
@@ -330,13 +330,13 @@ def test_the_seed_conversation_flowers_red_not_cutouts_on_machine_words(people: 
 
 @pytest.mark.parametrize("sentence", ["photos taken on 9999-12-31", "photos from 31/12/9999"])
 def test_a_date_past_the_calendar_stays_free_text(sentence):
-    """Attack run 3: a day whose next day is no date overflowed (a 500);
+    """A day whose next day is no date overflowed (a 500);
     it is now words the parser did not turn into a filter."""
     turn = parse(sentence, lang="en", clock=CLOCK)
     assert turn.filter is None and "9999" in turn.text
 
 
-# -- issue 17 part 2, second pass (ask2): removal verbs, unknown verbs, generalised misses -------
+# -- removal verbs, unknown verbs, generalised misses -------
 
 RED_FLOWERS = State({"colour": "red"}, "flowers")
 
@@ -447,7 +447,7 @@ def test_black_and_white_is_the_monochrome_predicate_not_the_colour_grey():
     assert parse("cats in colour", lang="en", clock=CLOCK).filter == {"not": {"monochrome": True}}
 
 
-# -- bounds on what a user stores (attack run 3, F7) ----------------------------------------
+# -- bounds on what a user stores ----------------------------------------
 
 def test_a_turn_whose_state_breaks_the_filter_bounds_is_refused_and_nothing_is_stored(
         people: Library):
@@ -505,7 +505,7 @@ def test_a_user_keeps_at_most_max_conversations_the_least_recently_used_go(peopl
 
 
 def test_a_turn_whose_text_the_search_would_refuse_is_not_stored(people: Library):
-    """Attack run 5 (B8): a sentence of 65+ distinct words was stored as the
+    """A sentence of 65+ distinct words was stored as the
     state's free text, then its search (and every later turn) failed. The
     turn is now refused before it is stored, naming the search's bound."""
     from loupe.conversation.store import StateTooLarge

@@ -1,5 +1,5 @@
-"""Conversational compiler, issue 17 third pass (ask3): the classes of misses of
-held-out 2 and the first held-out set, each generalised into a rule and checked
+"""Conversational compiler: the classes of misses of the held-out
+sentence sets, each generalised into a rule and checked
 here with sentences of our own (none copied from a held-out file).  Pure tests:
 the compiler and the state rules, no database."""
 

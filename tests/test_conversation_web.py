@@ -1,4 +1,4 @@
-"""Conversational search over HTTP (SPEC X4): /api/conversations in process
+"""Conversational search over HTTP (X4): /api/conversations in process
 (FastAPI TestClient) on the web fixture library (tests/weblib.py), and the
 /ask page's editable chips in headless Debian chromium."""
 
@@ -80,7 +80,7 @@ def test_a_conversation_is_its_users_alone_over_the_api(site):
 
 
 def test_a_turn_past_the_state_bounds_is_a_400_and_stores_nothing(site):
-    """attack run 3, F7: a member's conversation cannot grow past the filter bounds."""
+    """A member's conversation cannot grow past the filter bounds."""
     client, auth = site
     bob = auth("bob")
     tags = " and ".join(f"tagged t{k}" for k in range(39))

@@ -1,5 +1,5 @@
 """CSRF tokens on every state-changing request a browser could send with its
-own credentials (issue 11): a request with neither Origin nor Sec-Fetch-Site
+own credentials: a request with neither Origin nor Sec-Fetch-Site
 — which the Origin check lets through — is refused without the session's
 token; the login form needs its pre-login double-submit token; bearer-token
 calls are unchanged. The real app in process, real database and files."""
@@ -91,7 +91,7 @@ def test_forms_and_cookie_calls_need_the_sessions_token(db_url, home, tmp_path):
                                               ("csrf_token", (None, csrf))])
         assert r.status_code == 403
         # a Cookie header the standard library's parser gives up on still names
-        # the session for the Guard as it does for the login (attack run 10, A10-2)
+        # the session for the Guard as it does for the login
         session = client.cookies["loupe_session"]
         bare = TestClient(client.app)
         for header in (f'x="; loupe_session={session}', f"a=1;;loupe_session={session}",

@@ -18,7 +18,7 @@ import loupe
 SRC = str(Path(loupe.__file__).resolve().parents[1])
 
 
-# --- D6: what the decode and every later stage really allocate ------------
+# --- what the decode and every later stage really allocate ------------
 
 _STAGE_PEAK = """
 import gc, json, sys, threading, time
@@ -67,7 +67,7 @@ print(json.dumps(out))
 
 @pytest.mark.parametrize("mode, fill, decoded", [("LA", (90, 255), 4), ("I;16", 30000, 2)])
 def test_no_stage_allocates_more_than_the_bound_counts(tmp_path, mode, fill, decoded):
-    """D6 (MED-HIGH): the bound counted LA as 2 bytes a pixel and RGB as 3,
+    """The bound counted LA as 2 bytes a pixel and RGB as 3,
     but Pillow stores every multi-band mode at 4 (I;16 at 2), and the hash
     stage converted to RGB beside exif_transpose's copy: a 219 KB 100 MP LA
     PNG grew the server by 1.14 GB. Tiny 16 MP PNGs (LA, I;16), each stage

@@ -1,4 +1,4 @@
-"""Ingest decodes a file once (issue 15's throughput): the perceptual hashes
+"""Ingest decodes a file once (throughput: decoding was most of the per-file work): the perceptual hashes
 and the machine words computed on the pixels the thumbnail was made from are
 exactly those of a fresh decode, for every format and mode ingest meets; a
 JPEG whose DCT scale differs is decoded again."""

@@ -1,6 +1,6 @@
 """An XMP DocumentID is chosen by whoever writes the file: it must not let a
 planted file or an upload take over the asset of a file that went missing,
-with its grants, keywords and collections (issue 11). Real ExifTool, real
+with its grants, keywords and collections. Real ExifTool, real
 PostgreSQL, the real web app in process."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Ingest at the edges (issue 12): oriented dimensions, oversized fields,
+"""Ingest at the edges: oriented dimensions, oversized fields,
 concurrent ingests, and the embedded server's lifecycle — real files, real
 ExifTool, real PostgreSQL, real processes."""
 
@@ -117,10 +117,10 @@ def test_an_oversized_field_is_truncated_with_a_warning(lib: Library, photos: Pa
     summary = lib.ingest(photos)
     assert (summary.new_assets, summary.failed) == (3, 0), summary.failures
     # the description is cut in the normalised fields, and left out of the
-    # stored raw metadata (over 64 KiB a value: attack run 4, A1b)
+    # stored raw metadata (over 64 KiB a value: a hostile file's metadata is bounded)
     assert sorted((w.path, w.kind) for w in summary.warnings) == [
         (str(img), "too_long"), (str(img), "too_long"), (str(img), "too_long"),
-        (str(many), "too_long")]       # the third: cut as read (attack run 6, C1)
+        (str(many), "too_long")]       # the third: cut as read (bounded memory)
     assert any(w.reason == f"{photos / 'big.jpg.xmp'}: 1 metadata value(s) over 16,384 "
                            "characters (or nested over 16 levels) not kept in the raw metadata"
                for w in summary.warnings)

@@ -2,13 +2,13 @@
 perceptual-hash back-fill) read only a file that still holds the asset's bytes. Real files, real PostgreSQL; each
 test failed on main 286cce1.
 
-A11-1 (high): ``loupe enrich`` read an asset's pixels by the path of its
+``loupe enrich`` read an asset's pixels by the path of its
 first file and stored what it found (kind, colours, OCR text) on the asset:
 a file replaced by a link to a private picture, or a private copy edited in
 place before the next ingest, gave a shared asset the private picture's
 words, which every reader of the asset saw and searched. ``loupe embed``,
 ``loupe faces`` and the perceptual-hash back-fill read the same way.
-A11-2 (medium): the same passes opened a FIFO (``loupe enrich`` hung for
+the same passes opened a FIFO (``loupe enrich`` hung for
 ever) and decoded a pixel bomb swapped in after the ingest.
 """
 
@@ -81,7 +81,7 @@ def test_a_file_swapped_for_a_link_is_never_read(two):
         f"asset {innocent}: none of its 1 file(s) on disk holds its bytes any more (changed, "
         f"replaced or removed since the ingest; run 'loupe ingest' again); its facts of an "
         f"older version were removed"]
-    # A12-1: facts of an older version cannot be checked any more: removed, with their words
+    # facts of an older version cannot be checked any more: removed, with their words
     assert _facts(lib, innocent) is None
     assert lib.conn.execute("SELECT count(*) FROM search_document WHERE asset_id = %s "
                             "AND machine <> ''", (innocent,)).fetchone()[0] == 0
@@ -134,7 +134,7 @@ def test_a_fifo_swapped_in_never_blocks_enrich(two):
 def test_the_pass_decodes_a_private_copy_never_the_file(two):
     """The check hashed the file, then the decoders read the file again: a
     writer who rewrote it in place in between (same inode, same size) got
-    other pixels, or a pixel bomb, decoded as the asset's (attack run 12).
+    other pixels, or a pixel bomb, decoded as the asset's.
     The pass now reads a copy made while hashing."""
     lib, photos = two
     dup = _asset(lib, "shared/dup.png")
@@ -146,7 +146,7 @@ def test_the_pass_decodes_a_private_copy_never_the_file(two):
         assert fh.read() == before
 
 
-# ---- attack run 13 --------------------------------------------------------------------------
+# ---- vectors follow the facts they were built from --------------------------------------------------------------------------
 
 def _vector(lib: Library, asset_id: int, lane: str) -> None:
     """A stand-in vector of ``lane`` for the asset (a model row of 3 dims)."""
@@ -164,8 +164,8 @@ def _lanes(lib: Library, asset_id: int) -> list[str]:
 
 
 def test_vectors_of_words_and_bytes_that_cannot_be_checked_go_with_them(two):
-    """A12-1's fix removed the leaked facts but kept the text vector built
-    from them: a member still found the asset by the scan's text. Dropped
+    """Removing facts that cannot be checked must also remove the text vector
+    built from them, or a member still finds the asset by the scan's text. Dropped
     facts take the asset's vectors along; a recomputation that changes the
     machine words drops its text vectors (and keeps them when the words stay)."""
     lib, photos = two
@@ -243,7 +243,7 @@ def test_the_ingest_decodes_the_bytes_it_hashed(db_url: str, home: Path, photos:
         (hashlib.sha256(original).digest(), 120, 80)]
 
 
-# ---- attack run 14 --------------------------------------------------------------------------
+# ---- a missing file is not a changed file --------------------------------------------------------------------------
 
 def test_a_file_only_missing_keeps_its_facts_and_vectors(two):
     """A file moved away or a source not mounted during an enrich after a
@@ -324,7 +324,7 @@ def test_the_ingest_bounds_and_measures_what_it_copies(db_url: str, home: Path,
 def test_open_faces_and_hash_of_unverifiable_bytes_go_too(two):
     """The branch that removes facts of bytes it cannot check left the
     asset's faces (crops shown to its readers) and perceptual hash, which
-    may show another picture (attack run 14, open): they go with the
+    may show another picture (open): they go with the
     facts, the face scan is forgotten so that `loupe faces` scans it again,
     and a person left with no face goes."""
     lib, photos = two

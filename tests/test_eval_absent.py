@@ -1,4 +1,4 @@
-"""Absent subjects (issue 14, item 4): the instrument records, per query of a
+"""Absent subjects: the instrument records, per query of a
 run, the rows the search returned in all, its verdict and whether every row
 came from meaning-based lanes only; ``absent`` sums them up for a query set
 without truth, ``report`` shows the trade-off table, and the verdict of a

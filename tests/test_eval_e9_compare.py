@@ -1,4 +1,4 @@
-"""``eval/e9_compare.py`` (issue 14, SPEC E9): one system's run at two
+"""``eval/e9_compare.py`` (E9): one system's run at two
 haystack sizes, paired over the same queries, with the share of top-10 slots
 taken by distractors and judged@10 — on small hand-made TREC files whose
 figures are worked out by hand below."""

@@ -1,4 +1,4 @@
-"""Pooled blind judging (SPEC E6, E7): pooling, deduplication, seeded
+"""Pooled blind judging (E6, E7): pooling, deduplication, seeded
 shuffle, re-pooling, agreement, and the judging page in a real browser."""
 
 from __future__ import annotations
@@ -205,12 +205,12 @@ def test_judging_page_in_a_browser_shows_pixels_and_query_only(server, tmp_path:
 
 
 def test_the_standalone_page_answers_only_with_its_key_and_a_local_host(server):
-    """Attack run 9, F6: the owner's judging page has no login and shows the
+    """The owner's judging page has no login and shows the
     whole pool; another account on the machine, or a DNS-rebinding page,
     read every query and picture and wrote grades. Now every request's path
-    starts with the page's random key, and its Host is a local one. Attack
-    run 10, A10-1: the key went into a cookie, which a browser sends to every
-    port of 127.0.0.1 — no cookie is set any more."""
+    starts with the page's random key, and its Host is a local one. The
+    key is never a cookie: a browser sends a cookie to every port of
+    127.0.0.1."""
     import httpx
 
     ev, base, key = server

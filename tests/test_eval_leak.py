@@ -1,4 +1,4 @@
-"""The leak check on the committed fixture (SPEC E4, E5, V7): 36 pictures
+"""The leak check on the committed fixture (E4, E5, V7): 36 pictures
 with captions, blind and caption-derived queries, a real image-text model
 whose text side is MiniLM (tests/leakmodel.py). Passes when the image
 variant sees pixels only; fails (exit 1) when caption text is embedded into

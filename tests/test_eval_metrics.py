@@ -1,4 +1,4 @@
-"""The instrument's metrics, file formats and read-only runs (SPEC E1–E3, E6, E8)."""
+"""The instrument's metrics, file formats and read-only runs (E1–E3, E6, E8)."""
 
 from __future__ import annotations
 

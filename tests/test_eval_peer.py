@@ -1,4 +1,4 @@
-"""The instrument's reference peer (issue 14, item 3): Tantivy BM25 over the
+"""The instrument's reference peer: Tantivy BM25 over the
 plain English fields + brute-force MiniLM, plain RRF k=60, written as an
 ordinary run. Checked against an independent computation on the committed
 fixture (tests/fixtures/leak): BM25 by hand (Tantivy's formula over tokens

@@ -1,4 +1,4 @@
-"""The tune-split judged sample (issue 14): ``eval/judging_sheets.py
+"""The tune-split judged sample: ``eval/judging_sheets.py
 sample-tune`` draws N tune queries, one per picture, strata in proportion,
 registers in turn — and reproduces the committed sample exactly."""
 

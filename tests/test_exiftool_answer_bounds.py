@@ -1,7 +1,6 @@
-"""ExifTool's answer, its memory and its time are bounded (issue 11, attack
-run 5: B1, a zlib MIE trailer appended to a JPEG inflated 102 KB into 100 MiB
-of JSON read whole by Loupe; B3, TIFF/JPEG IFDs pointing at one string; B2, a
-timed-out batch retried file by file, each call again up to the bound). Real
+"""ExifTool's answer, its memory and its time are bounded: a zlib MIE trailer appended to a JPEG inflates 102 KB into 100 MiB
+of JSON; TIFF/JPEG IFDs can point at one string many times; a timed-out
+batch retried file by file must not spend the bound again for each call. Real
 files (Pillow, ExifTool's own MIE writer), real ExifTool, real embedded
 PostgreSQL."""
 
@@ -74,7 +73,7 @@ def test_the_exiftool_child_runs_under_an_address_space_bound():
 def test_a_batch_that_times_out_shares_one_time_budget(
         lib: Library, photos: Path, monkeypatch):
     """Four slow files (deep XMP embedded in WebPs; a JPEG's packet is refused
-    before ExifTool since attack run 7, D2): before,
+    before ExifTool): unbounded,
     (1 + 4) calls of up to 2 s each (10 s); now the batch and its retries share one
     budget (3 s here), and the files past it fail saying so."""
     monkeypatch.setattr(exiftool_reader, "READ_TIMEOUT_S", 2.0)

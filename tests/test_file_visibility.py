@@ -1,4 +1,4 @@
-"""Visibility per file (issue 11; SPEC P4, P5): the same bytes in a shared and
+"""Visibility per file (P4, P5): the same bytes in a shared and
 a private folder are one asset with two files, and a member who may read
 only the shared file finds the asset only by the shared file's words and
 sees only the shared file's path, folder and metadata."""
@@ -120,7 +120,7 @@ def test_scopes_and_collections_do_not_leak_the_private_folder(falcon: Library):
     res = alice.search("harbour", scope="shared")
     assert res.total == 3 and the_copy(falcon) in [h.asset_id for h in res.hits]
     # a collection alice may not read answers like one that does not exist
-    # (issue 11: "200, total 0" against a 400 confirmed the name)
+    # ("200, total 0" against a 400 confirmed the name)
     from loupe.scopes.search import UnknownScope
     with pytest.raises(UnknownScope, match=r"^no collection 'private' in this library$"):
         alice.search("harbour", scope="private")
@@ -212,7 +212,7 @@ def test_a_library_without_file_documents_gets_them_on_open(falcon: Library, db_
         assert lib.search("falcon").total == 2
 
 
-# -- with the search over every library language (issue 12, 0013) ---------------
+# -- with the search over every library language (0013) ---------------
 
 @pytest.fixture
 def bilingual_copy(lib: Library, photos: Path) -> Library:
@@ -298,7 +298,7 @@ def test_file_documents_analysed_before_0013_are_compiled_again(bilingual_copy: 
 
 
 def test_what_people_added_in_loupe_is_seen_only_through_the_whole_asset(falcon: Library):
-    """Issue 11 (docs/security.md, "What a member sees through a copy"): the
+    """Per-file visibility (docs/security.md, "What a member sees through a copy"): the
     owner adds a keyword and a hand-made collection to the asset (working on
     the private file); alice, who holds only the shared copy, neither finds it
     by that keyword (search, filter, facets, its shown documents) nor learns

@@ -1,4 +1,4 @@
-"""Filters keep the statement's shape (issue 17): on a 100k-asset library
+"""Filters keep the statement's shape: on a 100k-asset library
 each predicate alone and a five-predicate tree are served by indexes — no
 sequential scan of a big table — and read a bounded number of rows, in the
 filtered set's enumeration, in the scoped lexical statement they run in
@@ -84,7 +84,7 @@ def fbig(pg_admin_url, template_db, tmp_path_factory):
                                     (lib.tenant_id,)).fetchone()[0]
             lib.conn.execute("""INSERT INTO collection_member (collection_id, asset_id)
                                 SELECT %s, id FROM asset WHERE id %% 97 = 0""", (hand,))
-            # machine words (issue 15's asset_machine): a kind and a colour each (a colour
+            # machine words (asset_machine): a kind and a colour each (a colour
             # of 5 names, 20 % each, made a sequential scan the right plan)
             lib.conn.execute("""
                 INSERT INTO asset_machine (asset_id, tenant_id, kind, colours, version)

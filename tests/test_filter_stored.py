@@ -1,5 +1,4 @@
-"""Filter and facet values stored at ingest (migration 0026; attack run 5 B6,
-issue 17): the filtered and faceted statements read asset_file's stored
+"""Filter and facet values stored at ingest (migration 0026): the filtered and faceted statements read asset_file's stored
 columns (facet_tokens / facet_labels, country, captured) and their indexes,
 never a file's metadata or raw metadata JSON at query time, and stay exact
 for a member whose own files carry large (bounded) raw metadata.
@@ -83,7 +82,7 @@ def test_no_filter_or_facet_statement_reads_metadata_json(name):
 
 def _big_png(path: Path, chunks: int, colour) -> Path:
     """A 64x48 PNG with ``chunks`` zTXt chunks of 15,000 characters each
-    (attack run 5's fill, scaled to today's bounds: each value under the
+    (a hostile fill, scaled to today's bounds: each value under the
     16 KiB value bound, four of them near the 64 KiB bound of a file part)."""
     info = PngInfo()
     for i in range(chunks):
@@ -238,7 +237,7 @@ def test_facet_labels_are_bounded_per_file(slib):
     assert len(labels) == 32_000 // 208 and sum(len(x) for x in labels) <= 32_000
 
 
-# ---- the enumeration skips what an exact driver guarantees (issue 17) --------
+# ---- the enumeration skips what an exact driver guarantees --------
 
 def _compile(tree):
     return compile_tree(tree, Context(now=datetime(2026, 12, 1, tzinfo=timezone.utc),

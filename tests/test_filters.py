@@ -1,4 +1,4 @@
-"""Filters (issue 17 part 1): the filter tree's JSON contract, date ranges,
+"""Filters: the filter tree's JSON contract, date ranges,
 and exact totals for every predicate as the owner and as a member, on a
 small real library (Pillow images, metadata written by ExifTool)."""
 
@@ -194,7 +194,7 @@ def test_each_predicate_gives_exact_totals_for_owner_and_member(flib, tree, owne
 
 def assert_hidden_like_missing(flib, query: str, tree: dict) -> None:
     """A collection mia may not see answers exactly as a missing one does
-    (issue 11: hidden collection names are not confirmable)."""
+    (hidden collection names are not confirmable)."""
     mia = flib.as_user("mia")
     with pytest.raises(FilterError) as hidden:
         mia.search(query, filters=tree, limit=50)
@@ -297,7 +297,7 @@ def test_fused_lanes_keep_only_what_passes_the_filter(lib: Library, photos: Path
     assert res.filter == {"creator": "ann"}
 
 
-# ---- machine words (issue 15's asset_machine) -------------------------------
+# ---- machine words (asset_machine) -------------------------------
 
 def machine_truth(lib: Library, column: str, value) -> set[str]:
     """The stems whose asset_machine row holds ``value`` (read directly)."""
@@ -477,7 +477,7 @@ def test_capture_dates_are_read_as_utc_and_nonsense_is_no_date(lib, text, want):
 @pytest.mark.parametrize("tree", [{"captured": {"to": "9999-12-31"}},
                                   {"rights": {"expiring_before": "9999-12-31"}}])
 def test_a_date_at_the_end_of_the_calendar_is_a_clear_error(tree):
-    """Attack run 3: 9999-12-31 gave a server error (its next day is no date)."""
+    """9999-12-31 gave a server error (its next day is no date)."""
     with pytest.raises(FilterError, match="years 1800-9998 only"):
         parse(tree)
     with pytest.raises(FilterError, match=r"year 9999 is out of range \(1800-9998\)"):
@@ -485,13 +485,13 @@ def test_a_date_at_the_end_of_the_calendar_is_a_clear_error(tree):
 
 
 def test_json_nested_past_the_interpreter_is_the_depth_error():
-    """Attack run 3: ~1,900 levels (under the size limit) was a server error."""
+    """~1,900 levels (under the size limit) was a server error."""
     deep = '{"not": ' * 1900 + '{"kind": "photo"}' + "}" * 1900
     with pytest.raises(FilterError, match="nested deeper than 16 levels"):
         parse(deep)
 
 
-# ---- typo suggestions under a filter, and the filter in words (issue 17) ----------
+# ---- typo suggestions under a filter, and the filter in words ----------
 
 def test_typo_suggestions_come_only_from_assets_passing_the_filter(flib):
     """A suggestion is a word of an asset that passes the filter and that the
@@ -512,7 +512,7 @@ def test_typo_suggestions_come_only_from_assets_passing_the_filter(flib):
 
 
 def test_a_word_known_outside_the_filter_is_never_corrected(db_url, home, photos):
-    """New-user run: "portrait" (a Van Gogh title elsewhere) was "corrected"
+    """"portrait" (a Van Gogh title elsewhere) was "corrected"
     to "port" under a collection filter whose pictures hold "port" but no
     portrait, and answered with two motorcycles. A word the viewer finds in
     the library is known, filter or not; a real typo is still corrected from

@@ -1,4 +1,4 @@
-"""The facet sidebar and filter chips in real Chromium (issue 17): a search
+"""The facet sidebar and filter chips in real Chromium: a search
 is narrowed by a facet value with its count, the chip removes it again, and
 a filter alone lists what passes it — on the web fixture library
 (tests/weblib.py) served by a real ``loupe serve``."""

@@ -1,4 +1,4 @@
-"""Fusion weights and RRF k as library settings (SPEC F1; issue 14, item 3):
+"""Fusion weights and RRF k as library settings (F1):
 rrf(d) = Σ_lanes w_lane / (k + rank_lane(d)), defaults w = 1, k = 60 (plain
 RRF); shown and set by ``loupe settings``, bounded, used by the library-wide
 and the scoped fused statements."""

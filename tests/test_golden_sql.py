@@ -1,4 +1,4 @@
-"""Golden SQL (issue 13, part 3; pgvector's test/sql + test/expected habit):
+"""Golden SQL (pgvector's test/sql + test/expected habit):
 every statement the search pipeline composes is rendered to a file under
 tests/sql/, so a change to any fragment shows up as a readable diff of the
 statements it reaches.
@@ -49,7 +49,7 @@ class ExampleClause:
 
 class ExampleFilter(ExampleClause):
     """A stand-in filter: a condition that is also the search's scope (its
-    set is materialised first and probed at the entry points, issue 17)."""
+    set is materialised first and probed at the entry points)."""
 
     def scope_members(self) -> str:
         return ("SELECT a.id AS asset_id FROM asset a"
@@ -68,7 +68,7 @@ def cases() -> dict[str, tuple[str, list, bool, object]]:
             for lanes in ([], [IMAGE], [TEXT, IMAGE]):
                 out[f"{kind}_{len(lanes)}lanes_{who}"] = (kind, lanes, member, None)
     # a filter used as the search's scope: its set is materialised first and
-    # probed at the entry points (issue 17), whole statements
+    # probed at the entry points, whole statements
     for kind in (st.SCOPED, st.SCOPED_FUSED):
         lanes = [TEXT, IMAGE] if kind == st.SCOPED_FUSED else []
         for who, member in (("owner", False), ("member", True)):

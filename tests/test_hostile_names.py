@@ -1,6 +1,6 @@
-"""File and folder names are hostile (SPEC N5): whoever can put a file in an
+"""File and folder names are hostile (N5): whoever can put a file in an
 ingested folder, or upload one, names it. No name may reach ExifTool's
-``-stay_open`` argument stream as anything but one file argument (issue 11:
+``-stay_open`` argument stream as anything but one file argument (a file named
 ``a.jpg⏎-if⏎system(...)⏎#x.jpg`` ran a command as the ingest user).
 
 Every test runs the real ExifTool on real images; a canary file proves that no

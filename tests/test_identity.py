@@ -1,6 +1,6 @@
 """An asset keeps its id and everything Loupe added to it (grants, bulk
 keywords, hand-made collections, embargo, rights expiry) when its file is
-edited at the same path, re-exported with new pixels, or moved (SPEC S7);
+edited at the same path, re-exported with new pixels, or moved (S7);
 real files, real ExifTool, real PostgreSQL."""
 
 from __future__ import annotations
@@ -211,8 +211,7 @@ def test_a_file_that_becomes_a_copy_of_another_asset_merges_into_it(lib: Library
     gains the old one's keywords, the later embargo and the earlier rights
     expiry (the stricter of each), and its grants and hand-made collections
     when nobody would read more by them — here alice, granted the old asset,
-    may not read b.jpg, so she is granted the moved file alone (attack run 9,
-    F4; tests/test_visibility.py)."""
+    may not read b.jpg, so she is granted the moved file alone (tests/test_visibility.py)."""
     a = make_image(photos / "a.jpg", color=(200, 2, 2))
     exiftool_write(a, "-XMP-dc:Title=Alpha")
     b = make_image(photos / "b.jpg", color=(2, 200, 2))

@@ -1,5 +1,5 @@
 """Ingest on real files: formats, duplicates, collections, incremental runs,
-bad files, and the one-transaction-per-asset guarantee (SPEC S6, N3, P2)."""
+bad files, and the one-transaction-per-asset guarantee (S6, N3, P2)."""
 
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def test_incremental_reingest(lib: Library, photos: Path):
     assert (again.new_assets, again.updated, again.unchanged, again.removed_files) == (0, 0, 3, 0)
 
     # a changed sidecar re-reads metadata; a deleted file is removed; new bytes
-    # under a known path keep the path's asset (its id; SPEC S7, tests/test_identity.py)
+    # under a known path keep the path's asset (its id; S7, tests/test_identity.py)
     write_sidecar(edit, "-XMP-dc:Title=New title")
     os.utime(side, ns=(1, 1))
     gone.unlink()
@@ -185,7 +185,7 @@ def test_an_unusable_sidecar_is_ignored_with_a_warning(lib: Library, photos: Pat
 def test_a_known_file_that_turns_bad_keeps_its_asset_until_it_reads_again(lib: Library,
                                                                           photos: Path):
     """An exporter rewriting a file can be caught mid-write: the failure is
-    reported, and the asset — its id and what people added to it (SPEC S7) —
+    reported, and the asset — its id and what people added to it (S7) —
     stays as last read until the file reads again (it was deleted before)."""
     img = make_image(photos / "x.jpg")
     lib.ingest(photos)

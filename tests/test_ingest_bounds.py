@@ -31,7 +31,7 @@ def _child(code: str, timeout: float = 240) -> dict:
 
 
 def _mie_jpegs(folder: Path, count: int, chars: int) -> list[str]:
-    """Attack run 6, C1's generator: a small JPEG with a zlib MIE trailer whose
+    """A small JPEG with a zlib MIE trailer whose
     comment is ``chars`` characters, one of them past U+FFFF (so Python keeps
     the whole string at 4 bytes a character)."""
     text = folder / "big.txt"
@@ -50,7 +50,7 @@ def _mie_jpegs(folder: Path, count: int, chars: int) -> list[str]:
 
 
 def test_a_batch_of_answers_just_under_the_cap_is_not_all_held(tmp_path):
-    """C1 (HIGH): each file's answer is cut as soon as its call is parsed, so a
+    """Each file's answer is cut as soon as its call is parsed, so a
     read of N files whose answers are each just under the cap holds about one
     answer, not N. Cap scaled from 32 MiB to 4 MiB; 8 files of 4 MiB - 64 KiB
     of text: before the fix the read held 8 x ~16 MiB (peak growth 175 MiB
@@ -81,7 +81,7 @@ print(json.dumps({{"growth_kib": peak - base,
 
 
 def test_metadata_is_read_when_the_process_holds_over_1023_descriptors(tmp_path):
-    """C9 (MED-HIGH): a server holding 1,100 idle connections gave ExifTool's
+    """A server holding 1,100 idle connections gave ExifTool's
     pipes descriptors past 1023, which select() refuses ("filedescriptor out
     of range"): every upload failed. With 1,100 descriptors held, a file's
     metadata is read."""
@@ -105,7 +105,7 @@ print(json.dumps({{"fd": fd, "title": raw.get("XMP-dc:Title"), "error": raw.get(
 
 
 def test_one_slow_file_does_not_fail_its_neighbours(lib, photos: Path, monkeypatch):
-    """C4 (MED-HIGH): after a batch ran out of time, its files were retried in
+    """After a batch ran out of time, its files were retried in
     order, the slow one (named to sort first) spent what was left and every
     file after it failed "not read: ExifTool spent this batch's time budget",
     at every ingest. Bounds scaled from 30 s / 60 s to 4 s / 8 s (same ratio):
@@ -116,8 +116,8 @@ def test_one_slow_file_does_not_fail_its_neighbours(lib, photos: Path, monkeypat
     from loupe.ingest import exiftool_reader
     monkeypatch.setattr(exiftool_reader, "READ_TIMEOUT_S", 4.0)
     monkeypatch.setattr(exiftool_reader, "READ_BUDGET_S", 8.0)
-    # a WebP's XMP chunk is ExifTool's to parse (a JPEG's packet is refused before
-    # ExifTool since attack run 7, D2)
+    # a WebP's XMP chunk is ExifTool's to parse (a JPEG's packet is measured before
+    # ExifTool)
     Image.new("RGB", (16, 16), (1, 2, 3)).save(
         photos / "000-planted.webp", xmp=deep_xmp(SLOW_LEVELS, "deep embedded").encode())
     for i in range(3):
@@ -149,7 +149,7 @@ def _remove_chain(top: Path) -> None:
 
 def test_a_folder_chain_1200_deep_is_skipped_by_name_and_the_rest_ingested(
         lib, photos: Path):
-    """C7 (MED-HIGH): a chain of 1,200 one-letter folders (2,400 bytes of
+    """A chain of 1,200 one-letter folders (2,400 bytes of
     path) made os.walk raise RecursionError: nothing of the root ingested, at
     every run. Now folders past 64 levels are not entered, the first of them
     is reported by name, and the rest is ingested."""
@@ -180,9 +180,9 @@ def test_a_folder_chain_1200_deep_is_skipped_by_name_and_the_rest_ingested(
 
 
 def test_the_pixel_bound_counts_decoded_bytes(lib, photos: Path):
-    """C8 (MED-HIGH): a 100 MP deflate TIFF of mode F (4 bytes a pixel, 730 KB)
+    """A 100 MP deflate TIFF of mode F (4 bytes a pixel, 730 KB)
     passed the 100 MP bound and grew the server by 1,240 MiB. Revised by
-    attack run 7, D6: Pillow stores RGB at 4 bytes a pixel too, not 3, and
+    Pillow stores RGB at 4 bytes a pixel too, not 3, and
     the growth came from the later stages' full-size copies, which are gone;
     every mode now costs at most what RGB costs (decoded + 2 bytes a pixel,
     measured in test_decode_memory), and the bound is what RGB of max_pixels
@@ -226,7 +226,7 @@ def _png_with_chunk(path: Path, kind: bytes, data: bytes) -> Path:
 
 
 def test_raw_profile_and_malformed_packets_are_measured_before_exiftool(tmp_path):
-    """C2 (MEDIUM): ExifTool also reads XMP from ImageMagick's "Raw profile
+    """ExifTool also reads XMP from ImageMagick's "Raw profile
     type xmp" / "APP1" text chunks (hex), which were not measured (a 1,973-byte
     PNG kept ExifTool busy past 45 s); and C2b: one undefined entity
     (``&nbsp;``) before the deep part switched the measurement off, for a

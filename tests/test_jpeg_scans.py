@@ -1,6 +1,5 @@
-"""A progressive JPEG's scans are counted before anything decodes it (attack
-run 4, A4: 200 repeated 95-byte scans in a 270 KB upload cost 28.7 s of
-server CPU). Real files written by Pillow, the real ingest, the real web app."""
+"""A progressive JPEG's scans are counted before anything decodes it (200
+repeated 95-byte scans in a 270 KB upload cost 28.7 s of server CPU). Real files written by Pillow, the real ingest, the real web app."""
 
 from __future__ import annotations
 
@@ -96,7 +95,7 @@ print("answer", jpegcheck.scan_count_problem(fd))
 
 
 def test_a_jpeg_truncated_during_the_scan_walk_does_not_kill_the_process(tmp_path: Path):
-    """Attack run 5, B7: the walk read a memory map, and a file truncated
+    """The walk read a memory map, and a file truncated
     while it was mapped raised SIGBUS (``loupe ingest`` died, rc -7, no
     report). Now it reads blocks with pread: the short file just ends."""
     import os
@@ -131,7 +130,7 @@ def com_flood(count: int, colour: tuple[int, int, int]) -> bytes:
 
 
 def test_a_jpeg_segment_flood_is_refused_before_exiftool(lib: Library, photos: Path):
-    """Attack run 5, B9: 500,000 empty COM segments in a 2 MB JPEG kept
+    """500,000 empty COM segments in a 2 MB JPEG kept
     ExifTool busy 20-43 s. More than 1,000 APPn/COM segments (the PNG chunk
     bound) are refused before ExifTool; a file at the bound is read."""
     flood = com_flood(5_000, (200, 30, 30))
@@ -153,7 +152,7 @@ MAX_SCAN_MEGAPIXELS = 2_000     # loupe.ingest.jpegcheck.MAX_SCAN_MEGAPIXELS, wr
 
 
 def test_the_scan_bound_scales_with_the_pixels(lib: Library, photos: Path, tmp_path: Path):
-    """Attack run 5, B5: 100 scans (the flat bound) of a 100 MP frame cost
+    """100 scans (the flat bound) of a 100 MP frame cost
     19 s of server CPU per upload. Now scans x megapixels <= 2,000 too: a
     25 MP frame may have 80 scans (Pillow's greyscale script has 6, plus 74
     repeated), not 81. The walk reads the frame's size from its SOF segment."""

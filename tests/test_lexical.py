@@ -1,6 +1,6 @@
 """The lexical lane as DAM users meet it: identifiers, languages, accents,
 field weights without length bias, typos, phrase bonus, caps and verdicts
-(SPEC S3, S4, L1–L3, F3, C4)."""
+(S3, S4, L1–L3, F3, C4)."""
 
 from __future__ import annotations
 
@@ -263,7 +263,7 @@ def test_rewriting_one_document_keeps_the_terms_it_shares_with_another(lib: Libr
 
 
 def test_analyze_query_reads_the_query_in_the_languages_a_search_would(db_url, home):
-    """New-user run: `loupe analyze --query` showed the first language's terms
+    """`loupe analyze --query` showed the first language's terms
     while `loupe search` read the query in the languages its stop words name.
     Without --lang it now mirrors the search: a notice and one line per
     language; a query of content words only is read in every language."""

@@ -1,4 +1,4 @@
-"""``Library`` stays a thin facade (issue 13): library.py under 400 lines, no
+"""``Library`` stays a thin facade: library.py under 400 lines, no
 method body over 25 lines, and every public method with a docstring (a
 summary line and the stage function doing the work, whose own docstring
 holds shapes, units, errors and sources). Reads the source only: no database."""

@@ -1,6 +1,5 @@
 """A symbolic link, FIFO or device under an image name is never followed or
-opened by ingest (issue 11, found by the attack run after the first wave of
-fixes): a link planted in a shared folder brought a private image, or a file
+opened by ingest: a link planted in a shared folder brought a private image, or a file
 outside the library, into it; a FIFO named ``*.jpg`` hung the ingest."""
 
 from __future__ import annotations

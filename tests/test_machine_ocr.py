@@ -1,4 +1,4 @@
-"""Text in the image through OCR (issue 15): RapidOCR's models ship inside
+"""Text in the image through OCR: RapidOCR's models ship inside
 its wheel and nothing is fetched at run time; a rendered word is read and
 found by search once OCR is switched on for the library; a blank image
 gives no words."""

@@ -1,4 +1,4 @@
-"""Machine words in the library (issue 15): computed at ingest into
+"""Machine words in the library: computed at ingest into
 asset_machine and the search document's own field group (migration 0019),
 searched in every library language, never a phrase bonus, in the text the
 text lane embeds but never in the leak check's caption variant, shown apart,
@@ -100,7 +100,7 @@ def test_machine_words_never_reach_the_caption_variant_or_the_files(four: Librar
 
 def test_the_text_lane_embeds_machine_words_and_the_caption_variant_does_not(
         four: Library, photos: Path, tmp_path: Path):
-    """Issue 15 (pixels6): the text lane's vector is of the text with the
+    """The text lane's vector is of the text with the
     machine words, the caption variant's (what the leak check compares with
     the pixels) of the metadata alone — the hash of each embedded text is
     stored with its vector."""
@@ -138,7 +138,7 @@ def test_embedding_text_places_machine_words_after_the_title():
            "ocr": "", "machine": "photo photograph · red · scene background"}
     assert embedding_text(doc) == ("Rose. photo photograph, red, scene background. A rose in a "
                                    "garden. flower, red")
-    del doc["machine"]   # without machine words: the text of before issue 15
+    del doc["machine"]   # without machine words: the text a build without them embedded
     assert embedding_text(doc) == "Rose. A rose in a garden. flower, red"
 
 
@@ -193,7 +193,7 @@ def test_the_asset_page_shows_machine_words_apart(four: Library, db_url: str):
 
 def test_a_query_of_machine_facts_only_names_them():
     """query_facts reads the conversation's lexicon; only a query whose every
-    word names a pixel fact (never a colour) ranks by facts (issue 15)."""
+    word names a pixel fact (never a colour) ranks by facts."""
     from loupe.conversation.facts import query_facts
     from loupe.search.facts import NO_FACTS, QueryFacts
 

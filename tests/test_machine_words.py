@@ -1,4 +1,4 @@
-"""Machine words from the pixels (issue 15), without a database: colour
+"""Machine words from the pixels, without a database: colour
 names of swatches, real pictures (scikit-image's sample images, the demo
 library's scikit-image source), a transparent stamp, line art, and bad
 pixels that must give words or a clear warning, never an exception."""
@@ -137,7 +137,7 @@ def test_bad_pixels_give_words_or_a_clear_warning(tmp_path: Path):
 
 
 def test_a_large_16_bit_picture_is_shrunk_before_its_float_conversion(tmp_path):
-    """Attack run 3, F5: a 36 MP 16-bit greyscale PNG (82 KB) cost the
+    """A 36 MP 16-bit greyscale PNG (82 KB) cost the
     machine-words step about 900 MiB (float64 at full size); it is shrunk
     first now. Peak memory measured in a fresh process (ru_maxrss)."""
     import subprocess

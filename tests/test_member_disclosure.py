@@ -1,5 +1,4 @@
-"""What a member may learn of the server and of hidden collections (issue
-11): a hidden collection named in a scope answers exactly like one that does
+"""What a member may learn of the server and of hidden collections: a hidden collection named in a scope answers exactly like one that does
 not exist (library, CLI, API, web page); a member is shown no server path —
 not a collection's full path, not its upload folder, not in a refusal's
 reason; and a forged X-Forwarded-For does not move the login throttle of a
@@ -190,7 +189,7 @@ def test_a_forged_forwarded_for_does_not_move_the_login_throttle(lib: Library, d
         r = httpx.post(base + "/api/tokens", json={"name": "admin", "password": "admin-password"},
                        headers={"X-Forwarded-For": "203.0.113.250"})
         assert r.status_code == 429
-        # attack run 3 (F6): binding another loopback source address is the
+        # binding another loopback source address is the
         # same client, already past its free guesses: each guess is refused
         # or doubles the back-off (before: fresh counters, ten times 401)
         codes = []

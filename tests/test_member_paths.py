@@ -1,5 +1,5 @@
 """Members see paths relative to the ingested folder, never the server's
-absolute paths (issue 11); the owner and admins see full paths."""
+absolute paths; the owner and admins see full paths."""
 
 from __future__ import annotations
 

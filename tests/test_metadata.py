@@ -1,4 +1,4 @@
-"""Each metadata standard read from a real file by the real ExifTool (SPEC S6)."""
+"""Each metadata standard read from a real file by the real ExifTool (S6)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Metadata floods beyond JPEG's segments are refused before ExifTool reads
-them (attack run 7, D2): a GIF's comment extensions, a TIFF's IFD chain and
+them: a GIF's comment extensions, a TIFF's IFD chain and
 a deep XMP packet in a JPEG's APP1 segment. Real files written by Pillow,
 the real ingest and ExifTool; the normal file of each kind still ingests
 with its metadata."""
@@ -85,7 +85,7 @@ def tiff_ifd_chain(count: int, colour: tuple[int, int, int], entries: int = 1) -
 
 def deep_packet(depth: int) -> bytes:
     """An XMP packet with an undefined ``&nbsp;`` and then ``depth`` nested
-    elements (attack run 7, D2's third file; 66 KB at 1,800 deep)."""
+    elements (the hostile file measured: 66 KB at 1,800 deep)."""
     body = "<a>" * depth + "</a>" * depth
     return (XMP_TITLE.format(title="deep&nbsp;" + body)).encode()
 
@@ -116,7 +116,7 @@ def _titles(lib: Library) -> dict[str, str | None]:
 
 
 def test_a_gif_comment_flood_is_refused_before_exiftool(lib: Library, photos: Path):
-    """D2: 100,000 comment extensions (500 KB) kept ExifTool busy 13.5 s. More
+    """100,000 comment extensions (500 KB) kept ExifTool busy 13.5 s. More
     than 1,000 metadata extensions are refused; 1,000 are read."""
     flood = gif_comment_flood(100_000, (200, 30, 30))
     assert len(flood) > 500_000
@@ -151,7 +151,7 @@ def test_a_deep_xmp_packet_in_a_gif_is_refused(lib: Library, photos: Path):
 
 
 def test_a_tiff_ifd_chain_is_refused_before_exiftool(lib: Library, photos: Path):
-    """D2: a 1.8 MB chain of one-entry IFDs kept ExifTool busy 32 s. More than
+    """A 1.8 MB chain of one-entry IFDs kept ExifTool busy 32 s. More than
     1,000 IFDs are refused, 1,000 read; more than 30,000 entries (IFD0
     and one of 30,000) refused."""
     chain = tiff_ifd_chain(100_000, (200, 30, 30))
@@ -200,7 +200,7 @@ def test_a_looping_ifd_chain_ends_the_walk(tmp_path: Path):
 
 
 def test_a_deep_xmp_packet_in_a_jpeg_is_refused_before_exiftool(lib: Library, photos: Path):
-    """D2: a 66 KB APP1 XMP packet nested 1,800 deep after an undefined
+    """A 66 KB APP1 XMP packet nested 1,800 deep after an undefined
     ``&nbsp;`` kept ExifTool busy 10.8 s. A packet deeper than the sidecar
     bound (64) is refused; a normal XMP-bearing JPEG keeps its title."""
     packet = deep_packet(1_800)

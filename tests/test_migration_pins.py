@@ -1,5 +1,5 @@
 """Landed migration files stay as they shipped (docs/architecture.md,
-"Migrations"; issue 13). ``migrate.py`` refuses to open a library whose
+"Migrations"). ``migrate.py`` refuses to open a library whose
 applied file was edited, but only once some library has applied it; this
 test stops the edit itself, in the repository, before it ships: each landed
 file's SHA-256 (as ``migrate`` records it) is pinned here. A new migration

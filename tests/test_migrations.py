@@ -70,7 +70,7 @@ def test_a_library_whose_0002_predates_the_scoring_functions_is_repaired(pg_admi
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-# -- immutable migrations: upgrade from every version, checksums (SPEC N6) -----------
+# -- immutable migrations: upgrade from every version, checksums (N6) -----------
 
 FIXTURES = Path(__file__).parent / "fixtures" / "migrations"
 #: 0005 as committed in dc54b33: before the loupe_index_remove fix was

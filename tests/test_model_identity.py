@@ -1,4 +1,4 @@
-"""A model's identity is its content, not its name (issue 12, SPEC V3): a
+"""A model's identity is its content, not its name (V3): a
 model folder replaced by another model under the same name invalidates its
 vectors, the lane stops comparing across models until ``loupe embed`` has
 computed them again, and ``--explain`` names the model of each distance."""

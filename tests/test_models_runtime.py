@@ -1,4 +1,4 @@
-"""Models run through ONNX Runtime, loaded once per process (SPEC N6, issue 13):
+"""Models run through ONNX Runtime, loaded once per process (N6):
 the sentence-transformers text model gives sentence-transformers' own vectors
 to 1e-5 without torch at search time; every Library of a process shares one
 copy of each model; one place picks providers and threads."""

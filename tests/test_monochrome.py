@@ -1,4 +1,4 @@
-"""The monochrome predicate (issue 17 part 2, row 2): "black and white" /
+"""The monochrome predicate (row 2): "black and white" /
 "noir et blanc" / "greyscale" is ``{"monochrome": true}``, decided from the
 pixels (asset_machine.monochrome, computed at ingest), not the palette colour
 grey. Real photographs: three colour JPEGs of tests/fixtures/similar and

@@ -1,4 +1,4 @@
-"""People (SPEC X2, issue 19): faces found by dlib on real portraits (the
+"""People (X2): faces found by dlib on real portraits (the
 test images of face_recognition 1.3.0's source distribution, reduced: see
 tests/fixtures/faces/README.md), clustered, and named only by a person.
 
@@ -524,7 +524,7 @@ def test_an_edited_file_is_rescanned_and_keeps_its_name(plib, scanned):
         assert _by_path(plib, "private/biden.jpg") == asset
         assert plib.conn.execute("SELECT count(*) FROM face_scan WHERE asset_id = %s",
                                  (asset,)).fetchone()[0] == 0
-        out = plib.faces()   # (reads the edited bytes: only a file that holds them, A11-1)
+        out = plib.faces()   # (reads the edited bytes: only a file that holds them)
     finally:
         path.write_bytes(original)   # the module's files stay as they were
     assert (out["scanned"], out["faces"], out["people"]) == (1, 1, 0)
@@ -593,7 +593,7 @@ def test_a_region_name_a_person_could_not_type_names_nothing(lib, photos, writte
 
 
 def test_a_member_sees_a_name_only_through_a_confirmed_face_it_may_read(plib):
-    """Attack run 3 (F3): faces that joined a named person by clustering are
+    """Faces that joined a named person by clustering are
     machine guesses; a member whose only readable faces of the person are
     such guesses must not learn the name a person gave in hidden pictures."""
     obama = _person_of(plib, "private/obama2.jpg")
@@ -610,7 +610,7 @@ def test_a_member_sees_a_name_only_through_a_confirmed_face_it_may_read(plib):
 
 
 def test_re_naming_a_person_confirms_no_new_face(plib):
-    """Attack run 4 (A6): the owner saving the same name again (or fixing a
+    """The owner saving the same name again (or fixing a
     typo) confirmed every face the person held, members' unreviewed faces
     among them, and the member then saw the name. Re-naming now keeps each
     face's state; the confirmed faces take the new name."""
@@ -650,7 +650,7 @@ def _upload(plib, scanned, user: str, name: str, data: bytes) -> None:
 
 
 def test_a_members_region_name_never_renames_or_labels_hidden_faces(plib, scanned, tmp_path):
-    """Attack run 3 (F4): a member uploads another copy of a hidden face with
+    """A member uploads another copy of a hidden face with
     an MWG region "Evil Label" over it. The owner's unnamed person (whose
     pictures the member cannot read) keeps no name; the member's string names
     only the member's own face, and draws no later face of the owner's into
@@ -689,7 +689,7 @@ def test_a_members_region_name_never_renames_or_labels_hidden_faces(plib, scanne
     assert [(p["label"], p["assets"]) for p in bob.people()] == [("Evil Label", 1)]
     assert bob.search("evil").total == 1 and plib.search("evil").total == 1
 
-# -- the person predicate of filters (issue 17) ----------------------------------
+# -- the person predicate of filters ----------------------------------
 
 def _filtered(lib: Library, name: str, query: str = "") -> set[str]:
     res = lib.search(query, filters={"person": name}, limit=50)

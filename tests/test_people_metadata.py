@@ -1,4 +1,4 @@
-"""Names of people that a person wrote into the files (SPEC X2, issue 19):
+"""Names of people that a person wrote into the files (X2):
 MWG face regions, IPTC Extension PersonInImage, Microsoft Photo regions,
 digiKam and Lightroom people tags — read from real files written by the real
 ExifTool, and found by search through the document's ``people`` field."""

@@ -1,4 +1,4 @@
-"""Query shape is a feature (SPEC N4, F3): on a 100k-document library the
+"""Query shape is a feature (N4, F3): on a 100k-document library the
 lexical lane's statement reads postings through its indexes, never the whole
 table, and each term's scan stops at the raw cap."""
 
@@ -270,7 +270,7 @@ def test_fused_scoped_permissioned_statement_keeps_its_row_bounds(big: Library, 
         rel = node.get("Relation Name")
         # a branch its one-time filter skips reads nothing (never executed):
         # the vector lane's exact scan, planned beside the walk and taken only
-        # for a lane of at most EXACT_MAX vectors (issue 14; here 100,000)
+        # for a lane of at most EXACT_MAX vectors (here 100,000)
         if rel in BIG_TABLES and node["Actual Loops"] > 0:
             assert node["Node Type"] != "Seq Scan", f"sequential scan of {rel}"
             assert node["Actual Rows"] * node["Actual Loops"] <= bound, (rel, node["Node Type"])

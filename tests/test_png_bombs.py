@@ -1,5 +1,4 @@
-"""Compressed PNG metadata is bounded before ExifTool inflates it (issue 11,
-attack run 3, F12: a 0.5 MB PNG whose one zTXt chunk inflated to 512 MiB
+"""Compressed PNG metadata is bounded before ExifTool inflates it (a 0.5 MB PNG whose one zTXt chunk inflated to 512 MiB
 cost the ingest gigabytes). Real files written by Pillow, real ExifTool."""
 
 from __future__ import annotations
@@ -47,9 +46,9 @@ def _png(chunks: list[bytes], *, after_iend: bool = False, colour=(200, 30, 30))
     return png + b"".join(chunks) if after_iend else png[:-12] + b"".join(chunks) + png[-12:]
 
 
-def test_the_four_chunk_tricks_of_attack_run_4_are_refused_before_exiftool(
+def test_four_png_chunk_tricks_are_refused_before_exiftool(
         lib: Library, photos: Path):
-    """Attack run 4 (A1): a bomb after IEND, in an iTXt whose compressed flag
+    """A bomb after IEND, in an iTXt whose compressed flag
     is 2, after a first zTXt that is not zlib, in a compressed eXIf chunk, or
     spread over many chunks each under Pillow's bound: each one is refused
     before ExifTool inflates it; a plain image beside them is ingested."""
@@ -89,7 +88,7 @@ def test_the_four_chunk_tricks_of_attack_run_4_are_refused_before_exiftool(
 
 def test_a_document_named_like_an_image_never_reaches_exiftool(lib: Library, photos: Path,
                                                                 monkeypatch):
-    """Attack run 4 (A1, variant 5): a PDF named report.jpg whose metadata
+    """A PDF named report.jpg whose metadata
     stream inflates to 32 MiB. ExifTool reads files by their magic bytes, so
     the ingest refuses what Pillow does not recognise as an image before
     ExifTool is handed it (recorded here by wrapping the real reader)."""
@@ -133,8 +132,8 @@ def test_a_document_named_like_an_image_never_reaches_exiftool(lib: Library, pho
 
 
 def test_stored_raw_metadata_is_bounded_per_value_and_per_file(lib: Library, photos: Path):
-    """Attack run 4 (A1b): what ExifTool answers is stored bounded (16 KiB a
-    value, 64 KiB a file since attack run 5, B4), with a warning naming the file and the bound, so no
+    """What ExifTool answers is stored bounded (16 KiB a
+    value, 64 KiB a file), with a warning naming the file and the bound, so no
     later filter or facet statement walks megabytes of one file's metadata."""
     info = PngImagePlugin.PngInfo()
     info.add_text("Comment", "x" * 300_000, zip=False)      # uncompressed: no inflation
@@ -155,7 +154,7 @@ def test_stored_raw_metadata_is_bounded_per_value_and_per_file(lib: Library, pho
 
 
 def test_a_flood_of_chunks_is_refused_before_exiftool(lib: Library, photos: Path):
-    """Attack run 4 (A5): a million empty zTXt chunks kept ExifTool busy
+    """A million empty zTXt chunks kept ExifTool busy
     102 s. More than 1,000 text/metadata chunks (or 100,000 chunks of any
     kind) in one PNG is refused before ExifTool reads it."""
     import zlib
@@ -174,7 +173,7 @@ def test_a_flood_of_chunks_is_refused_before_exiftool(lib: Library, photos: Path
 
 
 def test_stored_raw_metadata_of_a_file_is_at_most_64_kib(lib: Library, photos: Path):
-    """Attack run 5 (B4): 15 text chunks of 65,005 characters (a 4 KB PNG)
+    """15 text chunks of 65,005 characters (a 4 KB PNG)
     stored 975 KB of raw metadata, 250 times the file, outside the upload
     quota. Now a value keeps at most 16,384 characters and a file's raw
     metadata at most 65,536 (JSON characters, each tag measured alone); the

@@ -1,5 +1,5 @@
 """Library files are private and Loupe never widens a folder it did not create
-(issue 11, SPEC N5). Run with the real embedded PostgreSQL: as root (CI) it
+(N5). Run with the real embedded PostgreSQL: as root (CI) it
 runs as another OS user, which once made every parent of the home 0755."""
 
 from __future__ import annotations

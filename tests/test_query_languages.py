@@ -1,5 +1,5 @@
 """A search without a language reads the query in the library languages whose
-stop words it holds (issue 14, E9): an English question is not analysed by the
+stop words it holds (E9): an English question is not analysed by the
 German analyzer, which keeps "with", "have", "and" as content words and so
 ranked a plain-English description full of them above the picture the
 English analysis ranks first. Real PostgreSQL, the analyzers' own stop words."""
@@ -95,7 +95,7 @@ def test_a_models_languages_come_from_its_own_files(tmp_path):
 def test_a_lane_whose_model_cannot_read_the_query_steps_aside(lib: Library, photos, tmp_path):
     """An English text model embeds a French sentence as noise, which
     outranked the lexical lane's exact matches ("une photo de chat" put a
-    camera first; the new-user run): a lane whose model reads none of the
+    camera first): a lane whose model reads none of the
     query's languages is left out, with a notice."""
     from imaging import make_image, write_sidecar
     from tinymodels import build_nomic

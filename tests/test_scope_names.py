@@ -1,4 +1,4 @@
-"""Scopes mean one thing (issue 12, C1): several scopes search their union,
+"""Scopes mean one thing (C1): several scopes search their union,
 and a collection is named unambiguously (id:N, full path) in search, grant
 and bulk, through the CLI, the Library and the REST API."""
 
@@ -140,7 +140,7 @@ def test_ambiguous_collection_is_named_by_id_or_full_path(two_roots, db_url, hom
     assert stems(alice.search("sunset", limit=50)) == {"b-sunset-t1", "b-sunset-t2",
                                                        "b-sunset-i1"}
     # a member resolves a name among the collections it may see: the one
-    # 'travel' it reads (the other one's existence is not confirmed, issue 11)
+    # 'travel' it reads (the other one's existence is not confirmed)
     assert stems(alice.search("sunset", scope="travel", limit=50)) == {
         "b-sunset-t1", "b-sunset-t2", "b-sunset-i1"}
     out = loupe(db_url, home, "grant", "alice", "--collection", "travel")

@@ -1,4 +1,4 @@
-"""Scoped search never loses members (SPEC C1–C5): the seed's failure and its
+"""Scoped search never loses members (C1–C5): the seed's failure and its
 fix, each scope-size regime, and the verdicts."""
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def test_a_scope_within_the_caps_is_complete_without_a_band(lib: Library):
 
 
 def test_vector_lanes_inside_a_small_scope_scan_every_member(lib: Library, tmp_path):
-    """C3: up to DIRECT_MAX members, the vector lanes compare every member's
+    """Up to DIRECT_MAX members, the vector lanes compare every member's
     vector exactly instead of trusting the HNSW top 200, where 250 closer
     assets outside the scope leave no room for the members."""
     from tinymodels import build_clip
@@ -187,7 +187,7 @@ def test_vector_lanes_inside_a_small_scope_scan_every_member(lib: Library, tmp_p
 
 def test_an_unknown_collection_names_those_ending_in_it_that_the_viewer_sees(lib: Library,
                                                                                photos):
-    """New-user run: "--in animals" said only "no collection 'animals'"; the
+    """"--in animals" said only "no collection 'animals'"; the
     message now names the collections whose path ends in it, and a member
     only those it may see (a hidden collection's name is not told)."""
     from imaging import make_image

@@ -1,5 +1,5 @@
 """Every setting is checked against what the statements can hold before it is
-stored, and a bad value already stored is reported clearly (issue 12, S7)."""
+stored, and a bad value already stored is reported clearly (S7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Search by image (SPEC X1): perceptual hashes at ingest, multi-index
+"""Search by image (X1): perceptual hashes at ingest, multi-index
 hashing in PostgreSQL (exact within the radius, no sequential scan), the
 near-duplicate groups of a small fixture of real photos, permissions, and
 clear errors for what is not an image."""
@@ -95,7 +95,7 @@ def test_near_groups_form_around_a_leader_and_do_not_chain():
 def test_flat_pictures_are_not_near_duplicates_of_each_other(lib: Library, shoot: Path):
     """A white, a black and a smoothly shaded picture all hash to (nearly) 0:
     their pHash saw no structure, so they group with nothing (the demo's 81
-    flat or transparent pictures in one group, new-user run); the cat's
+    flat or transparent pictures in one group); the cat's
     near-duplicates still group."""
     Image.new("RGB", (200, 150), "white").save(shoot / "white.png")
     Image.new("RGB", (200, 150), "black").save(shoot / "black.png")
@@ -293,7 +293,7 @@ def test_a_file_that_cannot_be_hashed_is_ingested_with_a_warning(lib: Library, s
 
     def failing(image, *args, **kwargs):  # fault injection: the hash library fails on one file
         # cat-half.png, the one PNG: its pixels carry no JFIF header (the
-        # hash library is handed them already reduced to 32x32, attack run 7, D6)
+        # hash library is handed them already reduced to 32x32)
         if "jfif" not in image.info:
             raise ValueError("simulated decoder failure")
         return real(image, *args, **kwargs)

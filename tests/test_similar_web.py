@@ -1,4 +1,4 @@
-"""Search by image over HTTP (SPEC X1): ``GET /api/assets/{id}/similar``,
+"""Search by image over HTTP (X1): ``GET /api/assets/{id}/similar``,
 ``POST /api/similar`` with an upload, and the asset page's "More like this",
 each seen through the user's permissions."""
 

@@ -1,7 +1,7 @@
 """A web request's database work is bounded per statement (PostgreSQL's
 statement_timeout on the server's connections, ``WebLimits.statement_timeout_s``)
 and a cancelled statement answers a clear 503, not a 500: defence in depth
-against any slow statement (attack run 5, B6: a member's own filtered
+against any slow statement (a member's own filtered
 searches took 8-78 s on a pooled connection). Real embedded PostgreSQL, the
 real web app; the slow statement is a real one, made to wait on a lock."""
 

@@ -36,7 +36,7 @@ def test_control_characters_never_reach_the_terminal(db_url: str, home: Path,
         assert lib.ingest(photos).failed == 0
         with pytest.raises(BulkError, match=r"keyword holds the control character '\\r'"):
             lib.bulk("add_keyword", "kw\r\x1b[2K", query="ansititle", confirm=True)
-        for bad in ("\u202e", "\u2028", "\u2029"):   # A12-4: direction and separators too
+        for bad in ("\u202e", "\u2028", "\u2029"):   # direction and separators too
             with pytest.raises(BulkError, match="control character"):
                 lib.bulk("add_to_collection", f"tag{bad}x", query="ansititle", confirm=True)
         # a row stored before this check (or by another writer) is printed escaped
@@ -65,7 +65,7 @@ def test_control_characters_never_reach_the_terminal(db_url: str, home: Path,
 
 
 def test_an_empty_audit_log_says_so(db_url: str, home: Path):
-    """`loupe audit` on a new library printed nothing (new-user run)."""
+    """`loupe audit` on a new library printed nothing."""
     from click.testing import CliRunner
 
     from loupe.cli import main
@@ -80,7 +80,7 @@ def test_every_cli_line_escapes_names(db_url: str, home: Path, photos: Path):
     """Folder and file names with ESC, OSC and bidi characters reach `loupe
     ingest`'s failure lines, `loupe failures` and `loupe collections`: every
     line the CLI prints is escaped (loupe.terminal), not only search, show and
-    audit (attack run 12)."""
+    audit."""
     from click.testing import CliRunner
 
     from loupe.cli import main
@@ -138,7 +138,7 @@ def test_errors_emoji_codes_and_invisible_characters(db_url: str, home: Path,
     assert term("a\u061cb\u200bc\ufeffd\u3164e") == "a\\u061cb\\u200bc\\ufeffd\\u3164e"
     assert term("گل\u200cها 👨\u200d👩") == "گل\u200cها 👨\u200d👩"   # joiners stay
     england = "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F"
-    assert term(england + " \u0600\u0661") == england + " \u0600\u0661"   # A14-5: tags, marks
+    assert term(england + " \u0600\u0661") == england + " \u0600\u0661"   # tags, marks
     Image.new("RGB", (64, 48), (10, 120, 40)).save(photos / "x:cross_mark:y.jpg")
     with Library.open(home, database_url=db_url, create=True) as lib:
         lib.init(languages=["en"])

@@ -1,4 +1,4 @@
-"""A model's distance thresholds record where they came from (issue 14, SPEC V4):
+"""A model's distance thresholds record where they came from (V4):
 ``loupe models thresholds NAME 3-5=0.61 --from-set S --split tune --metric M``
 writes, per band, the judged query set, split, criterion and date beside the
 value in loupe-model.json; a value set by hand replaces that record with

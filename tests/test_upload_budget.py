@@ -1,5 +1,5 @@
 """One upload request has one ExifTool time budget, all its batches and
-retries together (attack run 5, B2: before, each batch of 48 files had 60 s,
+retries together (before, each batch of 48 files had 60 s,
 so a request of 200 slow files could hold a pooled Library about 5 minutes).
 Real files written by Pillow, real ExifTool, real embedded PostgreSQL, the
 real web app; the bounds are lowered as in ``test_xmp_bounds``."""
@@ -28,7 +28,7 @@ def _jpeg(colour: tuple[int, int, int]) -> bytes:
 
 def _slow_webp(colour: tuple[int, int, int], xmp: str) -> bytes:
     """A WebP whose ``XMP `` chunk is ExifTool's to parse (a JPEG's APP1 packet
-    is measured before ExifTool since attack run 7, D2, so it is no longer slow)."""
+    is measured before ExifTool, so it is not slow)."""
     buf = io.BytesIO()
     Image.new("RGB", (16, 16), colour).save(buf, "WEBP", xmp=xmp.encode())
     return buf.getvalue()
@@ -74,7 +74,7 @@ def test_an_upload_request_has_one_exiftool_budget_for_all_its_batches(
 
 def test_an_upload_does_not_hold_the_pooled_library_while_exiftool_runs(
         tmp_path, db_url, home, monkeypatch):
-    """Attack run 5, B2: with ``--pool 1`` alice's search waited 28.7 s
+    """With ``--pool 1`` alice's search waited 28.7 s
     behind bob's upload of one slow file. Now the upload gives its pooled
     Library back before ExifTool runs (the ingest has a Library of its own,
     outside the pool), so the search is answered while the upload goes on."""

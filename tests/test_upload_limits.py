@@ -20,7 +20,7 @@ from loupe.web import create_app
 from loupe.web.uploads import _usage
 
 
-# -- D4: the quota walk while another request removes a folder ----------------------------
+# -- the quota walk while another request removes a folder ----------------------------
 
 def test_usage_tolerates_folders_vanishing_under_it(tmp_path: Path):
     """One thread writes and removes upload folders of a user (as a refused
@@ -70,7 +70,7 @@ def test_two_concurrent_uploads_of_one_user_both_answer(lib: Library, home: Path
                                                            db_url: str, tmp_path: Path):
     """Two threads of one member upload at once, many times, one of them
     sending a file that is refused (removed from disk): never a 500. (The
-    race of D4 is timing-bound: this end-to-end check did not reproduce it on
+    quota walk's race with a removed folder is timing-bound: this end-to-end check did not reproduce it on
     main in one run; the walk above does, every run.)"""
     lib.create_user("bob", "bob-password")
     app = create_app(home, database_url=db_url, pool_size=2)
@@ -97,7 +97,7 @@ def test_two_concurrent_uploads_of_one_user_both_answer(lib: Library, home: Path
     assert os.path.isdir(home / "uploads" / "bob")
 
 
-# -- D3: the index an upload adds is bounded ---------------------------------------------
+# -- the index an upload adds is bounded ---------------------------------------------
 
 def _keywords_sidecar(words: list[str]) -> bytes:
     items = "".join(f"<rdf:li>{w}</rdf:li>" for w in words)
@@ -167,7 +167,7 @@ def test_an_upload_over_the_word_bound_is_refused_with_its_sidecar(lib: Library,
             f"upload quota: extra.jpg would bring your uploads over your quota of {quota:,} "
             f"bytes (counting the 39 search terms your uploads add to the index, 1,024 bytes "
             f"each)"))
-    # attack run 9, F8: the owner ingests a private copy of bob's bytes with 30
+    # the owner ingests a private copy of bob's bytes with 30
     # words of its own; the asset's whole document holds them, bob's count does not
     from loupe.web import queries as wq
 

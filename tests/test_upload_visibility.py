@@ -39,7 +39,7 @@ PRIVATE_WORDS = ("falcon", "Falcon", "falconkw", "Eve", "Strategist", "secret", 
 
 
 @pytest.fixture
-def d9(lib: Library, photos: Path, home: Path, db_url: str, tmp_path: Path):
+def upload_then_private_copy(lib: Library, photos: Path, home: Path, db_url: str, tmp_path: Path):
     """bob (a member granted nothing) uploads harbour-crane.jpg; then the
     owner ingests private/secret.jpg, the same bytes, with a sidecar titled
     "Project Falcon acquisition board" (keyword falconkw, creator Eve
@@ -72,9 +72,9 @@ def _no_private_word(text: str) -> None:
         assert i < 0, (word, text[max(0, i - 300):i + 100])
 
 
-def test_a_later_copy_of_an_upload_stays_the_owners(d9, lib: Library, home: Path,
+def test_a_later_copy_of_an_upload_stays_the_owners(upload_then_private_copy, lib: Library, home: Path,
                                                          db_url: str):
-    client, bob_h, asset_id, _ = d9
+    client, bob_h, asset_id, _ = upload_then_private_copy
     # the owner sees the asset whole: both files, found by the sidecar's words
     owner_view = lib.show(asset_id)
     assert sorted(Path(f["path"]).name for f in owner_view["files"]) == [
@@ -134,9 +134,9 @@ def test_a_later_copy_of_an_upload_stays_the_owners(d9, lib: Library, home: Path
     client.cookies.clear()
 
 
-def test_file_grants_revoke_and_cli(d9, lib: Library, home: Path, db_url: str):
+def test_file_grants_revoke_and_cli(upload_then_private_copy, lib: Library, home: Path, db_url: str):
     """A file grant is listed and taken back by the file's path (CLI)."""
-    _client, _bob_h, asset_id, _ = d9
+    _client, _bob_h, asset_id, _ = upload_then_private_copy
     [upload] = [f["path"] for f in lib.show(asset_id)["files"]
                 if Path(f["path"]).name == "harbour-crane.jpg"]
     base = ["--home", str(home), "--database-url", db_url]
@@ -151,10 +151,10 @@ def test_file_grants_revoke_and_cli(d9, lib: Library, home: Path, db_url: str):
     assert out.exit_code == 1 and "no file '/no/such.jpg' in this tenant" in out.output
 
 
-# -- D10: no score for a member ----------------------------------------------------------
+# -- no score for a member ----------------------------------------------------------
 
-def test_a_member_is_shown_no_score_anywhere(d9, lib: Library, home: Path, db_url: str):
-    client, bob_h, asset_id, _ = d9
+def test_a_member_is_shown_no_score_anywhere(upload_then_private_copy, lib: Library, home: Path, db_url: str):
+    client, bob_h, asset_id, _ = upload_then_private_copy
     # the owner's hits carry the BM25F score
     [own] = lib.search("harbour").hits
     assert own.score is not None and own.score > 0
@@ -203,8 +203,8 @@ def _insert_file(conn, asset_id: int, source_id: int, path: str, rel: str,
 def test_0027_turns_upload_asset_grants_into_file_grants(pg_admin_url: str, tmp_path):
     """A library at schema 0026 whose uploads were granted as assets: after
     0027, each upload's grant is a grant on the uploaded file (current
-    folder names, hashed names with '@', and folders named before attack run
-    6's C3 fix), the private copy of the same bytes reaches nobody, and an
+    folder names, hashed names with '@', and folders named before upload folders
+    were hashed per user), the private copy of the same bytes reaches nobody, and an
     asset grant an admin gave by hand on an asset with no upload stays."""
     import uuid
 
@@ -225,7 +225,7 @@ def test_0027_turns_upload_asset_grants_into_file_grants(pg_admin_url: str, tmp_
                     " (1, 'user', %s, 'x') RETURNING id", (user,)).fetchone()[0]
             folders = {"bob": upload_folder_name("bob"),
                        "ann@x.org": upload_folder_name("ann@x.org"),
-                       "carl@y": "carl_y"}   # as named before C3 (safe_filename)
+                       "carl@y": "carl_y"}   # as named before names were hashed (safe_filename)
             assert folders["ann@x.org"].startswith("ann_x.org@")
             src_priv = conn.execute("INSERT INTO source (tenant_id, root_path) VALUES"
                                     " (1, '/photos') RETURNING id").fetchone()[0]
@@ -257,7 +257,7 @@ def test_0027_turns_upload_asset_grants_into_file_grants(pg_admin_url: str, tmp_
             conn.execute("INSERT INTO asset_grant (asset_id, principal_id) VALUES (%s, %s)",
                          (hand, users["bob"]))
             before = dict(conn.execute("SELECT id, readers FROM asset_file"))
-            assert before[files["bob private"]] == [users["bob"]]   # D9 as it was
+            assert before[files["bob private"]] == [users["bob"]]   # as 0026 left them
 
             assert migrate(conn) == [n for v, n, _ in available() if v > 26]
             readers = dict(conn.execute("SELECT id, readers FROM asset_file"))
@@ -278,7 +278,7 @@ def test_0027_turns_upload_asset_grants_into_file_grants(pg_admin_url: str, tmp_
 
 def test_the_order_of_two_own_documents_still_compares_dfs(
         lib: Library, photos: Path):
-    """What D10's fix leaves (docs/security.md, D10): with no score shown,
+    """What hiding a member's scores leaves (docs/security.md): with no score shown,
     the ORDER of two of a member's own documents still follows the tenant's
     statistics. A holds "falconkw refw refw", B "falconkw falconkw refw":
     the query "falconkw refw" ranks A first while refw is at most as common

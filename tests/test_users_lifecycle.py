@@ -1,4 +1,4 @@
-"""The user lifecycle without SQL (issue 11): reset a password, disable and
+"""The user lifecycle without SQL: reset a password, disable and
 enable, revoke tokens, delete — from the CLI, the Library and the admin REST
 API, every action audited; a disabled user's token gets 401 at once."""
 
@@ -169,7 +169,7 @@ def test_cli_passwd_disable_enable_revoke_delete_with_audit(people: Library, db_
         ("owner", "user_delete", "alice"), ("owner", "user_revoke_tokens", "alice"),
         ("owner", "user_enable", "alice"), ("owner", "user_disable", "alice"),
         ("owner", "user_password", "alice"), ("owner", "group_add_member", "team")]
-    # creating users and groups is audited too (the new-user run found no row for them)
+    # creating users and groups is audited too (an admin's every change to who may log in is accountable)
     assert [(a["action"], a["target"], a["value"]) for a in loupe("audit", "-n", "50")[-4:]] == [
         ("group_create", "team", {}), ("user_create", "bob", {"admin": False}),
         ("user_create", "alice", {"admin": False}), ("user_create", "admin", {"admin": True})]

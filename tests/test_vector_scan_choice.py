@@ -1,4 +1,4 @@
-"""Which scan a vector lane gets (issue 14): the tenant's vectors of the lane
+"""Which scan a vector lane gets: the tenant's vectors of the lane
 scanned exactly when they are at most ``exact_max`` (default
 :data:`loupe.vector.queries.EXACT_MAX`), the HNSW walk above. Real
 PostgreSQL and pgvector; the plans are read from EXPLAIN ANALYZE (which

@@ -1,4 +1,4 @@
-"""Vector lanes and fusion on tiny real ONNX models (SPEC V1–V7, F1–F3)."""
+"""Vector lanes and fusion on tiny real ONNX models (V1–V7, F1–F3)."""
 
 from __future__ import annotations
 
@@ -165,7 +165,7 @@ def test_task_prefixes_reach_the_encoder(lib: Library, photos: Path, tmp_path: P
     lib.use_model("tiny-nomic", "text")
     lib.embed()
     emb = registry.embedder(lib.home, "tiny-nomic")
-    # the title, then the machine words of the 16 px red square (issue 15)
+    # the title, then the machine words of the 16 px red square
     assert emb.last_texts == ["search_document: red kettle. icon pictogram, red, square, tiny"]
     lib.search("red kettle")
     assert emb.last_texts == ["search_query: red kettle"]
@@ -257,7 +257,7 @@ def test_minilm_text_lane_bridges_autumn_and_fall(lib: Library, photos: Path, mi
 
 def test_a_one_word_query_under_a_filter_bridges_only_a_word_the_library_lacks(
         lib: Library, photos: Path, minilm_dir: Path):
-    """V5 under a filter (new-user run, stop 26): the fused statement's meaning
+    """V5 under a filter: the fused statement's meaning
     fallback saw only the filter's candidates, so "cheetah" filtered to a
     collection without one answered with its nearest animals, while the same
     collection as a scope answered "No results". A word the viewer finds
@@ -291,7 +291,7 @@ def test_a_one_word_query_under_a_filter_bridges_only_a_word_the_library_lacks(
     assert (res.total, res.verdict, res.hits) == (0, "complete", [])
     assert not any("other assets" in n for n in res.notices)
     # a filter no asset passes: "No results" is proven whatever the word
-    # (attack run 15: it said "not proven" beside "no asset passes the filter")
+    # (it said "not proven" beside "no asset passes the filter")
     res = lib.search("zzqqx", filters={"all": [{"collection": "city"}, {"format": "webp"}]})
     assert (res.total, res.verdict, res.total_exact) == (0, "complete", True)
     assert res.notices[-1] == ("no asset passes the filter (in collection “city”, format "

@@ -1,4 +1,4 @@
-"""The verdict rules (loupe.search.verdict, SPEC C4/C5), without a database:
+"""The verdict rules (loupe.search.verdict, C4/C5), without a database:
 each rule R1–R5 and each total T1–T3 on the counts that decide it."""
 
 import pytest

@@ -145,7 +145,7 @@ def test_a_fork_of_a_copy_does_not_carry_words_its_readers_could_not_see(zephyr)
 
 def test_a_member_is_not_told_how_many_hidden_assets_wait_for_vectors(zephyr, tmp_path):
     """The waiting count is tenant-wide; only a viewer who sees every asset
-    gets the number (search and similar). Attack run 10, A10-4: a member is
+    gets the number (search and similar). A member is
     told that some wait only when one it may read does — the notice's
     presence no longer says when private files were ingested."""
     from tinymodels import build_clip

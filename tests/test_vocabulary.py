@@ -1,4 +1,4 @@
-"""Controlled vocabulary (SPEC S2): import in three formats, assets tagged from
+"""Controlled vocabulary (S2): import in three formats, assets tagged from
 their keywords and folders, found by ancestors, own term weighing most."""
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ ANIMALS = {
 def test_an_ambiguous_label_carries_the_term_its_other_labels_place(lib: Library,
                                                                      photos: Path,
                                                                      tmp_path: Path):
-    """New-user run: Tux Paint's vocabulary has 23 terms labelled "Cartoon";
+    """Tux Paint's vocabulary has 23 terms labelled "Cartoon";
     a ladybug in animals/insects/cartoon/ carried all of them with their
     ancestors, so "cats" and "fruit" found it. A label of several terms now
     carries those whose ancestors the asset's other labels name (the most of

@@ -273,8 +273,8 @@ def test_truncated_verdict_and_bulk_confirmation(fresh_site, db_url, home):
     r = client.post("/api/bulk", json=ask, headers=h)
     assert r.status_code == 409
     assert (r.json()["verdict"], r.json()["total"]) == ("truncated", 30)
-    # the confirmation names what the match rule would change (new-user run:
-    # it had said "the 201 results" of an action that changes 7)
+    # the confirmation names what the match rule would change (not "the 201
+    # results" of an action that changes 7)
     assert r.json()["detail"].endswith(
         " Confirm to apply it to the 10 assets of the 10 the search can reach that hold "
         "every query term.")
@@ -344,7 +344,7 @@ def test_upload_ingests_and_grants_to_the_uploader(fresh_site, tmp_path, home):
 
 
 def test_an_upload_never_changes_an_asset_the_uploader_cannot_see(fresh_site, tmp_path, home):
-    """Issue 11: the bytes of a hidden asset plus a sidecar, uploaded by a
+    """The bytes of a hidden asset plus a sidecar, uploaded by a
     member, change nothing admins see and get the same reply as new bytes."""
     from imaging import make_image
 
@@ -378,7 +378,7 @@ def test_an_upload_never_changes_an_asset_the_uploader_cannot_see(fresh_site, tm
 
 
 def test_a_wordy_sidecar_does_not_tell_known_bytes_from_new(fresh_site, tmp_path, home):
-    """Attack run 9, F3: the word bound ran in the ingest, which known bytes
+    """The word bound ran in the ingest, which known bytes
     never reached, so the bytes of a hidden asset with a 400-word sidecar
     answered "stored" and new bytes "failed": a certain answer to "does the
     library hold this file?". Known bytes now meet every check a new file
@@ -498,7 +498,7 @@ def test_no_input_makes_a_server_error(case, site):
 
 
 def test_the_judging_page_is_served_to_logged_in_users(fresh_site, db_url, home, tmp_path):
-    """The instrument's blind judging router (issue 7) is mounted in the web
+    """The instrument's blind judging router is mounted in the web
     app behind the login; its page names no file."""
     from loupe.eval import Evaluation
 
@@ -518,12 +518,12 @@ def test_the_judging_page_is_served_to_logged_in_users(fresh_site, db_url, home,
     nxt = client.get("/judge/p/next", headers=auth("admin")).json()
     assert nxt["query"] == "cat" and "cat-01" not in str(nxt)
     assert client.get("/judge/nope/", headers=auth("admin")).status_code == 404
-    # alice may read no cat: for her the pool is not there (issue 11)
+    # alice may read no cat: for her the pool is not there
     assert client.get("/judge/p/", headers=auth("alice")).status_code == 404
 
 
 def test_judging_shows_a_user_only_the_pairs_it_may_read(fresh_site, db_url, home, tmp_path):
-    """Issue 11: the judging routes answer through the logged-in viewer. A
+    """The judging routes answer through the logged-in viewer. A
     member is served, counted and pictured only pairs whose asset it may read
     (hidden and embargoed ones are skipped), grades are stored under its own
     name whatever the request says, and every not-found is the same bytes,
@@ -588,7 +588,7 @@ def test_judging_shows_a_user_only_the_pairs_it_may_read(fresh_site, db_url, hom
 
 def test_a_query_whose_truth_is_hidden_is_not_shown_to_a_member(fresh_site, db_url, home,
                                                                  tmp_path):
-    """Attack run 4, A3: a known-item query is written from its picture, so
+    """A known-item query is written from its picture, so
     its text describes it; a member was served the readable pairs of a query
     whose ground truth (here by path, and by content hash) it may not read.
     Now such a query's pairs are neither served, counted nor pictured for

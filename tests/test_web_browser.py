@@ -254,7 +254,7 @@ def test_phone_width(server, browser):
 
 
 def test_a_page_on_another_port_cannot_act_for_the_admin(server, browser, tmp_path):
-    """Issue 11: a page served from another port of the same host (same
+    """A page served from another port of the same host (same
     site, so the Lax session cookie is sent) auto-submits the bulk form and
     an upload as the logged-in admin: both are refused (403), nothing is
     applied, and the app refuses to be framed."""

@@ -169,7 +169,7 @@ def _noise_png(seed: int, side: int = 148) -> bytes:
 
 
 def test_80_concurrent_uploads_never_stall_other_users(serve):
-    """D1 (HIGH): 80 concurrent 66 KB uploads of one member stalled every
+    """80 concurrent 66 KB uploads of one member stalled every
     request ~26-28 s (the 2 upload slots were waited for, 30 s, inside the
     worker threads). Now they wait on the event loop: the admin's search and
     the login page stay under BOUND_S, the uploads that get no slot within
@@ -199,7 +199,7 @@ def test_80_concurrent_uploads_never_stall_other_users(serve):
 
 
 def test_150_concurrent_correct_logins_never_stall_other_users(serve, db_url):
-    """D8 (HIGH): one member's correct password x150 at once on POST
+    """One member's correct password x150 at once on POST
     /api/tokens made all users wait 26 s (the argon2 slot waited for in
     worker threads), and each success made a token. Now the hashing slot is
     waited for on the event loop (503 after --slot-wait-s), successes count
@@ -243,7 +243,7 @@ def test_150_concurrent_correct_logins_never_stall_other_users(serve, db_url):
 
 
 def test_16_concurrent_pictures_to_search_by_never_stall_other_users(serve, tmp_path):
-    """D5 (HIGH): POST /api/similar took a pooled Library and then waited for
+    """POST /api/similar took a pooled Library and then waited for
     the one decode slot: 16 pictures at once made other users wait 20 s.
     Now the slot is waited for first, on the event loop: with a pool of 2,
     16 concurrent 25-megapixel PNGs leave the admin's search and the login
@@ -308,7 +308,7 @@ def _answer(sock: socket.socket, wait: float = 3.0) -> bytes:
 
 
 def test_idle_connections_are_capped_per_client_and_closed(serve):
-    """D7 (HIGH): ~20,000 idle connections of no account exhausted the
+    """~20,000 idle connections of no account exhausted the
     server's descriptors; nobody was answered while they were held. Now one
     client (all of loopback) holds at most --max-connections-per-client:
     the next ones are answered 503 and closed at once, another client's
@@ -368,7 +368,7 @@ def _trickle(port: int, body: bytes, step: int, every_s: float) -> tuple[int, by
 
 
 def test_a_trickled_body_is_closed_and_a_steady_one_is_answered(serve):
-    """The residual of D7: a client that completed its headers could trickle
+    """Past the idle-connection bound: a client that completed its headers could trickle
     its body and hold its connection as long as it liked (no body timeout).
     Now a body must arrive at --min-body-rate bytes/s over each
     --header-timeout-s window: 100 bytes/s against 1,000 is closed within a
@@ -391,7 +391,7 @@ def test_a_trickled_body_is_closed_and_a_steady_one_is_answered(serve):
 
 
 def test_connections_past_the_total_are_refused_before_the_descriptors_run_out(serve):
-    """D7: with the process limited to 600 descriptors (the attack's 20,000,
+    """With the process limited to 600 descriptors (the attack's 20,000,
     scaled), 800 idle connections held the server's descriptors and every
     refused accept() was logged. With --max-connections 120 the server
     holds 120, answers the other 680 503 and closes them at once: no
@@ -430,7 +430,7 @@ def test_connections_past_the_total_are_refused_before_the_descriptors_run_out(s
 
 
 def test_a_users_live_tokens_are_capped_and_the_oldest_give_way(db_url, home, tmp_path):
-    """D8: tokens were uncapped (150 logins, 150 tokens). A user keeps at most
+    """Tokens were uncapped (150 logins, 150 tokens). A user keeps at most
     max_api_tokens_per_user live API tokens (and max_sessions_per_user
     sessions): the 4th and 5th of a cap of 3 revoke the 1st and 2nd, which
     answer 401 from then on; the reply says how many were revoked; another
@@ -543,7 +543,7 @@ def test_refusals_are_logged_once_per_window_with_their_count():
 
 
 def test_the_logins_of_an_account_per_window_count_successes_and_checks_under_way():
-    """LoginThrottle.begin (D8): with 2 logins a window, a success and a
+    """LoginThrottle.begin: with 2 logins a window, a success and a
     check under way fill it; a failed check and an abandoned one (the
     database failed) give their place back; the next login waits until the
     oldest success leaves the 60 s window."""

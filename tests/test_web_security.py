@@ -1,4 +1,4 @@
-"""Web app hardening (issue 11, SPEC N5): body limits and login checked
+"""Web app hardening (N5): body limits and login checked
 before a body is read, CSRF (Origin / Sec-Fetch-Site), security headers,
 login throttling with argon2 outside the database pool, upload quotas and
 the pixel guard with the peak memory of an upload measured. Real database,
@@ -205,7 +205,7 @@ def test_login_throttle_per_account_and_client(site):
 
 
 def test_loopback_and_ipv6_neighbours_are_one_client_and_each_account_is_throttled(site):
-    """Attack run 3 (F6): every 127.0.0.0/8 address (and ::1, ::ffff:127.x)
+    """Every 127.0.0.0/8 address (and ::1, ::ffff:127.x)
     is the local machine, so each must not get fresh counters; an IPv6 /64 is
     one client. And guesses at one account from many clients are counted for
     that account: after 20, a client that never logged into it waits, while
@@ -371,7 +371,7 @@ def test_upload_pixels_quota_and_memory(site, tmp_path, home):
 
 def test_the_login_check_before_the_body_fails_closed_when_the_pool_is_busy(
         db_url, home, tmp_path):
-    """C5 (MEDIUM): while every pooled connection was busy, the Guard's
+    """While every pooled connection was busy, the Guard's
     pre-body login check answered "live" and the route read an
     unauthenticated request's whole body (100 MiB, 58.5 s) before its 401.
     With a pool of one held, a bad token now gets 503 before a byte of its
@@ -402,7 +402,7 @@ def test_the_login_check_before_the_body_fails_closed_when_the_pool_is_busy(
 
 
 def test_a_blank_bearer_token_never_falls_back_to_the_cookie(db_url, home, tmp_path):
-    """C6 (LOW): "Authorization: Bearer <NBSP>" made the Guard see a bearer
+    """"Authorization: Bearer <NBSP>" made the Guard see a bearer
     call (no Origin or CSRF check) while the route logged in by the session
     cookie: a cross-origin POST answered 200. A Bearer header now means the
     token alone: 401."""
@@ -445,7 +445,7 @@ def test_a_blank_bearer_token_never_falls_back_to_the_cookie(db_url, home, tmp_p
 
 
 def test_user_names_that_fold_alike_get_their_own_upload_folders(db_url, home, tmp_path):
-    """C3 (LOW): 'bob@x' and 'bob_x' both wrote to uploads/bob_x/ and spent
+    """'bob@x' and 'bob_x' both wrote to uploads/bob_x/ and spent
     one quota. Each now has a folder of its own."""
     import io
 

@@ -1,5 +1,4 @@
-"""Hostile XMP is bounded before ExifTool works on it (issue 11, attack run 3,
-F13: a 153 KB sidecar nested 3,000 levels deep kept ExifTool busy 61-85 s per
+"""Hostile XMP is bounded before ExifTool works on it (a 153 KB sidecar nested 3,000 levels deep kept ExifTool busy 61-85 s per
 upload, and its metadata was lost without a word). Real files written by
 Pillow, real ExifTool, real embedded PostgreSQL, the real web app."""
 
@@ -73,8 +72,8 @@ def test_a_deep_or_huge_sidecar_is_refused_before_exiftool_and_reported(
 def test_a_slow_exiftool_call_is_stopped_and_the_ingest_goes_on(
         lib: Library, photos: Path, monkeypatch):
     """XMP embedded in a WebP (its ``XMP `` chunk; here 4,000 levels) is
-    ExifTool's to parse (a PNG's packet is measured before ExifTool since
-    attack run 5, a JPEG's since attack run 7, D2); one call is bounded in
+    ExifTool's to parse (a PNG's packet is measured before ExifTool and
+    so is a JPEG's); one call is bounded in
     time (``READ_TIMEOUT_S``, 2 s here)."""
     monkeypatch.setattr(exiftool_reader, "READ_TIMEOUT_S", 2.0, raising=False)
     Image.new("RGB", (16, 16), (1, 2, 3)).save(
@@ -128,7 +127,7 @@ def test_a_members_deep_sidecar_is_named_in_the_upload_reply(tmp_path, db_url, h
 
 def test_a_deep_xmp_packet_embedded_in_a_png_is_refused_before_exiftool(
         lib: Library, photos: Path):
-    """Attack run 5 (B2, F13): a 3,000-deep packet in a PNG's iTXt (108 KB)
+    """A 3,000-deep packet in a PNG's iTXt (108 KB)
     kept ExifTool busy over 50 s per file; the sidecar bounds now apply to
     a PNG's embedded packet (iTXt, compressed or not, zTXt, tEXt) before
     ExifTool reads it. A packet within the bound is read as before."""

@@ -6,7 +6,7 @@ Their 4-dimensional space is readable by hand: axis 0 = red, 1 = green,
 channel, clips it at 0 (ReLU) and maps R, G, B to axes 0, 1, 2, so a red
 picture lands on the word "red". ``swap=True`` builds a second model of the
 same width whose text encoder puts "red" on the green axis: same width,
-another space (SPEC V3).
+another space (V3).
 """
 
 from __future__ import annotations

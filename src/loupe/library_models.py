@@ -113,7 +113,7 @@ class ModelMethods:
         """Compute missing perceptual hashes. Stage: :func:`loupe.similar.search.backfill`."""
         return _similar().backfill(self.conn, self.tenant_id, progress=progress)
 
-    # -- machine words (issue 15; loupe.pixels) --------------------------------------
+    # -- machine words (loupe.pixels) --------------------------------------
 
     def enrich(self, *, progress: ProgressFn | None = None) -> dict[str, Any]:
         """Compute missing machine words. Stage: :func:`loupe.pixels.enrich.enrich`."""

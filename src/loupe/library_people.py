@@ -1,4 +1,4 @@
-"""The :class:`loupe.Library` methods of people (SPEC X2): a part of the
+"""The :class:`loupe.Library` methods of people (X2): a part of the
 facade kept in its own module so that ``library.py`` stays short. Each method
 delegates to the :mod:`loupe.faces.people` function its docstring names,
 whose own docstring gives shapes and errors in full.

@@ -1,4 +1,4 @@
-"""Library files are private to the user running Loupe (SPEC N5, issue 11).
+"""Library files are private to the user running Loupe (N5).
 
 A library home holds the database, uploads, thumbnails (small copies of every
 image, hidden ones included), models and logs. Nobody but the user running

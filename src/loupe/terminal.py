@@ -6,7 +6,7 @@ BEL: ANSI sequences that move the cursor, clear the screen, set the window
 title or hide text), a line or paragraph separator, or an invisible format
 character (bidirectional controls, which reorder what follows: UAX #9; zero
 width spaces; Hangul fillers) is printed as a Python escape
-(``\\x1b``, ``\\u202e``) instead (attack runs 11–13, A11-3, A12-3, A13-6).
+(``\\x1b``, ``\\u202e``) instead.
 :func:`echo` and :class:`SafeConsole` apply it to every line the CLI prints,
 and :class:`SafeGroup` to the error messages click prints; :func:`term` also
 escapes newlines and tabs, for a single field.
@@ -29,7 +29,7 @@ BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u
 #: mark, the Mongolian vowel separator, the Hangul fillers. Format characters
 #: that scripts need (joiners for Persian, Indic scripts and emoji; the tag
 #: characters of flag emoji; Arabic, Syriac, Kaithi and Egyptian marks) are
-#: not among them (attack run 14, A14-5).
+#: not among them.
 INVISIBLE = frozenset("\u200b\u2060\u2061\u2062\u2063\u2064\ufeff\u180e"
                       "\u115f\u1160\u3164\uffa0")
 
@@ -75,7 +75,7 @@ class SafeConsole(Console):
     control character, and rich adds its colours after this), and which
     reads neither markup nor emoji codes unless a call asks (``markup=True``):
     a title "[/]" made rich raise MarkupError, "[red]" coloured what followed,
-    and a path "x:cross_mark:y.jpg" printed as "x❌y.jpg" (A13-5). A caller
+    and a path "x:cross_mark:y.jpg" printed as "x❌y.jpg". A caller
     that asks for markup escapes what it interpolates
     (:func:`rich.markup.escape`). Tables and :class:`rich.text.Text` are not
     strings: their cells are escaped where they are built."""
@@ -93,7 +93,7 @@ class SafeGroup(click.Group):
     """A click group whose error messages (:class:`click.ClickException`,
     usage errors included) are escaped (:func:`term_lines`) before click
     prints them: a message often names a file ("…/x\\x1b[2J.jpg: not an
-    image"), and click writes it as it is (attack run 13, A13-4)."""
+    image"), and click writes it as it is."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -233,7 +233,7 @@ lband AS (
           -- one primary-key probe per member (LATERAL ... OFFSET 0): as a
           -- join, the planner read every vector of the library (a sequential
           -- scan of asset_vector, 2.1 s of the 3.0 s of a filtered search on
-          -- the 100k benchmark library, issue 17)
+          -- the 100k benchmark library)
           CROSS JOIN LATERAL (SELECT v0.embedding FROM asset_vector v0
                               WHERE v0.asset_id = s.asset_id AND v0.model_id = 12
                                 AND v0.lane = 'image' OFFSET 0) v

@@ -1,4 +1,4 @@
-"""Who may see what (SPEC P1, P3): users, groups, grants, embargoes and
+"""Who may see what (P1, P3): users, groups, grants, embargoes and
 usage-rights expiry, applied as WHERE clauses of the search statement."""
 
 from .viewer import OWNER, Viewer

@@ -254,7 +254,7 @@ def set_dates(conn: psycopg.Connection, tenant_id: int, asset_ids: list[int],
     return n
 
 
-# -- the user lifecycle (issue 11) ---------------------------------------------------------
+# -- the user lifecycle ---------------------------------------------------------
 
 #: What each action on users, groups and grants is called in the audit log.
 USER_ACTIONS = ("user_password", "user_disable", "user_enable", "user_delete",

@@ -174,7 +174,7 @@ def collections(conn: psycopg.Connection, tenant_id: int, viewer: Viewer) -> lis
     """Collections the viewer can read something in, with their asset counts
     (sub-collections included): ``{"id", "path", "parent_id", "hand_made",
     "assets", "full_path"}``; ``full_path`` (source root + path) is None for
-    hand-made ones and for a member, who sees no server path (issue 11)."""
+    hand-made ones and for a member, who sees no server path."""
     return [{"id": r[0], "path": r[1], "parent_id": r[2], "hand_made": r[3],
              "assets": r[4], "full_path": r[5] if viewer.see_all else None}
             for r in conn.execute(q.COLLECTIONS, {"tenant_id": tenant_id, **viewer.params()})]
@@ -208,7 +208,7 @@ def copy_checked(path: str, sha256: bytes, size: int) -> tuple[BinaryIO | None, 
     Read once, through one descriptor (:func:`_open_regular`), hashed as it
     is copied (:func:`loupe.ingest.image.hashed_copy`): the caller decodes
     the copy, never the file, so a write to the file after the check changes
-    nothing it reads (attack run 12, A12-2). The caller closes the copy."""
+    nothing it reads. The caller closes the copy."""
     fh, why = _open_regular(path, size)
     if fh is None:
         return None, why
@@ -233,7 +233,7 @@ class NoVerifiedFile(LookupError):
     or holds other bytes, or the bytes are not the picture the ingest
     decoded — so what was computed from it before may not be the asset's;
     False when its files are only missing or could not be read (a source not
-    mounted, a full temporary directory: attack run 14, A14-2, A14-3)."""
+    mounted, a full temporary directory)."""
 
     def __init__(self, message: str, evidence: bool = True):
         super().__init__(message)
@@ -251,11 +251,10 @@ def open_asset_bytes(conn: psycopg.Connection, asset_id: int) -> tuple[BinaryIO,
     swapped for a link, a FIFO, a pixel bomb or other bytes since the ingest
     is never read, and a write to the file after the check never reaches
     the copy, so what the pass stores on the asset comes from the asset's own
-    bytes, which passed the ingest's pixel ceiling (attack runs 11 and 12,
-    A11-1, A11-2, A12-2). Their header must give the width and height the
+    bytes, which passed the ingest's pixel ceiling. Their header must give the width and height the
     ingest decoded, read before any decode: an asset whose SHA-256 was taken
-    of other bytes than it decoded (a race in an ingest before the fix of
-    A13-2) never gets a pixel bomb decoded. The caller closes the file.
+    of other bytes than it decoded (a file rewritten between an older ingest's hash and
+    its decode) never gets a pixel bomb decoded. The caller closes the file.
 
     Raises:
         NoVerifiedFile: the asset is gone, or none of its files holds its bytes.
@@ -273,7 +272,7 @@ def open_asset_bytes(conn: psycopg.Connection, asset_id: int) -> tuple[BinaryIO,
         seen.add(why)
         if fh is None:
             continue
-        try:   # the header, before any decode: the size the ingest decoded (A13-2)
+        try:   # the header, before any decode: the size the ingest decoded
             with Image.open(fh) as im:
                 shape = im.size
         except Exception as exc:  # noqa: BLE001 - any header Pillow refuses

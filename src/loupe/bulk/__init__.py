@@ -1,4 +1,4 @@
-"""Bulk actions on a whole result set (SPEC C6)."""
+"""Bulk actions on a whole result set (C6)."""
 
 from .actions import ACTIONS, BulkError, ConfirmationRequired, apply_action
 

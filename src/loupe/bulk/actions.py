@@ -1,4 +1,4 @@
-"""Bulk actions on a result set (SPEC C6).
+"""Bulk actions on a result set (C6).
 
 A bulk action is applied to every asset a search returns — all of them,
 not the page on screen — and only when the search can prove it returned
@@ -83,8 +83,8 @@ def _text(value: Any, what: str) -> str:
     none of them a control character (Unicode Cc: ESC, CR, NUL…), a line or
     paragraph separator or a bidirectional control (U+202E…): they would
     reach the terminals and pages that print the keyword or the audit log,
-    or reorder what follows them (attack runs 11 and 12, A11-3, A12-4;
-    :func:`loupe.terminal.unsafe`).
+    or reorder what follows them
+    (:func:`loupe.terminal.unsafe`).
 
     Raises:
         BulkError: empty, too long, or holding such a character (named).

@@ -1,4 +1,4 @@
-"""A bulk action over what a search finds (SPEC C6): the search of
+"""A bulk action over what a search finds (C6): the search of
 :meth:`loupe.Library.search` with the same scope, language and filter, run
 inside :func:`loupe.bulk.actions.apply_action`'s transaction, and the
 scope and filter written to the audit log as they were resolved."""

@@ -9,7 +9,7 @@ from ..filters.options import tree_from_options
 
 
 def _filter_options(f):
-    """The readable filter options of ``loupe search`` (issue 17)."""
+    """The readable filter options of ``loupe search``."""
     opts = [
         click.option("--where", metavar="JSON", help="A filter tree as JSON (docs/filters.md), "
                      "AND-ed with the options below."),

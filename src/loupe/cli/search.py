@@ -68,7 +68,7 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
     if as_json:
         _emit_json(result.as_dict())
         return
-    if result.filter is not None:   # words for people; the JSON is in --json (issue 17)
+    if result.filter is not None:   # words for people; the JSON is in --json
 
         console.print("filter: " + sentence(result.filter), highlight=False, markup=False)
     for notice in result.notices:
@@ -203,7 +203,7 @@ def show(obj: _Ctx, asset_id: int, as_json: bool) -> None:
             if d[key]:
                 console.print(f"  {key}: {term(d[key])}", highlight=False, markup=False)
     m = asset.get("machine")
-    if m:  # apart from what people wrote: measured in the pixels (issue 15)
+    if m:  # apart from what people wrote: measured in the pixels
         console.print("[bold]machine words[/] (from the pixels, not from any file)", markup=True)
         console.print(f"  kind {m['kind']}, {m['orientation']}, {m['size_class']}; background "
                       f"{m['background']}{' (' + m['background_colour'] + ')' if m['background_colour'] else ''}"

@@ -67,7 +67,7 @@ def duplicates_cmd(obj: _Ctx, radius: int | None, as_json: bool) -> None:
     near = [g for g in groups if g["kind"] == "near"]
     exact = [g for g in groups if g["kind"] == "exact"]
     # (only exact copies are copies: a near group's "rest" may be another
-    # picture, to be looked at before anything is deleted; new-user run)
+    # picture, to be looked at before anything is deleted)
     console.print(f"{len(near):,} near-duplicate groups, {len(exact):,} exact-bytes groups; "
                   f"{sum(g['reclaimable'] for g in exact):,} bytes held by exact copies, "
                   f"{sum(g['reclaimable'] for g in near):,} by the rest of near groups "

@@ -1,4 +1,4 @@
-"""Conversational search (SPEC X4): a sentence compiles into the filter tree of
+"""Conversational search (X4): a sentence compiles into the filter tree of
 the advanced search plus free text, with an explicit intent; a conversation is
 a server-side state owned by its user.
 

@@ -246,8 +246,8 @@ def _back(today: date, n: int, unit: str) -> date:
 
 def _in_calendar(d: date | None) -> date | None:
     """``d`` when its range's end is still a date (the filter tree's years,
-    :func:`loupe.filters.tree.in_calendar`), else None: the words stay free text (attack run
-    3: "taken on 9999-12-31" overflowed)."""
+    :func:`loupe.filters.tree.in_calendar`), else None: the words stay free text
+    ("taken on 9999-12-31" would overflow)."""
     return d if d is not None and in_calendar(d.year) else None
 
 

@@ -7,8 +7,8 @@ Values follow the contract: English palette colour names, ``kind``,
 ``orientation`` and ``background`` enumerations, lower-case file formats.
 Source of the mappings: written for this project (docs/conversation.md,
 "Lexicon"); "black and white" maps to the palette name ``grey`` because the
-contract's colour predicate only knew palette names; since issue 17 row 2
-(migration 0025) they are the predicate ``{"monochrome": true}``, decided from
+contract's colour predicate only knew palette names; since migration
+0025 they are the predicate ``{"monochrome": true}``, decided from
 the pixels (loupe.pixels.monochrome).
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ COLOURS: dict[str, str] = {
     "brunes": "brown", "noir": "black", "noire": "black", "noirs": "black", "noires": "black",
     "blanc": "white", "blanche": "white", "blancs": "white", "blanches": "white",
     "gris": "grey", "grise": "grey", "grises": "grey", "beiges": "beige",
-    # the rest of the machine-words palette (loupe.pixels.palette, issue 15);
+    # the rest of the machine-words palette (loupe.pixels.palette);
     # "olive" and "lime" alone are left out: they are also fruit
     "maroon": "maroon", "gold": "gold", "golden": "gold", "teal": "teal", "turquoise": "turquoise",
     "navy": "navy", "magenta": "magenta", "bordeaux": "maroon", "doré": "gold", "dorée": "gold",
@@ -226,7 +226,7 @@ RESTRICT_PHRASES = {tuple(p.split()) for p in (
 NEGATE = {"not", "without", "except", "excluding", "exclude", "minus", "no", "pas", "sans", "sauf",
           "hormis", "excepté", "exceptés", "exceptées", "remove", "drop", "hide", "enlève", "enlever",
           "retire", "retirer", "exclus", "exclure", "ni",
-          # removal verbs (issue 17 row 1): an unknown one used to fall back to replace
+          # removal verbs: an unknown one used to fall back to replace
           "removing", "omit", "omitting", "skip", "skipping", "discard", "ditch", "lose", "eliminate",
           "delete", "nix", "enlevez", "enlève-moi", "retirez",
           "retire-moi", "vire", "virer", "virez", "vire-moi", "supprime", "supprimer", "supprimez",

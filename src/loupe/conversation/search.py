@@ -2,8 +2,7 @@
 
 The state (filter tree + free text) goes to ``Library.search(text,
 filters=tree)`` — the same statement, permissions and completeness verdict as
-every search.  Until the filter tree is part of ``Library.search`` (issue 17
-part 1, branch *filters*), a state with a filter is NOT searched as text only
+every search.  Where a build's ``Library.search`` takes no filter tree, a state with a filter is NOT searched as text only
 (that would silently drop the constraints): the answer says "filters not
 available" instead.
 """
@@ -19,7 +18,7 @@ FILTERS_MISSING = ("filters not available: this build's search does not take a f
 
 
 def filters_supported(library) -> bool:
-    """Whether ``Library.search`` takes ``filters=`` (issue 17 part 1 merged)."""
+    """Whether ``Library.search`` takes ``filters=`` ."""
     return "filters" in inspect.signature(type(library).search).parameters
 
 

@@ -22,7 +22,7 @@ from .state import State, apply
 
 MAX_TURNS = 200          # turns in one conversation; the 201st is refused
 MAX_LISTED = 50          # conversations listed at once
-# Bounds of what one user may store (attack run 3, F7: 200 turns of a growing
+# Bounds of what one user may store (200 turns of a growing
 # state were 3.8 MB, and conversations per user had no limit); each is checked
 # before the turn is stored or searched.
 MAX_CONVERSATIONS = 50   # per user: creating one more drops the least recently used
@@ -114,7 +114,7 @@ def _check_terms(conn, text: str, lang: str, cid: int) -> None:
     """Raise :class:`StateTooLarge` when the state's free text is past the
     lexical lane's query bounds (``MAX_QUERY_CHARS`` / ``MAX_QUERY_TERMS``,
     N3), before the turn is stored: a stored state the search then refuses
-    would fail every later turn of the conversation (attack run 5, B8)."""
+    would fail every later turn of the conversation."""
     if not text:
         return
     try:

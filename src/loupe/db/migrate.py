@@ -6,7 +6,7 @@ transaction, and recorded in ``schema_migration`` with the SHA-256 of the file
 as applied. An advisory lock keeps two processes from migrating the same
 database at once.
 
-Rules (SPEC N6; pgvector's habit of one upgrade script per release):
+Rules (N6; pgvector's habit of one upgrade script per release):
 
 * **One file per change, never edited once merged.** A fix to an applied
   migration is a new file with the next number (``CREATE OR REPLACE`` for

@@ -80,7 +80,7 @@ def connect(home: Path, database_url: str | None, *, create: bool) -> psycopg.Co
         raise LibraryNotInitialized(
             f"no Loupe library in {home}: create one with 'loupe init' "
             f"(or set LOUPE_HOME to the library's home)")
-    private_home(home)   # 0700 folders, 0600 files from here on (issue 11)
+    private_home(home)   # 0700 folders, 0600 files from here on
     conn = psycopg.connect(resolve_database_url(home, database_url), autocommit=True)
     try:
         if not create and not applied(conn):

@@ -1,4 +1,4 @@
-"""Compiling an asset's search document (SPEC S1), one per library language.
+"""Compiling an asset's search document (S1), one per library language.
 
 The document is compiled from everything known about the asset: the
 normalised metadata of each of its files (an asset whose bytes were found
@@ -94,7 +94,7 @@ def lang_alt_values(alt: dict[str, str] | None, lang: str, languages: list[str])
     else the first value), then every other value whose language is not one
     of the library ``languages`` (x-default included): text in a language
     the library does not list stays searchable in each library language's
-    document (issue 12), while a value in another library language stays in
+    document, while a value in another library language stays in
     that language's document only; a value some library language's document
     already holds as its own (an x-default repeating a language's value, or
     the x-default a language without its own value falls back to) is not
@@ -269,7 +269,7 @@ SELECT (SELECT coalesce(array_agg(keyword ORDER BY added_at, keyword), ARRAY[]::
 
 # Names of the people a person confirmed in the asset's pictures (migration
 # 0022): confirmed faces of named, visible (not hidden) people. Unconfirmed
-# faces and unnamed clusters never reach the document (SPEC X2). First all
+# faces and unnamed clusters never reach the document (X2). First all
 # of them (the whole document), then those confirmed in Loupe (the file
 # documents: a name confirmed only by a region written in one file is that
 # file's word, and that file's document already holds it).
@@ -413,7 +413,7 @@ def rebuild_file_documents(conn: psycopg.Connection, tenant_id: int, asset_id: i
     file alone (the keywords people added to the asset, ``added_keywords``,
     and hand-made collection names are left out: they are not any file's
     words, and a member reading one copy must not find the asset by words
-    added for another; issue 11) plus the ``people`` confirmed in Loupe in its pixels (every file holds
+    added for another) plus the ``people`` confirmed in Loupe in its pixels (every file holds
     those pixels; names confirmed only by another file's region are left out).
     An asset with one file has none (its whole document is that file's).
     ``files`` and ``file_ids`` are parallel. ``machine``: the asset's

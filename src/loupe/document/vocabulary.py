@@ -1,4 +1,4 @@
-"""Controlled vocabularies (SPEC S2): reading taxonomy files and storing them.
+"""Controlled vocabularies (S2): reading taxonomy files and storing them.
 
 A vocabulary is a tree of terms. An asset carries a term when one of its
 keywords or collection names equals (lower-cased, accents folded) one of the
@@ -203,8 +203,7 @@ ON CONFLICT DO NOTHING
 #            has any: an ambiguous word alone does not say where it belongs.
 # Why: Tux Paint's vocabulary has 23 terms labelled "Cartoon", one under each
 # of Bears, Cats, Fruit, Insects…; a ladybug in animals/insects/cartoon/
-# carried all 23 with their ancestors, and "bear" found pineapples (new-user
-# run, stop 27). With the folder names beside it, "cartoon" is Insects' own.
+# carried all 23 with their ancestors, and "bear" found pineapples. With the folder names beside it, "cartoon" is Insects' own.
 CARRIED_TERMS = """
 lab AS (
     SELECT DISTINCT loupe_label_norm(k) AS label

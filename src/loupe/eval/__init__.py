@@ -1,4 +1,4 @@
-"""The evaluation instrument (SPEC E1–E9): query sets with provenance, runs
+"""The evaluation instrument (E1–E9): query sets with provenance, runs
 through the production search path (read-only), metrics with intervals,
 pooled blind judging and the leak check. See docs/evaluation.md."""
 

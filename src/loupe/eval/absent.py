@@ -14,8 +14,8 @@ import numpy as np
 
 def absent(ev, runs: list[str]) -> list[dict[str, Any]]:
     """What each run returned for its queries, truth or not — for a set
-    of absent subjects (things the library does not hold; issue 14,
-    item 4) every row is a false alarm. Per run: ``{"run", "query_set",
+    of absent subjects (things the library does not hold) every row is a
+    false alarm. Per run: ``{"run", "query_set",
     "system", "queries", "with_rows"`` (queries that got any row),
     ``"mean_rows"``, ``"median_rows"`` (rows returned in all, the search's
     total; None when the system records none), ``"mean_top_k"`` (rows in
@@ -46,7 +46,7 @@ def absent(ev, runs: list[str]) -> list[dict[str, Any]]:
 
 
 def tradeoff(ev, pairs: list[tuple[str, str]], *, seed: int = 0) -> list[dict[str, Any]]:
-    """The trade-off of looser cut-offs (issue 14, item 4): per
+    """The trade-off of looser cut-offs: per
     configuration, a run over a set with truth (blind queries) and a run
     of the same configuration over absent subjects. Returns per pair
     ``{"blind_run", "absent_run", "recall@10", "ndcg@10"`` (figures with

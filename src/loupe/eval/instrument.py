@@ -1,4 +1,4 @@
-"""The evaluation instrument's Python API (SPEC E1–E9, V7). Each
+"""The evaluation instrument's Python API (E1–E9, V7). Each
 ``loupe eval`` command is one method of :class:`Evaluation`.
 
     >>> from loupe import Library

@@ -1,4 +1,4 @@
-"""The blind judging page (SPEC E6, E7) as a FastAPI ``APIRouter``, and a
+"""The blind judging page (E6, E7) as a FastAPI ``APIRouter``, and a
 small standalone app for ``loupe eval judge`` (the web app can mount the
 same router).
 
@@ -18,7 +18,7 @@ Routes (prefix ``/judge``)::
     GET  /judge/{pool}/picture/{token}    the picture's bytes
     GET  /judge/judging.js, judging.css   the page's script and style (no inline script)
 
-Who may see what (SPEC P1): every route answers through the viewer of the
+Who may see what (P1): every route answers through the viewer of the
 :class:`Evaluation`'s library. In the web app that is the logged-in user:
 pairs whose asset it may not read are skipped, not counted in its progress,
 and their tokens answer like unknown ones; the judge's name is the user's
@@ -114,7 +114,7 @@ load();
 #: The one answer to every judging request for something that is not there
 #: or not the viewer's to see (an unknown pool, a pool of which the viewer
 #: may read no pair, an unknown or hidden token, a missing picture): the same
-#: bytes, naming nothing (SPEC P1).
+#: bytes, naming nothing (P1).
 NOT_FOUND = "not found"
 
 
@@ -141,7 +141,7 @@ def judging_router(get_evaluation: Callable[[], Evaluation],
     Args:
         get_evaluation: a FastAPI dependency giving the :class:`Evaluation`
             of the request's library; its viewer decides which pairs are
-            shown, counted, graded and pictured (SPEC P1).
+            shown, counted, graded and pictured (P1).
         get_judge: a FastAPI dependency giving the judge's name (the web app:
             the logged-in user's name; a ``judge`` query parameter or body
             field is then ignored). None (the standalone ``loupe eval judge``
@@ -233,8 +233,7 @@ LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
 
 class KeyGate:
-    """ASGI middleware of the standalone judging page (attack runs 9 and 10,
-    F6 and A10-1): it serves the owner's whole pool, private pictures
+    """ASGI middleware of the standalone judging page: it serves the owner's whole pool, private pictures
     included, and has no login, so every request's path must start with the
     page's random key — ``/KEY/judge/...``, the address ``loupe eval judge``
     prints; the key is stripped and becomes the request's ``root_path``, so
@@ -297,7 +296,7 @@ def standalone_app(ev: Evaluation, pool: str | None = None, *, key: str | None =
     app.include_router(judging_router(lambda: ev))
     # the owner's local tool has no login, but gets the same headers, Origin
     # check (no other page may post grades) and body limit as the web app,
-    # behind its own key (attack run 9, F6)
+    # behind its own key
     app.add_middleware(Guard, limits=WebLimits(), authenticated=lambda scope: True)
     app.state.judge_key = key or secrets.token_hex(16)
     app.add_middleware(KeyGate, key=app.state.judge_key, hosts=hosts)

@@ -1,4 +1,4 @@
-"""Metrics with uncertainty (SPEC E3, E6, E8), computed by ranx.
+"""Metrics with uncertainty (E3, E6, E8), computed by ranx.
 
 Per-query values come from ``ranx.evaluate`` (Bassani, "ranx: A Blazing-Fast
 Python Library for Ranking Evaluation and Comparison", ECIR 2022), never
@@ -214,7 +214,7 @@ def compare(qrels: dict[str, dict[str, int]], run_a: dict[str, dict[str, float]]
 def pooled_qrels(truth: dict[str, dict[str, int]],
                  grades: dict[tuple[str, str], list[int]]) -> dict[str, dict[str, int]]:
     """Graded qrels ``{qid: {docno: grade}}`` from a query set's agreed truth
-    and its pooled judgements (SPEC E6). ``grades`` maps (qid, docno) to every
+    and its pooled judgements (E6). ``grades`` maps (qid, docno) to every
     judge's grade of that pair. The truth wins where it names the pair; else
     several judges' grades give their *lower median* (the sorted grades'
     element ``(n - 1) // 2``, so a tie between 1 and 2 gives 1: a pair is not

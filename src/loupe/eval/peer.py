@@ -1,4 +1,4 @@
-"""The reference peer system of the instrument (issue 14, item 3; SPEC F1):
+"""The reference peer system of the instrument (F1):
 what a user would assemble with a general-purpose engine, run in the same
 process on the same library, so that ``loupe eval metrics`` / ``compare``
 treat it like any other system (``loupe eval run SET peer``).

@@ -90,7 +90,7 @@ def next_item(ev, pool: str, judge: str) -> dict[str, Any] | None:
     """The next pair ``judge`` has not judged: ``{"token", "query", "total",
     "done"}`` — nothing that names the asset, its files or its system —
     or None when the judge is done. Only pairs whose asset the library's
-    viewer may read are served and counted (SPEC P1)."""
+    viewer may read are served and counted (P1)."""
     row = ev.conn.execute(q.NEXT_ITEM, {"pool_id": ev.pool_id(pool), "judge": judge,
                                           **ev.lib.viewer.params()}).fetchone()
     if row is None:

@@ -170,22 +170,22 @@ VALUES (%(pool_id)s, %(query_id)s, %(asset_id)s, %(token)s, %(position)s, %(roun
 """
 
 # The judging page shows a viewer only the pairs whose asset it may read
-# (SPEC P1): every statement below takes the viewer's ``see_all`` and
+# (P1): every statement below takes the viewer's ``see_all`` and
 # ``principals`` and passes them to ``loupe_can_read`` (migration 0005), so a
 # hidden pair is skipped, is not counted in the progress, and its token
 # answers like an unknown one.
 
 # The condition that a pool item ``i`` (its asset ``a``) shows no hidden
 # ground truth: its query's text is shown to a viewer only when the viewer
-# may read what the query was written from (attack run 4, A3): a truth by
+# may read what the query was written from: a truth by
 # content hash, the whole asset (every file: coalesce(doc_readers, readers),
 # 0011 — a caption-derived query paraphrases any of its files' metadata); a
 # truth by path, that file (asset_file.readers), not merely another copy
-# of its bytes (attack run 9, F1). Embargo and rights expiry hide as usual.
+# of its bytes (F1). Embargo and rights expiry hide as usual.
 # A reference that names nothing any more (the file renamed, the bytes
 # re-exported, the asset deleted) hides the query from all but a viewer who
 # sees everything: what it was written from can no longer be checked, and
-# failing open served a private picture's paraphrase (attack run 10, A10-3).
+# failing open served a private picture's paraphrase.
 HIDDEN_TRUTH_FREE = """(%(see_all)s OR NOT EXISTS (
         SELECT 1 FROM eval_query tq, jsonb_array_elements(tq.truth) t
         WHERE tq.id = i.query_id
@@ -236,8 +236,8 @@ LIMIT 1
 # (In NEXT_ITEM, PROGRESS and ITEM_BY_TOKEN a pair is the viewer's only when it
 # may also read every asset its query's ground truth names, by content hash or
 # by a file's path: a known-item query is written from its hidden picture, so
-# its text describes that picture (attack run 4, A3). A reference that names
-# no asset any more hides the query too (attack run 10, A10-3).)
+# its text describes that picture. A reference that names
+# no asset any more hides the query too.)
 PROGRESS = """
 WITH visible AS (
     SELECT i.id

@@ -1,4 +1,4 @@
-"""Query-set files (SPEC E1–E3) and TREC qrels/run files.
+"""Query-set files (E1–E3) and TREC qrels/run files.
 
 A query set is a JSON Lines file, one query per line (UTF-8)::
 

@@ -1,4 +1,4 @@
-"""Names people wrote in files ingested before Loupe read them (issue 19).
+"""Names people wrote in files ingested before Loupe read them.
 
 An ingest skips unchanged files, so files ingested before migration 0022
 would never have their ``PersonInImage``, MWG / Microsoft region names or

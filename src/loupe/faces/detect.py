@@ -1,4 +1,4 @@
-"""Finding faces and describing them, on this machine (SPEC X2).
+"""Finding faces and describing them, on this machine (X2).
 
 The detector and the descriptor are dlib's (``dlib-bin``, prebuilt wheels of
 dlib 19/20, Boost licence) with the model files of the

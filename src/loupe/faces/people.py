@@ -1,5 +1,5 @@
 """Faces and people: scanning, incremental clustering, and naming by people
-only (SPEC X2, issue 19).
+only (X2).
 
 * :func:`scan` finds the faces of assets not yet scanned by the installed
   detector version (resumable: one ``face_scan`` row per asset, committed in
@@ -73,7 +73,7 @@ def _region_name(box: tuple[float, float, float, float], regions: list[dict[str,
     least :data:`REGION_OVERLAP`), or None. A name that a person could not
     type into Loupe (:func:`check_name`: too long, or holding a control,
     direction or invisible character) names nothing: the face is clustered
-    as an unnamed one (a file's strings are hostile; left open after attack run 13)."""
+    as an unnamed one (a file's strings are hostile)."""
     best, name = REGION_OVERLAP, None
     for r in regions:
         o = detect.overlap(box, r)
@@ -134,7 +134,7 @@ def scan(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
         results = []
         for asset_id, path, _w, _h in rows:
             try:
-                fh, path = open_asset_bytes(conn, asset_id)   # A11-1: the asset's own bytes
+                fh, path = open_asset_bytes(conn, asset_id)   # the asset's own bytes, never a swapped file
                 with fh:
                     im = detect.open_oriented(fh, max_pixels)
                 reason = detect.skip_reason(im)
@@ -196,7 +196,7 @@ def cluster(conn: psycopg.Connection, tenant_id: int, languages: list[str]) -> i
             best = min(near, key=lambda r: r[1]) if near else None
             nearest = best[0] if best and best[1] < SAME_PERSON_DISTANCE else None
             if region_name:
-                # a name from a file never renames a person (attack run 3, F4:
+                # a name from a file never renames a person (else
                 # a member's upload renamed the owner's unnamed person, hidden
                 # pictures included): it joins the person of that very name,
                 # or opens its own
@@ -342,8 +342,7 @@ def name(conn: psycopg.Connection, tenant_id: int, languages: list[str], person_
     searchable (or gone) exactly when it commits. Re-naming a person that
     a person already named (a typo fixed, the same name saved again; a name
     from a file does not count) confirms no new face: faces that joined it by clustering since it was named stay
-    unconfirmed guesses, so a member never learns the name through them
-    (attack run 4, A6). Returns ``{"id", "label", "assets"}``.
+    unconfirmed guesses, so a member never learns the name through them. Returns ``{"id", "label", "assets"}``.
 
     Raises:
         PeopleError: no such person, or a bad name (:func:`check_name`).

@@ -79,7 +79,7 @@ ORDER BY id LIMIT 1
 # may read the new face's asset (readers <@ readers; the owner's and admins'
 # private files have no readers, so their names still gather their faces):
 # a name written by whoever can read a file never labels faces they cannot
-# read (attack run 3, F4: a member's upload labelled hidden pictures).
+# read (a member's upload labelled hidden pictures).
 NEAREST_CLUSTERED = """
 SELECT f.person_id, f.descriptor <-> %(descriptor)s::vector AS distance
 FROM face f
@@ -114,7 +114,7 @@ WHERE id = %(face_id)s
 PEOPLE = """
 SELECT p.id, p.number,
        -- a member sees the name only through a confirmed face it may read
-       -- (attack run 3: a member's own unconfirmed face showed the name a
+       -- (a member's own unconfirmed face showed the name a
        -- person gave in hidden pictures)
        CASE WHEN %(see_all)s OR bool_or(f.confirmed) THEN p.name END AS name, p.hidden,
        count(DISTINCT f.asset_id) AS assets, count(*) AS faces,
@@ -193,7 +193,7 @@ UPDATE face SET confirmed = %(confirmed)s, from_file = false WHERE person_id = %
 
 # Re-naming a person that has a name: the faces already confirmed take the
 # new name; the machine's guesses (faces clustered in since, a member's
-# upload among them) stay guesses (attack run 4, A6).
+# upload among them) stay guesses.
 RECONFIRM_FACES = """
 UPDATE face SET from_file = false WHERE person_id = %(person_id)s AND confirmed
 """

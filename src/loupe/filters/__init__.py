@@ -1,4 +1,4 @@
-"""Filters (issue 17, SPEC X4/C4/C5): a tree of AND / OR / NOT over typed
+"""Filters (X4/C4/C5): a tree of AND / OR / NOT over typed
 predicates, compiled into clauses of the one search statement.
 
 * :mod:`.tree` — the JSON contract, parsing and validation (:func:`parse`);

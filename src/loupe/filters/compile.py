@@ -11,7 +11,7 @@
   the enumeration runs on each driven asset: an exact driver (every one but
   ``person``'s) guarantees its predicate, so e.g. a year AND an orientation
   enumerated from the capture-time index tests only the orientation per
-  asset (issue 17: the re-test of each member's capture date was most of a
+  asset (the re-test of each member's capture date was most of a
   filtered lexical search's time). ``"true"`` when nothing is left;
 * ``params`` — the values, bound as ``%(flt_N)s`` parameters (never written
   into the text), plus ``filter_limit``.
@@ -222,7 +222,7 @@ class _Compiler:
         if f in MACHINE_FIELDS:
             if not self.ctx.machine:
                 raise FilterError(path, f"{f} filters need machine words, which this library "
-                                        f"does not have yet (issue 15: 'loupe enrich')")
+                                        f"does not have yet ('loupe enrich')")
             b = self.bind(v)
             return q.TEST[f].format(v=b), q.DRIVER[f].format(v=b)
         if f == "person":
@@ -238,7 +238,7 @@ def compile_tree(tree: Any, ctx: Context) -> Compiled:
     Raises:
         FilterError: the tree is not valid, names a collection the context
             did not resolve, or a predicate the viewer or library cannot use
-            (rights states for members, machine words before issue 15).
+            (rights states for members, machine words in a library that has none yet).
     """
     node = parse(tree)
     c = _Compiler(ctx)

@@ -1,4 +1,4 @@
-"""Facets of a result (issue 17): the most common values of each facet
+"""Facets of a result: the most common values of each facet
 among the assets of a result, with counts.
 
 Computed by one statement over the result's asset ids (at most the bulk

@@ -1,4 +1,4 @@
-"""Named SQL of filters (issue 17, migrations 0020 and 0026).
+"""Named SQL of filters (migrations 0020 and 0026).
 
 Each predicate has two forms, both with bound parameters only (the names
 ``{v}``, ``{w}`` ... are filled with placeholder names the compiler makes,
@@ -14,7 +14,7 @@ Each predicate has two forms, both with bound parameters only (the names
   miss one the test accepts. Every driver but ``person``'s is also
   **exact**: each asset of it passes the test (its file read test is in the
   driver), so the enumeration does not run that predicate's test again per
-  asset (issue 17, :mod:`loupe.filters.compile`).
+  asset (:mod:`loupe.filters.compile`).
 
 Per-file values (creator, keyword, location, country, capture date,
 folder) count only from files the viewer may read (migration 0011: a member
@@ -37,8 +37,7 @@ TOKEN = "ARRAY[{p} || lower(btrim({v}))]"
 
 # The per-file tests read only the columns 0026 stores with each file
 # (facet_tokens, country, captured), never its metadata or raw metadata (a
-# member's large raw metadata once cost seconds per predicate: attack run 5,
-# B6). Each is a probe of asset_file_asset_idx for the asset's files.
+# member's large raw metadata once cost seconds per predicate). Each is a probe of asset_file_asset_idx for the asset's files.
 _FILE_TOKEN = ("EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id AND " + READ_FILE +
                " AND f.facet_tokens @> " + TOKEN + ")")
 TEST = {
@@ -51,7 +50,7 @@ TEST = {
                " AND lower(f.country) = lower(btrim({v})))",
     # keywords people added to the asset (asset_keyword): asset-wide, so only
     # for a viewer who reads every file of it (the whole document: doc_readers,
-    # migration 0011), never through one copy (issue 11)
+    # migration 0011), never through one copy
     "asset_keyword": "(" + READ_WHOLE + " AND EXISTS (SELECT 1 FROM asset_keyword k"
                      " WHERE k.asset_id = a.id AND lower(k.keyword) = lower(btrim({v}))))",
     "captured": "EXISTS (SELECT 1 FROM asset_file f WHERE f.asset_id = a.id"
@@ -79,7 +78,7 @@ TEST = {
               " AND lower(p.name) = lower(btrim({v}))"
               " AND (NOT f.from_file OR %(see_all)s OR loupe_can_read_doc(a.readers,"
               " a.doc_readers, a.embargo_until, a.rights_expire_at, %(principals)s::bigint[])))",
-    # machine words (asset_machine, migration 0019 of issue 15)
+    # machine words (asset_machine, migration 0019)
     "kind": "EXISTS (SELECT 1 FROM asset_machine m WHERE m.asset_id = a.id AND m.kind = {v})",
     "colour": "EXISTS (SELECT 1 FROM asset_machine m WHERE m.asset_id = a.id"
               " AND m.colours @> ARRAY[{v}]::text[])",
@@ -201,7 +200,7 @@ ROW_TEST = "coalesce((SELECT {test} FROM asset a WHERE a.id = {alias}), false)"
 # says so"): one row at most.
 ANY_MEMBER = "SELECT EXISTS (SELECT 1 FROM ({members}) x)"
 
-# Facets (issue 17): for the assets of a result (%(ids)s: the result's rows,
+# Facets: for the assets of a result (%(ids)s: the result's rows,
 # at most BULK_MAX, never a second scan of the library), the values of each
 # facet with the number of those assets holding it, the %(top)s most common
 # per facet (ties by value). Per-file values come only from files the viewer

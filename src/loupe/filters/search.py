@@ -22,7 +22,7 @@ from ..search.context import SearchContext
 from ..search.pipeline import SearchPipeline, SearchRequest
 from ..search.result import Hit, SearchResult
 
-#: Whether the machine-words table exists (issue 15, migration 0019).
+#: Whether the machine-words table exists (migration 0019).
 MACHINE_TABLE = "SELECT to_regclass('asset_machine') IS NOT NULL"
 
 
@@ -168,8 +168,8 @@ def filtered_search(lib: SearchContext, query: str, langs: list[str], limit: int
             why = empty_notice(lib.conn, compiled, lib.tenant_id, lib.viewer)
             if why is not None:
                 # no readable asset passes the filter: nothing can match, and
-                # that is proven whatever a lane would have bridged (attack
-                # run 15: "No results — not proven" under "no asset passes")
+                # that is proven whatever a lane would have bridged ("No results — not
+                # proven" under "no asset passes" would contradict itself)
                 res.verdict, res.total_exact = "complete", True
             res.notices.append(why or "nothing that passes the filter matches the query")
     else:

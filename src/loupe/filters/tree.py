@@ -1,7 +1,7 @@
-"""The filter tree (SPEC X4, C4): AND / OR / NOT over typed predicates.
+"""The filter tree (X4, C4): AND / OR / NOT over typed predicates.
 
 Its JSON shape is the shared contract of docs/filters.md (and of the
-conversational compiler, issue 17 part 2)::
+conversational compiler)::
 
     node := {"all": [node, ...]} | {"any": [node, ...]} | {"not": node} | predicate
     predicate := one key naming the field, e.g.
@@ -11,7 +11,7 @@ conversational compiler, issue 17 part 2)::
       {"collection": "path or id:N"}                              sub-collections included
       {"media_type": "image/png"}  {"format": "png"}
       {"kind": "photo"}  {"colour": "red"}  {"background": "white"}  {"cutout": true}
-      {"monochrome": true}  (black and white / greyscale pixels, issue 17 row 2)
+      {"monochrome": true}  (black and white / greyscale pixels)
       {"orientation": "portrait"|"landscape"|"square"|"panorama"}  as displayed
       {"country": "Portugal"}  {"location": "Lisbon"}
       {"person": "Name"}
@@ -165,7 +165,7 @@ def parse(tree: Any) -> Node:
             tree = json.loads(tree)
         except ValueError as exc:
             raise FilterError("$", f"not JSON ({exc})") from None
-        except RecursionError:  # ~1,000 levels: far past MAX_DEPTH (attack run 3, F2)
+        except RecursionError:  # ~1,000 levels: far past MAX_DEPTH: a clear error, not a crash
             raise FilterError("$", f"nested deeper than {MAX_DEPTH} levels") from None
     count = [0]
     return _node(tree, "$", 0, count)
@@ -202,7 +202,7 @@ def _text(val: Any, path: str) -> str:
 
 
 #: Years a date of a filter may have: the range's end, the next day, must
-#: still be a date (attack run 3: 9999-12-31 overflowed).
+#: still be a date (9999-12-31 overflowed).
 FIRST_YEAR, LAST_YEAR = 1800, 9998
 
 

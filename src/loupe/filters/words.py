@@ -1,4 +1,4 @@
-"""A filter tree in words, for people (issue 17): what the CLI and the web
+"""A filter tree in words, for people: what the CLI and the web
 page print where they used to print the tree's JSON, e.g.
 
     {"all": [{"captured": {"from": "2019-01-01", "to": "2020-01-01"}},

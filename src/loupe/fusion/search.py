@@ -1,4 +1,4 @@
-"""Fusion (SPEC F1–F3, V4–V6): the lexical lane and the vector lanes in one
+"""Fusion (F1–F3, V4–V6): the lexical lane and the vector lanes in one
 SQL statement, combined by reciprocal rank fusion.
 
     rrf(d) = Σ_lanes w_lane / (k + rank_lane(d))      (absent from a lane: 0)

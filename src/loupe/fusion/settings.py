@@ -1,4 +1,4 @@
-"""The fusion settings of a tenant (SPEC F1, migration 0016): each lane's
+"""The fusion settings of a tenant (F1, migration 0016): each lane's
 weight in reciprocal rank fusion and RRF's rank constant k,
 
     rrf(d) = Σ_lanes w_lane / (k + rank_lane(d))
@@ -23,7 +23,7 @@ FUSION_BOUNDS = {"w_lexical": (0.0, 10.0), "w_text": (0.0, 10.0), "w_image": (0.
 
 
 def read(conn: psycopg.Connection, tenant_id: int) -> dict[str, Any]:
-    """The fusion settings (SPEC F1): ``{"w_lexical", "w_text", "w_image"}``
+    """The fusion settings (F1): ``{"w_lexical", "w_text", "w_image"}``
     (floats) and ``"rrf_k"`` (int). rrf(d) = Σ w_lane / (k + rank), defaults
     w 1 and k 60: plain reciprocal rank fusion (Cormack, Clarke and Büttcher,
     SIGIR 2009)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class BadFile(Exception):
-    """One file that cannot be ingested, with the reason (SPEC N3).
+    """One file that cannot be ingested, with the reason (N3).
 
     Attributes:
         path: the file's path as walked.
@@ -13,7 +13,7 @@ class BadFile(Exception):
             file name Loupe cannot store: not valid UTF-8), ``not_regular``
             (a symbolic link, FIFO, socket or device under an image name: never
             followed or read), ``too_many_words`` (an ingest with a bound on
-            distinct words, as uploads have: attack run 7, D3).
+            distinct words, as uploads have).
         reason: a sentence for a person, naming what is wrong.
     """
 

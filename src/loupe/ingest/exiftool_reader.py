@@ -1,5 +1,5 @@
 """The ExifTool driver: one long-lived ExifTool process that reads EXIF, IPTC-IIM
-and XMP (SPEC S6).
+and XMP (S6).
 
 ExifTool is the field's reference reader. Loupe keeps one long-lived ExifTool
 process in ``-stay_open`` batch mode (through ``pyexiftool``) and reads files
@@ -73,13 +73,13 @@ def display_path(path: str) -> str:
 #: Seconds one ExifTool call may take (a batch, or a single file when a batch
 #: is retried file by file) before its process is killed and the file fails
 #: with a clear reason. Ordinary files take milliseconds; the bound is for
-#: hostile ones (attack run 3, F13: a 3,000-deep XMP packet took 37-85 s).
+#: hostile ones (a 3,000-deep XMP packet took 37-85 s).
 READ_TIMEOUT_S = 30.0
 
 #: Seconds one :meth:`ExifToolReader.read` (one ingest batch: at most
 #: ``pipeline.BATCH_SIZE`` files, so an upload request of 200 files is at
 #: most 5 of them) may spend in ExifTool in all, retries included. Before
-#: (attack run 5, B2) a batch that timed out was retried file by file, each
+#: a batch that timed out was retried file by file, each
 #: call again up to :data:`READ_TIMEOUT_S`: 48 slow files cost (1 + 48) x
 #: 30 s, about 25 minutes per upload request. Now each call gets
 #: ``min(READ_TIMEOUT_S, what is left of the budget)``, and a file whose
@@ -92,14 +92,14 @@ READ_BUDGET_S = 60.0
 #: passed that check is still read (its long values are then cut by
 #: :func:`bound_raw`, which stores at most 64 KiB of a file's JSON). A batch
 #: that passes the bound is read again file by file, each with this bound.
-#: Attack run 5 (B1, B3): a 102 KB JPEG with a zlib MIE trailer made
+#: Measured: a 102 KB JPEG with a zlib MIE trailer made
 #: ExifTool print 100 MiB, a 1 MB TIFF whose IFDs all point at one string
 #: 909 MB; the answer was read whole.
 ANSWER_MAX_BYTES = 32 << 20
 
 #: Address space (bytes) the ExifTool process may map: 1 GiB, set on the
 #: child with ``prlimit(2)`` as soon as it starts. ExifTool builds its whole
-#: answer in memory before printing it (attack run 5: 624-915 MB for the
+#: answer in memory before printing it (624-915 MB for the
 #: bombs above, about 6 bytes per byte printed); past this bound Perl stops
 #: with "Out of memory!" and the file fails, instead of the machine swapping.
 #: An idle ExifTool maps about 30 MB; real files need a few MB more.
@@ -141,8 +141,8 @@ def _read_answer(fd: int, b_endswith: bytes, block_size: int) -> bytes:
     tail = b""
     need = len(b_endswith) + 4
     # poll(2), not select(2): select cannot take a descriptor past 1023, and a
-    # server holding many connections hands ExifTool such pipes (attack run 6,
-    # C9: 1,100 idle connections made every upload fail). Not epoll either: the
+    # server holding many connections hands ExifTool such pipes
+    # (1,100 idle connections made every upload fail). Not epoll either: the
     # watchdog dup2()s a directory onto ``fd``, which poll() sees as ready.
     poller = select.poll()
     poller.register(fd, select.POLLIN | select.POLLPRI)
@@ -243,7 +243,7 @@ class ExifToolReader:
         ``budget_s``: seconds of ExifTool for every :meth:`read` of this
         reader together, counted from its first read (None: no such budget,
         only :data:`READ_BUDGET_S` per read); one upload request uses one
-        reader, so its batches share one budget (attack run 5, B2). Files
+        reader, so its batches share one budget. Files
         whose turn comes after it is spent fail with a reason naming
         ``budget_name`` and the budget."""
         self._executable = executable
@@ -358,7 +358,7 @@ class ExifToolReader:
         ``fds``: descriptors the caller holds open, by path. Such a path is
         read through an alias to ``/proc/PID/fd/N``: ExifTool reads the very
         file the caller hashes and decodes, whatever the path names by then
-        (issue 11: a swap and swap back between the reads). Without ``/proc``
+        (a swap and swap back between the reads). Without ``/proc``
         (not Linux) they are read by path.
         """
         paths = list(paths)
@@ -442,8 +442,8 @@ class ExifToolReader:
         file with what is left: first each file with its share of it (what
         is left over the files not yet read), then the files that ran past
         their share, one by one, with what is left then. One slow file thus
-        costs its neighbours nothing but its share (attack run 6, C4: it
-        spent the whole budget, and every file after it failed)."""
+        costs its neighbours nothing but its share (one slow
+        file must not spend the whole budget and fail every file after it)."""
         refused = {a: {"ExifTool:Error": "not handed to ExifTool: not a plain argument"}
                    for a in args if not plain_argument(a)}
         args = [a for a in args if a not in refused]
@@ -503,7 +503,7 @@ class ExifToolReader:
         finally:
             _ANSWER_CAPS.pop(fd, None)
         # each file's answer cut to what Loupe holds before the next call
-        # (attack run 6, C1): a batch holds at most BATCH_SIZE x HOLD_FILE_CHARS
+        # (bounded memory): a batch holds at most BATCH_SIZE x HOLD_FILE_CHARS
         out = {}
         while rows:
             r = rows.pop(0)
@@ -530,7 +530,7 @@ BUDGET_SPENT = "not read: ExifTool spent "
 def check_budget(path: str, raw: dict[str, Any]) -> None:
     """Raise :class:`BadFile` (kind ``metadata``) for image ``path`` when its
     metadata was not read because a time budget was spent: such a file fails
-    before anything decodes it (attack run 5, B2). Other ExifTool errors are
+    before anything decodes it. Other ExifTool errors are
     left to :func:`check_readable`, after the image checks name what is wrong."""
     err = raw.get("ExifTool:Error")
     if isinstance(err, str) and err.startswith(BUDGET_SPENT):

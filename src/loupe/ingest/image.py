@@ -41,7 +41,7 @@ DEFAULT_MAX_PIXELS = 150_000_000
 #: 1; the 16-bit greyscale modes at 2), measured as RSS growth per pixel of
 #: ``Image.new`` in a fresh process (tests/test_decode_memory.py). The bound used
 #: to count a mode's nominal bytes (LA 2, RGB 3), so a 100 MP LA PNG passed
-#: as 200 MB and took 400 MB to decode (attack run 7, D6). A mode not listed
+#: as 200 MB and took 400 MB to decode. A mode not listed
 #: counts 4, the most of any.
 MODE_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16L": 2, "I;16B": 2, "I;16N": 2,
               "LA": 4, "La": 4, "PA": 4, "RGB": 4, "RGBA": 4, "RGBa": 4, "RGBX": 4,
@@ -54,13 +54,13 @@ MODE_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16L": 2, "I;16B": 2, "I;16N"
 #: full-size copies of its own (``exif_transpose`` copies even when there is
 #: nothing to turn; a conversion to RGB or RGBA, 4 bytes a pixel; Pillow's
 #: premultiplied copy of LA and RGBA before resampling, 4 more): a 100 MP
-#: LA PNG grew the server by 1.14 GB in the hash stage (D6).
+#: LA PNG grew the server by 1.14 GB in the hash stage.
 STAGE_BYTES = 2
 #: Working bytes allowed per pixel of the pixel bound: an image may take at
 #: most ``max_pixels x 6`` bytes (decoded + later stages), what ``max_pixels``
 #: of RGB take (4 + 2): so every mode is held to what an RGB image of the
 #: bound costs, and 16-bit greyscale, L and P images reach the pixel bound
-#: itself. The bound used to be 3 nominal bytes a pixel (attack run 6, C8).
+#: itself. The bound used to be 3 nominal bytes a pixel.
 BYTES_PER_BOUND_PIXEL = MODE_BYTES["RGB"] + STAGE_BYTES
 
 
@@ -160,8 +160,7 @@ COPY_IN_MEMORY = 64 << 20
 #: before it is hashed and copied: a picture within the pixel ceiling
 #: (150 megapixels by default) needs less even uncompressed at 16 bits per
 #: channel (900 MB), while a sparse file of any apparent size costs its writer
-#: nothing and filled the temporary directory with its copy (attack run 14,
-#: A14-1).
+#: nothing and filled the temporary directory with its copy.
 MAX_FILE_BYTES = 1 << 30
 
 
@@ -170,8 +169,8 @@ def hashed_copy(fileobj: BinaryIO, max_bytes: int | None = None
     """A private copy of ``fileobj``'s bytes from its start, with their
     SHA-256 digest and count, read once: ``(copy at offset 0, digest,
     bytes)``. Whoever decodes the copy decodes exactly the bytes hashed — a
-    write to the file after this changes nothing in the copy (attack runs 12
-    and 13, A12-2, A13-2: the file was rewritten in place between the hash
+    write to the file after this changes nothing in the copy (a file
+    rewritten in place between the hash
     and the decode, which read it again). In memory up to
     :data:`COPY_IN_MEMORY` bytes, else in an unlinked temporary file; the
     caller closes it. None (nothing kept) when the file holds more than
@@ -217,7 +216,7 @@ def unrecognised(path: str, fileobj: BinaryIO) -> BadFile | None:
     start; the offset is restored), or None (an image, or a problem the full
     inspection names). Run before ExifTool reads the file: ExifTool reads
     PDFs and other documents by their magic bytes and inflates their streams
-    (attack run 4, A1: a PDF named .jpg whose metadata stream inflated to
+    (a PDF named .jpg whose metadata stream inflated to
     100 MiB)."""
     try:
         fileobj.seek(0)
@@ -254,7 +253,7 @@ def jpeg_draft_scale(size: tuple[int, int], request: int) -> int:
 class DecodedImage:
     """An image :func:`decode_image` decoded (first frame), kept open so that
     the perceptual hashes and the machine words read the same pixels instead
-    of decoding the file again (issue 15: three decodes a file were about a
+    of decoding the file again (three decodes a file were about a
     third of the ingest's Python time).
 
     ``facts``: what :func:`inspect_image` returns. ``image``: the loaded
@@ -331,7 +330,7 @@ def decode_image(path: str, thumbnail_path: Path | None, *,
     errors; ``BadFile`` raised leaves nothing open)."""
     try:
         # the size by seeking, not fstat(fileno()): a SpooledTemporaryFile
-        # (hashed_copy) would move to disk for fileno (attack run 14, A14-1)
+        # (hashed_copy) would move to disk for fileno
         size = fileobj.seek(0, os.SEEK_END) if fileobj else os.path.getsize(path)
         if fileobj is not None:
             fileobj.seek(0)
@@ -441,7 +440,7 @@ def _image_signature(path: str, fileobj: BinaryIO | None = None) -> str | None:
 def _write_thumbnail(path: str, im: Image.Image, out: Path, size: int,
                      orientation: int = 1) -> None:
     # shrunk first, then turned and converted: no full-size copy of the
-    # decoded image (attack run 7, D6)
+    # decoded image
     try:
         frame = shrunk(im, size)
         method = TRANSPOSE.get(orientation)

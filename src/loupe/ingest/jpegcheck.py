@@ -2,8 +2,8 @@
 
 A progressive JPEG is coded in scans, and libjpeg decodes every block again
 for each one; nothing limits how many a file holds (libjpeg only warns
-"bogus progression"). The fourth attack run (A4) repeated a 95-byte
-refinement scan 200 times in a 270 KB, 64 MP file: 28.7 s of server CPU per
+"bogus progression"). A hostile file that repeats a 95-byte
+refinement scan 200 times in a 270 KB, 64 MP file costs 28.7 s of server CPU per
 upload (each decode about 8.5 s, draft scaling included), linear in the
 scan count. libjpeg-turbo answers the same attack with a scan limit
 (``TJPARAM_SCANLIMIT``, ``djpeg -maxscans``; see its "Mitigating
@@ -15,13 +15,12 @@ libjpeg's standard progressive scripts use 10 scans for colour and 6 for
 greyscale; a baseline JPEG has one per component at most.
 
 The same walk counts the metadata segments (APP0-APP15 and COM): ExifTool
-reads each one, and nothing else limits their number. The fifth attack run
-(B9) put 500,000 empty COM segments (4 bytes each) in a 2 MB, 64x48 JPEG:
+reads each one, and nothing else limits their number. With
+500,000 empty COM segments (4 bytes each) in a 2 MB, 64x48 JPEG
 ExifTool spent 20-43 s and 346 MB on it, and 5 million (20 MB) ran past 45 s
 (the per-file upload bound of 200 MiB allows about 50 million). Loupe
 refuses more than :data:`MAX_METADATA_SEGMENTS`, the bound it already
-applies to a PNG's text and metadata chunks (:mod:`loupe.ingest.pngcheck`,
-attack run 4, A5), before ExifTool reads the file.
+applies to a PNG's text and metadata chunks (:mod:`loupe.ingest.pngcheck`), before ExifTool reads the file.
 """
 
 from __future__ import annotations
@@ -33,8 +32,8 @@ from collections.abc import Callable
 MAX_SCANS = 100
 
 #: Most scans x megapixels (width x height / 10^6 of the frame) a JPEG may
-#: have: decoding costs about the same per scan and pixel (attack run 5, B5:
-#: 100 scans, the bound above, of a 100 MP frame cost 19 s of server CPU per
+#: have: decoding costs about the same per scan and pixel
+#: (100 scans, the bound above, of a 100 MP frame cost 19 s of server CPU per
 #: upload, and 6 s per search by picture). 2,000 is twice what libjpeg's
 #: standard progressive colour script (10 scans) has at the largest upload
 #: (100 MP): a 100 MP file may have 20 scans, a 20 MP one 100.
@@ -42,7 +41,7 @@ MAX_SCAN_MEGAPIXELS = 2_000
 
 #: Most metadata segments (APPn markers 0xE0-0xEF and COM, 0xFE) a JPEG may
 #: hold: the bound of :data:`loupe.ingest.pngcheck.MAX_METADATA_CHUNKS`
-#: (1,000), for the same reason (attack run 5, B9; see above). Real files
+#: (1,000), for the same reason (see above). Real files
 #: have a handful: JFIF/Exif, XMP, ICC (split in 64 KB segments), Photoshop
 #: IRB, MPF; the largest Extended XMP ExifTool writes (about 16 MB in 64 KB
 #: segments) is about 260 of them.
@@ -59,7 +58,7 @@ _SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
 class _Reader:
     """The bytes of an open file, read with ``os.pread`` one :data:`BLOCK` at a
     time (never a memory map: a file truncated while a map of it is read
-    raises SIGBUS and kills the process, attack run 5, B7). A file that
+    raises SIGBUS and kills the process). A file that
     ends early (truncated during the walk) simply ends: ``byte`` answers
     None and ``find`` -1 past the bytes that could be read."""
 

@@ -1,4 +1,4 @@
-"""ExifTool's tags mapped to Loupe's normalised metadata fields (SPEC S6).
+"""ExifTool's tags mapped to Loupe's normalised metadata fields (S6).
 
 The normalised form of one file's metadata is a plain dict::
 
@@ -18,7 +18,7 @@ The normalised form of one file's metadata is a plain dict::
     }
 
 ``people`` holds the names of the people in the picture as a person wrote
-them (SPEC X2: only names a person gave are searchable): XMP MWG face
+them (X2: only names a person gave are searchable): XMP MWG face
 regions (``mwg-rs:Regions`` of ``Type=Face``), IPTC Extension
 ``PersonInImage`` (and ``PersonInImageWDetails/PersonName``), Microsoft
 Photo regions (``MP:RegionInfoMP`` ``PersonDisplayName``), digiKam
@@ -329,7 +329,7 @@ def document_ids(raw_all: dict[str, Any]) -> tuple[str | None, str | None]:
     Adobe's XMP specification (Part 2, xmpMM): DocumentID stays the same across
     saves of one document; OriginalDocumentID names the document a derivative
     ("save as", export) was made from. Ingest uses them to recognise a file that
-    moved and changed bytes at once (SPEC S7).
+    moved and changed bytes at once (S7).
     """
     out: list[str | None] = []
     for tag in ("XMP-xmpMM:DocumentID", "XMP-xmpMM:OriginalDocumentID"):

@@ -1,7 +1,7 @@
 """Bounds on metadata: what Loupe holds of ExifTool's answer as it is read
 (:func:`hold_bounded`), what it keeps of the normalised fields
 (:func:`bound_fields`, :func:`distinct_words`) and of the raw answer it stores
-(:func:`bound_raw`) (SPEC N3, N5)."""
+(:func:`bound_raw`) (N3, N5)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .metadata import LANG_ALT_FIELDS, LIST_FIELDS, LOCATION_TAGS, ORIENTATION_T
 
 
 #: What Loupe holds of one file's ExifTool answer between the call and the
-#: store (attack run 6, C1: a 32 KB JPEG with a MIE trailer of 31 MiB of text
+#: store (measured: a 32 KB JPEG with a MIE trailer of 31 MiB of text
 #: and one character past U+FFFF was held at 124 MiB, 48 files a batch). Right
 #: after each call is parsed, each file's answer is cut (:func:`hold_bounded`):
 #: a string value to :data:`HOLD_VALUE_CHARS` characters (over what anything
@@ -24,7 +24,7 @@ from .metadata import LANG_ALT_FIELDS, LIST_FIELDS, LOCATION_TAGS, ORIENTATION_T
 #: 512 Ki characters (2 MiB even at 4 bytes a character), a batch of 48 at
 #: most ~100 MiB, 24 MiB in ASCII. The peak of one call stays bounded by
 #: :data:`ANSWER_MAX_BYTES` (the bytes, their text and its parse: about
-#: 400 MiB for the attack's file).
+#: 400 MiB for the largest hostile file measured).
 HOLD_VALUE_CHARS = 32 * 1024
 HOLD_TAG_CHARS = 256 * 1024
 HOLD_FILE_CHARS = 256 * 1024
@@ -150,7 +150,7 @@ MAX_REGIONS = 200
 
 
 #: Bounds on one file's normalised metadata, enforced before anything is
-#: stored or indexed (SPEC N3, N5). PostgreSQL refuses a tsvector over
+#: stored or indexed (N3, N5). PostgreSQL refuses a tsvector over
 #: 1,048,575 bytes ("string is too long for tsvector"), so one unbounded field
 #: would make the whole image fail. With these bounds one file's text is at
 #: most 3 lang-alt values x 10,000 + 3 lists x 20,000 characters per language
@@ -176,7 +176,7 @@ def distinct_words(md: dict[str, Any], name: str = "") -> int:
     (:class:`loupe.ingest.pipeline.Ingester`): each such word becomes a term
     of the search index in every library language (a lexicon row, postings,
     and file postings for an asset with several files), so its count bounds
-    what one file adds to the database (attack run 7, D3). An analyzer may
+    what one file adds to the database. An analyzer may
     add a few joined forms (``SS26-HERO-03`` also gives ``ss26hero03``) and
     drop stop words: the index's distinct terms are within about twice
     this count."""
@@ -270,10 +270,10 @@ def bound_fields(md: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 #: (characters), and the most characters of one file's ``raw_metadata`` as
 #: JSON (the file's part and its sidecar's part are bounded each). ExifTool
 #: inflates and decodes whatever a file holds; a 100 KB upload stored 100 MiB
-#: of raw metadata, which every later filter and facet statement then walked
-#: (attack run 4, A1 and A1b). The first bounds (64 KiB a value, 1 MiB a
+#: of raw metadata, which every later filter and facet statement then walked.
+#: The first bounds (64 KiB a value, 1 MiB a
 #: file) still let a 4 KB upload store 975 KB, 250 times its size, outside
-#: the upload quota (attack run 5, B4). Loupe reads only a few tags of the
+#: the upload quota. Loupe reads only a few tags of the
 #: stored JSON (:data:`READ_BACK`); the normalised fields are taken from
 #: ExifTool's whole answer before this bound, with their own bounds
 #: (:data:`MAX_TEXT_CHARS` ...). Real files' answers measured here: 21

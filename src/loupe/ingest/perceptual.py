@@ -1,4 +1,4 @@
-"""Perceptual hashes of one image (SPEC X1): the ingest hook and the backfill.
+"""Perceptual hashes of one image (X1): the ingest hook and the backfill.
 
 Hashing is commodity: ``imagehash.phash`` (64-bit DCT hash: 32x32 greyscale,
 8x8 lowest frequencies, each bit = coefficient above the median; Zauner,
@@ -75,7 +75,7 @@ def hash_image(im) -> PerceptualHashes:
     then reduced to the hashes' sizes with imagehash's own filter (LANCZOS),
     which imagehash's own resize then leaves as it is. Before, three
     full-size copies (``exif_transpose``'s, RGB's at 4 bytes a pixel,
-    imagehash's greyscale) took a 100 MP LA PNG to +1.14 GB (attack run 7, D6).
+    imagehash's greyscale) took a 100 MP LA PNG to +1.14 GB.
 
     Raises:
         OSError, ValueError: the pixels cannot be decoded.

@@ -1,4 +1,4 @@
-"""The ingest pipeline: walk → read metadata → hash, decode, thumbnail → store (SPEC S6, N3, P2).
+"""The ingest pipeline: walk → read metadata → hash, decode, thumbnail → store (S6, N3, P2).
 
 Guarantees:
 
@@ -11,7 +11,7 @@ Guarantees:
 * Re-running is incremental: a file whose size and modification time (and
   those of its sidecar) are unchanged is skipped without being read.
 * An asset keeps its id, and what people added to it, when its file is edited
-  at the same path or moved (SPEC S7; the rule: :meth:`Ingester._resolve_asset`).
+  at the same path or moved (S7; the rule: :meth:`Ingester._resolve_asset`).
 * One ingest of a folder at a time per tenant (an advisory lock); a second one
   waits for the first.
 * Metadata fields are cut to the bounds of :mod:`loupe.ingest.metadata_bounds` before
@@ -102,7 +102,7 @@ def _same_regular_file(f: FoundFile) -> tuple[int, int, int, int] | None:
     """``(device, inode, size, mtime_ns)`` of ``f.path`` when it is still the
     regular file the walk found (not a link, FIFO or device; same size and
     modification time), else None. Checked before and after the reads of a
-    file so that an entry swapped during an ingest is not stored (issue 11)."""
+    file so that an entry swapped during an ingest is not stored."""
     try:
         st = os.lstat(f.path)
     except OSError:
@@ -186,7 +186,7 @@ class _Prepared:
     #: fields cut to the bounds of loupe.ingest.metadata_bounds (warnings, kind too_long)
     truncated: list[str] = field(default_factory=list)
     hashes: perceptual.PerceptualHashes | str | None = None  # str: why there are none
-    #: machine facts from the pixels (issue 15); ``error`` set: a warning
+    #: machine facts from the pixels; ``error`` set: a warning
     machine: machine_analyse.MachineFacts | None = None
 
 
@@ -206,20 +206,20 @@ class Ingester:
             DocumentID / OriginalDocumentID (only when the new file's folder
             grants no one who could not read the old file). Off for uploads:
             an uploader names its file's DocumentID, so an upload never
-            continues another file's asset (issue 11).
+            continues another file's asset.
         max_words: refuse (kind ``too_many_words``) a file whose name and
             metadata hold more distinct words than this
             (:func:`loupe.ingest.metadata_bounds.distinct_words`), before anything
             of it is stored; None (the default): no bound. Uploads set it
             (``WebLimits.upload_max_words``): every word is a term of the
             index in each library language, about 1.5 KB of database each,
-            which no byte quota of the upload folder saw (attack run 7, D3).
+            which no byte quota of the upload folder saw.
         never_join: a file whose bytes already are an asset is read and
             checked like a new one (metadata, the word bound, pixels) and then
             not stored: listed in ``IngestSummary.left_known``, for the
             caller to remove. A member's upload sets it, so a known file
             meets exactly the refusals a new one would and never attaches to
-            an asset of others (attack run 9, F3: the word bound ran only for
+            an asset of others (F3: the word bound ran only for
             new bytes, and a 400-word sidecar told known bytes from new).
     """
 
@@ -241,7 +241,7 @@ class Ingester:
             raise ValueError(f"no tenant with id {tenant_id}")
         self.languages: list[str] = list(row[0])
         self._collections: dict[tuple[int, str], int] = {}
-        #: machine words (issue 15): OCR on or off for this library, its budget
+        #: machine words: OCR on or off for this library, its budget
         self.machine_opts = machine_enrich.settings(conn, tenant_id)
         # move detection of the current run (see _predecessor)
         self._gone_by_asset: dict[int, list[str]] = {}
@@ -289,7 +289,7 @@ class Ingester:
 
         too_deep: list[str] = []
         found = walk(root_path, exclude=[self.home], skipped=too_deep)
-        for folder in too_deep:     # attack run 6, C7: reported, the rest goes on
+        for folder in too_deep:     # reported, the rest goes on
             shown = display_path(folder)
             reason = (f"folder not walked: more than {MAX_FOLDER_DEPTH} levels below "
                       f"{display_path(str(root_path))} (Loupe's bound on folder depth); "
@@ -357,7 +357,7 @@ class Ingester:
         """Open each file (and sidecar) once, without following a link; hand
         ExifTool those descriptors (``/proc/PID/fd/N``), then hash, decode and
         hash the pixels from the same descriptor: every read sees one file,
-        whatever its path names meanwhile (issue 11)."""
+        whatever its path names meanwhile."""
         fds: dict[str, int] = {}
         try:
             bombs: dict[str, BadFile] = {}
@@ -372,19 +372,18 @@ class Ingester:
                 if f.path in fds and (why := compressed_chunk_problem(fds[f.path])):
                     bombs[f.path] = BadFile(f.path, "metadata", why + ": not read")
                     os.close(fds.pop(f.path))
-                # a JPEG's scans counted before anything decodes it (attack run 4,
-                # A4), and its metadata segments before ExifTool reads them (attack
-                # run 5, B9)
+                # a JPEG's scans counted before anything decodes it, and its
+                # metadata segments before ExifTool reads them (both bound CPU per upload)
                 if f.path in fds and (why := scan_count_problem(fds[f.path])):
                     bombs[f.path] = BadFile(f.path, "too_large", why)
                     os.close(fds.pop(f.path))
                 # a GIF's extension blocks, a TIFF's IFDs and a JPEG's XMP
-                # packets measured before ExifTool reads them (attack run 7, D2)
+                # packets measured before ExifTool reads them
                 if f.path in fds and (why := metadata_structure_problem(fds[f.path])):
                     bombs[f.path] = BadFile(f.path, "metadata", why + ": not read")
                     os.close(fds.pop(f.path))
                 # not an image (a PDF named .jpg): refused before ExifTool
-                # reads and inflates it (attack run 4, A1)
+                # reads and inflates it
                 if f.path in fds:
                     fh = os.fdopen(os.dup(fds[f.path]), "rb")
                     try:
@@ -432,7 +431,7 @@ class Ingester:
             check_budget(f.path, raw_by_path.get(f.path, {}))   # nothing decoded past it
             # hashed as copied: every decode below reads the copy, so the
             # pixels are those of the bytes whose SHA-256 the asset records
-            # (attack run 13, A13-2: rewritten in place between two reads)
+            # (rewritten in place between two reads)
             if f.size > MAX_FILE_BYTES:
                 raise BadFile(f.path, "too_large", f"{f.size:,} bytes, over the limit of "
                                                    f"{MAX_FILE_BYTES:,} bytes a picture file may "
@@ -442,7 +441,7 @@ class Ingester:
             except OSError as exc:
                 raise BadFile(f.path, "io", f"cannot read or copy the file (a full temporary "
                                             f"directory?): {exc.strerror or exc}") from exc
-            if got is None or got[2] != f.size:   # A14-6: the size recorded is the size hashed
+            if got is None or got[2] != f.size:   # the size recorded is the size hashed
                 if got is not None:
                     got[0].close()
                 raise BadFile(f.path, "not_regular", "the file changed size during the ingest: "
@@ -466,7 +465,7 @@ class Ingester:
                     sidecar_md = normalize(sraw)
                     raw_all["sidecar"] = sraw
             metadata, truncated = bound_fields(merge(embedded, sidecar_md))
-            if self.max_words is not None:   # attack run 7, D3: the index is bounded too
+            if self.max_words is not None:   # the index an upload adds is bounded too
                 words = distinct_words(metadata, f.rel_path)
                 if words > self.max_words:
                     return BadFile(f.path, "too_many_words",
@@ -474,10 +473,10 @@ class Ingester:
                                    f"the limit of {self.max_words:,} per uploaded image (each "
                                    f"word is indexed in every library language): shorten its "
                                    f"title, description or keywords")
-            # what is stored of ExifTool's answer is bounded too (attack run 4, A1b)
+            # what is stored of ExifTool's answer is bounded too
             for key, label in (("file", f.path), ("sidecar", f.sidecar_path)):
                 if key in raw_all:
-                    note = raw_all[key].get(HOLD_NOTE)   # cut as read (attack run 6, C1)
+                    note = raw_all[key].get(HOLD_NOTE)   # cut as read (bounded memory)
                     raw_all[key], cut = bound_raw(raw_all[key], str(label))
                     truncated = [*truncated, *([f"{label}: {note}"] if note else []), *cut]
             hashes = perceptual.hash_file(f.path, copy, decoded)
@@ -603,7 +602,7 @@ class Ingester:
         else:
             summary.updated += 1
 
-    # -- asset identity (SPEC S7) -----------------------------------------------
+    # -- asset identity (S7) -----------------------------------------------
 
     def _find_missing(self, source_id: int, known: dict[str, tuple], gone: list[str],
                       found_paths: set[str]) -> None:
@@ -649,7 +648,7 @@ class Ingester:
           of the new file's folder (``collection_id``) could read
           (``DOCUMENT_ID_CONTINUATION_ALLOWED``): a DocumentID is chosen by
           whoever writes the file, so it must not hand an asset's grants,
-          keywords and collections to readers who had none of it (issue 11).
+          keywords and collections to readers who had none of it.
         Every missing file is continued at most once per run.
         """
         if same_bytes_asset is not None:
@@ -686,7 +685,7 @@ class Ingester:
         """The asset a stored file belongs to, and the outcome: ``new``,
         ``duplicate``, ``updated`` or ``merged`` (inside the caller's transaction).
 
-        The asset-identity rule (SPEC S7; README "What ingest reads"): a file
+        The asset-identity rule (S7; docs/guide.md "What ingest reads"): a file
         continuing a known file (same path, or a move) keeps that file's asset.
         With new bytes the asset's content columns are updated in place and its
         pixel vectors dropped (recomputed by the next embed) — unless the asset
@@ -696,8 +695,7 @@ class Ingester:
         asset, which inherits what people added to the old one (see
         :meth:`_inherit`); the old asset goes when it has no file left.
 
-        What people added never lets anyone read more than before (issue 11,
-        attack run 9, F4/F5): on a merge, when a principal the old asset
+        What people added never lets anyone read more than before: on a merge, when a principal the old asset
         reaches as a whole (asset grant, hand-made collection) does not read
         every file of the other asset, grants and hand-made collections do
         not join it — those principals get a grant on the moved file alone
@@ -801,7 +799,7 @@ class Ingester:
     def _fail(self, summary: IngestSummary, err: BadFile, known: tuple | None) -> None:
         """Record a failure. A known file that now fails (caught mid-write by an
         exporter, emptied, damaged) keeps its asset as last read — its id and what
-        people added to it (SPEC S7) — until it reads again: its stored size and
+        people added to it (S7) — until it reads again: its stored size and
         time still differ, so the next run retries it; deleting the file removes
         it as usual."""
         reason = err.reason

@@ -2,7 +2,7 @@
 
 A PNG's ``zTXt``, ``iTXt`` (compressed) and ``iCCP`` chunks hold zlib streams.
 ExifTool inflates them whole and has no limit, so a 0.5 MB file whose one
-text chunk inflates to 512 MiB cost the ingest gigabytes (attack run 3, F12).
+text chunk inflates to 512 MiB cost the ingest gigabytes.
 Pillow bounds the same chunks (``PIL.PngImagePlugin.MAX_TEXT_CHUNK`` per
 chunk, ``MAX_TEXT_MEMORY`` for a file); Loupe applies Pillow's bounds before
 ExifTool sees the file, inflating at most one byte past the bound
@@ -27,13 +27,13 @@ MAX_CHUNK = PngImagePlugin.MAX_TEXT_CHUNK
 #: Inflated bytes allowed for all of a file's compressed chunks: 8 MiB,
 #: Loupe's bound, under Pillow's 64 MiB (``MAX_TEXT_MEMORY``): 60 chunks of
 #: 1 MiB each passed Pillow's bounds and stored 62 MiB of metadata per file
-#: (attack run 4, A1 variant 6); real XMP and ICC profiles are far smaller.
+#:; real XMP and ICC profiles are far smaller.
 MAX_TOTAL = min(PngImagePlugin.MAX_TEXT_MEMORY, 8 * 1024 * 1024)
 #: A compressed chunk larger than this on disk is refused without reading it.
 MAX_STORED_CHUNK = 16 * 1024 * 1024
 #: Most text and metadata chunks (tEXt, zTXt, iTXt, iCCP, eXIf, zxIf) in one
 #: file, and most chunks of any kind: a million empty zTXt chunks (23 MB)
-#: kept ExifTool busy 102 s (attack run 4, A5). A 200 MiB PNG written in
+#: kept ExifTool busy 102 s. A 200 MiB PNG written in
 #: 8 KiB IDAT chunks has about 25,600 chunks.
 MAX_METADATA_CHUNKS = 1_000
 MAX_CHUNKS = 100_000
@@ -58,7 +58,7 @@ def _payload(kind: bytes, data: bytes) -> bytes | None:
         return data[name_end + 2:]
     # iTXt: keyword \0 compressed-flag(1) method(1) language \0 translated \0 text;
     # ExifTool inflates for ANY non-zero flag (PNG.pm: "$compressed and ..."),
-    # not only the specification's 1 (attack run 4, A1)
+    # not only the specification's 1
     if len(data) < name_end + 3 or data[name_end + 1] == 0:
         return None
     rest = data[name_end + 3:]
@@ -76,7 +76,7 @@ XMP_KEYWORD = b"XML:com.adobe.xmp"
 #: ImageMagick's "raw profile" keywords ExifTool also reads XMP from (PNG.pm
 #: ProcessProfile: hex text after a type line and a length line; the APP1
 #: one holds a JPEG APP1 segment, XMP after :data:`XMP_APP1_HEADER`).
-#: Attack run 6, C2: a 1,973-byte PNG with a 3,000-deep packet under
+#: Measured: a 1,973-byte PNG with a 3,000-deep packet under
 #: "Raw profile type xmp" kept ExifTool busy past 45 s, unmeasured.
 RAW_PROFILE_KEYWORDS = (b"Raw profile type xmp", b"Raw profile type APP1")
 XMP_APP1_HEADER = b"http://ns.adobe.com/xap/1.0/\x00"
@@ -139,8 +139,7 @@ def compressed_chunk_problem(fd: int) -> str | None:
 
     Every chunk to the end of the file is walked — ExifTool reads chunks past
     ``IEND`` too ("trailer") —; a stream that is not valid zlib is skipped
-    (ExifTool cannot inflate it either) and the walk goes on (attack run 4,
-    A1: a bomb after ``IEND``, after a broken first chunk, in an iTXt with
+    (ExifTool cannot inflate it either) and the walk goes on (a bomb after ``IEND``, after a broken first chunk, in an iTXt with
     flag 2, or in a compressed eXIf chunk passed). Never raises for a
     malformed file (other checks name what is wrong)."""
     try:

@@ -109,7 +109,7 @@ INSERT INTO ingest_failure (run_id, tenant_id, path, kind, reason, severity)
 VALUES (%(run_id)s, %(tenant_id)s, %(path)s, %(kind)s, %(reason)s, %(severity)s)
 """
 
-# -- asset identity (SPEC S7) -------------------------------------------------
+# -- asset identity (S7) -------------------------------------------------
 # An asset is what Loupe knows about one picture: its id carries grants,
 # keywords, hand-made collections, embargo, rights expiry and judgements. Its
 # bytes may change (a metadata edit, a re-export) and its file may move; see
@@ -140,7 +140,7 @@ DELETE FROM asset_vector WHERE asset_id = %(asset_id)s AND lane IN ('image', 'bo
 """
 
 # Who would read more if what people added to asset 'src' joined asset 'dst'
-# (issue 11, attack run 9, F4): the principals 'src' reaches as a whole (its
+#: the principals 'src' reaches as a whole (its
 # asset grants and the grants of hand-made collections holding it, 0011's
 # loupe_asset_wide_readers) that do not already read every file of 'dst'.
 # Empty: the grants and hand-made collections may join 'dst'; else an asset
@@ -159,7 +159,7 @@ FROM wide
 """
 
 # Would a file's own readers see more of asset 'src' as readers of a fork
-# holding only that file (issue 11, attack run 9, F5)? True when a reader of
+# holding only that file? True when a reader of
 # the file's new folder ('collection_id', with its ancestors) or of the
 # file's own grants ('path', when its row exists) does not read every file
 # of 'src' (coalesce(doc_readers, readers), 0011): keywords and hand-made
@@ -244,7 +244,7 @@ WHERE doc_id IS NOT NULL OR orig_id IS NOT NULL
 # grants). Whoever can write a file names its DocumentID: without this a
 # file planted in a folder granted to a member took over a missing private
 # file's asset, and that member then read its keywords and collections
-# (issue 11; docs/security.md, "Asset identity").
+# (docs/security.md, "Asset identity").
 DOCUMENT_ID_CONTINUATION_ALLOWED = """
 SELECT loupe_file_collection_readers(%(collection_id)s) <@ coalesce(f.readers, '{}')
 FROM asset_file f

@@ -1,7 +1,7 @@
 """The metadata structure of a GIF, a TIFF and a JPEG, measured before ExifTool reads it.
 
-Attack run 5's B9 (a flood of JPEG COM segments) was closed by a JPEG-only
-count (:mod:`loupe.ingest.jpegcheck`); attack run 7 (D2) found the same class
+A flood of JPEG COM segments is bounded by a JPEG-only count
+(:mod:`loupe.ingest.jpegcheck`); the same class of flood exists
 in the other containers ExifTool walks, each held only by the 30 s time bound
 of one ExifTool call:
 

@@ -47,7 +47,7 @@ class FoundFile:
 #: are level 0). A folder deeper than this is not entered and is reported in
 #: ``skipped``: Python 3.11's ``os.walk`` recurses once per level, and a chain
 #: of ~1,000 folders (2 KB of path) raised RecursionError and stopped the
-#: whole root's ingest at every run (attack run 6, C7). Real libraries nest a
+#: whole root's ingest at every run. Real libraries nest a
 #: handful of levels (year/month/day/event); 64 leaves room for any of them.
 MAX_FOLDER_DEPTH = 64
 

@@ -1,10 +1,10 @@
 """The shape of an XMP sidecar, measured before ExifTool reads it.
 
 ExifTool's XMP parser is recursive and its cost grows faster than the
-nesting depth: the third attack run uploaded a 153 KB sidecar nested 3,000
-elements deep that kept one ExifTool busy 61–85 s, after which Python's JSON
+nesting depth: a 153 KB sidecar nested 3,000
+elements deep kept one ExifTool busy 61–85 s, after which Python's JSON
 decoder hit its recursion limit on the answer and the sidecar's metadata was
-silently lost (F13). Loupe now walks a sidecar's XML with lxml's incremental
+silently lost. Loupe now walks a sidecar's XML with lxml's incremental
 parser (libxml2: no entity expansion, no network, no DTD loading) through the
 descriptor it already holds, counting the depth and the elements, and stops
 at the first one past a bound: such a sidecar is not handed to ExifTool, the
@@ -41,8 +41,8 @@ def _walk(chunks) -> str | None:
     ExifTool's own reading reports those). Stops at the first bound passed."""
     # resolve_entities/no_network/load_dtd: libxml2 expands nothing, fetches nothing
     # recover: a syntax error (an undefined "&nbsp;") does not end the
-    # measurement; the deep part after it is still counted (attack run 6,
-    # C2b: one entity before a 3,000-deep part switched the check off, and
+    # measurement; the deep part after it is still counted
+    # (one entity before a 3,000-deep part switched the check off, and
     # ExifTool's lenient parser then spent over 45 s on 806 bytes)
     parser = etree.XMLPullParser(events=("start", "end"), resolve_entities=False,
                                  no_network=True, load_dtd=False, huge_tree=False,
@@ -114,7 +114,7 @@ def packet_shape_problem(packet: bytes) -> str | None:
     bounded by the caller) is not handed to ExifTool, or None: the same
     depth (:data:`MAX_DEPTH`) and element (:data:`MAX_ELEMENTS`) bounds as a
     sidecar's, as a phrase ("its elements nest more than 64 levels deep").
-    Attack run 5 (B2): a 3,000-deep packet in a PNG's iTXt cost ExifTool over
+    Measured: a 3,000-deep packet in a PNG's iTXt cost ExifTool over
     50 s per file. Malformed XML is not judged here. Never raises."""
     problem = _walk(packet[pos:pos + _CHUNK] for pos in range(0, len(packet), _CHUNK))
     if problem == "depth":

@@ -18,7 +18,7 @@ which is then saturated once::
     score     = Σ_t idf(t) · tf~ / (k1 + tf~)
 
 A weight scales evidence without lengthening the document, unlike weighting
-by repeating text (SPEC S3). With one group of weight 1 it is exactly BM25.
+by repeating text (S3). With one group of weight 1 it is exactly BM25.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def without_file_extensions(query: str) -> str:
     ends in one, so that a file name typed whole finds its file: the search
     document indexes the file's name without its extension
     (:func:`loupe.document.compile.filename_words`), so "giraffe.webp" held
-    a term ("webp") no document has (new-user run, stop 27).
+    a term ("webp") no document has.
 
     >>> without_file_extensions("giraffe.webp or mango_ripe_kesar.JPEG, .png")
     'giraffe or mango_ripe_kesar, .png'

@@ -97,7 +97,7 @@ SELECT EXISTS (
 """
 
 
-# The same under a filter (issue 17): a term is suggested only when one of
+# The same under a filter: a term is suggested only when one of
 # its first 10,000 postings the viewer may read (as above) is of an asset in
 # the filter's set, ``fm`` (its readable members, materialised once:
 # loupe.filters.compile.Compiled.members_sql, at most FILTER_LIMIT of them),
@@ -105,7 +105,7 @@ SELECT EXISTS (
 # that the viewer may read — never a word of a hidden asset or of one the
 # filter leaves out. A typed term the viewer reaches anywhere in the library
 # is known, as without a filter, and never corrected: "portrait" in a
-# collection without portraits was "corrected" to "port" (new-user run).
+# collection without portraits was "corrected" to "port".
 # {members}: that SELECT (our code, bound parameters).
 _REACH_IN = """(EXISTS (SELECT 1 FROM loupe_term_postings_for(
                     t.id, 10000, 10000, %(see_all)s, %(principals)s::bigint[]) x
@@ -233,7 +233,7 @@ def bonus_expr(asset: str, member: bool = False, lang: str = "d.lang") -> str:
 # see everything: for the others a hidden asset must not move a total. It is
 # taken over plain terms only (group 0): a compound's part alone matches
 # nothing, so its df bounds nothing ("mango_ripe_kesar" said 17 results,
-# complete, for the 1 asset that holds all three parts; new-user run).
+# complete, for the 1 asset that holds all three parts).
 RAW_OWNER = """
     SELECT q.term_id, q.lang, q.grp, q.need, p.asset_id,
            loupe_bm25f_part(q.idf, p.tf, p.group_len, st.avglen, st.weights, st.b, st.k1) AS part
@@ -358,7 +358,7 @@ counts AS (
 
 
 def best_bonus(row: str, member: bool = False) -> str:
-    """The phrase bonus (SPEC L3) of the asset of ``row`` (a CTE alias from a
+    """The phrase bonus (L3) of the asset of ``row`` (a CTE alias from a
     fixed set), the best over its documents in the searched languages
     (``%(langs)s``), 0 when it has none: a scalar subquery for a statement
     that has the ``phrase`` CTE joined as ``ph``. ``member``: each

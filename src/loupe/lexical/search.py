@@ -116,7 +116,7 @@ def query_terms(conn: psycopg.Connection, query: str, lang: str) -> list[str]:
 @dataclass(frozen=True)
 class QueryTerms:
     """A query's terms in each searched language: ``pairs`` of (language,
-    term), the query analysed by each language's analyzer (issue 12: a
+    term), the query analysed by each language's analyzer (a
     search without a language looks in every library language's document).
 
     :meth:`params` gives the statement parameters of the lexical lane:
@@ -214,7 +214,7 @@ def query_languages(conn: psycopg.Connection, query: str,
     text, and an English question analysed by the German or Spanish
     analyzer keeps "with", "have", "and" as content words, so a distractor
     described in plain English outranked the picture the English analysis
-    ranks first (E9 at 7,631 assets, issue 14). A query of content words
+    ranks first (E9 at 7,631 assets). A query of content words
     only ("galaxies", "madrid") names no language and is searched in all,
     as before; ties keep every tied language.
 
@@ -287,7 +287,7 @@ def analyze_terms(conn: psycopg.Connection, text: str, lang: str, *,
     ``text`` in ``lang`` (:func:`analyze`, ``query=False``), or with
     ``query`` exactly the terms a search reads in ``lang``
     (:func:`query_terms_in`: compound groups, a picture file's extension
-    dropped; attack run 15, F2), sorted.
+    dropped), sorted.
 
     Raises:
         QueryTooLong: with ``query``, over N3's limits.
@@ -304,7 +304,7 @@ def suggest_corrections(conn: psycopg.Connection, tenant_id: int, lang: str,
     similarity), when one is close enough. Absent terms with no neighbour are
     left out of the mapping. Only terms some asset readable by ``viewer``
     holds are known or suggested (P1); with ``clause`` (a filter, which has
-    ``scope_members()``: issue 17), only terms of readable assets that pass
+    ``scope_members()``), only terms of readable assets that pass
     it (``SUGGEST_CORRECTIONS_IN``)."""
     params = {"tenant_id": tenant_id, "lang": lang, "terms": terms, **viewer.params()}
     stmt = q.SUGGEST_CORRECTIONS
@@ -332,7 +332,7 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str,
     is replaced by its closest indexed term if one is close enough (see
     ``SUGGEST_CORRECTIONS``); the result then says so (``corrections``) and is
     marked ``unknown`` with a total that is not claimed exact: a fallback
-    never inherits completeness (SPEC L2, C4). A query that matches as typed
+    never inherits completeness (L2, C4). A query that matches as typed
     is never corrected. With ``title_band``, documents whose title holds
     every query term follow the kept rows even when the caps left them out (C2).
 

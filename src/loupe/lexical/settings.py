@@ -1,4 +1,4 @@
-"""Bounds of the lexical lane's settings (``loupe settings``, SPEC S7).
+"""Bounds of the lexical lane's settings (``loupe settings``, S7).
 
 Every setting is checked against what the statements can hold and what is
 sensible before it is stored, and again when a search reads it (a value

@@ -21,7 +21,7 @@ Kinds and the layout each reads:
     vision/preprocess_cfg.json      as for clip-onnx
 
     with task prefixes from loupe-model.json ("search_query: " for queries,
-    "search_document: " for assets by default: SPEC V2).
+    "search_document: " for assets by default: V2).
 
 ``sentence-transformers``  a sentence-transformers folder (modules.json): a
     text-only model for the metadata-text lane (e.g. all-MiniLM-L6-v2 from
@@ -104,11 +104,11 @@ class Embedder:
         raise ModelError(f"{self.kind} model {self.folder.name} does not encode text")
 
     def encode_images(self, images: list[Image.Image]) -> np.ndarray:
-        """Encode images (pixels only, SPEC V7). Returns (N, D) float32, L2-normalised."""
+        """Encode images (pixels only, V7). Returns (N, D) float32, L2-normalised."""
         raise ModelError(f"{self.kind} model {self.folder.name} does not encode images")
 
     def prefix(self, task: str) -> str:
-        """The task prefix this model expects (SPEC V2); '' when it needs none."""
+        """The task prefix this model expects (V2); '' when it needs none."""
         return str((self.config.get("prefixes") or {}).get(task, ""))
 
 

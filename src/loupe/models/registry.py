@@ -12,7 +12,7 @@ install time and editable::
      "content": {"sha256": "...", "files": {"model.onnx": [size, mtime_ns], ...}}}
 
 ``thresholds`` are the largest cosine distance a vector match may have, by
-query length in words (SPEC V4); the defaults are seed 002's, measured there
+query length in words (V4); the defaults are seed 002's, measured there
 for nomic-embed v1.5 — they belong to a model and should be calibrated for
 each one from judged queries. ``thresholds_provenance`` says, per band, where
 the value came from (:func:`set_thresholds`); a band without a record holds
@@ -172,7 +172,7 @@ def _hash_content(folder: Path, files: dict[str, list[int]], config: dict[str, A
 def fingerprint(model: ModelInfo) -> str:
     """The model's identity: the sha256 (hex) of its files' paths and bytes
     and of the parts of ``loupe-model.json`` that change vectors (kind, dims,
-    prefixes) — its content, not its name (SPEC V3).
+    prefixes) — its content, not its name (V3).
 
     Cheap when nothing changed: the files' sizes and modification times are
     compared with those recorded (at install, in ``loupe-model.json`` under
@@ -206,7 +206,7 @@ def fingerprint(model: ModelInfo) -> str:
     return sha
 
 
-#: The fields of a threshold's provenance record (issue 14, V4): the query
+#: The fields of a threshold's provenance record (V4): the query
 #: set whose judged runs chose it, the split of that set, the metric or
 #: criterion, and the date (YYYY-MM-DD) it was chosen.
 PROVENANCE_FIELDS = ("set", "split", "metric", "date")

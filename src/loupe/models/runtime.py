@@ -1,4 +1,4 @@
-"""Where models run, once per process (SPEC N6).
+"""Where models run, once per process.
 
 Two things every model kind shares live here and nowhere else:
 

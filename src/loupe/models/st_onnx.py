@@ -1,4 +1,4 @@
-"""Export a sentence-transformers text model to ONNX, once (SPEC N6).
+"""Export a sentence-transformers text model to ONNX, once.
 
 A ``sentence-transformers`` model folder is run with ONNX Runtime like every
 other kind: this module, the only one that imports torch, writes
@@ -36,7 +36,7 @@ from .errors import ModelError
 
 EXPORT_DIR = "loupe-onnx"
 #: Largest difference allowed between the ONNX path's vectors and
-#: sentence-transformers' own (issue 13: "the same vectors to 1e-5").
+#: sentence-transformers' own ("the same vectors to 1e-5").
 TOLERANCE = 1e-5
 _SAMPLES = ["a red kettle on a wooden table", "Fall foliage", "x",
             "a long caption " * 200,  # past max_seq_length: truncated

@@ -1,4 +1,4 @@
-"""Machine words from the pixels (issue 15, SPEC X3): what a picture looks
+"""Machine words from the pixels (X3): what a picture looks
 like and the text inside it, computed offline without any learned image-text
 model.
 

@@ -22,10 +22,10 @@ from . import shape
 from ..ingest.image import TRANSPOSE
 
 #: Version of the rules: rows of an older version are recomputed by
-#: ``loupe enrich`` (the facts and the documents' words). 1: issue 15's
+#: ``loupe enrich`` (the facts and the documents' words). 1: the
 #: first rules; 2: aspect cue ("wide"), synonyms in the word lists; 3:
 #: flatness measured on the subject only, tiny photos stay photos; 4: the
-#: words people type for style (issue 15 row 1: "sketch", "pictogram" and
+#: words people type for style ("sketch", "pictogram" and
 #: their translations; "line-art" with its catenated form); 5: line art
 #: needs dark strokes (kind.py rule 2).
 VERSION = 5
@@ -145,7 +145,7 @@ def analyse_image(im) -> MachineFacts:
     if method is not None and max(w0, h0) > SIDE and im.mode not in (
             "I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
         # shrunk to the final size, then turned: no full-size turned copy
-        # (attack run 7, D6); nearest neighbour picks the same pixels
+        #; nearest neighbour picks the same pixels
         fw, fh = thumbnail_size((width, height), SIDE)
         frame = im.resize((fh, fw) if exif_o in (5, 6, 7, 8) else (fw, fh),
                           Image.Resampling.NEAREST).transpose(method)
@@ -153,7 +153,7 @@ def analyse_image(im) -> MachineFacts:
         frame = ImageOps.exif_transpose(im) if exif_o != 1 else im
     if frame.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
         # shrink before _to_rgba's float conversion: a 36 MP 16-bit picture
-        # as float64 is 288 MB and more (attack run 3, F5)
+        # as float64 is 288 MB and more
         scale = max(frame.size) / SIDE
         if scale > 1:
             frame = frame.resize((max(1, round(frame.width / scale)),
@@ -161,7 +161,7 @@ def analyse_image(im) -> MachineFacts:
     elif im.format != "JPEG" and frame is im:
         # to the final size first, then to RGBA: the same pixels (nearest
         # neighbour picks them; the conversion is per pixel), without a
-        # full-size RGBA copy (attack run 7, D6: +4 bytes a pixel)
+        # full-size RGBA copy (+4 bytes a pixel)
         final = thumbnail_size(frame.size, SIDE)
         if final != frame.size:
             frame = frame.resize(final, Image.Resampling.NEAREST)

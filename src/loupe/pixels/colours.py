@@ -95,7 +95,7 @@ def kmeans(x: np.ndarray, k: int, iterations: int = 12) -> tuple[np.ndarray, np.
 
     SciPy's rather than scikit-learn's ``KMeans``: the latter costs about
     0.3 s a call on a busy 2-core machine (thread-pool start-up), and the
-    ingest has 40 ms an asset (issue 15: ≥ 25 assets/s).
+    ingest has 40 ms an asset (≥ 25 assets/s).
     """
     import warnings
 

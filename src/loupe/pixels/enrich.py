@@ -85,17 +85,15 @@ def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
     The pixels are read from a file that still holds the asset's bytes
     (:func:`loupe.assets.view.open_asset_bytes`), never by path: an asset
     none of whose files does (a file replaced, linked or removed since the
-    ingest) is skipped and stays pending until the next ingest (attack run
-    11, A11-1). When some file of it is there but holds other bytes (or is a
+    ingest) is skipped and stays pending until the next ingest. When some file of it is there but holds other bytes (or is a
     link, or not a regular file) — not when its files are only missing or
-    unreadable, as under an unmounted source (A14-3) — its stored facts,
+    unreadable, as under an unmounted source — its stored facts,
     when of an older rule version (such as
     every row after migration 0028), are removed with the words they gave
     its documents, its vectors, its faces and its perceptual hash (each
     computed again by its own pass once a file holds the asset's bytes):
     they may come from bytes that were not
-    its own, and nothing can check them now (attack runs 12 and 13, A12-1,
-    A13-1: a link planted before the fix kept the private scan's OCR text,
+    its own, and nothing can check them now (a link planted before the fix kept the private scan's OCR text,
     then its text vector). Facts of the current version were computed from
     verified bytes and stay. When a recomputation changes an asset's machine
     words, its text-lane vectors (which embedded the old words) are removed
@@ -122,8 +120,8 @@ def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
                 fh, path = open_asset_bytes(conn, asset_id)
             except NoVerifiedFile as exc:
                 dropped = 0
-                # facts from bytes that cannot be checked go (A12-1) — on evidence
-                # only: a file merely missing or unreadable now keeps them (A14-3)
+                # facts from bytes that cannot be checked go — on evidence
+                # only: a file merely missing or unreadable now keeps them
                 with conn.transaction():
                     if exc.evidence:
                         dropped = conn.execute(q.DROP_STALE_FACTS, {
@@ -144,7 +142,7 @@ def enrich(conn: psycopg.Connection, tenant_id: int, languages: list[str], *,
                 store(conn, tenant_id, asset_id, facts)
                 rebuild_documents(conn, tenant_id, asset_id, languages)
                 if conn.execute(q.MACHINE_WORDS_OF, {"asset_id": asset_id}).fetchall() != words:
-                    # its text vectors embedded the words it had (A13-1): computed
+                    # its text vectors embedded the words it had: computed
                     # again by the next 'loupe embed', never searched stale
                     conn.execute(q.DROP_TEXT_VECTORS, {"asset_id": asset_id})
             done += 1

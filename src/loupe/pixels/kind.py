@@ -22,7 +22,7 @@ noise), over the opaque pixels:
   shape of the page (document).
 
 Rules, in order (thresholds set by looking at the demo library's cues; its
-confusion table is in docs/machine-words.md):
+confusion table is in eval/results/2026-12-01-machine-words.md):
 
 1. ``icon``: longest side ≤ 128 px (shape.py) and not photo-like
    (flat ≥ FLAT_PHOTO).

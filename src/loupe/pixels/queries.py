@@ -60,14 +60,14 @@ WHERE a.tenant_id = %(tenant_id)s
 """
 
 # An asset's facts of an older rule version, removed when none of its files
-# holds its bytes any more (loupe.pixels.enrich.enrich, A12-1).
+# holds its bytes any more (loupe.pixels.enrich.enrich).
 DROP_STALE_FACTS = """
 DELETE FROM asset_machine WHERE asset_id = %(asset_id)s AND version < %(version)s
 """
 
 # ... and with them its vectors, of every lane: the text lanes embedded the
 # words those facts gave its documents, the image lanes pixels read before
-# the bytes were checked (attack run 13, A13-1: a member still found the
+# the bytes were checked (a member still found the
 # asset by the leaked scan's text through its text vector). `loupe embed`
 # computes them again once a file holds the asset's bytes.
 DROP_ASSET_VECTORS = """
@@ -76,8 +76,8 @@ DELETE FROM asset_vector WHERE asset_id = %(asset_id)s
 
 # ... and its faces (crops included), its face scans (so that `loupe faces`
 # scans it again once a file holds its bytes) and its perceptual hash (the
-# back-fill computes it again): read by path before the fix, they may show
-# another picture (attack run 14, left open by A13-1's fix).
+# back-fill computes it again): read by path, they may show
+# another picture.
 DROP_ASSET_FACES = """
 DELETE FROM face WHERE asset_id = %(asset_id)s
 """
@@ -96,7 +96,7 @@ SELECT lang, machine FROM search_document WHERE asset_id = %(asset_id)s ORDER BY
 
 # An asset's text-lane vectors, which embed its document's words (machine
 # words included): removed when enrich changed those words, so that search
-# never meets a vector of words the asset no longer has (attack run 13, A13-1).
+# never meets a vector of words the asset no longer has.
 DROP_TEXT_VECTORS = """
 DELETE FROM asset_vector WHERE asset_id = %(asset_id)s AND lane = 'text'
 """

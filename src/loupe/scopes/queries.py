@@ -55,8 +55,8 @@ def readable_members(clause: "AssetClause | None" = None) -> str:
     Contract: a subquery (asset_id); needs the parameters ``tenant_id``,
     ``collections``, ``see_all``, ``principals``, ``deep_max``.
 
-    A clause that is itself the scope (a filter searched without collections,
-    issue 17: it has ``scope_members()``) gives its own set instead — the
+    A clause that is itself the scope (a filter searched without collections:
+    it has ``scope_members()``) gives its own set instead — the
     readable assets it accepts, up to DEEP_MAX + 1 — and needs no
     ``collections``."""
     if clause is not None and hasattr(clause, "scope_members"):
@@ -112,7 +112,7 @@ WORDS_READABLE = """AND (%(see_all)s OR (SELECT loupe_can_read_doc(a.readers, a.
 # asset (in it or a sub-collection, by a file it may read or by hand) that it
 # may read now — the rule of loupe.queries.COLLECTIONS. A hidden collection
 # then resolves exactly like one that does not exist (same error, same
-# bytes), so a scope cannot confirm a name (issue 11).
+# bytes), so a scope cannot confirm a name.
 COLLECTION_VISIBLE = """(%(see_all)s OR EXISTS (
     SELECT 1 FROM asset a
     WHERE a.id = ANY (loupe_collection_assets_for(c.id, %(principals)s::bigint[]))
@@ -134,7 +134,7 @@ ORDER BY c.id LIMIT 10
 
 # Collections the viewer may see whose path ends in the given one (its last
 # segments: "animals" -> clipart/animals, tuxpaint/animals), to name in the
-# message when no collection has that exact path (new-user run). A LIKE
+# message when no collection has that exact path. A LIKE
 # pattern is not used: the path is the user's text (its % and _ stay literal).
 COLLECTIONS_ENDING_IN = """
 SELECT c.path
@@ -185,7 +185,7 @@ SCOPE_CTE = scope_cte()
 
 
 def filter_head(clause: "AssetClause | None") -> tuple[str, "AssetClause | None"]:
-    """For a clause that is itself the scope (a filter, issue 17): the
+    """For a clause that is itself the scope (a filter): the
     ``scope`` and ``regime`` CTEs to write *first* (so the set is
     materialised once, before any entry point reads it) and the clause the
     entry points then apply, a :class:`loupe.search.clause.ScopeProbe` (a
@@ -359,7 +359,7 @@ def scoped_fused_statement(lanes: list, member: bool = False,
           -- one primary-key probe per member (LATERAL ... OFFSET 0): as a
           -- join, the planner read every vector of the library (a sequential
           -- scan of asset_vector, 2.1 s of the 3.0 s of a filtered search on
-          -- the 100k benchmark library, issue 17)
+          -- the 100k benchmark library)
           CROSS JOIN LATERAL (SELECT v0.embedding FROM asset_vector v0
                               WHERE v0.asset_id = s.asset_id AND v0.model_id = {model}
                                 AND v0.lane = {lane} OFFSET 0) v

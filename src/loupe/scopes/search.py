@@ -81,7 +81,7 @@ def collection_id(conn: psycopg.Connection, tenant_id: int, spec: str, *,
     ``viewer``: whose view the name is resolved in. A member resolves only
     the collections it may see (``q.COLLECTION_VISIBLE``), never by a full
     server path, and its error for an ambiguous path lists no paths: a
-    hidden collection answers exactly as one that does not exist (issue 11).
+    hidden collection answers exactly as one that does not exist.
 
     Raises:
         UnknownScope: no such collection, or the path names several (in
@@ -151,7 +151,7 @@ def scope_collections(conn: psycopg.Connection, tenant_id: int,
 @dataclass
 class Scope:
     """Where a search looks: the union of one or several collections, each
-    with its sub-collections (SPEC C1). ``label`` names it for notices and
+    with its sub-collections (C1). ``label`` names it for notices and
     the audit log; ``roots`` are the collections as named (ids)."""
 
     label: str

@@ -1,4 +1,4 @@
-"""The one way a condition on assets (a filter, SPEC issue 17) enters every
+"""The one way a condition on assets (a filter, filters) enters every
 search statement.
 
 An :class:`AssetClause` is a boolean SQL expression over one asset id
@@ -30,7 +30,7 @@ When the clause is itself the statement's scope (a filter, which has
 points test membership in that set (:class:`ScopeProbe`: one hash probe per
 lexical posting or HNSW candidate) instead of running the clause's test on
 each row; only when the set overflows the bound (then it is not the whole
-set) does the row test run. Measured in benchmarks/RESULTS.md (issue 17).
+set) does the row test run. Measured in benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ def search(lib: Facade, query: str, *, lang: str | None = None, limit: int = 20,
     sub-collections, or a list of them (their union). ``lang``: search that
     language's documents, else every library language's (an asset's best).
     ``title_band``: every asset whose title holds all the terms stays
-    reachable past the caps (SPEC C2). ``filters``: a filter tree
+    reachable past the caps (C2). ``filters``: a filter tree
     (docs/filters.md); with an empty ``query`` the result is the filtered
     set, newest first. A query whose every word names a machine fact
     ("cut-out on white") ranks the results with those facts first
@@ -60,7 +60,7 @@ def search(lib: Facade, query: str, *, lang: str | None = None, limit: int = 20,
     """
     check_page(limit, offset)
     langs, note = search_languages(lib, query, lang)
-    if filters is not None:   # issue 17: the filtered set is the search's scope
+    if filters is not None:   # the filtered set is the search's scope
         res = filter_search.filtered_search(lib, query, langs, limit, offset, scope, filters)
     else:
         res = SearchPipeline(lib).run(SearchRequest(query, langs, limit, offset, scope,
@@ -69,7 +69,7 @@ def search(lib: Facade, query: str, *, lang: str | None = None, limit: int = 20,
         res.notices.insert(0, note)
     if facets:
         res.facets = lib.facets(query, lang=lang, scope=scope, filters=filters)
-    if not lib.viewer.see_all:   # a member is shown no score (attack run 7, D10)
+    if not lib.viewer.see_all:   # a member is shown no score
         without_scores(res)
     return res
 

@@ -1,4 +1,4 @@
-"""Machine facts a query names, ranked first (SPEC X3, issue 15).
+"""Machine facts a query names, ranked first (X3).
 
 A query made only of words that name what the pixels decide — "cut-out on
 white", "black and white line drawing", "transparent background icon" —

@@ -60,7 +60,7 @@ def execute_with_fallback(conn: psycopg.Connection, tenant_id: int, viewer: View
     never corrected. ``params(terms, lanes, fallback)`` gives the
     statement's parameters; ``clause`` the condition on assets (:mod:`.clause`);
     a filter's corrections come only from words of assets it accepts that the
-    viewer may read (issue 17)."""
+    viewer may read."""
     out = st.execute(conn, kind, lanes, params(qt, lanes, False), clause)
     corrections: dict[str, str] = {}
     if correct_typos and out.counts["candidates"] == 0 and qt.terms:

@@ -132,7 +132,7 @@ class SearchPipeline:
         the model's languages from its own files,
         :func:`loupe.models.registry.model_languages`): an English model
         embeds a French sentence as noise, which outranked the lexical
-        lane's exact matches ("une photo de chat"; new-user run, issue 14)."""
+        lane's exact matches ("une photo de chat")."""
         lib = self.lib
         lanes = []
         self.lane_models = {}
@@ -197,7 +197,7 @@ class SearchPipeline:
         raw_cap, keep_cap = settings["raw_cap"], settings["keep_cap"]
         notices: list[str] = []
         scope: Scope | None = None
-        # a filter (issue 17) whose set is the scope: its members, regime and bands
+        # a filter whose set is the scope: its members, regime and bands
         filter_scope = req.clause is not None and hasattr(req.clause, "scope_members")
         if filter_scope:
             # (notices name it in words, loupe.filters.words; JSON stays in result.filter)

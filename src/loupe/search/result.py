@@ -27,7 +27,7 @@ class Hit:
 
 @dataclass
 class SearchResult:
-    """A page of results for a query, with an honest total (SPEC C4, C5).
+    """A page of results for a query, with an honest total (C4, C5).
 
     ``total`` counts matching assets, never the page size: exact when
     ``total_exact``, otherwise a lower bound ("at least"). ``verdict``:
@@ -39,9 +39,8 @@ class SearchResult:
     language when the search named none); ``lang`` is the first of them,
     the language the hits' titles are shown in.
     ``meaning_only``: every row comes from meaning-based (vector) lanes — no
-    word of the query matched — so the rows are approximate neighbours
-    (issue 14, item 4).
-    ``filter``: the filter tree searched within (its JSON, issue 17), or None.
+    word of the query matched — so the rows are approximate neighbours.
+    ``filter``: the filter tree searched within (its JSON), or None.
     ``facets``: when asked for, top values per facet of the whole result
     (:func:`loupe.filters.facets.facets`), or None.
     """
@@ -74,7 +73,7 @@ def without_scores(res: SearchResult) -> SearchResult:
     hit's ``score`` and each lane's ``score`` in its ``explain`` become None;
     ranks, phrase bonuses, bands and cosine distances stay.
 
-    Why (attack run 7, D10): BM25F weighs a term by its document frequency
+    Why: BM25F weighs a term by its document frequency
     over the whole tenant (``lexicon_term.df``, ``corpus_stat``), hidden
     assets included, so a member who uploads two documents holding one word
     each reads from their scores how many assets it may not see hold that
@@ -83,7 +82,7 @@ def without_scores(res: SearchResult) -> SearchResult:
     an RRF score goes too (it is the ranks in other words). A cosine distance
     is the query's against the asset's own vector, which no other asset
     moves: it stays. What remains (the order of a member's own results still
-    follows the tenant's statistics) is in docs/security.md, D10."""
+    follows the tenant's statistics) is in docs/security.md, "Scores and document frequency"."""
     for hit in res.hits:
         hit.score = None
         for info in hit.explain.values():

@@ -1,7 +1,7 @@
-"""The verdict of a search and the total it tells (SPEC C4, C5): pure
+"""The verdict of a search and the total it tells (C4, C5): pure
 functions of the counts the search statement itself reported, no database.
 
-SPEC C4 asks for the verdict to be computed from "count columns per
+C4 asks for the verdict to be computed from "count columns per
 candidate source compared with the cap it ran under", in the same query
 that produced the results: every statement of :mod:`loupe.search.statements`
 returns those counts next to its rows, and this module compares them.
@@ -148,6 +148,6 @@ def decide(c: Counts) -> Verdict:
 
 def meaning_only(c: Counts) -> bool:
     """Every row comes from vector lanes: no word of the query matched, no
-    typo fallback ran, and there are rows (issue 14, item 4)."""
+    typo fallback ran, and there are rows."""
     return (c.vector_lanes > 0 and not c.corrected and c.candidates == 0
             and c.title_band_unreached == 0 and c.rows > 0)

@@ -1,2 +1,2 @@
-"""Search by image (SPEC X1): perceptual-hash neighbours found by multi-index
+"""Search by image (X1): perceptual-hash neighbours found by multi-index
 hashing, near-duplicate groups, and the image lane's nearest vectors."""

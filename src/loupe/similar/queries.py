@@ -1,4 +1,4 @@
-"""Named SQL of search by image (SPEC X1). Parameterised; nothing is built from user input.
+"""Named SQL of search by image (X1). Parameterised; nothing is built from user input.
 
 Multi-index hashing (MIH; Norouzi, Punjani, Fleet, "Fast Search in Hamming
 Space with Multi-Index Hashing", CVPR 2012). Each 64-bit pHash is stored

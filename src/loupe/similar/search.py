@@ -1,4 +1,4 @@
-"""Search by image (SPEC X1): hash neighbours, near-duplicate groups, backfill.
+"""Search by image (X1): hash neighbours, near-duplicate groups, backfill.
 
 The perceptual hash of an image (``loupe.ingest.perceptual``) is compared
 with every stored one by multi-index hashing (``loupe.similar.queries``):
@@ -49,7 +49,7 @@ DEFAULT_RADIUS = 10
 #: Such hashes are equal for a white square, a black one and a blue sky, so
 #: `loupe duplicates` does not compare them: on the demo library, 69 pictures
 #: (64 of hash 0, 5 of one bit) had chained 81 unrelated flat or transparent
-#: images into one near-duplicate group (new-user run, 2026-12-02); without
+#: images into one near-duplicate group; without
 #: them, 103 of 2,794 pairs remain and the largest group has 12 members.
 MIN_HASH_BITS = 2
 #: Assets hashed per transaction by the backfill.
@@ -159,10 +159,10 @@ def _leader_groups(pairs: list[tuple[int, int, int]], order: list[int]) -> list[
     Each group lists its leader first, then the others by distance to it and
     id.
 
-    Why not connected components (until stop 27): single links chained a
+    Why not connected components: single links chained a
     phone clip-art, a shark photo and a 32x32 bat into one "near-duplicate"
     group on the demo library, a shark at no stated distance from the
-    group's first (new-user run). A group is now a set to review against
+    group's first. A group is now a set to review against
     one picture: every member is within the radius of it.
     """
     near: dict[int, dict[int, int]] = {}
@@ -242,8 +242,8 @@ def duplicate_groups(conn: psycopg.Connection, tenant_id: int, *, radius: int,
 
 def _verified_hash(conn: psycopg.Connection, asset_id: int) -> "perceptual.PerceptualHashes | str":
     """The perceptual hashes of asset ``asset_id`` read from a file that
-    still holds its bytes (:func:`loupe.assets.view.open_asset_bytes`; attack
-    run 11, A11-1), or the reason there are none."""
+    still holds its bytes (:func:`loupe.assets.view.open_asset_bytes`: a file swapped
+    since the ingest is never read), or the reason there are none."""
     try:
         fh, path = open_asset_bytes(conn, asset_id)
     except NoVerifiedFile as exc:
@@ -404,7 +404,7 @@ def _file_hash(path: str, max_pixels: int,
             raise PictureTooLarge(f"{path}: {width}x{height} = {pixels:,} pixels is over the "
                                   f"limit of {max_pixels:,} pixels for a picture to search by")
         if fmt in ("JPEG", "MPO"):
-            # scans counted before decoding (attack run 4, A4)
+            # scans counted before decoding
             fd = os.open(path, os.O_RDONLY)
             try:
                 why = scan_count_problem(fd)
@@ -422,7 +422,7 @@ def _file_hash(path: str, max_pixels: int,
                 im.draft("RGB", (512, 512))
             im.load()
             h = perceptual.hash_image(im)
-            # shrunk, then turned and converted: no full-size copy (D6)
+            # shrunk, then turned and converted: no full-size copy
             frame = shrunk(im, QUERY_IMAGE_SIDE)
             method = TRANSPOSE.get(exif_orientation(im))
             if method is not None:

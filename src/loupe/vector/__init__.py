@@ -1,1 +1,1 @@
-"""Vector lanes: embedding text, embedding jobs, HNSW candidate lists (SPEC S5, V1–V7)."""
+"""Vector lanes: embedding text, embedding jobs, HNSW candidate lists (S5, V1–V7)."""

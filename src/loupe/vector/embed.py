@@ -40,7 +40,7 @@ def _open_image(conn: psycopg.Connection, asset_id: int, size: int = 512) -> Ima
     """The pixels of asset ``asset_id``, decoded (JPEG at a reduced DCT scale
     near ``size``), from a file that still holds its bytes
     (:func:`loupe.assets.view.open_asset_bytes`: never a link, a FIFO or
-    a file changed since the ingest; attack run 11, A11-1).
+    a file changed since the ingest).
 
     Raises:
         loupe.assets.view.NoVerifiedFile: no file holds the asset's bytes.
@@ -96,7 +96,7 @@ def embed_texts(conn: psycopg.Connection, tenant_id: int, model_id: int, name: s
     """Write text vectors of the budgeted embedding text (S5) of each asset's
     ``lang`` document, with the model's document prefix (V2); vectors whose
     text is unchanged are kept. ``machine_words``: whether the document's
-    machine words (issue 15) are part of the text — the text lane's are; the
+    machine words are part of the text — the text lane's are; the
     caption variant (measurement of human metadata, the leak check) passes
     False."""
     out = EmbedSummary(lane, name)

@@ -1,4 +1,4 @@
-"""The embedding text of an asset (SPEC S5): a budgeted subset of its search
+"""The embedding text of an asset (S5): a budgeted subset of its search
 document, so that a long OCR dump or description cannot crowd out the title.
 
 Budgets in characters (defaults, seed 002): title 300, description 1,500,
@@ -6,7 +6,7 @@ metadata 2,000 (keywords, vocabulary, collections, location, people,
 creator), OCR 2,000; 8,000 in all. Parts are joined in that order, each cut
 at a word boundary within its budget.
 
-Machine words (what the pixels show, issue 15: ``search_document.machine``)
+Machine words (what the pixels show: ``search_document.machine``)
 are a part of their own, budget 300, at :data:`MACHINE_POSITION`; only the text
 lane passes them (:func:`loupe.vector.embed.embed_texts`): the evaluation's
 caption variant, which the leak check compares with the pixels, embeds

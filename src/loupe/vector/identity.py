@@ -1,4 +1,4 @@
-"""A model's identity is its content (SPEC V3).
+"""A model's identity is its content (V3).
 
 A model row (``embedding_model``) records the fingerprint of the model its
 vectors were computed with (:func:`loupe.models.registry.fingerprint`). When

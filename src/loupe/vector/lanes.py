@@ -96,7 +96,7 @@ def variants(conn: psycopg.Connection, home: Path, tenant_id: int, name: str,
              lang: str) -> dict[str, int]:
     """The :data:`VARIANTS` vector sets ("image", "caption" and "both") of
     image-text model ``name`` over the tenant's assets, captions in ``lang``,
-    for the evaluation instrument (SPEC V7, E4;
+    for the evaluation instrument (V7, E4;
     :func:`loupe.vector.embed.build_variants`).
 
     Raises:

@@ -82,8 +82,7 @@ ORDER BY lm.lane
 # Whether an asset the viewer may read in this lane has no vector of (model,
 # lane) yet: what a viewer who does not see everything is told, instead of a
 # test on the tenant-wide counts of LANE_MODELS, which told a member when
-# private files were ingested and when they were embedded (attack run 10,
-# A10-4). Readable as the lane reads: the image lane an asset with a readable
+# private files were ingested and when they were embedded. Readable as the lane reads: the image lane an asset with a readable
 # file, a lane of written words the whole document (0011). Run only when
 # LANE_MODELS says the tenant has assets waiting.
 def viewer_waiting(lane: str) -> str:
@@ -166,7 +165,7 @@ def hnsw_session(ef_search: int = HNSW_EF_SEARCH) -> list[sql.Composed]:
 
 
 #: A tenant's (model, lane) with at most this many vectors is searched by an
-#: exact scan of its vectors instead of the HNSW walk (issue 14). The walk
+#: exact scan of its vectors instead of the HNSW walk. The walk
 #: is approximate, and it degrades where many vectors are identical (texts
 #: that repeat, as a series of pictures with the same title and keywords
 #: does): at 7,631 real text vectors, 3,751 of them in identical groups, it
@@ -190,7 +189,7 @@ _READABLE = """(%(see_all)s OR (SELECT loupe_can_read({readers}, a.embargo_until
                                        %(principals)s::bigint[])
                  FROM asset a WHERE a.id = v.asset_id))"""
 
-# Exact scan of the scope's members (a filter's direct regime, issue 17): a
+# Exact scan of the scope's members (a filter's direct regime): a
 # primary-key probe per member (as a join: a sequential scan of every
 # vector, see loupe.scopes.queries.scoped_fused_statement).
 _MEMBERS_EXACT = """
@@ -245,14 +244,14 @@ def vector_cte(name: str, model_id: int, lane: str, dims: int,
     ``clause``: a condition on assets tested the same way, inside the scan
     (:mod:`loupe.search.clause`).
 
-    Which scan (issue 14), decided once per statement by the tenant's count
+    Which scan, decided once per statement by the tenant's count
     of vectors in the lane (``vector_stat``): at most ``exact_max`` (default
     :data:`EXACT_MAX`), an **exact** scan of them (every distance computed,
     the nearest kept: what brute force returns, ties by asset id); above it,
     the **HNSW walk** (pgvector's approximate search; with the iterative scan
     it goes on past hidden vectors until the LIMIT is met).
 
-    With ``exact_scope`` (a filter that is the statement's scope, issue 17:
+    With ``exact_scope`` (a filter that is the statement's scope:
     the CTEs ``scope`` and ``regime`` come first): in the ``direct`` regime
     (at most DIRECT_MAX members) the lane is an exact scan of the members'
     vectors — a few thousand distances, where a walk would visit

@@ -1,5 +1,4 @@
-"""Scarce slots waited for on the event loop, never in a worker thread
-(attack run 7, D1, D5, D8).
+"""Scarce slots waited for on the event loop, never in a worker thread.
 
 The server has a few expensive things it does a bounded number of at once:
 uploads (``LibraryPool.outside``: an ExifTool run, decoding, ingest), the

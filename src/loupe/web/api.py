@@ -201,7 +201,7 @@ def search(lib: UserLib,
                "with no q, the assets that pass it, newest first")] = None,
            facets: Annotated[bool, Query(description="also the top values per facet of "
                                                      "the whole result")] = False) -> dict:
-    """Search (SPEC C1–C5, X4): hits of one page, the honest total and the verdict.
+    """Search (C1–C5, X4): hits of one page, the honest total and the verdict.
 
     ``scope`` is the collection filter (sub-collections included) and
     ``filters`` a filter tree; both run inside the search statement (its
@@ -274,7 +274,7 @@ async def upload(request: Request,
     It waits for one of the upload slots on the event loop, holding no
     worker thread and no database connection, at most ``slot_wait_s``
     (then 503 with ``Retry-After``): 80 uploads at once never stall other
-    requests (attack run 7, D1)."""
+    requests."""
     async with request.app.state.gates.uploads.slot():
         return await anyio.to_thread.run_sync(uploads.upload, request, files,
                                               request.app.state.limits)
@@ -285,7 +285,7 @@ async def upload(request: Request,
                         409: {"description": "The result is not provably complete: "
                                              "repeat with confirm=true"}})
 def bulk(body: BulkIn, lib: UserLib) -> Any:
-    """Apply an action to the whole result set of ``q`` (SPEC C6). On a
+    """Apply an action to the whole result set of ``q`` (C6). On a
     ``truncated`` or ``unknown`` result without ``confirm`` nothing is changed
     and the answer is 409 with the verdict and total. Admins only (403 for a
     member: a grant lets one read, not change)."""
@@ -329,7 +329,7 @@ def status(lib: UserLib) -> dict:
 
 
 
-# -- the user lifecycle (admins only, audited; issue 11) -------------------------------
+# -- the user lifecycle (admins only, audited) -------------------------------
 
 class PasswordIn(BaseModel):
     password: str = Field(min_length=1, max_length=1000)

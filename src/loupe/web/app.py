@@ -105,7 +105,7 @@ def create_app(home: str | Path | None = None, *, database_url: str | None = Non
     app.state.throttle = LoginThrottle(app.state.limits)
     lim = app.state.limits
     # the scarce slots, waited for on the event loop before a worker thread
-    # or a pooled Library is taken (attack run 7, D1, D5, D8)
+    # or a pooled Library is taken
     app.state.gates = Gates(
         uploads=Gate("uploads", pool.long_tasks if pool is not None else lim.upload_slots,
                      lim.slot_wait_s, retry_after_s=5),

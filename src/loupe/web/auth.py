@@ -5,7 +5,7 @@ once; the database keeps only their SHA-256 (table ``web_token``, migration
 0007). Passwords are checked by :meth:`loupe.Library.authenticate` (argon2).
 Every request resolves its secret to a user of the server's tenant and works
 through ``Library.as_user(name)``, so search, assets, thumbnails, originals,
-collections and bulk actions all apply that user's visibility (SPEC P1, P3).
+collections and bulk actions all apply that user's visibility (P1, P3).
 """
 
 from __future__ import annotations
@@ -66,8 +66,7 @@ def issue_token(lib: Library, user_id: int, kind: str, *, label: str = "",
     """Create a session (``kind='session'``) or API token for ``user_id``,
     then revoke that user's oldest live secrets of the same kind past
     ``keep`` (default :func:`token_cap`: 50 each) and its expired ones:
-    a user's live tokens are capped, the oldest giving way (attack run 7,
-    D8: a correct password x150 made 150 tokens, uncapped).
+    a user's live tokens are capped, the oldest giving way (a correct password x150 made 150 tokens, uncapped).
 
     Returns ``{"token", "id", "created_at", "expires_at", "revoked"}``;
     ``token`` is the only copy of the secret, ``revoked`` how many older
@@ -96,7 +95,7 @@ def presented_secret(request: Request) -> str | None:
     call, and only its token counts: a blank one is no login, never a fall
     back to the cookie. The Guard exempts bearer calls from the Origin and
     CSRF checks, and "Bearer <NBSP>" (a blank h11 does not strip) with the
-    session cookie was a cookie login without them (attack run 6, C6).
+    session cookie was a cookie login without them.
     Another scheme (a proxy's ``Basic``) leaves the cookie in use: the Guard
     checks such requests like cookie ones."""
     header = request.headers.get("authorization", "")
@@ -151,7 +150,7 @@ def secret_is_live(scope: dict) -> bool | None:
     every connection is busy (or the database is down) it answers None: not
     known, and the Guard answers 503 before the body. It used to answer True
     and let the route answer, so while the pool was busy an unauthenticated
-    request's body (up to 256 MiB) was read before its 401 (attack run 6, C5)."""
+    request's body (up to 256 MiB) was read before its 401."""
     secret = presented_secret(Request(scope))
     if not secret or "\x00" in secret or len(secret) > 200:
         return False
@@ -167,7 +166,7 @@ def secret_is_live(scope: dict) -> bool | None:
 #: How many password hashes may be computed at once (argon2 uses about
 #: 64 MiB and one core each): a burst of logins cannot starve searches. The
 #: slots are a :class:`~loupe.web.admission.Gate` (``app.state.gates.hashing``),
-#: waited for on the event loop (attack run 7, D8).
+#: waited for on the event loop.
 HASH_SLOT_COUNT = max(1, (os.cpu_count() or 2) // 2)
 
 
@@ -175,7 +174,7 @@ def client_of(request: Request) -> str:
     """The client's address as the server sees it: the connecting address;
     behind a reverse proxy, the proxy's, unless ``loupe serve
     --trusted-proxy ADDRESS`` names it (then the address it forwards).
-    ``X-Forwarded-For`` from anyone else is ignored (issue 11)."""
+    ``X-Forwarded-For`` from anyone else is ignored."""
     return request.client.host if request.client else "unknown"
 
 
@@ -221,8 +220,7 @@ async def login(request: Request, name: str, password: str) -> dict | None:
     correct password borrows a connection again (to rehash if needed and
     read the user's groups).
     Before, a login blocked its worker thread on the hashing slot: 150
-    concurrent correct logins took every thread and all users waited 26 s
-    (attack run 7, D8).
+    concurrent correct logins took every thread and all users waited 26 s.
 
     Returns the user (``{"id", "name", "admin", "groups"}``) or None (an
     unknown name and a wrong password answer the same, after the same work).

@@ -32,7 +32,7 @@ def proxy_options(trusted_proxies: tuple[str, ...] | list[str]) -> dict[str, obj
     uvicorn by default believes ``X-Forwarded-For`` / ``X-Forwarded-Proto``
     from 127.0.0.1 and ::1, so any local process (or a same-host reverse
     proxy that passes the header through) could pick the client address the
-    login throttle counts by (issue 11). Off unless the admin names the
+    login throttle counts by. Off unless the admin names the
     proxies it trusts (``--trusted-proxy``); then only those.
     """
     trusted = [p.strip() for p in trusted_proxies if p.strip()]
@@ -138,7 +138,7 @@ def connection_options(limits) -> dict[str, object]:
     HTTP protocol class wrapped by :func:`~loupe.web.connections.guarded_protocol`)
     ``timeout_keep_alive`` and ``backlog`` (:data:`~loupe.web.connections.ACCEPT_BACKLOG`,
     the most connections asyncio accepts in one go). Also quiets asyncio's accept-error log to
-    one line per 10 s (attack run 7, D7: 106 MB of it in ~40 s)."""
+    one line per 10 s (106 MB of it in ~40 s)."""
     import logging  # noqa: PLC0415
 
     from uvicorn.protocols.http.auto import AutoHTTPProtocol  # noqa: PLC0415

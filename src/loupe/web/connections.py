@@ -1,4 +1,4 @@
-"""Limits on the server's TCP connections, in front of the app (attack run 7, D7).
+"""Limits on the server's TCP connections, in front of the app.
 
 uvicorn (0.54, h11) keeps a connection that never sends a request open
 forever: ``timeout_keep_alive`` only starts after a response, and there is no
@@ -27,7 +27,7 @@ knob for it: ``uvicorn.run(..., http=CLASS)``) so that
   uvicorn has paused reading because the app has not taken the body yet,
   e.g. while an upload waits for its slot), or the connection is closed: a
   client that sends its headers and then trickles its body no longer holds
-  its connection for as long as it likes (the residual of attack run 7, D7);
+  its connection for as long as it likes (what this module cannot bound);
 * refused connections are logged once per :data:`LOG_EVERY_S` with their
   count, never once each, and asyncio's "accept() out of system resource"
   errors likewise (:class:`RateLimitedLog`).

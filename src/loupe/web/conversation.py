@@ -1,4 +1,4 @@
-"""Conversational search on the web (SPEC X4): the REST endpoints under
+"""Conversational search on the web (X4): the REST endpoints under
 ``/api/conversations`` and the ``/ask`` page, where what a sentence was
 understood to say is shown as editable chips (remove one, change its value).
 

@@ -62,8 +62,7 @@ def _login_page(request: Request, status: int = 200, **ctx) -> HTMLResponse:
 @router.get("/login", response_class=HTMLResponse)
 async def login_form(request: Request, next: str = "/") -> HTMLResponse:
     """The login page: no database, rendered on the event loop, so it needs
-    no worker thread and answers while a flood of requests holds them all
-    (attack run 7, D1, D8)."""
+    no worker thread and answers while a flood of requests holds them all."""
     return _login_page(request, next=_safe_next(next), error=None)
 
 
@@ -144,7 +143,7 @@ def _label(node: dict) -> str:
 def _filter_ui(base: dict, tree: dict | None, facets: dict | None) -> dict:
     """The active filter as chips (each with the URL without it) and the
     facet values as links narrowing the result (the current tree AND the
-    value's node), all plain links (issue 17)."""
+    value's node), all plain links."""
     import json
 
     parts = ([] if tree is None else tree["all"] if set(tree) == {"all"} else [tree])

@@ -1,4 +1,4 @@
-"""People on the web (SPEC X2, issue 19): the REST API (``/api/people``,
+"""People on the web (X2): the REST API (``/api/people``,
 ``/api/faces/{id}/crop``) and the People pages. Everything goes through the
 user's :meth:`Library.as_user` view: a member sees only people with a face on
 an asset it may read, counts of those assets only, and a crop of a face on

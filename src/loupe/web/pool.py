@@ -89,14 +89,13 @@ class LibraryPool:
     def outside(self) -> Iterator[Library]:
         """A Library opened for one long task (an upload's ExifTool reads,
         decoding and ingest), outside the pool and closed after it, so that
-        the task holds none of the pool's Libraries meanwhile (attack run 5,
-        B2: with ``--pool 1``, another user's search waited 28.7 s behind one
+        the task holds none of the pool's Libraries meanwhile (with ``--pool 1``, another user's search waited 28.7 s behind one
         upload), as the login path does for argon2. At most ``long_tasks``
         such Libraries are open at once (database connections: ``size`` +
         ``long_tasks``). The web app takes one of its upload slots
         (``app.state.gates.uploads``, as many) on the event loop before it
         calls this in a worker thread, so a web request never waits here
-        (attack run 7, D1: 80 uploads waited here in every worker thread).
+        (80 uploads waited here in every worker thread).
 
         Raises:
             PoolExhausted: none came free within ``wait_s``.

@@ -27,7 +27,7 @@ SELECT t.user_id, u.name, t.kind
 FROM t JOIN principal u ON u.id = t.user_id AND u.kind = 'user' AND u.tenant_id = %(tenant_id)s
 """
 
-# The cap on a user's live secrets of one kind (attack run 7, D8): keep the
+# The cap on a user's live secrets of one kind: keep the
 # newest %(keep)s live sessions (or API tokens) of the user, revoke the older
 # ones, and drop that user's expired ones of the kind; returns the ids gone.
 TRIM_TOKENS = """
@@ -70,7 +70,7 @@ ORDER BY a.id
 
 # The files an upload's ingest run stored whose asset it created (a
 # member's upload is granted as these files, never as their assets:
-# migration 0027, attack run 7, D9).
+# migration 0027).
 RUN_NEW_FILES = """
 SELECT f.path
 FROM ingest_run r
@@ -86,9 +86,9 @@ ORDER BY f.path
 # a file's own documents (0011's file_document, which exist when its asset
 # has more than one file), else the asset's search document, the file's own. Never the
 # whole document of a shared asset: it holds the words of other files, a
-# private copy's among them, and the 413 told the uploader how many (attack
-# run 9, F8). Charged against its byte quota
-# (loupe.web.uploads.INDEX_BYTES_PER_TERM; attack run 7, D3).
+# private copy's among them, and a 413 naming the count would tell the uploader
+# how many words another user's private copy holds. Charged against its byte quota
+# (loupe.web.uploads.INDEX_BYTES_PER_TERM).
 UPLOAD_INDEX_TERMS = """
 WITH mine AS (
     SELECT DISTINCT f.id AS file_id, f.asset_id
@@ -108,14 +108,14 @@ SELECT coalesce(sum(t.n), 0)::bigint FROM (
 """
 
 # Each file's path relative to the folder it was ingested from, by absolute
-# path: what a member is shown instead of the server's paths (issue 11).
+# path: what a member is shown instead of the server's paths.
 RELATIVE_PATHS = """
 SELECT f.path, f.rel_path FROM asset_file f
 WHERE f.tenant_id = %(tenant_id)s AND f.path = ANY (%(paths)s::text[])
 """
 
 
-# The longest a statement of this session may run, in milliseconds (text):
+# The longest a statement of one database session may run, in milliseconds (text):
 # PostgreSQL's statement_timeout for the web server's connections
 # (WebLimits.statement_timeout_s); a statement past it fails with
 # SQLSTATE 57014 (query_canceled).

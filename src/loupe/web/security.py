@@ -1,4 +1,4 @@
-"""Defences of the web app that act before a route runs (issue 11, SPEC N5):
+"""Defences of the web app that act before a route runs (N5):
 
 * :class:`WebLimits` — the limits and their defaults (request bodies, upload
   quotas, pixels per upload, login throttling).
@@ -81,8 +81,7 @@ def cookie(scope: dict, name: str) -> str | None:
     ``request.cookies``, which the login reads. One parser for both: the
     standard library's ``SimpleCookie`` gave up at the first malformed pair
     (``x="; loupe_session=S``) where Starlette's read on, so the Guard saw no
-    session and asked for no CSRF token while the route ran logged in
-    (attack run 10, A10-2)."""
+    session and asked for no CSRF token while the route ran logged in."""
     raw = _header(scope, b"cookie")
     if not raw:
         return None
@@ -137,15 +136,14 @@ class WebLimits:
         upload_exiftool_budget_s: seconds ExifTool may spend on all the
             files of one upload request together, every batch and retry
             included [60 s]; files whose turn comes after it is spent fail
-            with a reason saying so, before they are decoded (attack run 5,
-            B2: before, 60 s per batch of 48, up to 5 minutes a request).
+            with a reason saying so, before they are decoded (before, 60 s per batch of 48, up to 5 minutes a request).
         upload_max_words: distinct words one uploaded image's name and
             metadata (embedded and sidecar) may hold
             (:func:`loupe.ingest.metadata_bounds.distinct_words`) [300]; an image
             over it is refused with its sidecar, before anything of it is
             stored. Each word is a term of the search index in every library
             language, which the byte quota of the upload folder does not see
-            (attack run 7, D3: a 10 KB sidecar of distinct words cost ~2 MB
+            (a 10 KB sidecar of distinct words cost ~2 MB
             of database); docs/security.md gives the measured cost per word.
         similar_max_bytes: largest body of one ``POST /api/similar`` (the
             picture to search by) [32 MiB].
@@ -158,8 +156,8 @@ class WebLimits:
             [15 s]: PostgreSQL's ``statement_timeout``, set on every pooled
             connection and on the Libraries uploads ingest with; a
             statement past it is cancelled and the request answers 503
-            saying so (defence in depth against any slow statement: attack
-            run 5, B6's filtered searches took 8-78 s).
+            saying so (defence in depth against any slow statement: filtered searches
+            over a member's large raw metadata once took 8-78 s).
         login_free_failures: failed logins of one account from one client
             before back-off starts [5].
         client_free_failures: failed logins from one client, over all
@@ -175,7 +173,7 @@ class WebLimits:
         account_logins_per_window: password checks of one account that may
             succeed (or be under way) within ``login_window_s``, over all
             clients [30]; past it a login of that account answers 429 before
-            its password is hashed (attack run 7, D8: successes were never
+            its password is hashed (successes were never
             throttled, so one member's correct password x150 at once made
             150 tokens and kept the hashing slot busy).
         login_window_s: the window of ``account_logins_per_window`` [60 s].
@@ -435,7 +433,7 @@ class Guard:
         app_receive = counted_receive
         if expected is not None:
             # the header, or a field of the body: never the query string,
-            # which reaches logs, history and Referer headers (issue 11)
+            # which reaches logs, history and Referer headers
             presented = _header(scope, CSRF_HEADER)
             ctype = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
             if presented is None and ctype in ("application/x-www-form-urlencoded",

@@ -47,7 +47,7 @@ def _relative_paths(lib: Library, paths: list[str]) -> dict[str, str]:
 
 def shows_server_paths(lib: Library) -> bool:
     """Whether the viewer may see absolute server paths (the owner and
-    admins); members see paths relative to the ingested folder (issue 11)."""
+    admins); members see paths relative to the ingested folder."""
     return lib.viewer.see_all
 
 
@@ -121,7 +121,7 @@ def thumbnail_path(lib: Library, asset_id: int) -> Path:
 def open_original_file(lib: Library, asset_id: int) -> tuple[Any, Path, str]:
     """``(open binary file, path, media type)`` of a visible asset's original,
     checked to hold the asset's bytes (:meth:`loupe.Library.open_original`):
-    serve the returned file object, never the path (issue 11: a file swapped
+    serve the returned file object, never the path (a file swapped
     for a symbolic link after ingest must not be followed). 404 otherwise."""
     if not 0 < asset_id < 2**63:
         raise HTTPException(404, "no such asset")
@@ -154,7 +154,7 @@ def why_matched(lib: Library, asset: dict[str, Any], q: str, lang: str | None) -
         if value:
             field_terms[name] = set(lib.analyze(str(value), lang=lang))
     machine = (asset.get("machine") or {}).get("words", {}).get(lang)
-    if machine:  # the pixels' words, shown apart as "machine: ..." (issue 15)
+    if machine:  # the pixels' words, shown apart as "machine: ..."
         field_terms["machine"] = set(lib.analyze(machine, lang=lang))
     return [{"term": t, "fields": [f for f in WHY_FIELDS if t in field_terms.get(f, ())]
              + ([f"machine: {machine}"] if t in field_terms.get("machine", ()) else [])}
@@ -200,7 +200,7 @@ def run_bulk(lib: Library, action: str, value: str | None, *, q: str,
 def _applies_to(match: str, every: int, reached: int) -> str:
     """The assets a confirmed action would change, as the confirmation
     states them: the match rule's count, not the rows the search reached (it
-    had said "the 201 results" for an action that changes 7; new-user run)."""
+    had said "the 201 results" for an action that changes 7)."""
     if match == "any":
         return f"the {reached:,} result{'s' if reached != 1 else ''} the search can reach"
     return (f"the {every:,} asset{'s' if every != 1 else ''} of the {reached:,} the search "

@@ -1,4 +1,4 @@
-"""Search by image on the web (SPEC X1): ``GET /api/assets/{id}/similar``,
+"""Search by image on the web (X1): ``GET /api/assets/{id}/similar``,
 ``POST /api/similar`` (an uploaded picture, not ingested) and the "More like
 this" page. Every answer goes through the user's :meth:`Library.as_user`
 view: a hidden asset is never a result, never counted, and asking for one
@@ -45,7 +45,7 @@ async def decode_slot(request: Request) -> AsyncIterator[None]:
     ``WebLimits.slot_wait_s`` (then :class:`~loupe.web.admission.Busy`: 503
     with ``Retry-After``). Before, a request took its Library and then
     waited for the slot in a worker thread: 16 pictures at once made every
-    other user wait 20 s (attack run 7, D5)."""
+    other user wait 20 s."""
     async with request.app.state.gates.decode.slot():
         yield
 
@@ -53,7 +53,7 @@ async def decode_slot(request: Request) -> AsyncIterator[None]:
 def payload(res: SimilarResult, lib: Library | None = None) -> dict[str, Any]:
     """The API shape: the library's result with each hit's thumbnail URL; a
     member (``lib`` given, not the owner or an admin) sees each path relative
-    to the folder it was ingested from, like everywhere else (issue 11)."""
+    to the folder it was ingested from, like everywhere else."""
     out = res.as_dict()
     rel = None
     if lib is not None and not shows_server_paths(lib):

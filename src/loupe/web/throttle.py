@@ -24,7 +24,7 @@ def client_key(address: str) -> str:
     """The client a throttle counts for a connecting address: every loopback
     address (127.0.0.0/8, ``::1``, and IPv4-mapped ``::ffff:127.x.y.z``) is
     one client, ``"loopback"`` — on Linux a local process may bind any of the
-    16 million (attack run 3, F6) —; an IPv4-mapped address is its IPv4
+    16 million —; an IPv4-mapped address is its IPv4
     address; an IPv6 address is its /64 (one end site's subnet, RFC 6177:
     a single host commonly holds a whole /64); anything else (a Unix socket
     name, "unknown") is itself."""
@@ -58,7 +58,7 @@ class LoginThrottle:
     client waits with the guesser. A success clears the (account, client)
     counter, not the client's nor the account's.
 
-    Successes are throttled too (attack run 7, D8): :meth:`begin`, called
+    Successes are throttled too: :meth:`begin`, called
     just before a password is hashed, admits at most
     ``account_logins_per_window`` logins of one account per
     ``login_window_s`` — successes in the window plus checks under way;

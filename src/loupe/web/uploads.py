@@ -33,7 +33,7 @@ MAX_UPLOAD_FILES = 200
 MAX_UPLOAD_BYTES = 200 * 1024 * 1024
 #: Bytes of the upload quota one search term of an uploaded image costs (per
 #: language): each is a lexicon row, a posting and their index entries.
-#: Measured (benchmarks/upload_index_cost.py, docs/security.md D3): 610-840
+#: Measured (benchmarks/upload_index_cost.py, docs/security.md, "Index growth from uploads"): 610-840
 #: bytes of database per term and language; charged as 1 KiB.
 INDEX_BYTES_PER_TERM = 1024
 
@@ -66,7 +66,7 @@ def upload_folder_name(user: str | None) -> str:
     own folder; any other is folded to those characters, followed by ``@``
     and the first 16 hex digits of its SHA-256 (``@`` never appears in a
     name kept as is). Before, ``bob@x`` and ``bob_x`` both wrote to
-    ``uploads/bob_x/`` and spent one quota (attack run 6, C3)."""
+    ``uploads/bob_x/`` and spent one quota."""
     if user is None:
         return "owner"
     if _PLAIN_USER.fullmatch(user) and user != "owner":
@@ -80,7 +80,7 @@ def _usage(folder: Path) -> tuple[int, int]:
 
     Another request of the same user may remove a file or a whole upload
     folder while this one counts (a refused upload is deleted): what
-    vanishes is not counted, and the walk goes on (attack run 7, D4: two
+    vanishes is not counted, and the walk goes on (two
     concurrent uploads answered 500 with FileNotFoundError). Symbolic links
     are not followed (the server writes none)."""
     size = count = 0
@@ -135,7 +135,7 @@ def upload(request: Any, files: list[UploadFile],
     only while it authenticates, checks the quota and writes and checks the
     files; ExifTool, the decoding and the ingest run on a Library opened for
     this upload outside the pool (``LibraryPool.outside``, a few at once),
-    so another user's search is not queued behind them (attack run 5, B2).
+    so another user's search is not queued behind them.
 
     Rules (docs/security.md, "Uploads"), for every uploader:
 
@@ -143,14 +143,13 @@ def upload(request: Any, files: list[UploadFile],
       ``limits.upload_pixel_budget``, is refused from its header, before it
       is decoded; a file that is not an image or sidecar type, or that the
       ingest refuses (among its reasons: more than
-      ``limits.upload_max_words`` distinct words in its name and metadata,
-      attack run 7, D3), is refused too; refused files are removed from
+      ``limits.upload_max_words`` distinct words in its name and metadata), is refused too; refused files are removed from
       disk, a refused image with its sidecars;
     * the user's upload folder holds at most ``limits.upload_quota_bytes``
       and ``limits.upload_quota_files`` (413 naming the file and the bound;
       nothing of that request is kept); the bytes count, beside the files,
       :data:`INDEX_BYTES_PER_TERM` per search term (and language) that the
-      user's uploaded images add to the index (attack run 7, D3).
+      user's uploaded images add to the index.
 
     For a member (not an admin), an upload only ever creates new assets: a
     file whose bytes already are an asset of the tenant (whether or not the
@@ -162,7 +161,7 @@ def upload(request: Any, files: list[UploadFile],
     admin (who may read everything) gets ``{"folder", "ingest",
     "asset_ids", "already_in_library", "refused": [{"file", "reason"}]}``
     (failure and warning paths as file names only, ``ingest.root`` relative
-    to the home). No reply names a server folder (issue 11).
+    to the home). No reply names a server folder.
 
     Raises:
         HTTPException 400: no files, or a bad file name; 413: too many files,
@@ -220,7 +219,7 @@ def _stage_upload(lib: Library, principal: Any, files: list[UploadFile],
     root = lib.home / "uploads" / user_dir
     used_bytes, used_files = _usage(root)
     index_terms = 0
-    if user is not None and user.get("id") is not None:   # the index it costs (D3)
+    if user is not None and user.get("id") is not None:   # the index it costs
         index_terms = lib.conn.execute(wq.UPLOAD_INDEX_TERMS, {
             "user_id": user["id"], "tenant_id": lib.tenant_id,
             "prefix": str(root.resolve()) + "/"}).fetchone()[0]
@@ -306,7 +305,7 @@ def _stage_upload(lib: Library, principal: Any, files: list[UploadFile],
         images.remove(name)
     # a member's file whose bytes already are an asset goes through the
     # ingest's checks like a new one (the word bound among them) and is then
-    # left out and removed (never_join; attack run 9, F3)
+    # left out and removed (never_join: a link or a name outside the upload folder is not followed)
     return staged
 
 
@@ -317,7 +316,7 @@ def _ingest_upload(owner: Library, staged: _Staged, limits: WebLimits) -> dict[s
     folder, digests, member = staged.folder, staged.digests, staged.member
     refused, refuse, unpathed = staged.refused, staged.refuse, staged.unpathed
     # one ExifTool time budget for the whole request, every batch included
-    # (attack run 5, B2)
+    #
     with ExifToolReader(budget_s=limits.upload_exiftool_budget_s) as reader:
         ingester = Ingester(owner.conn, owner.tenant_id, owner.home,
                             max_pixels=limits.upload_max_pixels, workers=1,
@@ -343,7 +342,7 @@ def _ingest_upload(owner: Library, staged: _Staged, limits: WebLimits) -> dict[s
     if member:
         # granted as its files, never as its assets: a private file with the
         # same bytes ingested later joins the asset without reaching the
-        # member (migration 0027; attack run 7, D9)
+        # member (migration 0027)
         for (path,) in owner.conn.execute(wq.RUN_NEW_FILES, {
                 "tenant_id": owner.tenant_id, "run_id": summary.run_id}).fetchall():
             owner.grant(staged.user_name, path=path)
@@ -354,7 +353,7 @@ def _ingest_upload(owner: Library, staged: _Staged, limits: WebLimits) -> dict[s
                 "failed": sum(n in refused_names for n in seen_images),
                 "failures": refused}
     # file names only, and the folder relative to the home: no server path
-    # in a reply (issue 11)
+    # in a reply
     ingest = summary.as_dict()
     ingest["root"] = str(folder.relative_to(staged.home))
     for key in ("failures", "warnings"):

@@ -1,4 +1,4 @@
-"""What a result means, in plain words (SPEC C4, C5): the total and the
+"""What a result means, in plain words (C4, C5): the total and the
 completeness verdict as one sentence the UI shows, and bulk outcomes."""
 
 from __future__ import annotations
