@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 import psycopg
-from psycopg.conninfo import make_conninfo
 
 from ..library import Library
 from ..queries import LEXICAL_CAPS
@@ -50,44 +49,7 @@ from . import absent, calibration, leak, pooling, report
 from .common import LEAK_MARGIN as LEAK_MARGIN  # re-exported with the others
 from .common import VARIANTS as VARIANTS
 from .common import POOL_DEPTH, SYSTEMS, EvalError
-
-def readonly_connection(conn: psycopg.Connection) -> psycopg.Connection:
-    """A new connection to the database behind ``conn`` that can only read:
-    role ``loupe_eval_reader`` (SELECT only, migration 0006) and
-    ``default_transaction_read_only``. Any write through it raises
-    ``psycopg.errors.ReadOnlySqlTransaction`` or ``InsufficientPrivilege``.
-    This guards against the instrument's own code writing (settings, index
-    builds); it is not a sandbox for hostile code in the same process, which
-    could ``RESET ROLE``.
-
-    Raises:
-        EvalError: the role is missing or this database user may not use it.
-    """
-    from pgvector.psycopg import register_vector
-
-    info = conn.info
-    url = make_conninfo(info.dsn, password=info.password) if info.password else info.dsn
-    reader = psycopg.connect(url, autocommit=True)
-    try:
-        try:
-            for stmt in q.READ_ONLY_SESSION:
-                reader.execute(stmt)
-        except (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidParameterValue,
-                psycopg.errors.UndefinedObject) as exc:
-            raise EvalError(
-                f"the evaluation instrument runs only as the read-only role {q.READER_ROLE}, "
-                f"which this database user cannot use ({exc}); ask the administrator for: "
-                f"CREATE ROLE {q.READER_ROLE} NOLOGIN; GRANT {q.READER_ROLE} TO {info.user}; "
-                f"GRANT USAGE ON SCHEMA public TO {q.READER_ROLE}; GRANT SELECT ON ALL "
-                f"TABLES IN SCHEMA public TO {q.READER_ROLE}") from exc
-        register_vector(reader)
-        for stmt in vq.hnsw_session():
-            reader.execute(stmt)
-    except BaseException:
-        reader.close()
-        raise
-    return reader
-
+from .common import readonly_connection as readonly_connection
 
 @dataclass
 class RunResult:

@@ -13,7 +13,7 @@ from ..library import Library
 from ..models import registry
 from . import metrics as mx
 from . import queries as q
-from .common import LEAK_MARGIN, VARIANTS, EvalError
+from .common import LEAK_MARGIN, VARIANTS, EvalError, readonly_connection
 from .queryset import Query
 
 
