@@ -8,7 +8,7 @@ Usage:
 Each search without ``--lang`` first runs
 :func:`loupe.lexical.search.query_languages` (one statement: ``ts_debug`` of
 the query text in each library language; it reads no table, so its cost does
-not grow with the library) and :func:`loupe.search.facts.query_facts` (the
+not grow with the library) and :func:`loupe.conversation.facts.query_facts` (the
 conversation's sentence compiler, in Python). This times both, and the whole
 :meth:`loupe.Library.search` of the same queries as the peer, in one process
 over one connection (``--rounds`` passes over the queries; the first pass is
@@ -48,7 +48,7 @@ def timings(fn, rounds: int) -> list[float]:
 
 def report(lib, rounds: int) -> None:
     from loupe.lexical.search import query_languages
-    from loupe.search.facts import query_facts
+    from loupe.conversation.facts import query_facts
 
     langs = lib.languages()
     rows = [("query_languages", timings(lambda q: query_languages(lib.conn, q, langs), rounds)),

@@ -78,7 +78,8 @@ def clustered(n: int, dims: int, rng: np.random.Generator, n_clusters: int = 100
 
 def run_lane_benchmark(args) -> None:
     from loupe import Library
-    from loupe.fusion.search import VectorLane, fused_search
+    from loupe.fusion.run import fused_search
+    from loupe.fusion.search import VectorLane
     from loupe.lexical.search import QueryTerms
     from loupe.vector import queries as vq
 
@@ -174,7 +175,8 @@ def run_lane_benchmark(args) -> None:
 
 def run_queries(args, lib, rng, x, words, model_id, member) -> None:
     """The measured part: recall and latency as the owner and as the member."""
-    from loupe.fusion.search import VectorLane, fused_search
+    from loupe.fusion.run import fused_search
+    from loupe.fusion.search import VectorLane
     from loupe.lexical.search import QueryTerms
     from loupe.vector import queries as vq
 

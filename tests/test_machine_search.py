@@ -194,7 +194,8 @@ def test_the_asset_page_shows_machine_words_apart(four: Library, db_url: str):
 def test_a_query_of_machine_facts_only_names_them():
     """query_facts reads the conversation's lexicon; only a query whose every
     word names a pixel fact (never a colour) ranks by facts."""
-    from loupe.search.facts import NO_FACTS, QueryFacts, query_facts
+    from loupe.conversation.facts import query_facts
+    from loupe.search.facts import NO_FACTS, QueryFacts
 
     assert query_facts("cut-out on white") == QueryFacts(background=("white",), cutout=True)
     assert query_facts("black and white line drawing") == QueryFacts(kind=("lineart",),

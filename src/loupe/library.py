@@ -27,6 +27,8 @@ from .access.viewer import OWNER, Viewer
 from .assets import view
 from .assets.view import AssetNotFound
 from .bulk import run as bulk_run
+from .conversation import search as conversation_search
+from .conversation import store as conversation_store
 from .bulk.actions import audit_log as read_audit_log
 from .db import DATABASE_URL_ENV, replica, session
 from .db.retry import retrying
@@ -64,17 +66,6 @@ def default_home() -> Path:
 
 def _home(home: str | Path | None) -> Path:
     return Path(home).expanduser() if home else default_home()
-
-
-# Stages imported when first used (``loupe`` commands start faster without them).
-def _store():
-    from .conversation import store
-    return store
-
-
-def _csearch():
-    from .conversation import search
-    return search
 
 
 class Library(ReadMethods, JobMethods, ModelMethods, PeopleMethods):
@@ -390,27 +381,27 @@ class Library(ReadMethods, JobMethods, ModelMethods, PeopleMethods):
                 characters or 120 words, unsupported language, 200 turns.
             loupe.conversation.store.ConversationNotFound: not one of the viewer's.
         """
-        return _csearch().ask(self, sentence, conversation=conversation, lang=lang,
+        return conversation_search.ask(self, sentence, conversation=conversation, lang=lang,
                               limit=limit, offset=offset, clock=clock, run_search=run)
 
     def conversation(self, conversation: int) -> dict[str, Any]:
         """One of the viewer's conversations with its turns
         (:func:`loupe.conversation.store.get`). Raises ConversationNotFound."""
-        return _store().get(self.conn, self.tenant_id, self.viewer, conversation)
+        return conversation_store.get(self.conn, self.tenant_id, self.viewer, conversation)
 
     def conversations(self) -> list[dict[str, Any]]:
         """The viewer's conversations, most recent first (at most 50)
         (:func:`loupe.conversation.store.listing`)."""
-        return _store().listing(self.conn, self.tenant_id, self.viewer)
+        return conversation_store.listing(self.conn, self.tenant_id, self.viewer)
 
     def edit_conversation(self, conversation: int, *, filter: dict | None, text: str = "",
                           limit: int = 20, offset: int = 0, run: bool = True) -> dict[str, Any]:
         """Set a conversation's state by hand (a chip removed or edited) and
         search it, as :meth:`ask`. Raises FilterError: a tree outside the contract."""
-        return _csearch().edit(self, conversation, filter=filter, text=text, limit=limit,
+        return conversation_search.edit(self, conversation, filter=filter, text=text, limit=limit,
                                offset=offset, run_search=run)
 
     def delete_conversation(self, conversation: int) -> None:
         """Delete one of the viewer's conversations. Raises ConversationNotFound.
         Stage: :func:`loupe.conversation.store.delete`."""
-        _store().delete(self.conn, self.tenant_id, self.viewer, conversation)
+        conversation_store.delete(self.conn, self.tenant_id, self.viewer, conversation)

@@ -18,10 +18,10 @@ from .models.embedders import Embedder
 from .pixels import enrich as machine_words
 from .vector import lanes
 from .vector.embed import EmbedSummary
+from .similar import search
 
 
 def _similar():   # imported when first used (``loupe`` commands start faster without it)
-    from .similar import search
     return search
 
 

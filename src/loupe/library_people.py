@@ -12,17 +12,8 @@ import psycopg
 
 from .access.viewer import Viewer
 from .db.retry import retrying
+from .faces import people, regions
 from .ingest.pipeline import ProgressFn
-
-
-def _people():   # imported when first used (``loupe`` commands start faster without it)
-    from .faces import people
-    return people
-
-
-def _regions():
-    from .faces import regions
-    return regions
 
 
 class PeopleMethods:
@@ -47,12 +38,12 @@ class PeopleMethods:
         :func:`loupe.faces.regions.faces_from_regions`."""
         self._manage()
         try:
-            out = _people().scan(self.conn, self.tenant_id, self.languages(),
+            out = people.scan(self.conn, self.tenant_id, self.languages(),
                                  progress=progress, limit=limit)
-        except _people().detect.FacesUnavailable:
-            _regions().faces_from_regions(self.conn, self.tenant_id, self.languages())
+        except people.detect.FacesUnavailable:
+            regions.faces_from_regions(self.conn, self.tenant_id, self.languages())
             raise
-        out["regions"] = _regions().faces_from_regions(self.conn, self.tenant_id,
+        out["regions"] = regions.faces_from_regions(self.conn, self.tenant_id,
                                                        self.languages())
         return out
 
@@ -60,68 +51,68 @@ class PeopleMethods:
         """Faces and people from the names written in files, without a
         detector. Stage: :func:`loupe.faces.regions.faces_from_regions`."""
         self._manage()
-        return _regions().faces_from_regions(self.conn, self.tenant_id, self.languages())
+        return regions.faces_from_regions(self.conn, self.tenant_id, self.languages())
 
     def faces_status(self) -> dict[str, Any]:
         """Face detection's availability and counts. Stage: :func:`loupe.faces.people.stats`."""
-        return _people().stats(self.conn, self.tenant_id)
+        return people.stats(self.conn, self.tenant_id)
 
     def people(self, *, hidden: bool = False) -> list[dict[str, Any]]:
         """People on readable assets (``hidden``: admins only); this and the
         other people reads run on a standby when there is one
         (:meth:`loupe.Library._read`).
         Stage: :func:`loupe.faces.people.people`."""
-        return self._read(lambda lib: _people().people(
+        return self._read(lambda lib: people.people(
             lib.conn, lib.tenant_id, lib.viewer.params(),
             hidden=hidden and lib.viewer.see_all))[0]
 
     def person(self, person_id: int) -> dict[str, Any]:
         """One person and its readable faces. Stage: :func:`loupe.faces.people.person`."""
-        return self._read(lambda lib: _people().person(lib.conn, lib.tenant_id,
+        return self._read(lambda lib: people.person(lib.conn, lib.tenant_id,
                                                        lib.viewer.params(), person_id))[0]
 
     def asset_faces(self, asset_id: int) -> list[dict[str, Any]]:
         """The faces of one readable asset. Stage: :func:`loupe.faces.people.asset_faces`."""
         self._asset_row(asset_id)   # AssetNotFound
-        return self._read(lambda lib: _people().asset_faces(lib.conn, lib.tenant_id,
+        return self._read(lambda lib: people.asset_faces(lib.conn, lib.tenant_id,
                                                             lib.viewer.params(), asset_id))[0]
 
     def face_crop(self, face_id: int) -> bytes:
         """A readable face's JPEG crop. Stage: :func:`loupe.faces.people.crop`."""
-        return _people().crop(self.conn, self.tenant_id, self.viewer.params(), face_id)
+        return people.crop(self.conn, self.tenant_id, self.viewer.params(), face_id)
 
     def name_person(self, person_id: int, name: str | None) -> dict[str, Any]:
         """Confirm a person's name (None: remove it). Stage: :func:`loupe.faces.people.name`."""
         self._manage()
         languages = self.languages()
         # a deadlock with another writer of the same documents is run again
-        return retrying(self.conn, lambda: _people().name(
+        return retrying(self.conn, lambda: people.name(
             self.conn, self.tenant_id, languages, person_id, name, by=self._viewer_name()))
 
     def merge_people(self, source: int, target: int) -> dict[str, Any]:
         """Merge person ``source`` into ``target``. Stage: :func:`loupe.faces.people.merge`."""
         self._manage()
         languages = self.languages()
-        return retrying(self.conn, lambda: _people().merge(
+        return retrying(self.conn, lambda: people.merge(
             self.conn, self.tenant_id, languages, source, target, by=self._viewer_name()))
 
     def split_person(self, person_id: int, face_ids: list[int]) -> dict[str, Any]:
         """Move faces to a new unnamed person. Stage: :func:`loupe.faces.people.split`."""
         self._manage()
         languages = self.languages()
-        return retrying(self.conn, lambda: _people().split(
+        return retrying(self.conn, lambda: people.split(
             self.conn, self.tenant_id, languages, person_id, face_ids))
 
     def hide_person(self, person_id: int, hidden: bool = True) -> dict[str, Any]:
         """Hide (or show again) a person. Stage: :func:`loupe.faces.people.hide`."""
         self._manage()
         languages = self.languages()
-        return retrying(self.conn, lambda: _people().hide(
+        return retrying(self.conn, lambda: people.hide(
             self.conn, self.tenant_id, languages, person_id, hidden))
 
     def reject_face(self, face_id: int) -> dict[str, Any]:
         """"Not this person", remembered. Stage: :func:`loupe.faces.people.reject`."""
         self._manage()
         languages = self.languages()
-        return retrying(self.conn, lambda: _people().reject(
+        return retrying(self.conn, lambda: people.reject(
             self.conn, self.tenant_id, languages, face_id, by=self._viewer_name()))

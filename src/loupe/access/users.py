@@ -18,6 +18,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from . import queries as q
 from .viewer import Viewer
+from ..scopes.search import collection_id
 
 _hasher = PasswordHasher()
 
@@ -215,8 +216,6 @@ def grant_named(conn: psycopg.Connection, tenant_id: int, principal: str, *,
         loupe.scopes.search.UnknownScope: no such collection, or a path that
             names several (the message lists their ids).
     """
-    from ..scopes.search import collection_id
-
     coll = collection_id(conn, tenant_id, collection) if collection else None
     with conn.transaction():
         grant(conn, tenant_id, principal, collection_id=coll, asset_id=asset_id, path=path,

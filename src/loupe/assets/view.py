@@ -21,6 +21,8 @@ import psycopg
 from .. import queries as q
 from ..access.viewer import Viewer
 from ..ingest.image import displayed_size, hashed_copy
+from ..pixels.store import load
+from ..pixels.words import machine_text
 
 #: Columns of :data:`loupe.queries.ASSET`, in order.
 ASSET_COLUMNS = ["id", "sha256", "byte_size", "media_type", "width", "height", "orientation",
@@ -95,9 +97,6 @@ def machine_facts(conn: psycopg.Connection, asset_id: int,
     """The machine facts of an asset (its pixels: the same in every file;
     :func:`loupe.pixels.store.load`) with their words per library language
     (``words``: language → text), or None when none were computed."""
-    from ..pixels.store import load
-    from ..pixels.words import machine_text
-
     facts = load(conn, asset_id)
     if facts is None:
         return None

@@ -11,6 +11,8 @@ from ..db import DatabaseUnavailable
 from ..terminal import echo
 from ..library import Library
 from .context import _Ctx, _emit_json, err_console
+from ..db.server import ServerInUse
+from ..document.vocabulary import VocabularyError
 
 
 @click.command()
@@ -22,8 +24,6 @@ def stop(obj: _Ctx, force: bool, as_json: bool) -> None:
     """Stop the library's embedded PostgreSQL server (it also stops by itself
     when the last loupe process using it exits). Processes that died without
     saying so (kill -9) are dropped from its list of users first."""
-    from ..db.server import ServerInUse  # noqa: PLC0415
-
     try:
         info = Library.stop(obj.home, database_url=obj.database_url, force=force)
     except (ValueError, ServerInUse, DatabaseUnavailable) as exc:
@@ -119,8 +119,6 @@ def vocabulary() -> None:
 @click.pass_obj
 def vocabulary_import(obj: _Ctx, path: str, name: str | None, as_json: bool) -> None:
     """Import or replace a vocabulary from a JSON, CSV or SKOS (Turtle/RDF) file."""
-    from ..document.vocabulary import VocabularyError
-
     columns = [TextColumn("vocabulary"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TimeRemainingColumn()]
     with obj.open() as lib, Progress(*columns, console=err_console, transient=True,

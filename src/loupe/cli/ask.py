@@ -8,12 +8,13 @@ import click
 
 from .context import _Ctx, _emit_json, console
 from .search import describe_total
+from ..conversation.parse import conjuncts, describe
+from ..conversation import SentenceError
+from ..conversation.store import ConversationNotFound
 
 
 def _understood(turn: dict, state: dict) -> list[str]:
     """What a turn was understood to say, as lines of text."""
-    from ..conversation.parse import conjuncts, describe
-
     if (turn["message"] or "").startswith("Unclear:"):
         # the sentence changed nothing: no intent to show (it read "refine")
         lines = ["intent: unclear (the search was not changed)"]
@@ -50,9 +51,6 @@ def ask(obj: _Ctx, sentence: str, conversation: int | None, lang: str | None, li
     tree and free text with an intent (replace, refine, add, remove) relative
     to the conversation's previous turn, then searched like any search."""
     from datetime import datetime
-
-    from ..conversation import SentenceError
-    from ..conversation.store import ConversationNotFound
 
     try:
         when = datetime.fromisoformat(clock) if clock else None
@@ -94,8 +92,6 @@ def ask(obj: _Ctx, sentence: str, conversation: int | None, lang: str | None, li
 def conversations(obj: _Ctx, conversation: int | None, delete: bool, as_json: bool) -> None:
     """List your conversations, or show (or --delete) the conversation ID with
     its turns. A conversation is visible only to the user who started it."""
-    from ..conversation.store import ConversationNotFound
-
     with obj.open() as lib:
         try:
             if conversation is None:

@@ -10,6 +10,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
 
 from ..terminal import echo
 from .context import _Ctx, _emit_json, err_console
+from ..models.embedders import ModelError
 
 
 @click.group()
@@ -18,8 +19,6 @@ def models() -> None:
 
 
 def _model_call(fn):
-    from ..models.embedders import ModelError
-
     try:
         return fn()
     except (ModelError, ValueError) as exc:

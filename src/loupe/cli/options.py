@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from ..filters.options import tree_from_options
+
 
 def _filter_options(f):
     """The readable filter options of ``loupe search``."""
@@ -72,8 +74,6 @@ def _filter_options(f):
 
 def _filter_tree(kw: dict):
     """The filter tree of ``loupe search``'s options (None: no filter)."""
-    from ..filters.tree import tree_from_options
-
     opts = {"creator": kw.pop("creator"), "keyword": kw.pop("keyword"),
             "collection": kw.pop("collection"), "format": kw.pop("format_"),
             "media_type": kw.pop("media_type"), "orientation": kw.pop("orientation"),

@@ -15,13 +15,13 @@ from ..access.users import AccessError
 from ..terminal import term
 from ..library import Library
 from .context import _Ctx, _emit_json, console, err_console
+from ..faces.detect import FacesUnavailable
+from ..faces.people import PeopleError
 
 
 def _ingest_faces(lib: Library, quiet: bool) -> dict[str, Any]:
     """``loupe ingest --faces``: Library.faces after the ingest, or the plain
     reason it cannot run (the ingest itself has succeeded either way)."""
-    from ..faces.detect import FacesUnavailable
-
     try:
         with Progress(TextColumn("faces"), BarColumn(), MofNCompleteColumn(),
                       console=err_console, disable=quiet or not err_console.is_terminal,
@@ -34,9 +34,6 @@ def _ingest_faces(lib: Library, quiet: bool) -> dict[str, Any]:
 def _people_call(fn):
     """Run a people call, turning its errors into CLI errors (a missing face
     model is said plainly, with how to install it)."""
-    from ..faces.detect import FacesUnavailable
-    from ..faces.people import PeopleError
-
     try:
         return fn()
     except (PeopleError, AccessError, FacesUnavailable) as exc:

@@ -14,6 +14,8 @@ from ..terminal import echo, term
 from ..library import AssetNotFound
 from .context import _Ctx, _assets, _emit_json, console
 from .options import _filter_options, _filter_tree
+from ..filters.words import sentence
+from ..search.entry import search_languages
 
 
 def _print_facets(facets: dict) -> None:
@@ -67,7 +69,6 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
         _emit_json(result.as_dict())
         return
     if result.filter is not None:   # words for people; the JSON is in --json
-        from ..filters.words import sentence
 
         console.print("filter: " + sentence(result.filter), highlight=False, markup=False)
     for notice in result.notices:
@@ -288,8 +289,6 @@ def analyze(obj: _Ctx, text: str, lang: str | None, as_query: bool, as_json: boo
     With --query and no --lang, the terms of each language `loupe search`
     would read TEXT in (chosen by its stop words, as the search does), one
     line per language; --json then prints {"languages", "terms", "notice"}."""
-    from ..search.entry import search_languages
-
     with obj.open() as lib:
         try:
             if as_query and not lang:

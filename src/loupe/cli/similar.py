@@ -8,6 +8,7 @@ from ..terminal import term
 from ..library import AssetNotFound
 from .context import _Ctx, _emit_json, console
 from .ingest import _hash_backfill
+from ..similar.search import SimilarError
 
 
 @click.command("similar")
@@ -25,8 +26,6 @@ def similar_cmd(obj: _Ctx, asset_id: int | None, file: str | None, radius: int |
     """Assets that look like ASSET_ID or like --file PATH: near-duplicates by
     perceptual hash (exact within the radius), fused with the image lane's
     nearest vectors when an image model is installed."""
-    from ..similar.search import SimilarError
-
     if (asset_id is None) == (file is None):
         raise click.UsageError("give either ASSET_ID or --file PATH")
     with obj.open() as lib:
@@ -56,8 +55,6 @@ def similar_cmd(obj: _Ctx, asset_id: int | None, file: str | None, radius: int |
 def duplicates_cmd(obj: _Ctx, radius: int | None, as_json: bool) -> None:
     """List near-duplicate groups (perceptual hash within the radius) and
     exact-bytes groups (one content under several paths), with sizes."""
-    from ..similar.search import SimilarError
-
     with obj.open() as lib:
         _hash_backfill(lib, as_json)
         try:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from .lexicon import FULL_MONTHS, MONTHS
+from ..filters.tree import in_calendar
 
 _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)$")
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
@@ -247,8 +248,6 @@ def _in_calendar(d: date | None) -> date | None:
     """``d`` when its range's end is still a date (the filter tree's years,
     :func:`loupe.filters.tree.in_calendar`), else None: the words stay free text
     ("taken on 9999-12-31" would overflow)."""
-    from ..filters.tree import in_calendar
-
     return d if d is not None and in_calendar(d.year) else None
 
 

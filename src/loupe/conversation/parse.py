@@ -19,24 +19,20 @@ Intent rules (docs/conversation.md "Intents"), with a previous state:
 """
 from __future__ import annotations
 
-import difflib
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from ..filters.words import rating_words
 from . import lexicon as L
-from .dates import Span, date_at
+from . import match_dates, match_names
+from .dates import date_at
+from .tokens import is_cap as _is_cap
+from .tokens import tokenize as tokenize  # re-exported
+from .tokens import unquote as _unquote
 
 MAX_SENTENCE_CHARS = 1000   # a sentence longer than this is refused before any work
 MAX_TOKENS = 120
-
-_TOKEN = re.compile(r'"[^"]*"|«[^»]*»|“[^”]*”|‘[^’]*’|(?<![\w\'])\'[^\']+\'(?![\w\'])|[,;!?:()]'
-                    r'|[^\s,;!?:()"«»“”]+')
-_ELISION = re.compile(r"^(l|d|qu|j|n|s|c)'(.+)$", re.IGNORECASE)
-_MEDIA = re.compile(r"^(image|video|application|audio)/[a-z0-9][a-z0-9.+-]{0,60}$")
-_QUOTES = "\"«»“”‘"
 
 
 class SentenceError(ValueError):
@@ -64,32 +60,6 @@ class Turn:
                 "unparsed": list(self.unparsed), "message": self.message}
 
 
-def tokenize(sentence: str) -> list[str]:
-    """Tokens of a sentence: quoted phrases stay whole (with their quotes),
-    French elisions are split ("l'année" -> "l'", "année"), punctuation that
-    separates clauses becomes ",", trailing dots are dropped."""
-    out: list[str] = []
-    for t in _TOKEN.findall(sentence.replace("’", "'").replace("‘", "'")):
-        if t[0] in _QUOTES or (len(t) > 2 and t[0] == t[-1] == "'" and " " in t):
-            out.append(t)
-            continue
-        if t in (";", "!", "?", ":", "(", ")"):
-            out.append(",")
-            continue
-        t = t.rstrip(".")
-        if not t:
-            continue
-        m = _ELISION.match(t)
-        if re.fullmatch(r"\w{2,}'s", t, re.UNICODE):    # "last year's", "Maria's": the possessive apart
-            out += [t[:-2], "'s"]
-            continue
-        if m and t.lower() != "aujourd'hui":
-            out += [m.group(1) + "'", m.group(2)]
-        else:
-            out.append(t)
-    return out
-
-
 def _leaf_fields(node: Any) -> set[str]:
     """Fields named anywhere in a filter tree (``all``/``any``/``not`` walked)."""
     out: set[str] = set()
@@ -105,16 +75,6 @@ def _leaf_fields(node: Any) -> set[str]:
                 else:
                     out.add(k)
     return out
-
-
-def _is_cap(t: str) -> bool:
-    return bool(t) and t[0].isalpha() and t[0].isupper()
-
-
-def _unquote(t: str) -> str | None:
-    if t and (t[0] in _QUOTES or (len(t) > 2 and t[0] == t[-1] == "'" and " " in t)):
-        return t[1:-1].strip()
-    return None
 
 
 class _Scan:
@@ -177,390 +137,72 @@ class _Scan:
         return j
 
     def m_collection(self, i: int, neg: int | None) -> int:
-        k = i
-        while k < self.n and self.low[k] in L.COLLECTION_LEAD:
-            k += 1
-        if k >= self.n:
-            return 0
-        if self.low[k] in L.COLLECTION_NOUNS and k + 1 < self.n:      # collection Lisbonne
-            q = _unquote(self.toks[k + 1])
-            if q:
-                return self.emit({"collection": q}, i, k + 2, neg)
-            e = self.name_run(k + 1, digits=True)
-            if e > k + 1:
-                # a name may go on in lower case ("collection Charte graphique"): up to
-                # three more words that no matcher, cue or filler reads, to the clause's end
-                x = e
-                while x < self.n and x - e < 3 and self.plain_word(x):
-                    x += 1
-                if x == self.n or self.low[x] == "," or not self.plain_word(x):
-                    e = x
-                return self.emit({"collection": " ".join(self.toks[k + 1:e])}, i, e, neg)
-            return 0
-        q = _unquote(self.toks[k])
-        e = k + 1 if q else self.name_run(k, digits=True)
-        if e > k and e < self.n and self.low[e] in L.COLLECTION_NOUNS and (k > i or self.low[i] != "the"):
-            return self.emit({"collection": q or " ".join(self.toks[k:e])}, i, e + 1, neg)
-        return 0
+        """Stage: :func:`loupe.conversation.match_names.m_collection`."""
+        return match_names.m_collection(self, i, neg)
 
     def misspelt_month(self, x: int) -> bool:
-        """Whether the capitalised word at x looks like a month name mistyped
-        (difflib's ratio >= 0.75 to an English or French month, "Febtember"),
-        said in a date's place: after a capture verb and its cue ("shot in") or
-        before a year ("in Octobar 2019").  Not a country."""
-        w = self.low[x]
-        if w in L.MONTHS or w in L.countries() or len(w) < 4:
-            return False
-        dated = (x >= 2 and self.low[x - 2] in L.DATE_VERBS) or (
-            x + 1 < self.n and re.fullmatch(r"\d{4}", self.toks[x + 1]) is not None)
-        return dated and bool(difflib.get_close_matches(w, L.FULL_MONTHS, 1, 0.75))
+        """Stage: :func:`loupe.conversation.match_dates.misspelt_month`."""
+        return match_dates.misspelt_month(self, x)
 
     def plain_word(self, x: int) -> bool:
-        """A lower-case word that is no cue, filler, connector, place cue or phrase,
-        and starts no date (a word a name may go on with)."""
-        return self.toks[x] == self.low[x] and self.unread_word(x)
+        """Stage: :func:`loupe.conversation.match_dates.plain_word`."""
+        return match_dates.plain_word(self, x)
 
     def unread_word(self, x: int) -> bool:
-        """:meth:`plain_word` in any case: a word no table reads at x."""
-        w = self.low[x]
-        if not w[:1].isalnum() or _unquote(self.toks[x]) is not None:
-            return False
-        if w in L.FILLERS | L.NEGATE | L.RESTRICT | L.ADD | L.CONNECT | L.CONNECT_OR | L.PLACE_CUES \
-                | L.CREATOR_CUES | L.PERSON_CUES | L.ADDED_CUES or w in L.AMBIGUOUS:
-            return False
-        if any(self.phrase(x, t) for t in (L.PHRASES, L.NEGATE_PHRASES, L.ADD_PHRASES,
-                                           L.RESTRICT_PHRASES, L.KEYWORD_CUES, L.FILLER_PHRASES,
-                                           L.EXPIRING, L.CREATOR_STRONG, L.PERSON_PHRASES)):
-            return False
-        if w in L.CREATOR_SIGNED and x + 1 < self.n and self.name_run(x + 1) > x + 1:
-            return False                    # "signées Anne Roy": the creator cue reads it
-        return date_at(self.toks, self.low, x, self.lang, self.clock) is None
+        """Stage: :func:`loupe.conversation.match_dates.unread_word`."""
+        return match_dates.unread_word(self, x)
 
     def age_at(self, i: int) -> int:
-        """Length of an age cue at i followed by a number and a unit ("more than 5 years",
-        "plus de 5 ans", "older than two years", "moins de 3 jours"), 0 if none."""
-        for words in L.AGE_CUES:
-            k = len(words)
-            if tuple(self.low[i:i + k]) == words and i + k + 1 < self.n \
-                    and date_at(self.toks, self.low, i + k, self.lang, self.clock, after_cue=True) \
-                    and self.low[i + k + 1] in ("years", "year", "ans", "an", "months", "month", "mois",
-                                                "weeks", "week", "semaines", "days", "day", "jours"):
-                return k
-        return 0
+        """Stage: :func:`loupe.conversation.match_dates.age_at`."""
+        return match_dates.age_at(self, i)
 
     def day_range(self, i: int, j: int) -> tuple[dict, int] | None:
-        """A range whose first end lacks what the second gives: "entre le 1er et le 15 mars
-        2024", "du 1er mars au 15 avril 2024", "from 3 to 10 May 2024" -> ([first day,
-        day after the second), end index).  ``j``: the token after the range cue."""
-        from datetime import date as _date
-        k = j + (j < self.n and self.low[j] in ("le", "the"))
-        month = None
-        if k + 1 < self.n and (self.low[k] in L.FULL_MONTHS or self.low[k] == "may"):   # March 3
-            month, k = L.FULL_MONTHS.get(self.low[k], 5), k + 1
-        m = re.fullmatch(r"(\d{1,2})(st|nd|rd|th|er)?", self.low[k]) if k < self.n else None
-        if not m:
-            return None
-        day, k = int(m.group(1)), k + 1
-        if month is None and k < self.n and (self.low[k] in L.FULL_MONTHS or self.low[k] in ("may", "mai")):
-            month, k = L.FULL_MONTHS.get(self.low[k], 5), k + 1
-        if k >= self.n or self.low[k] not in ("and", "et", "to", "à", "au", "until", "-"):
-            return None
-        second = date_at(self.toks, self.low, k + 1, self.lang, self.clock, after_cue=True)
-        if second is None or (second.end - second.start).days != 1:
-            return None
-        try:
-            first = _date(second.start.year, month or second.start.month, day)
-        except ValueError:
-            return None
-        if first >= second.end:
-            return None
-        return {"from": first.isoformat(), "to": second.end.isoformat()}, second.j
+        """Stage: :func:`loupe.conversation.match_dates.day_range`."""
+        return match_dates.day_range(self, i, j)
 
     def m_date(self, i: int, neg: int | None) -> int:
-        j, fld = i, "captured"
-        if self.low[j] in L.ADDED_CUES:
-            fld, j = "added", j + 1
-        if j >= self.n:
-            return 0
-        lead = self.low[j]
-        mod = {"since": "since", "depuis": "since", "before": "before", "avant": "before",
-               "after": "after", "après": "after", "until": "until", "till": "until",
-               "jusqu'à": "until", "jusqu'en": "until", "between": "between",
-               "entre": "between"}.get(lead)
-        age = self.age_at(j)
-        if mod is None and age:
-            # "more than 5 years old": captured before clock - 5 years; "less than": since
-            mod = L.AGE_CUES[tuple(self.low[j:j + age])]
-            j += age - 1
-        if mod is None:    # two- and three-word cues: "prior to", "à partir de", "up to"
-            for words, m in L.DATE_CUE_PHRASES.items():
-                if tuple(self.low[j:j + len(words)]) == words:
-                    mod, j = m, j + len(words) - 1
-                    break
-        span: Span | None = None
-        if mod == "between" or (mod is None and lead in ("from", "du", "de")):
-            got = self.day_range(i, j + 1)
-            if got:
-                return self.emit({fld: got[0]}, i, got[1], neg)
-        if mod:
-            span = date_at(self.toks, self.low, j + 1, self.lang, self.clock, after_cue=True)
-            if span is None:
-                if fld != "captured" or j + 1 >= self.n or self.low[j + 1] == ",":
-                    return 0
-                # a date cue whose value no grammar reads ("since the thaw"): said, with
-                # its value as typed, and not searched as words
-                e = j + 2 + (j + 2 < self.n and self.low[j + 1] in L.DETERMINERS | {"le", "la", "l'"}
-                             and self.low[j + 2] != ",")
-                self.unparsed.append(" ".join(self.toks[j:e]))
-                for x in range(i, e):
-                    self.role[x] = "used"
-                return e
-        else:
-            if lead in ("in", "en", "on", "from", "de", "du", "d'", "during", "pendant", "of", "taken", "au",
-                        "over", "within", "durant", "dans", "around", "circa", "vers", "environ",
-                        "about", "c."):
-                k = j + 1 + (j + 1 < self.n and self.low[j + 1] in ("around", "circa", "vers",
-                                                                    "environ", "about"))
-                span = date_at(self.toks, self.low, k, self.lang, self.clock, after_cue=True)
-            if span is None:
-                span = date_at(self.toks, self.low, j, self.lang, self.clock)
-            if span is None:
-                return 0
-        if span.start >= span.end and mod in (None, "between"):
-            return 0           # "the end of 2019" is a point: a date only after before/since/after/until
-        rng = {"from": span.start.isoformat(), "to": span.end.isoformat()}
-        end = span.j
-        if age and end < self.n and self.low[end] == "old":     # "more than 5 years old"
-            end += 1
-        if mod == "since":
-            rng = {"from": span.start.isoformat()}
-        elif mod == "before":
-            rng = {"to": span.start.isoformat()}
-        elif mod == "after":
-            rng = {"from": span.end.isoformat()}
-        elif mod == "until":
-            rng = {"to": span.end.isoformat()}
-        if (mod == "between" or (mod is None and lead in ("from", "de", "du"))) and end < self.n \
-                and self.low[end] in ("and", "et", "to", "à", "au", "until", "-"):
-            second = date_at(self.toks, self.low, end + 1, self.lang, self.clock, after_cue=True)
-            if second is not None:
-                start = span.start
-                if start >= second.end and span.j - span.i == 1 and self.low[span.i] in L.FULL_MONTHS:
-                    # "entre mars et mai 2024": the month named alone takes the year of the second
-                    start = start.replace(year=second.start.year)
-                    if start >= second.end:
-                        start = start.replace(year=start.year - 1)
-                if start >= second.end:      # "between 2021 and 2019": said, not searched
-                    self.unparsed.append(" ".join(self.toks[i:second.j]))
-                    return second.j              # the words stay free text
-                rng = {"from": start.isoformat(), "to": second.end.isoformat()}
-                end = second.j
-        return self.emit({fld: rng}, i, end, neg)
+        """Stage: :func:`loupe.conversation.match_dates.m_date`."""
+        return match_dates.m_date(self, i, neg)
 
     def m_expiring(self, i: int, neg: int | None) -> int:
-        k = self.phrase(i, L.EXPIRING)
-        if not k:
-            return 0
-        span = date_at(self.toks, self.low, i + k, self.lang, self.clock, after_cue=True)
-        if span is None:
-            # said once, and its words consumed (they are no date and no search words)
-            e = min(i + k + 1, self.n)
-            self.unparsed.append(" ".join(self.toks[i:e]))
-            for x in range(i, e):
-                self.role[x] = "used"
-            return e
-        start = span.start
-        if span.j - span.i == 1 and self.low[span.i] in L.FULL_MONTHS and start <= self.clock.date():
-            # an expiry is ahead: "expiring before December" is the next December,
-            # not the latest one begun (the rule for capture dates)
-            start = start.replace(year=start.year + 1)
-        return self.emit({"rights": {"expiring_before": start.isoformat()}}, i, span.j, neg)
+        """Stage: :func:`loupe.conversation.match_dates.m_expiring`."""
+        return match_dates.m_expiring(self, i, neg)
 
     def m_keyword(self, i: int, neg: int | None) -> int:
-        k = self.phrase(i, L.KEYWORD_CUES)
-        if not k:
-            return 0
-        if i + k + 1 < self.n and self.low[i + k] in ("is", "est", ",", "=", "either", "soit") \
-                and self.low[i + k + 1] != ",":
-            k += 1                       # "whose keyword is X", "keyword: X", "tagged either X or Y"
-        if i + k >= self.n or self.toks[i + k] == ",":
-            self.unparsed.append(" ".join(self.toks[i:i + k]))
-            return 0
-        v = _unquote(self.toks[i + k]) or self.toks[i + k]
-        if len(v) > 2 and v[0] == v[-1] == "'":       # tagged 'holiday'
-            v = v[1:-1]
-        e = self.emit({"keyword": v}, i, i + k + 1, neg)
-        # "tagged beach or sea", "with the keywords dog and cat": more values of the cue
-        while e + 1 < self.n and self.low[e] in L.CONNECT_OR | {"and", "et"} and (
-                _unquote(self.toks[e + 1]) is not None or self.keyword_word(e + 1)):
-            self.role[e] = "conn"
-            v = _unquote(self.toks[e + 1]) or self.toks[e + 1]
-            e = self.emit({"keyword": v}, e + 1, e + 2, neg)
-        return e
+        """Stage: :func:`loupe.conversation.match_names.m_keyword`."""
+        return match_names.m_keyword(self, i, neg)
 
     def keyword_word(self, x: int) -> bool:
-        """A word that can be one more keyword after "tagged a and": read by no table
-        and not the start of another predicate (a place, a name, a date)."""
-        return self.unread_word(x) and not _is_cap(self.toks[x])
+        """Stage: :func:`loupe.conversation.match_names.keyword_word`."""
+        return match_names.keyword_word(self, x)
 
     def m_creator(self, i: int, neg: int | None) -> int:
-        k = self.phrase(i, L.CREATOR_STRONG)
-        if k:
-            e = self.name_run(i + k) if i + k < self.n else i + k
-            if e == i + k:
-                e = self.lower_run(i + k)
-            if e == i + k:
-                self.unparsed.append(" ".join(self.toks[i:i + k]))
-                return 0
-            return self.emit({"creator": " ".join(self.toks[i + k:e])}, i, e, neg)
-        if _is_cap(self.toks[i]) and i > 0 and self.low[i - 1] in ("that", "which", "what", "que", "qu'"):
-            e = self.name_run(i)
-            v = e + (e < self.n and self.low[e] in ("a", "has", "had", "ont"))
-            if e > i and v < self.n and self.low[v] in L.CREATOR_VERBS:
-                return self.emit({"creator": " ".join(self.toks[i:e])}, i, v + 1, neg)
-        if (self.low[i] in L.CREATOR_CUES or self.low[i] in L.CREATOR_SIGNED) and i + 1 < self.n:
-            e = self.name_run(i + 1)
-            if e > i + 1:
-                return self.emit({"creator": " ".join(self.toks[i + 1:e])}, i, e, neg)
-        if self.low[i] in L.CREATOR_ANAPHOR and i + 2 < self.n and self.low[i + 1] in ("de", "d'"):
-            e = self.name_run(i + 2)
-            if e > i + 2:
-                name = " ".join(self.toks[i + 2:e])
-                c = L.countries().get(name.lower())
-                # "celles de X" is the creator, unless the conversation filters by place
-                # and not by creator ("et aussi celles de Porto" after a city)
-                fld = "location" if "location" in self.prev_fields and "creator" not in \
-                    self.prev_fields else "creator"
-                return self.emit({"country": c} if c else {fld: name}, i, e, neg)
-        return 0
+        """Stage: :func:`loupe.conversation.match_names.m_creator`."""
+        return match_names.m_creator(self, i, neg)
 
     def m_person(self, i: int, neg: int | None) -> int:
-        k = self.phrase(i, L.PERSON_PHRASES) or (1 if self.low[i] in L.PERSON_CUES else 0)
-        if k and i + k < self.n:
-            e = self.name_run(i + k)
-            if e > i + k:
-                return self.emit({"person": " ".join(self.toks[i + k:e])}, i, e, neg)
-        return 0
+        """Stage: :func:`loupe.conversation.match_names.m_person`."""
+        return match_names.m_person(self, i, neg)
 
     def m_place(self, i: int, neg: int | None) -> int:
-        if self.low[i] == "of" and i + 1 < self.n:
-            # "pictures of Paris": a country, or one capitalised word, is a place;
-            # "of Ana Silva" (two words or more) is a person unless its first word
-            # starts place names ("New", "San", "Saint"...)
-            e = self.name_run(i + 1)
-            name = " ".join(self.toks[i + 1:e])
-            c = L.countries().get(name.lower()) if e > i + 1 else None
-            if c:
-                return self.emit({"country": c}, i, e, neg)
-            if e == i + 2 and i > 0 and self.low[i - 1] in L.FILLERS:
-                return self.emit({"location": name}, i, e, neg)
-            if e >= i + 3 and i > 0 and self.low[i - 1] in L.FILLERS \
-                    and self.low[i + 1] not in L.PLACE_PREFIXES:
-                # "photos of Ana Silva": a first and last name is a person
-                # ("pictures of New York", "of San Sebastián" stay places)
-                return self.emit({"person": name}, i, e, neg)
-            if e >= i + 3 and i > 0 and self.low[i - 1] in L.FILLERS:
-                return self.emit({"location": name}, i, e, neg)
-            return 0
-        if self.low[i] not in L.PLACE_CUES or i + 1 >= self.n:
-            return 0
-        nxt = self.toks[i + 1]
-        if self.phrase(i + 1, L.PHRASES) and self.low[i + 1] not in L.countries() \
-                and (not _is_cap(nxt) or nxt.isupper()):
-            return 0                    # "pas de PNG", "in PNG", "en JPEG": a format, not a place
-        if self.low[i + 1] in ("la", "le", "l'", "les", "the") and i + 2 < self.n:
-            # "de la Norvège", "from the Netherlands", "in the UK": a country after its article
-            for k in range(min(4, self.n - i - 2), 0, -1):
-                c = L.countries().get(" ".join(self.low[i + 1:i + 2 + k])) or \
-                    L.countries().get(" ".join(self.low[i + 2:i + 2 + k]))
-                if c and (k > 1 or _is_cap(self.toks[i + 2]) or self.low[i + 2] in L.countries()):
-                    return self.emit({"country": c}, i, i + 2 + k, neg)
-            e = self.name_run(i + 2)
-            if e > i + 2 and self.low[i] in ("at", "near", "in", "from", "à", "près") \
-                    and not (e < self.n and self.low[e] in L.COLLECTION_NOUNS) \
-                    and not self.misspelt_month(i + 2):
-                # "at the Louvre", "in the Alps": a named place after its article
-                return self.emit({"location": " ".join(self.toks[i + 2:e])}, i, e, neg)
-        e = self.name_run(i + 1)
-        if e == i + 2 and self.misspelt_month(i + 1):
-            # "shot in Febtember", "en Octobar 2019": a date nobody can read, not a place
-            s0 = i - 1 if i > 0 and self.low[i - 1] in L.DATE_VERBS else i
-            if e < self.n and re.fullmatch(r"\d{4}", self.toks[e]):
-                e += 1
-            self.unparsed.append(" ".join(self.toks[s0:e]))
-            for k in range(s0, e):
-                self.role[k] = "used"
-            return e
-        if e > i + 1:
-            name = " ".join(self.toks[i + 1:e])
-            c = L.countries().get(name.lower())
-            if not c and self.low[i] in ("de", "d'") and e >= i + 3 and i > 0 \
-                    and self.low[i - 1] in L.IMAGE_NOUNS and self.low[i + 1] not in L.PLACE_PREFIXES:
-                # "des photos de Léa Roux": like "photos of Ana Silva", a person
-                return self.emit({"person": name}, i, e, neg)
-            return self.emit({"country": c} if c else {"location": name}, i, e, neg)
-        c = L.countries().get(self.low[i + 1])        # a lower-case country name
-        if c:
-            return self.emit({"country": c}, i, i + 2, neg)
-        return 0
+        """Stage: :func:`loupe.conversation.match_names.m_place`."""
+        return match_names.m_place(self, i, neg)
 
     def alone_in_clause(self, i: int, j: int) -> bool:
-        """Whether tokens i..j are the only words of their clause besides cue words,
-        determiners and fillers (the clause ends at a comma or the sentence's end).
-        A word before i that no table read counts as a word of the clause whether it
-        is plain text or negated text (role ``negtext``): in "except those captioned
-        Omar Haddad" the name is not alone, "captioned" is said with it."""
-        free = L.FILLERS | L.NEGATE | L.RESTRICT | L.ADD | L.CONNECT | L.REPLACE_WORDS
-        k = i - 1
-        while k >= 0 and self.low[k] != ",":
-            if self.role[k] in ("text", "negtext") and self.low[k] not in free:
-                return False
-            k -= 1
-        k = j
-        while k < self.n and self.low[k] != ",":
-            step = max(self.phrase(k, t) for t in (L.ADD_PHRASES, L.NEGATE_PHRASES,
-                                                   L.RESTRICT_PHRASES, L.FILLER_PHRASES))
-            if not step and self.low[k] not in free:
-                return False
-            k += step or 1
-        return True
+        """Stage: :func:`loupe.conversation.match_names.alone_in_clause`."""
+        return match_names.alone_in_clause(self, i, j)
 
     def has_cue(self) -> bool:
-        """Whether the sentence holds a negation, restriction or add cue word or phrase."""
-        words = L.NEGATE | L.RESTRICT | L.ADD
-        tables = (L.NEGATE_PHRASES, L.RESTRICT_PHRASES, L.ADD_PHRASES)
-        return any(w in words for w in self.low) or any(
-            self.phrase(k, t) for k in range(self.n) for t in tables)
+        """Stage: :func:`loupe.conversation.match_names.has_cue`."""
+        return match_names.has_cue(self)
 
     def m_bare_name(self, i: int, neg: int | None) -> int:
-        """A name with no cue, alone in its clause of a follow-up turn ("add Spain
-        too", "et Hugo Petit aussi", "retire l'Italie"): a country name (en or fr,
-        any case) is the country; a capitalised name is the person, creator or
-        place field the conversation already filters by (first of person,
-        creator, location), a first and last name with none of them the person.
-        In a first turn, without a cue ("Spain" after "boats" may start a new
-        search), or beside other words, a name stays free text."""
-        if not self.has_previous or _unquote(self.toks[i]) is not None or not self.has_cue():
-            return 0
-        e = self.name_run(i)
-        c = L.countries().get(" ".join(self.low[i:e if e > i else i + 1]))
-        if c and self.alone_in_clause(i, e if e > i else i + 1):
-            return self.emit({"country": c}, i, e if e > i else i + 1, neg)
-        if e == i or not self.alone_in_clause(i, e):
-            return 0
-        name = " ".join(self.toks[i:e])
-        fld = next((f for f in ("person", "creator", "location") if f in self.prev_fields), None)
-        if fld is None and e - i >= 2:
-            fld = "person"
-        return self.emit({fld: name}, i, e, neg) if fld else 0
+        """Stage: :func:`loupe.conversation.match_names.m_bare_name`."""
+        return match_names.m_bare_name(self, i, neg)
 
     def m_media(self, i: int, neg: int | None) -> int:
-        k = 2 if self.low[i:i + 2] in (["au", "format"], ["media", "type"], ["mime", "type"],
-                                       ["type", "mime"], ["de", "type"], ["of", "type"]) \
-            else (1 if self.low[i] in ("format", "type") else 0)
-        if i + k < self.n and _MEDIA.match(self.low[i + k]):
-            return self.emit({"media_type": self.low[i + k]}, i, i + k + 1, neg)
-        return 0
+        """Stage: :func:`loupe.conversation.match_names.m_media`."""
+        return match_names.m_media(self, i, neg)
 
     def m_camera(self, i: int, neg: int | None) -> int:
         """A camera maker after a cue ("from the Canon", "shot on a Nikon")."""
@@ -570,22 +212,12 @@ class _Scan:
         return 0
 
     def m_phrase(self, i: int, neg: int | None) -> int:
-        k = self.phrase(i, L.PHRASES)
-        if k:
-            return self.emit(dict(L.PHRASES[tuple(self.low[i:i + k])]), i, i + k, neg)
-        return 0
+        """Stage: :func:`loupe.conversation.match_names.m_phrase`."""
+        return match_names.m_phrase(self, i, neg)
 
     def more_in_clause(self, i: int) -> bool:
-        """Whether words other than fillers follow i before the clause ends (a comma,
-        a connector or the end).  Under a negation, "not the photos in black and
-        white" names what is taken out after the generic noun "photos"; "not the
-        photos" names photos.  (After "only", "only photos of dogs" stays kind photo.)"""
-        for k in range(i, self.n):
-            if self.low[k] == "," or self.low[k] in L.CONNECT or self.low[k] in L.CONNECT_OR:
-                return False
-            if self.low[k] not in L.FILLERS:
-                return True
-        return False
+        """Stage: :func:`loupe.conversation.match_names.more_in_clause`."""
+        return match_names.more_in_clause(self, i)
 
     # -- the scan ----------------------------------------------------------
     def run(self) -> None:

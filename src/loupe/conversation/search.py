@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import inspect
 from typing import Any
+from ..filters import FilterError
+from . import store
 
 FILTERS_MISSING = ("filters not available: this build's search does not take a filter tree "
                    "yet, so the understood filter was not applied and no search was run")
@@ -29,7 +31,6 @@ def result(library, state: dict[str, Any], *, lang: str | None = None, limit: in
         return None, ["nothing to search yet: the conversation holds no filter and no text"]
     if flt is not None and not filters_supported(library):
         return None, [FILTERS_MISSING]
-    from ..filters import FilterError
 
     kwargs = {"filters": flt} if flt is not None else {}
     try:
@@ -54,8 +55,6 @@ def ask(library, sentence: str, *, conversation: int | None, lang: str | None, l
     is the library's first when it is en or fr, else en), then its state
     searched (:func:`run`) unless ``run_search`` is false. The return shape
     and errors are :meth:`loupe.Library.ask`'s."""
-    from . import store
-
     first = library.languages()[0] if library.languages() else "en"
     out = store.ask(library.conn, library.tenant_id, library.viewer, sentence,
                     conversation=conversation, lang=lang, clock=clock,
@@ -67,8 +66,6 @@ def edit(library, conversation: int, *, filter: dict | None, text: str, limit: i
          offset: int, run_search: bool) -> dict[str, Any]:
     """A conversation's state set by hand (:func:`loupe.conversation.store.edit`),
     then searched as in :func:`ask`."""
-    from . import store
-
     out = store.edit(library.conn, library.tenant_id, library.viewer, conversation,
                      filter=filter, text=text)
     return {**out, **_searched(library, out["state"], limit, offset, run_search)}

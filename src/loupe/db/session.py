@@ -19,7 +19,11 @@ import psycopg
 from ..privacy import private_home
 from .. import queries as q
 from .migrate import applied, migrate, verify_current
-from .server import DATABASE_URL_ENV, resolve_database_url
+from .server import DATABASE_URL_ENV, resolve_database_url, stop_embedded
+from ..document.compile import rebuild_all_file_documents
+from ..faces.backfill import backfill_people
+from ..lexical import settings as lexical_bounds
+from ..vector import queries as vq
 
 
 class UnknownTenant(LookupError):
@@ -38,12 +42,8 @@ def after_migrations(conn: psycopg.Connection, newly: list[str]) -> None:
     (0011, and 0017 for 0013's analyzer), names written in files ingested
     before Loupe read them (0022)."""
     if any(n.startswith(("0011_", "0017_")) for n in newly):
-        from ..document.compile import rebuild_all_file_documents
-
         rebuild_all_file_documents(conn)
     if any(n.startswith("0022_") for n in newly):
-        from ..faces.backfill import backfill_people
-
         backfill_people(conn)
 
 
@@ -55,9 +55,6 @@ def prepare_session(conn: psycopg.Connection) -> None:
             ``LOUPE_QUERY_VECTOR_CACHE`` is not a whole number in its range.
     """
     from pgvector.psycopg import register_vector
-
-    from ..lexical import settings as lexical_bounds
-    from ..vector import queries as vq
 
     register_vector(conn)
     lexical_bounds.env_setting("LOUPE_QUERY_VECTOR_CACHE")
@@ -176,8 +173,6 @@ def stop(home: Path, database_url: str | None, *, force: bool) -> dict:
         loupe.db.server.ServerInUse: other live processes use it and ``force``
             is false. loupe.db.DatabaseUnavailable: ``pg_ctl`` failed.
     """
-    from .server import stop_embedded
-
     if database_url or os.environ.get(DATABASE_URL_ENV):
         raise ValueError(f"{DATABASE_URL_ENV} (or --database-url) is set: that server is "
                          f"not Loupe's to stop")

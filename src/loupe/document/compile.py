@@ -31,6 +31,7 @@ import psycopg
 
 from .languages import normalize_lang, ts_config
 from .vocabulary import CARRIED_TERMS
+from ..pixels.store import machine_texts
 
 #: Fields of the search document and the field group (tsvector weight letter)
 #: each is indexed in: A title, B keywords, C description, D other; 5 the
@@ -378,7 +379,6 @@ def rebuild_documents(conn: psycopg.Connection, tenant_id: int, asset_id: int,
         ASSET_ADDED_WORDS, {"asset_id": asset_id, "tenant_id": tenant_id}).fetchone()
     people, people_in_loupe = conn.execute(ASSET_CONFIRMED_PEOPLE,
                                            {"asset_id": asset_id}).fetchone()
-    from ..pixels.store import machine_texts
 
     machine = machine_texts(conn, asset_id, languages)
     rebuild_file_documents(conn, tenant_id, asset_id, languages, files, [r[3] for r in rows],
@@ -506,8 +506,6 @@ def rebuild_file_documents(conn: psycopg.Connection, tenant_id: int, asset_id: i
     written (0 when none changed)."""
     keep = file_ids if len(files) > 1 else []
     if machine is None and keep:
-        from ..pixels.store import machine_texts
-
         machine = machine_texts(conn, asset_id, languages)
     conn.execute(DELETE_OTHER_FILE_DOCUMENTS, {"asset_id": asset_id, "file_ids": keep,
                                                "langs": languages})

@@ -14,6 +14,7 @@ from ..models.embedders import ModelError
 from ..terminal import echo
 from .instrument import LEAK_MARGIN, POOL_DEPTH, SYSTEMS, EvalError, Evaluation
 from .queryset import QuerySetError
+from ..web.cli import exit_on_sigterm
 
 
 def _emit_json(data: Any) -> None:
@@ -314,8 +315,6 @@ def judge(obj, pool_name: str, host: str, port: int) -> None:
         echo(f"judging pool {pool_name} at http://{host}:{port}/{app.state.judge_key}"
                    f"/judge/{quote(pool_name, safe='')}/?judge=YOUR-NAME"
                    " (Ctrl-C to stop; the key admits whoever has the address)")
-        from ..web.cli import exit_on_sigterm
-
         exit_on_sigterm()
         uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=False)
 

@@ -21,22 +21,17 @@ instrument's tables.
 from __future__ import annotations
 
 import json
-import random
-import secrets
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import psycopg
-from psycopg.conninfo import make_conninfo
 
 from ..library import Library
 from ..queries import LEXICAL_CAPS
 from ..models import registry
-from ..models.embedders import ModelError
 from ..vector import queries as vq
 from . import metrics as mx
 from . import queries as q
@@ -49,61 +44,12 @@ from .queryset import (
     write_queries,
     write_run,
 )
-
-#: Systems a run can use: the production hybrid search, its lexical lane
-#: alone, its text lane alone, the index variants of an image-text model
-#: (V7, E4), and the reference peer (BM25 + dense
-#: RRF, :mod:`loupe.eval.peer`).
-SYSTEMS = ("hybrid", "lexical", "text", "image", "caption", "both", "peer")
-VARIANTS = ("image", "caption", "both")
-#: Default margin of the leak check (E5): recall@10 points by which
-#: caption-derived queries may beat blind ones on the image variant.
-LEAK_MARGIN = 0.05
-#: Pool depth (E7: the top 10 of every system).
-POOL_DEPTH = 10
-
-
-class EvalError(ValueError):
-    """Bad input to the instrument (unknown set, run, pool, system, model)."""
-
-
-def readonly_connection(conn: psycopg.Connection) -> psycopg.Connection:
-    """A new connection to the database behind ``conn`` that can only read:
-    role ``loupe_eval_reader`` (SELECT only, migration 0006) and
-    ``default_transaction_read_only``. Any write through it raises
-    ``psycopg.errors.ReadOnlySqlTransaction`` or ``InsufficientPrivilege``.
-    This guards against the instrument's own code writing (settings, index
-    builds); it is not a sandbox for hostile code in the same process, which
-    could ``RESET ROLE``.
-
-    Raises:
-        EvalError: the role is missing or this database user may not use it.
-    """
-    from pgvector.psycopg import register_vector
-
-    info = conn.info
-    url = make_conninfo(info.dsn, password=info.password) if info.password else info.dsn
-    reader = psycopg.connect(url, autocommit=True)
-    try:
-        try:
-            for stmt in q.READ_ONLY_SESSION:
-                reader.execute(stmt)
-        except (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidParameterValue,
-                psycopg.errors.UndefinedObject) as exc:
-            raise EvalError(
-                f"the evaluation instrument runs only as the read-only role {q.READER_ROLE}, "
-                f"which this database user cannot use ({exc}); ask the administrator for: "
-                f"CREATE ROLE {q.READER_ROLE} NOLOGIN; GRANT {q.READER_ROLE} TO {info.user}; "
-                f"GRANT USAGE ON SCHEMA public TO {q.READER_ROLE}; GRANT SELECT ON ALL "
-                f"TABLES IN SCHEMA public TO {q.READER_ROLE}") from exc
-        register_vector(reader)
-        for stmt in vq.hnsw_session():
-            reader.execute(stmt)
-    except BaseException:
-        reader.close()
-        raise
-    return reader
-
+from ..lexical import lexical_search
+from . import absent, calibration, leak, pooling, report
+from .common import LEAK_MARGIN as LEAK_MARGIN  # re-exported with the others
+from .common import VARIANTS as VARIANTS
+from .common import POOL_DEPTH, SYSTEMS, EvalError
+from .common import readonly_connection as readonly_connection
 
 @dataclass
 class RunResult:
@@ -259,8 +205,6 @@ class Evaluation:
                     answers[qu.id] = (res.total, res.verdict, res.meaning_only)
                 model_name = None
             elif system == "lexical":
-                from ..lexical import lexical_search
-
                 lang = self.lib.languages()[0]
                 raw_cap, keep_cap = reader.execute(
                     LEXICAL_CAPS, {"tenant_id": self.tenant_id}).fetchone()
@@ -363,49 +307,12 @@ class Evaluation:
         return RunResult(name, set_name, system, model, k, hits, answers)
 
     def absent(self, runs: list[str]) -> list[dict[str, Any]]:
-        """What each run returned for its queries, truth or not — for a set
-        of absent subjects (things the library does not hold) every row is a false alarm. Per run: ``{"run", "query_set",
-        "system", "queries", "with_rows"`` (queries that got any row),
-        ``"mean_rows"``, ``"median_rows"`` (rows returned in all, the search's
-        total; None when the system records none), ``"mean_top_k"`` (rows in
-        the top k), ``"meaning_only"`` (queries whose rows all came from
-        vector lanes), ``"verdicts"`` ({verdict: queries})}.
-
-        Raises:
-            EvalError: an unknown run.
-        """
-        out = []
-        for name in runs:
-            rr = self.load_run(name)
-            totals = [a[0] for a in rr.answers.values() if a[0] is not None]
-            verdicts: dict[str, int] = defaultdict(int)
-            for _n, v, _mo in rr.answers.values():
-                if v is not None:
-                    verdicts[v] += 1
-            n = len(rr.hits)
-            out.append({
-                "run": name, "query_set": rr.query_set, "system": rr.system, "queries": n,
-                "with_rows": sum(bool(hs) for hs in rr.hits.values()),
-                "mean_rows": float(np.mean(totals)) if totals else None,
-                "median_rows": float(np.median(totals)) if totals else None,
-                "mean_top_k": float(np.mean([len(hs) for hs in rr.hits.values()])) if n else 0.0,
-                "meaning_only": sum(bool(a[2]) for a in rr.answers.values()),
-                "verdicts": dict(sorted(verdicts.items()))})
-        return out
+        """Stage: :func:`loupe.eval.absent.absent`."""
+        return absent.absent(self, runs)
 
     def tradeoff(self, pairs: list[tuple[str, str]], *, seed: int = 0) -> list[dict[str, Any]]:
-        """The trade-off of looser cut-offs: per
-        configuration, a run over a set with truth (blind queries) and a run
-        of the same configuration over absent subjects. Returns per pair
-        ``{"blind_run", "absent_run", "recall@10", "ndcg@10"`` (figures with
-        95 % intervals, see :meth:`metrics`), ``"absent"`` (:meth:`absent`'s row)}."""
-        out = []
-        for blind_run, absent_run in pairs:
-            fig = self.metrics(blind_run, seed=seed)["rows"][0]["figures"]
-            out.append({"blind_run": blind_run, "absent_run": absent_run,
-                        "recall@10": fig["recall@10"], "ndcg@10": fig["ndcg@10"],
-                        "absent": self.absent([absent_run])[0]})
-        return out
+        """Stage: :func:`loupe.eval.absent.tradeoff`."""
+        return absent.tradeoff(self, pairs, seed=seed)
 
     def export_run(self, name: str, path: str | Path) -> int:
         """Write a stored run in TREC format, docno = the asset's content sha256.
@@ -576,282 +483,49 @@ class Evaluation:
     def leak_check(self, query_sets: list[str], *, model: str | None = None,
                    margin: float = LEAK_MARGIN, seed: int = 0, k: int = 10,
                    hybrid: bool = True) -> dict[str, Any]:
-        """Seed 000's ablation as an assertion (E4, E5): recall@10 of every
-        built variant (image, caption, both) and of the production ``hybrid``
-        search (unless ``hybrid`` is false) × provenance (blind,
-        caption-derived) over the queries of ``query_sets``, read-only. The
-        check fails when recall@10 of the image variant on caption-derived
-        queries exceeds its recall@10 on blind queries by more than ``margin``.
-
-        Returns ``{"passed", "gap", "margin", "model", "table": {variant:
-        {provenance: figure}}, "warnings"}``.
-
-        Raises:
-            EvalError: no blind or no caption-derived query with ground truth,
-                or no image variant of the model.
-        """
-        model = model or self._image_model()
-        queries: list[Query] = []
-        for s in query_sets:
-            queries += [Query(f"{s}/{qu.id}", qu.text, qu.provenance, qu.register, qu.strata,
-                              qu.truth) for qu in self.queries(s)]
-        truth, _ = self._resolve_truth(queries)
-        prov = {qu.id: qu.provenance for qu in queries}
-        for p in ("blind", "caption-derived"):
-            if not any(prov[qid] == p for qid, d in truth.items() if any(d.values())):
-                raise EvalError(f"the leak check needs {p} queries with ground truth")
-        reader = readonly_connection(self.conn)
-        try:
-            built = []
-            for v in VARIANTS:
-                try:
-                    self._variant(reader, model, v)
-                    built.append(v)
-                except EvalError:
-                    if v == "image":
-                        raise
-            emb = registry.embedder(self.lib.home, model)
-            vecs = emb.encode_texts([qu.text for qu in queries], task="query")
-            table: dict[str, dict[str, mx.Figure]] = {}
-            runs: dict[str, dict[str, dict[str, float]]] = {}
-            for v in built:
-                model_id, dims = self._variant(reader, model, v)
-                stmt = q.variant_search(model_id, v, dims)
-                run = runs[v] = {}
-                for qu, vec in zip(queries, vecs):
-                    rows = reader.execute(stmt, {**self.lib.viewer.params(),
-                                                 "tenant_id": self.tenant_id, "vec_cap": k,
-                                                 "qv_variant": np.asarray(vec, np.float32),
-                                                 "maxd_variant": 2.0}).fetchall()
-                    run[qu.id] = {str(a): 1.0 / r for a, _d, r in rows}
-            if hybrid:
-                rlib = Library(reader, self.lib.home, self.tenant_id, self.lib.tenant,
-                               self.lib.viewer)
-                runs["hybrid"] = {qu.id: {str(h.asset_id): 1.0 / h.rank
-                                          for h in rlib.search(qu.text, limit=k).hits}
-                                  for qu in queries}
-            for v, run in runs.items():
-                table[v] = {}
-                for p in ("blind", "caption-derived"):
-                    sub = {qid: d for qid, d in truth.items() if prov[qid] == p}
-                    vals = mx.per_query(sub, run, ("recall@10",))["recall@10"]
-                    table[v][p] = mx.bootstrap(np.array(list(vals.values())), seed=seed)
-        finally:
-            reader.close()
-        img = table["image"]
-        gap = img["caption-derived"].mean - img["blind"].mean
-        warns = mx.resolution_warnings([("image/blind", img["blind"]),
-                                        ("image/caption-derived", img["caption-derived"])],
-                                       "recall@10")
-        return {"passed": gap <= margin, "gap": gap, "margin": margin, "model": model,
-                "table": {v: {p: f.as_dict() for p, f in row.items()} for v, row in table.items()},
-                "warnings": warns}
+        """Stage: :func:`loupe.eval.leak.leak_check`."""
+        return leak.leak_check(self, query_sets, model=model, margin=margin, seed=seed, k=k, hybrid=hybrid)
 
     # -- pooled blind judging (E6, E7) ---------------------------------------------
 
     def pool(self, name: str, runs: list[str], *, depth: int = POOL_DEPTH,
              seed: int = 0) -> dict[str, Any]:
-        """Pool the top ``depth`` of ``runs`` for blind judging (E7): each
-        distinct (query, asset) pair once, in an order shuffled by
-        ``random.Random(seed + round)``. Pooling again with more runs queues
-        only the pairs not already in the pool (re-pooling), after the
-        existing ones; runs already pooled are skipped. Every pair gets a
-        random opaque token, by which the judging page names it.
-
-        Returns ``{"pool", "round", "runs_added", "new_pairs", "pairs"}``.
-
-        Raises:
-            EvalError: no runs, unknown run, or runs over another query set.
-        """
-        if not runs:
-            raise EvalError("pool needs at least one run")
-        loaded = [self.load_run(r) for r in runs]
-        sets = {rr.query_set for rr in loaded}
-        if len(sets) != 1:
-            raise EvalError(f"runs of one pool must share a query set, not {', '.join(sorted(sets))}")
-        set_id = self._set_id(sets.pop())
-        with self.conn.transaction():
-            self.conn.execute(q.INSERT_POOL, {"tenant_id": self.tenant_id, "set_id": set_id,
-                                              "name": name, "depth": depth, "seed": seed})
-            pool_id, pset, pdepth, pseed = self.conn.execute(q.POOL_BY_NAME, {
-                "tenant_id": self.tenant_id, "name": name}).fetchone()
-            if pset != set_id:
-                raise EvalError(f"pool {name!r} is over another query set")
-            done = dict(self.conn.execute(q.POOL_RUNS, {"pool_id": pool_id}).fetchall())
-            run_ids = {r: self.conn.execute(q.RUN_BY_NAME, {"tenant_id": self.tenant_id,
-                                                            "name": r}).fetchone()[0]
-                       for r in runs}
-            new = [rid for rid in dict.fromkeys(run_ids.values()) if rid not in done]
-            count, last_pos, last_round = self.conn.execute(q.POOL_SIZE,
-                                                            {"pool_id": pool_id}).fetchone()
-            if not new:
-                return {"pool": name, "round": last_round, "runs_added": 0, "new_pairs": 0,
-                        "pairs": count}
-            rnd = last_round + 1
-            pairs = self.conn.execute(q.NEW_POOL_PAIRS, {"run_ids": new, "depth": pdepth,
-                                                         "pool_id": pool_id}).fetchall()
-            random.Random(pseed + rnd).shuffle(pairs)
-            for rid in new:
-                self.conn.execute(q.INSERT_POOL_RUN, {"tenant_id": self.tenant_id,
-                                                      "pool_id": pool_id, "run_id": rid,
-                                                      "round": rnd})
-            with self.conn.cursor() as cur:
-                cur.executemany(q.INSERT_POOL_ITEM, [
-                    {"tenant_id": self.tenant_id, "pool_id": pool_id, "query_id": qid,
-                     "asset_id": aid,
-                     "token": secrets.token_urlsafe(16), "position": last_pos + i, "round": rnd}
-                    for i, (qid, aid) in enumerate(pairs, 1)])
-        return {"pool": name, "round": rnd, "runs_added": len(new), "new_pairs": len(pairs),
-                "pairs": count + len(pairs)}
+        """Stage: :func:`loupe.eval.pooling.pool`."""
+        return pooling.pool(self, name, runs, depth=depth, seed=seed)
 
     def pool_id(self, name: str) -> int:
-        """The id of a pool. Raises EvalError when there is none of that name."""
-        row = self.conn.execute(q.POOL_BY_NAME, {"tenant_id": self.tenant_id,
-                                                 "name": name}).fetchone()
-        if row is None:
-            raise EvalError(f"no pool named {name!r} (create one with 'loupe eval pool')")
-        return row[0]
+        """Stage: :func:`loupe.eval.pooling.pool_id`."""
+        return pooling.pool_id(self, name)
 
     def pool_items(self, name: str) -> list[dict[str, Any]]:
-        """A pool's pairs in judging order: qid, asset_id, token, position, round."""
-        return [{"qid": r[0], "asset_id": r[1], "token": r[2], "position": r[3], "round": r[4]}
-                for r in self.conn.execute(q.POOL_ITEMS, {"pool_id": self.pool_id(name)})]
+        """Stage: :func:`loupe.eval.pooling.pool_items`."""
+        return pooling.pool_items(self, name)
 
     def next_item(self, pool: str, judge: str) -> dict[str, Any] | None:
-        """The next pair ``judge`` has not judged: ``{"token", "query", "total",
-        "done"}`` — nothing that names the asset, its files or its system —
-        or None when the judge is done. Only pairs whose asset the library's
-        viewer may read are served and counted (P1)."""
-        row = self.conn.execute(q.NEXT_ITEM, {"pool_id": self.pool_id(pool), "judge": judge,
-                                              **self.lib.viewer.params()}).fetchone()
-        if row is None:
-            return None
-        return {"token": row[0], "query": row[1], "total": row[2], "done": row[3]}
+        """Stage: :func:`loupe.eval.pooling.next_item`."""
+        return pooling.next_item(self, pool, judge)
 
     def progress(self, pool: str, judge: str) -> dict[str, int]:
-        """``{"total", "done"}`` pairs of the pool for one judge, counting only
-        pairs whose asset the library's viewer may read."""
-        total, done = self.conn.execute(q.PROGRESS, {"pool_id": self.pool_id(pool),
-                                                     "judge": judge,
-                                                     **self.lib.viewer.params()}).fetchone()
-        return {"total": total, "done": done}
+        """Stage: :func:`loupe.eval.pooling.progress`."""
+        return pooling.progress(self, pool, judge)
 
     def judge(self, pool: str, token: str, judge: str, grade: int) -> None:
-        """Record (or change) ``judge``'s grade 0/1/2 for the pair ``token``.
-
-        Raises:
-            EvalError: unknown token (or one whose asset the viewer may not
-                read: the same error), empty judge name, or a grade not in 0..2.
-        """
-        if grade not in (0, 1, 2):
-            raise EvalError("grade must be 0 (no), 1 (near miss) or 2 (satisfies)")
-        if not judge or not judge.strip():
-            raise EvalError("a judge needs a name")
-        row = self.conn.execute(q.ITEM_BY_TOKEN, {"pool_id": self.pool_id(pool),
-                                                  "token": token,
-                                                  **self.lib.viewer.params()}).fetchone()
-        if row is None:
-            raise EvalError("unknown pair")
-        self.conn.execute(q.UPSERT_JUDGEMENT, {"tenant_id": self.tenant_id, "item_id": row[0],
-                                               "judge": judge.strip(),
-                                               "grade": grade})
+        """Stage: :func:`loupe.eval.pooling.judge`."""
+        return pooling.judge(self, pool, token, judge, grade)
 
     def item_image(self, pool: str, token: str) -> Path:
-        """The picture of a pair, for the judging page: the asset's thumbnail
-        (a WebP under the library home) or, without one, its primary file.
-
-        Raises:
-            EvalError: unknown token, or one whose asset the viewer may not read.
-        """
-        row = self.conn.execute(q.ITEM_BY_TOKEN, {"pool_id": self.pool_id(pool),
-                                                  "token": token,
-                                                  **self.lib.viewer.params()}).fetchone()
-        if row is None:
-            raise EvalError("unknown pair")
-        return self.lib.home / row[2] if row[2] else Path(row[3])
+        """Stage: :func:`loupe.eval.pooling.item_image`."""
+        return pooling.item_image(self, pool, token)
 
     def agreement(self, pool: str) -> dict[str, Any]:
-        """Inter-judge agreement on the pairs two judges both graded
-        (:func:`loupe.eval.metrics.judge_agreement`: count, share of identical
-        grades, Cohen's kappa unweighted and linearly weighted, per pair of
-        judges). Returns ``{"pool", "judges", "judgements": {judge: count},
-        "pairs": [...]}``."""
-        by_judge: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
-        for qid, a, judge, g in self.conn.execute(q.POOL_JUDGEMENTS,
-                                                  {"pool_id": self.pool_id(pool)}):
-            by_judge[judge][(qid, a)] = g
-        return {"pool": pool, "judges": sorted(by_judge),
-                "judgements": {j: len(d) for j, d in by_judge.items()},
-                "pairs": mx.judge_agreement(by_judge)}
+        """Stage: :func:`loupe.eval.pooling.agreement`."""
+        return pooling.agreement(self, pool)
 
     # -- threshold calibration (V4) --------------------------------------------------
 
     def calibrate(self, runs: list[str], *, unjudged_nonrelevant: bool = False) -> dict[str, Any]:
-        """Propose per-model distance thresholds by query-length band (V4)
-        from judged results of vector runs (systems ``image``, ``caption``,
-        ``both``: they record each result's cosine distance).
-
-        For each model and band (1, 2, 3-5, 6-10, 11+ words), the graded
-        results (ground truth or judgements; relevant = grade ≥ 1) of the
-        runs' queries in that band are the evidence. The proposal is the
-        distance ``t`` (keep results with distance ≤ t) that maximises
-        Youden's J = share of relevant kept − share of non-relevant kept
-        (Youden, "Index for rating diagnostic tests", Cancer 1950), the
-        largest such ``t`` on ties. A band without both a relevant and a
-        non-relevant graded result gets no proposal. With
-        ``unjudged_nonrelevant`` (for known-item truth without pooled
-        judgements), a result without a grade counts as non-relevant — a
-        pessimistic assumption the result reports (``unjudged_nonrelevant``).
-        Runs of the ``text`` system count too. Nothing is changed:
-        the result says what each proposal would keep and cut next to the
-        threshold in force, and the command that applies it.
-
-        Raises:
-            EvalError: an unknown run, or a run without distances (hybrid).
-        """
-        evidence: dict[str, dict[str, list[tuple[float, bool]]]] = defaultdict(
-            lambda: defaultdict(list))
-        for name in runs:
-            rr = self.load_run(name)
-            if rr.system not in VARIANTS + ("text",):
-                raise EvalError(f"run {name!r} ({rr.system}) has no distances: calibrate "
-                                "from runs of the text system or the image, caption or "
-                                "both variants")
-            qrels = self.qrels(rr.query_set)
-            texts = {qu.id: qu.text for qu in self.queries(rr.query_set)}
-            for qid, hs in rr.hits.items():
-                band = _band(len(texts[qid].split()))
-                for a, _s, d in hs:
-                    g = qrels.get(qid, {}).get(str(a))
-                    if g is None and unjudged_nonrelevant:
-                        g = 0
-                    if g is not None and d is not None:
-                        evidence[rr.model][band].append((d, g >= 1))
-        out: dict[str, Any] = {}
-        for model, bands in evidence.items():
-            try:
-                current = registry.get_model(self.lib.home, model).config
-            except ModelError:
-                current = {}
-            rows = []
-            for band in registry.DEFAULT_THRESHOLDS:
-                ev = bands.get(band, [])
-                n_rel = sum(r for _, r in ev)
-                n_non = len(ev) - n_rel
-                cur = registry.threshold_for(current, _band_words(band))
-                row: dict[str, Any] = {"band": band, "relevant": n_rel, "non_relevant": n_non,
-                                       "current": cur, "current_effect": _effect(ev, cur),
-                                       "proposed": None, "proposed_effect": None}
-                if n_rel and n_non:
-                    best = max(sorted({d for d, _ in ev}),
-                               key=lambda t: (_youden(ev, t), t))
-                    row["proposed"] = round(best, 4)
-                    row["proposed_effect"] = _effect(ev, best)
-                rows.append(row)
-            proposals = " ".join(f"{r['band']}={r['proposed']}" for r in rows if r["proposed"])
-            out[model] = {"bands": rows,
-                          "apply": f"loupe models thresholds {model} {proposals}" if proposals else None}
-        return {"runs": runs, "models": out, "unjudged_nonrelevant": unjudged_nonrelevant}
+        """Stage: :func:`loupe.eval.calibration.calibrate`."""
+        return calibration.calibrate(self, runs, unjudged_nonrelevant=unjudged_nonrelevant)
 
 
     # -- report ---------------------------------------------------------------------
@@ -859,62 +533,6 @@ class Evaluation:
     def report(self, runs: list[str], path: str | Path, *,
                leak_sets: list[str] | None = None, model: str | None = None,
                seed: int = 0, tradeoff: list[tuple[str, str]] | None = None) -> dict[str, Any]:
-        """Write ``<path>.html`` (self-contained: tables and inline SVG, no
-        scripts or external resources) and ``<path>.json`` with the metrics of
-        ``runs``, the leak check over ``leak_sets`` (when given), the
-        absent-subject trade-off of ``tradeoff`` pairs (blind run, absent run;
-        see :meth:`tradeoff`) and the
-        threshold calibration of the runs that have distances. Returns the
-        report dict (what the JSON holds) with ``html`` and ``json`` paths.
-
-        Raises:
-            EvalError: an unknown run or query set.
-        """
-        from datetime import datetime
-
-        from .report import render
-
-        data: dict[str, Any] = {"generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                                "seed": seed, "runs": [self.metrics(r, seed=seed) for r in runs]}
-        if leak_sets:
-            data["leak_check"] = self.leak_check(leak_sets, model=model, seed=seed)
-        if tradeoff:
-            data["tradeoff"] = self.tradeoff(tradeoff, seed=seed)
-        vector_runs = [m["run"] for m in data["runs"] if m["system"] in VARIANTS]
-        if vector_runs:
-            data["calibration"] = self.calibrate(vector_runs)
-        base = Path(path)
-        html_path, json_path = base.with_suffix(".html"), base.with_suffix(".json")
-        html_path.write_text(render(data), encoding="utf-8")
-        json_path.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
-        return {**data, "html": str(html_path), "json": str(json_path)}
-
-
-def _band(n_words: int) -> str:
-    """The threshold band (keys of registry.DEFAULT_THRESHOLDS) of a query length."""
-    if n_words <= 1:
-        return "1"
-    if n_words == 2:
-        return "2"
-    if n_words <= 5:
-        return "3-5"
-    return "6-10" if n_words <= 10 else "11+"
-
-
-def _band_words(band: str) -> int:
-    return {"1": 1, "2": 2, "3-5": 3, "6-10": 6, "11+": 11}[band]
-
-
-def _effect(ev: list[tuple[float, bool]], t: float) -> dict[str, int]:
-    """Relevant and non-relevant graded results kept (distance ≤ t) and cut."""
-    return {"relevant_kept": sum(1 for d, r in ev if r and d <= t),
-            "relevant_cut": sum(1 for d, r in ev if r and d > t),
-            "non_relevant_kept": sum(1 for d, r in ev if not r and d <= t),
-            "non_relevant_cut": sum(1 for d, r in ev if not r and d > t)}
-
-
-def _youden(ev: list[tuple[float, bool]], t: float) -> float:
-    e = _effect(ev, t)
-    rel = e["relevant_kept"] + e["relevant_cut"]
-    non = e["non_relevant_kept"] + e["non_relevant_cut"]
-    return e["relevant_kept"] / rel - e["non_relevant_kept"] / non
+        """Stage: :func:`loupe.eval.report.write_report`."""
+        return report.write_report(self, runs, path, leak_sets=leak_sets, model=model, seed=seed,
+                                   tradeoff=tradeoff)

@@ -44,6 +44,7 @@ from pydantic import BaseModel, Field
 
 from ..web.security import SESSION_COOKIE, csrf_token_for
 from .instrument import EvalError, Evaluation
+from ..web.security import Guard, WebLimits
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -290,8 +291,6 @@ def standalone_app(ev: Evaluation, pool: str | None = None, *, key: str | None =
     that carry ``key`` (None: a fresh random one, 128 bits in hex; read it
     back as ``app.state.judge_key``) to one of ``hosts``."""
     import secrets  # noqa: PLC0415
-
-    from ..web.security import Guard, WebLimits  # noqa: PLC0415
 
     app = FastAPI(title="Loupe blind judging", docs_url=None, redoc_url=None, openapi_url=None)
     app.include_router(judging_router(lambda: ev))

@@ -4,7 +4,12 @@ external resources) of what the instrument measured, next to its JSON."""
 from __future__ import annotations
 
 import html
+import json
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+
+from .common import VARIANTS
 
 CSS = """
 body{font-family:sans-serif;margin:2em;color:#222;max-width:70em}
@@ -130,3 +135,33 @@ def render(data: dict[str, Any]) -> str:
                 out.append(f"<p>To apply: <code>{_e(info['apply'])}</code></p>")
     out.append("</body></html>")
     return "\n".join(out)
+
+
+def write_report(ev, runs: list[str], path: str | Path, *,
+                 leak_sets: list[str] | None = None, model: str | None = None,
+                 seed: int = 0, tradeoff: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    """Write ``<path>.html`` (self-contained: tables and inline SVG, no
+    scripts or external resources) and ``<path>.json`` with the metrics of
+    ``runs``, the leak check over ``leak_sets`` (when given), the
+    absent-subject trade-off of ``tradeoff`` pairs (blind run, absent run;
+    see :meth:`~loupe.eval.instrument.Evaluation.tradeoff`) and the
+    threshold calibration of the runs that have distances. Returns the
+    report dict (what the JSON holds) with ``html`` and ``json`` paths.
+
+    Raises:
+        EvalError: an unknown run or query set.
+    """
+    data: dict[str, Any] = {"generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                            "seed": seed, "runs": [ev.metrics(r, seed=seed) for r in runs]}
+    if leak_sets:
+        data["leak_check"] = ev.leak_check(leak_sets, model=model, seed=seed)
+    if tradeoff:
+        data["tradeoff"] = ev.tradeoff(tradeoff, seed=seed)
+    vector_runs = [m["run"] for m in data["runs"] if m["system"] in VARIANTS]
+    if vector_runs:
+        data["calibration"] = ev.calibrate(vector_runs)
+    base = Path(path)
+    html_path, json_path = base.with_suffix(".html"), base.with_suffix(".json")
+    html_path.write_text(render(data), encoding="utf-8")
+    json_path.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
+    return {**data, "html": str(html_path), "json": str(json_path)}

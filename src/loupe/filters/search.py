@@ -16,6 +16,11 @@ from . import queries as q
 from .compile import FILTER_LIMIT, Compiled, Context, compile_tree
 from .tree import All, FilterError, Node, Pred, parse
 from .words import sentence
+from ..scopes.search import UnknownScope
+from .. import queries as lq
+from ..search.context import SearchContext
+from ..search.pipeline import SearchPipeline, SearchRequest
+from ..search.result import Hit, SearchResult
 
 #: Whether the machine-words table exists (migration 0019).
 MACHINE_TABLE = "SELECT to_regclass('asset_machine') IS NOT NULL"
@@ -32,8 +37,6 @@ def resolve_collections(conn: psycopg.Connection, tenant_id: int, tree: Node, *,
         FilterError: a name resolves to no collection or to several (the
             message of :class:`loupe.scopes.search.UnknownScope`).
     """
-    from ..scopes.search import UnknownScope
-
     out: dict[str, list[int]] = {}
     for p in tree.predicates():
         if p.field == "collection" and p.value not in out:
@@ -143,7 +146,7 @@ def browse_filtered(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, tr
     return b, notices, parse(tree)
 
 
-def filtered_search(lib: Any, query: str, langs: list[str], limit: int, offset: int,
+def filtered_search(lib: SearchContext, query: str, langs: list[str], limit: int, offset: int,
                     scope: Any, tree: Any):
     """:meth:`loupe.Library.search` with a filter tree (limits checked by
     the caller). With query text: the search pipeline with the compiled tree
@@ -156,10 +159,6 @@ def filtered_search(lib: Any, query: str, langs: list[str], limit: int, offset: 
     Raises:
         FilterError: a bad tree, or a collection it names does not exist.
     """
-    from .. import queries as lq
-    from ..search.pipeline import SearchPipeline, SearchRequest
-    from ..search.result import Hit, SearchResult
-
     node = parse(tree)
     if query.strip():
         compiled = prepare(lib.conn, lib.tenant_id, with_scope(node, scope), viewer=lib.viewer)

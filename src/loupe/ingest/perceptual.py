@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from .image import TRANSPOSE, exif_orientation
 
 #: Longest side an image is decoded at before hashing (JPEG DCT scaling
 #: via ``draft``). pHash works on a 32x32 reduction, so this loses nothing
@@ -81,8 +82,6 @@ def hash_image(im) -> PerceptualHashes:
     """
     import imagehash
     from PIL import Image
-
-    from .image import TRANSPOSE, exif_orientation
 
     if im.format == "JPEG":
         im.draft("RGB", (DECODE_SIDE, DECODE_SIDE))

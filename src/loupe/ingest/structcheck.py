@@ -42,6 +42,7 @@ from collections.abc import Callable
 
 from .xmpcheck import MAX_BYTES as MAX_XMP_BYTES
 from .xmpcheck import packet_shape_problem
+from .jpegcheck import walk_segments
 
 #: Most metadata extension blocks (comment 0xFE, plain text 0x01, application
 #: 0xFF and unknown labels) a GIF may hold before its trailer: the bound a PNG
@@ -230,8 +231,6 @@ def _jpeg(fd: int) -> str | None:
     marker walk, which skips entropy-coded data): each XMP packet measured,
     Extended XMP reassembled per GUID in offset order and measured, and the
     Exif segment's TIFF structure walked."""
-    from .jpegcheck import walk_segments
-
     extended: dict[bytes, list[tuple[int, bytes]]] = {}
     problem: list[str] = []
 

@@ -16,6 +16,9 @@ from . import compounds as cp
 from . import forms as fm
 from . import memo
 from . import queries as q
+from ..search import statements as st
+from ..search import verdict as vd
+from ..search.fallback import execute_with_fallback
 
 #: Postings read per query term at most (F3 "raw scan"), and assets kept.
 RAW_CAP = 3000
@@ -448,10 +451,6 @@ def lexical_search(conn: psycopg.Connection, tenant_id: int, query: str,
     if not terms:
         return LexicalResult(terms=[], total=0, total_exact=True, verdict="complete",
                              raw_cap=raw_cap, keep_cap=keep_cap)
-    from ..search import statements as st
-    from ..search import verdict as vd
-    from ..search.pipeline import execute_with_fallback
-
     def params(terms: QueryTerms, _lanes: list, fallback: bool) -> dict:
         return st.parameters(tenant_id=tenant_id, terms=terms.params(), query=query,
                              raw_cap=raw_cap, keep_cap=keep_cap, limit=limit, offset=offset,

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from typing import Any
+from .. import queries as q
 
 #: Most postings read per query term (see the module docstring).
 RAW_CAP_MAX = 1_000_000
@@ -155,8 +156,6 @@ REINDEXING = ("k1", "weights", "b", "vocab_decay")
 def read(conn, tenant_id: int) -> dict:
     """The tenant's lexical settings: k1, field-group weights and b (title,
     keywords, description, other, machine), vocabulary decay, raw and keep caps."""
-    from .. import queries as q
-
     row = conn.execute(q.LEXICAL_SETTINGS, {"tenant_id": tenant_id}).fetchone()
     return dict(zip(SETTING_NAMES, row))
 
@@ -170,8 +169,6 @@ def change(conn, tenant_id: int, langs: list[str], **changes) -> dict:
         ValueError: an unknown key. SettingError: a value out of its range
             (the message names the setting and its bound).
     """
-    from .. import queries as q
-
     current = read(conn, tenant_id)
     unknown = set(changes) - set(current)
     if unknown:

@@ -46,11 +46,10 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from . import st_onnx
+from .errors import ModelError as ModelError  # re-exported: callers catch it here
 from .preprocess import PreprocessConfig, preprocess
-
-
-class ModelError(RuntimeError):
-    """A model folder that cannot be loaded or run; the message says which file and why."""
+from .sessions import session
 
 
 def _normalise(x: np.ndarray) -> np.ndarray:
@@ -69,9 +68,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _session(path: Path):
-    from .runtime import session  # providers and threads are chosen there, once
-
-    return session(path)
+    return session(path)  # providers and threads are chosen there, once
 
 
 def _tokenizer(path: Path):
@@ -277,11 +274,10 @@ class SentenceTransformerText(Embedder):
     def _load(self):
         with self._lock:
             if self._session is None:
-                from .st_onnx import EXPORT_DIR, export
-
-                export_dir = self.folder / EXPORT_DIR
+                export_dir = self.folder / st_onnx.EXPORT_DIR
                 if not (export_dir / "model.onnx").is_file():
-                    export(self.folder)  # installed before exports existed: once
+                    # installed before exports existed: once
+                    st_onnx.export(self.folder, self.run_export)
                 self._cfg, self._tok, self._session = self._open(export_dir)
         return self._session
 

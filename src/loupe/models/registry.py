@@ -44,6 +44,8 @@ import numpy as np
 from PIL import Image
 
 from .embedders import Embedder, ModelError, NomicOnnx, detect_kind, load_embedder
+from ..document.languages import normalize_lang
+from . import runtime
 
 CONFIG_FILE = "loupe-model.json"
 #: Seed 002's maximum cosine distances by query word count (1, 2, 3–5, 6–10, >10).
@@ -80,8 +82,6 @@ def model_languages(info: ModelInfo) -> frozenset[str] | None:
     ``huggingface_hub.metadata_load``; all-MiniLM-L6-v2 says ``en``). None
     when neither says (or the card cannot be read): the model is taken to
     read any language."""
-    from ..document.languages import normalize_lang
-
     langs = info.config.get("languages")
     if langs is None:
         card = info.folder / "README.md"
@@ -334,8 +334,6 @@ def embedder(home: Path, name: str) -> Embedder:
     Raises:
         ModelError: no such model, or it cannot be loaded.
     """
-    from . import runtime
-
     m = get_model(home, name)
     return runtime.cached_embedder(m.folder, {**m.config, "fingerprint": fingerprint(m)})
 

@@ -32,62 +32,18 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .embedders import Embedder, load_embedder
+from .sessions import PROVIDERS_ENV as PROVIDERS_ENV  # re-exported
+from .sessions import THREADS_ENV as THREADS_ENV
+from .sessions import providers as providers
+from .sessions import session as session
+from .sessions import threads as threads
+from ..lexical.settings import env_setting
+
 if TYPE_CHECKING:
     import numpy as np
 
-    from .embedders import Embedder
-
-PROVIDERS_ENV = "LOUPE_ORT_PROVIDERS"
-THREADS_ENV = "LOUPE_ORT_THREADS"
 CACHE_ENV = "LOUPE_MODEL_CACHE"
-
-
-def providers() -> list[str]:
-    """The execution providers sessions are opened with, in preference order:
-    those of ``LOUPE_ORT_PROVIDERS`` this onnxruntime has, CPU always last."""
-    import onnxruntime as ort
-
-    wanted = [p.strip() for p in os.environ.get(PROVIDERS_ENV, "").split(",") if p.strip()]
-    have = set(ort.get_available_providers())
-    out = [p for p in wanted if p in have and p != "CPUExecutionProvider"]
-    return out + ["CPUExecutionProvider"]
-
-
-def threads() -> int:
-    """Intra-op threads per session from ``LOUPE_ORT_THREADS`` (0: ONNX Runtime decides).
-
-    Raises:
-        ValueError: not a whole number >= 0.
-    """
-    raw = os.environ.get(THREADS_ENV, "0").strip() or "0"
-    if not raw.isdigit():
-        raise ValueError(f"{THREADS_ENV}={raw!r}: expected a whole number >= 0")
-    return int(raw)
-
-
-def session(path: Path):
-    """An ``onnxruntime.InferenceSession`` for the model file ``path`` with the
-    process's providers and thread counts.
-
-    Raises:
-        loupe.models.embedders.ModelError: the file is missing or ONNX Runtime
-            cannot load it (the message names the file).
-    """
-    import onnxruntime as ort
-
-    from .embedders import ModelError
-
-    path = Path(path)
-    if not path.is_file():
-        raise ModelError(f"missing model file {path}")
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    opts.intra_op_num_threads = threads()
-    opts.inter_op_num_threads = 1
-    try:
-        return ort.InferenceSession(str(path), sess_options=opts, providers=providers())
-    except Exception as exc:  # onnxruntime raises its own exception types
-        raise ModelError(f"cannot load {path}: {exc}") from exc
 
 
 class ModelCache:
@@ -108,8 +64,6 @@ class ModelCache:
         what the encoder reads (kind, prefixes, lengths...) is another entry
         (the old one ages out); its distance thresholds and their provenance
         are not read by the encoder, and changing them loads nothing again."""
-        from .embedders import load_embedder
-
         encoder_cfg = {k: v for k, v in config.items()
                        if k not in ("thresholds", "thresholds_provenance")}
         key = (str(Path(folder).resolve()), json.dumps(encoder_cfg, sort_keys=True, default=str))
@@ -244,8 +198,6 @@ class QueryVectorCache:
 
 
 def _query_cache_size() -> int:
-    from ..lexical.settings import env_setting
-
     return env_setting("LOUPE_QUERY_VECTOR_CACHE", strict=False)
 
 

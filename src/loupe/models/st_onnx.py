@@ -27,11 +27,12 @@ import os
 import shutil
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from .embedders import ModelError
+from .errors import ModelError
 
 EXPORT_DIR = "loupe-onnx"
 #: Largest difference allowed between the ONNX path's vectors and
@@ -43,9 +44,12 @@ _SAMPLES = ["a red kettle on a wooden table", "Fall foliage", "x",
 _POOLING = ("mean", "cls", "max")
 
 
-def export(folder: Path) -> Path:
+def export(folder: Path, read_export: Callable[[Path, list[str]], np.ndarray]) -> Path:
     """Write ``folder/loupe-onnx`` for the sentence-transformers model in
-    ``folder`` and return it (kept as is when already there).
+    ``folder`` and return it (kept as is when already there). ``read_export``
+    encodes texts with an export folder as Loupe runs it
+    (:meth:`loupe.models.embedders.SentenceTransformerText.run_export`): the
+    export is kept only when its vectors match sentence-transformers' own.
 
     Raises:
         ModelError: torch or sentence-transformers missing, a module other
@@ -128,7 +132,7 @@ def export(folder: Path) -> Path:
                                                           "last_hidden_state": dyn})
         tok.backend_tokenizer.save(str(tmp / "tokenizer.json"))
         (tmp / "config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
-        _check(st, tmp, folder)
+        _check(st, tmp, folder, read_export)
         try:
             os.rename(tmp, target)
         except OSError:
@@ -143,10 +147,9 @@ def export(folder: Path) -> Path:
     return target
 
 
-def _check(st, export_dir: Path, folder: Path) -> None:
-    from .embedders import SentenceTransformerText
-
-    ours = SentenceTransformerText.run_export(export_dir, _SAMPLES)
+def _check(st, export_dir: Path, folder: Path,
+           read_export: Callable[[Path, list[str]], np.ndarray]) -> None:
+    ours = read_export(export_dir, _SAMPLES)
     theirs = st.encode(_SAMPLES, convert_to_numpy=True, normalize_embeddings=True,
                        show_progress_bar=False).astype(np.float32)
     diff = float(np.max(np.abs(ours - theirs)))

@@ -19,6 +19,7 @@ import numpy as np
 from . import colours as colour_mod
 from . import kind as kind_mod
 from . import shape
+from ..ingest.image import TRANSPOSE
 
 #: Version of the rules: rows of an older version are recomputed by
 #: ``loupe enrich`` (the facts and the documents' words). 1: the
@@ -125,8 +126,6 @@ def analyse_image(im) -> MachineFacts:
         OSError, ValueError: the pixels cannot be decoded.
     """
     from PIL import Image, ImageOps
-
-    from ..ingest.image import TRANSPOSE
 
     try:
         im.seek(0)

@@ -17,15 +17,11 @@ row (C2). How the band is found depends on the scope's size (C3):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from psycopg import sql
 
+from ..fusion.search import BANDED_PAGE, fused_ctes, lane_columns, rrf_join
 from ..lexical.queries import LEXICAL_PAGE, best_bonus, lexical_ctes, posting_probe
-from ..search.clause import and_clause
-
-if TYPE_CHECKING:
-    from ..search.clause import AssetClause
+from ..search.clause import AssetClause, ScopeProbe, and_clause
 
 #: Members scored directly at most (lexical probes are exact and cheap up to here).
 DIRECT_MAX = 2000
@@ -198,8 +194,6 @@ def filter_head(clause: "AssetClause | None") -> tuple[str, "AssetClause | None"
     defines ``scope`` after the lane, as before)."""
     if clause is None or not hasattr(clause, "scope_members"):
         return "", clause
-    from ..search.clause import ScopeProbe
-
     return scope_cte(clause) + ",", ScopeProbe(clause)
 
 # The lexical band: members the lexical lane matches that are not in
@@ -351,8 +345,6 @@ def scoped_fused_statement(lanes: list, member: bool = False,
     ids and widths are registry literals. ``clause``: a condition on
     assets (:mod:`loupe.search.clause`).
     """
-    from ..fusion.search import BANDED_PAGE, fused_ctes, lane_columns, rrf_join
-
     vbands, waiting = [], []
     for ln in lanes:
         cte = sql.Identifier(f"vband_{ln.name}")

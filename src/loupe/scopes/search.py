@@ -10,6 +10,11 @@ import psycopg
 from ..access.viewer import OWNER, Viewer
 from ..lexical.search import searched_terms
 from . import queries as q
+from ..search import statements as st
+from ..search import verdict as vd
+from ..search.fallback import execute_with_fallback
+from ..fusion.search import FUSION_DEFAULTS, VEC_CAP
+from ..search.facts import NO_FACTS
 
 
 class UnknownScope(LookupError):
@@ -211,10 +216,6 @@ def scoped_search(conn: psycopg.Connection, tenant_id: int, query: str, lang: st
     if not terms:
         size = scope_size(conn, tenant_id, colls, viewer)
         return ScopedResult([], size, regime_for(size), 0, 0, 0, True, "complete")
-    from ..search import statements as st
-    from ..search import verdict as vd
-    from ..search.pipeline import execute_with_fallback
-
     def params(terms, _lanes: list, fallback: bool) -> dict:
         return st.parameters(tenant_id=tenant_id, terms=terms.params(), query=query,
                              raw_cap=raw_cap, keep_cap=keep_cap, limit=limit, offset=offset,
@@ -265,10 +266,6 @@ def scoped_fused_search(conn: psycopg.Connection, params: dict, lanes: list,
     ``{"rank", "asset_id", "rrf", "bonus", "in_band", "lexical_rank",
     "lexical_score", "lanes": {name: {"rank", "distance"}}}``.
     """
-    from ..fusion.search import FUSION_DEFAULTS, VEC_CAP
-    from ..search.facts import NO_FACTS
-    from ..search import statements as st
-
     colls = scope_collections(conn, params["tenant_id"], coll_id)
     p = {**FUSION_DEFAULTS, **NO_FACTS.params(), **params, **viewer.params(),
          **st.scope_parameters(colls),

@@ -8,20 +8,30 @@ which runs the same pipeline with the tree as its clause and scope);
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from ..conversation.facts import query_facts
 from ..document.languages import query_language
 from ..filters import facets as filter_facets, search as filter_search
 from ..lexical.search import MAX_QUERY_CHARS, query_languages
-from .facts import query_facts
+from .context import SearchContext
 from .pipeline import BULK_MAX, SearchPipeline, SearchRequest, check_page
 from .result import SearchResult, without_scores
 
-if TYPE_CHECKING:
-    from ..library import Library
 
 
-def search(lib: "Library", query: str, *, lang: str | None = None, limit: int = 20,
+class Facade(SearchContext, Protocol):
+    """A library view whose own ``search`` and ``facets`` (the access-checked
+    methods of :class:`loupe.Library`) the entry points call back."""
+
+    def search(self, query: str, **kw: Any) -> SearchResult:
+        ...
+
+    def facets(self, query: str = "", **kw: Any) -> dict[str, Any]:
+        ...
+
+
+def search(lib: Facade, query: str, *, lang: str | None = None, limit: int = 20,
            offset: int = 0, scope: str | list[str] | None = None, title_band: bool = False,
            filters: Any = None, facets: bool = False) -> SearchResult:
     """Search ``lib``'s tenant as its viewer (:meth:`loupe.Library.search`).
@@ -64,7 +74,7 @@ def search(lib: "Library", query: str, *, lang: str | None = None, limit: int = 
     return res
 
 
-def search_languages(lib: "Library", query: str, lang: str | None) -> tuple[list[str], str | None]:
+def search_languages(lib: Facade, query: str, lang: str | None) -> tuple[list[str], str | None]:
     """The languages whose documents a search reads, and the notice that
     says so when they were chosen for the query: ``lang`` when given (a
     library language), else the library languages whose analyzer finds the
@@ -91,7 +101,7 @@ def search_languages(lib: "Library", query: str, lang: str | None) -> tuple[list
                    f"choose another")
 
 
-def facets(lib: "Library", query: str = "", *, filters: Any = None,
+def facets(lib: Facade, query: str = "", *, filters: Any = None,
            scope: str | list[str] | None = None, lang: str | None = None,
            top: int = filter_facets.TOP) -> dict[str, Any]:
     """Top ``top`` values per facet of the whole result of :func:`search`

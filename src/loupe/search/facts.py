@@ -5,7 +5,7 @@ white", "black and white line drawing", "transparent background icon" —
 asks for a set that Loupe's machine facts (``asset_machine``, migration
 0019) state exactly. The ranked lanes alone read such a query as words:
 "white" in a title ("white", "Whiteflag") then outranks a picture whose
-background is white. So when :func:`query_facts` finds that every word of
+background is white. So when :func:`loupe.conversation.facts.query_facts` finds that every word of
 the query names a machine fact, the results whose facts match come first,
 each part in its own order (phrase bonus ▸ these facts ▸ RRF or score ▸
 asset id: :func:`facts_first` in each page statement).
@@ -27,7 +27,6 @@ lexicon of :mod:`loupe.conversation.lexicon`), so ``loupe search`` and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 #: The facts a query may name here: fields of ``asset_machine`` decided by
@@ -74,35 +73,6 @@ class QueryFacts:
 
 #: No facts: the page statements order as before.
 NO_FACTS = QueryFacts()
-
-
-def query_facts(query: str) -> QueryFacts:
-    """The machine facts ``query`` names when every one of its words names
-    one (the sentence compiler leaves no free text and nothing unparsed,
-    and each filter it gives is a plain fact of :data:`FACT_FIELDS`), else
-    :data:`NO_FACTS`. Never raises: a sentence the compiler refuses (too
-    long, empty) names no facts."""
-    from ..conversation.parse import SentenceError, conjuncts, parse
-
-    try:
-        turn = parse(query, clock=datetime.now(timezone.utc))
-    except SentenceError:
-        return NO_FACTS
-    if turn.text.strip() or turn.unparsed or turn.message or not turn.filter:
-        return NO_FACTS
-    values: dict[str, list[Any]] = {}
-    for node in conjuncts(turn.filter):
-        if not isinstance(node, dict) or len(node) != 1:
-            return NO_FACTS
-        (name, value), = node.items()
-        flag = name in ("cutout", "monochrome")
-        if name not in FACT_FIELDS or (value is not True if flag else not isinstance(value, str)):
-            return NO_FACTS
-        values.setdefault(name, []).append(value)
-    return QueryFacts(kind=tuple(values.get("kind", ())),
-                      background=tuple(values.get("background", ())),
-                      orientation=tuple(values.get("orientation", ())),
-                      cutout="cutout" in values, monochrome="monochrome" in values)
 
 
 def facts_first(asset: str) -> str:

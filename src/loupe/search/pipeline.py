@@ -24,33 +24,34 @@ lexical only or fused with vector lanes — runs these stages, in order:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import psycopg
 from psycopg.rows import dict_row
 
 from .. import queries as q
 from ..fusion.search import VectorLane
 from ..lexical import settings as lexical_bounds
 from ..lexical.queries import TITLE_BAND_CAP
-from ..access.viewer import Viewer
 from ..db.plans import fetch_generic
 from ..lexical import forms as fm
-from ..lexical.search import QueryTerms, known_share, searched_terms, unproven_words
+from ..lexical.search import known_share, searched_terms, unproven_words
 from ..models import registry
 from ..models.embedders import ModelError
 from ..scopes.queries import DEEP_MAX
 from ..scopes.search import Scope, resolve_scope, scope_collections, scope_size, regime_for
 from ..vector import identity as model_identity
 from ..vector import queries as vq
+from ..vector.waiting import waiting_notice
 from . import statements as st
+from .context import SearchContext
+from .fallback import execute_with_fallback
 from .clause import AssetClause
 from .facts import NO_FACTS, QueryFacts
 from . import answer as ans
 from . import verdict as vd
 from .result import Hit, SearchResult
+from ..filters.words import sentence
 
 #: Most assets one search page (and one bulk action) may reach: the deep
 #: band's ceiling (C3).
@@ -73,33 +74,6 @@ def check_page(limit: Any, offset: Any) -> None:
         raise ValueError(f"offset = {offset!r} is out of range: it must be within 0 and "
                          f"{OFFSET_MAX:,}")
 
-if TYPE_CHECKING:
-    from ..library import Library
-
-
-def waiting_notice(lib: "Library", lane: str, model_id: int, model: str,
-                   missing: int) -> str | None:
-    """The notice that assets have no vector of ``model`` in ``lane`` yet,
-    or None. ``missing`` (> 0) is the tenant-wide count, hidden assets
-    included, so only a viewer who sees every asset is told it; anyone else
-    hears that some are missing, and only when one of the assets *it* may
-    read in this lane is (:func:`loupe.vector.queries.viewer_waiting`):
-    the number told a member how many private files were ingested since the
-    last embed, and the notice's mere presence when they
-    were ingested and embedded."""
-    viewer = lib.viewer
-    if viewer.see_all:
-        return (f"{lane} lane: {missing:,} asset{'s' if missing != 1 else ''} still "
-                f"wait{'' if missing != 1 else 's'} for vectors of {model} (run 'loupe embed')")
-    mine = lib.conn.execute(vq.viewer_waiting(lane), {
-        "tenant_id": lib.tenant_id, "model_id": model_id, "lane": lane,
-        **viewer.params()}).fetchone()[0]
-    if not mine:
-        return None
-    return (f"{lane} lane: some assets still wait for vectors of {model}; this lane "
-            f"does not see them yet")
-
-
 @dataclass(frozen=True)
 class SearchRequest:
     """One search: the query text, the languages whose documents are
@@ -108,7 +82,7 @@ class SearchRequest:
     band (C2) follows the ranked rows (library-wide only); ``clause``: a
     condition every row and count satisfies (a filter, :mod:`.clause`);
     ``facts``: the machine facts the query names, whose rows are ranked
-    first (:func:`loupe.search.facts.query_facts`)."""
+    first (:func:`loupe.conversation.facts.query_facts`)."""
 
     query: str
     langs: list[str]
@@ -152,51 +126,13 @@ def members_text(n: int) -> str:
     return f"more than {DEEP_MAX:,} members" if n > DEEP_MAX else f"{n:,} members"
 
 
-@dataclass
-class Attempt:
-    """What stage 3 produced: the statement's outcome, the terms and vector
-    lanes it ran with (after any correction) and the corrections made."""
-
-    outcome: st.Outcome
-    terms: QueryTerms
-    lanes: list[VectorLane]
-    corrections: dict[str, str]
-
-
-def execute_with_fallback(conn: psycopg.Connection, tenant_id: int, viewer: Viewer, kind: str,
-                          lanes: list[VectorLane], qt: QueryTerms,
-                          params: Callable[[QueryTerms, list[VectorLane], bool], dict[str, Any]],
-                          *, correct_typos: bool = True,
-                          clause: AssetClause | None = None) -> Attempt:
-    """Stage 3: run the statement of ``kind`` once; when no query term
-    matched as typed (no candidate), the typo fallback (L2, the only place
-    it is written): each absent term replaced by its closest indexed term
-    (:meth:`loupe.lexical.search.QueryTerms.corrected`, only terms the viewer
-    can reach, P1), and the statement run again with ``fallback`` set,
-    without the vector lanes (they encoded the misspelt query), a scoped
-    statement as the scoped lexical one. A query that matches as typed is
-    never corrected. ``params(terms, lanes, fallback)`` gives the
-    statement's parameters; ``clause`` the condition on assets (:mod:`.clause`);
-    a filter's corrections come only from words of assets it accepts that the
-    viewer may read."""
-    out = st.execute(conn, kind, lanes, params(qt, lanes, False), clause)
-    corrections: dict[str, str] = {}
-    if correct_typos and out.counts["candidates"] == 0 and qt.terms:
-        fixed, corrections = qt.corrected(conn, tenant_id, viewer, clause)
-        if corrections:
-            qt, lanes = fixed, []
-            kind = st.SCOPED if kind == st.SCOPED_FUSED else kind
-            out = st.execute(conn, kind, lanes, params(qt, lanes, True), clause)
-    return Attempt(out, qt, lanes, corrections)
-
-
 class SearchPipeline:
     """The stages above for one library view (``lib``: its connection,
     tenant, home, viewer, settings and the process's encoder caches).
     One pipeline object serves one search (it remembers which model each
     vector lane used, to name it in the hits' explain data)."""
 
-    def __init__(self, lib: "Library"):
+    def __init__(self, lib: SearchContext):
         self.lib = lib
         self.conn = lib.conn
         self.lane_models: dict[str, dict[str, str]] = {}
@@ -258,7 +194,8 @@ class SearchPipeline:
             self.lane_models[lane] = {"model": name,
                                       "model_sha256": model_identity.short(content)}
             if n_vec < n_assets and (
-                    note := waiting_notice(lib, lane, model_id, name, n_assets - n_vec)):
+                    note := waiting_notice(lib.conn, lib.tenant_id, lib.viewer, lane, model_id,
+                                          name, n_assets - n_vec)):
                 notices.append(note)
             try:
                 max_dist = registry.threshold_for(cfg, len(query.split()))
@@ -289,7 +226,6 @@ class SearchPipeline:
         filter_scope = req.clause is not None and hasattr(req.clause, "scope_members")
         if filter_scope:
             # (notices name it in words, loupe.filters.words; JSON stays in result.filter)
-            from ..filters.words import sentence
 
             scope = Scope(label="filter (" + sentence(req.clause.tree) + ")", roots=[])
         elif req.scope is not None and req.scope != [] and req.scope != ():

@@ -19,10 +19,16 @@ from typing import Any
 
 import psycopg
 
-from ..assets.view import NoVerifiedFile, open_asset_bytes
+from ..assets.view import AssetNotFound, NoVerifiedFile, open_asset_bytes
 from ..ingest import perceptual
+from ..ingest.image import DEFAULT_MAX_PIXELS, FORMATS, TRANSPOSE, exif_orientation, shrunk
 from ..ingest.jpegcheck import scan_count_problem
 from ..models import registry
+from ..models.embedders import ModelError
+from ..queries import ASSET, HIT_DETAILS
+from ..search.context import SearchContext
+from ..vector import queries as vq
+from ..vector.waiting import waiting_notice
 from . import queries as q
 
 #: Default Hamming radius (bits of 64) for "similar" and "duplicates", chosen
@@ -382,8 +388,6 @@ def _file_hash(path: str, max_pixels: int,
     """
     from PIL import Image, UnidentifiedImageError
 
-    from ..ingest.image import FORMATS, TRANSPOSE, exif_orientation, shrunk
-
     try:
         if os.path.getsize(path) == 0:
             raise NotAnImage(f"{path}: empty file (0 bytes)")
@@ -443,7 +447,7 @@ def _file_hash(path: str, max_pixels: int,
     return h.phash, frame
 
 
-def find_similar(lib, asset_id: int | None = None, *, file: str | os.PathLike | None = None,
+def find_similar(lib: SearchContext, asset_id: int | None = None, *, file: str | os.PathLike | None = None,
                  radius: int | None = DEFAULT_RADIUS, limit: int = 20, offset: int = 0,
                  max_pixels: int | None = None,
                  full_decode_pixels: int | None = QUERY_FULL_DECODE_PIXELS) -> SimilarResult:
@@ -466,11 +470,6 @@ def find_similar(lib, asset_id: int | None = None, *, file: str | os.PathLike | 
     radius = DEFAULT_RADIUS if radius is None else radius
     full_decode_pixels = full_decode_pixels or QUERY_FULL_DECODE_PIXELS
     file = str(file) if file is not None else None
-    from ..ingest.image import DEFAULT_MAX_PIXELS
-    from ..models.embedders import ModelError
-    from ..queries import HIT_DETAILS
-    from ..vector import queries as vq
-
     if (asset_id is None) == (file is None):
         raise SimilarError("give either an asset id or a file, not both or neither")
     if limit < 1 or offset < 0:
@@ -484,9 +483,6 @@ def find_similar(lib, asset_id: int | None = None, *, file: str | os.PathLike | 
         coverage = conn.execute(q.HASH_COVERAGE, {"tenant_id": tenant_id, **viewer}).fetchone()
     image = None
     if asset_id is not None:
-        from ..library import AssetNotFound
-        from ..queries import ASSET
-
         if conn.execute(ASSET, {"tenant_id": tenant_id, "asset_id": asset_id,
                                 **viewer}).fetchone() is None:
             # the same answer for "does not exist" and "not yours to see" (P1)
@@ -531,9 +527,8 @@ def find_similar(lib, asset_id: int | None = None, *, file: str | os.PathLike | 
                 notices.append(f"image lane: the {len(image_hits)} nearest image vectors of "
                                f"{name} are fused in (approximate; not counted in the total)")
                 if n_vec < n_assets:
-                    from ..search.pipeline import waiting_notice
-
-                    if note := waiting_notice(lib, "image", model_id, name, n_assets - n_vec):
+                    if note := waiting_notice(lib.conn, lib.tenant_id, lib.viewer, "image",
+                                              model_id, name, n_assets - n_vec):
                         notices.append(note)
         except (ModelError, OSError, RuntimeError) as exc:
             notices.append(f"image lane off: {exc}: hash neighbours only")

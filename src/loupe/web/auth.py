@@ -28,6 +28,7 @@ from ..access.users import UnknownUser, _hasher
 from ..library import Library
 from . import queries as wq
 from .security import SESSION_COOKIE, WebLimits  # noqa: F401 - SESSION_COOKIE: the cookie's name
+from .pool import PoolExhausted
 #: Login sessions last 14 days; API tokens until revoked unless given a TTL.
 SESSION_TTL_S = 14 * 24 * 3600
 
@@ -178,8 +179,6 @@ def secret_is_live(scope: dict) -> bool | None:
     known, and the Guard answers 503 before the body. It used to answer True
     and let the route answer, so while the pool was busy an unauthenticated
     request's body (up to 256 MiB) was read before its 401."""
-    from .pool import PoolExhausted  # noqa: PLC0415
-
     secret = presented_secret(Request(scope))
     if not secret or "\x00" in secret or len(secret) > 200:
         return False

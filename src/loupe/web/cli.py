@@ -7,7 +7,10 @@ import sys
 
 import click
 
+from ..access.users import UnknownUser
 from ..terminal import echo
+from .connections import (ACCEPT_BACKLOG, AcceptErrorFilter, ConnectionLimits,
+                          guarded_protocol, fit_descriptor_limit)
 
 
 def exit_on_sigterm() -> None:
@@ -121,7 +124,6 @@ def serve(obj, host: str, port: int, pool_size: int, log_level: str, max_upload_
     import uvicorn  # noqa: PLC0415 - only this command needs the server
 
     from .app import create_app  # noqa: PLC0415
-    from .connections import ConnectionLimits, fit_descriptor_limit  # noqa: PLC0415
     from .security import MiB, WebLimits  # noqa: PLC0415
 
     conn_limits = ConnectionLimits(max_connections=max_connections,
@@ -161,8 +163,6 @@ def connection_options(limits) -> dict[str, object]:
 
     from uvicorn.protocols.http.auto import AutoHTTPProtocol  # noqa: PLC0415
 
-    from .connections import ACCEPT_BACKLOG, AcceptErrorFilter, guarded_protocol  # noqa: PLC0415
-
     asyncio_log = logging.getLogger("asyncio")
     if not any(isinstance(f, AcceptErrorFilter) for f in asyncio_log.filters):
         asyncio_log.addFilter(AcceptErrorFilter())
@@ -177,7 +177,6 @@ def connection_options(limits) -> dict[str, object]:
 @click.pass_obj
 def users_token(obj, name: str, label: str, as_json: bool) -> None:
     """Print a new API bearer token for user NAME (shown once; stored as a hash)."""
-    from ..access.users import UnknownUser  # noqa: PLC0415
     from .auth import issue_token  # noqa: PLC0415
 
     with obj.open() as lib:

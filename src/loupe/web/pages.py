@@ -12,7 +12,7 @@ from typing import Annotated
 from urllib.parse import urlencode
 
 import anyio
-from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
+from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
@@ -24,6 +24,7 @@ from .auth import login as check_login
 from .security import CSRF_FIELD, LOGIN_CSRF_COOKIE, csrf_token_for
 from .throttle import Throttled
 from .words import ACTION_LABELS, explain_sentences
+from ..filters.words import sentence
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
@@ -141,8 +142,6 @@ def _label(node: dict) -> str:
     or a compound node in words (:func:`loupe.filters.words.sentence`:
     ``captured in 2019``, ``not (format png or colour red)``), never its
     JSON; the page escapes them."""
-    from ..filters.words import sentence
-
     (key, val), = node.items()
     if key in ("all", "any", "not") or isinstance(val, dict):
         return sentence(node)

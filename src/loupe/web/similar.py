@@ -22,6 +22,7 @@ from ..similar.search import (DEFAULT_RADIUS, NotAnImage, PictureTooLarge, Simil
 from .auth import UserLib
 from .service import _relative_paths, shows_server_paths
 from .uploads import safe_filename
+from .pages import _render
 
 api_router = APIRouter(prefix="/api", tags=["api"])
 page_router = APIRouter(include_in_schema=False)
@@ -147,8 +148,6 @@ def upload_similar(_slot: Annotated[None, Depends(decode_slot)], lib: UserLib, r
 def similar_page(request: Request, asset_id: int, lib: UserLib,
                  radius: Radius = DEFAULT_RADIUS) -> HTMLResponse:
     """The "More like this" page of an asset: its near-duplicates and look-alikes."""
-    from .pages import _render
-
     try:
         res = similar_to_asset(lib, asset_id, radius, 48, 0)
     except HTTPException:
