@@ -45,7 +45,7 @@ fi
   --metric "nDCG@10 of the known item, grid {shipped cut-offs, none} x text weight x RRF k" \
   --date 2026-12-01 >/dev/null
 "$LOUPE" settings --text-weight 1 --rrf-k 20 >/dev/null
-# Answerability (SPEC V8): rows no query word matched count only when the text
+# Answerability (V8): rows no query word matched count only when the text
 # lane's nearest neighbour is within 0.60 — chosen on the tune splits of the
 # blind and absent-subject sets (eval/answerability.py, docs/evaluation.md,
 # "Absent subjects, stems and answerability").

@@ -1,4 +1,4 @@
-"""Answerability (SPEC V8): rows no query word matched count as results
+"""Answerability (V8): rows no query word matched count as results
 only when the search can show they answer the query (the nearest
 neighbour's distance and the share of the query's words the library knows,
 against cut-offs that live with the text model); otherwise the result says

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from loupe.db.migrate import available, sha256_hex
 
-#: file name -> SHA-256 of the file as shipped (main at d9143ea).
+#: file name -> SHA-256 of the file as shipped.
 LANDED = {
     "0001_initial.sql":
         "7caf0829fe80682de73a4c56dbfbf835bf16c6c41e7599cef7c8e2c2b2bf3e62",
@@ -65,6 +65,26 @@ LANDED = {
         "ca3c89bb4a27614b0ea2c2fd88721fa33b8c541d2d833df9d5e603844fd92da1",
     "0029_machine_facts_from_private_copies.sql":
         "0c7568355550a8471e876f812b9cf39911647957a7124ccdc44bda0705d68d61",
+    "0030_tenant_led_ids.sql":
+        "41cb9dd2ef8a53ccd2031fc936b7064b23fddcac9554fd0ffd7c159469b9f398",
+    "0031_tenant_in_grants_and_members.sql":
+        "b3798ed64ce81d0acdf2d465db479c6b1feac8656dc77d378a5273860d3e4d52",
+    "0032_tenant_in_vocabulary_turns_rejections.sql":
+        "a6006a2b923eb131796ac8a590e313244033289be318af2f33ad11b761c96967",
+    "0033_tenant_in_evaluation.sql":
+        "20853d72d10867517a95eac44a0385f3d3b7dddfa1a051da5c81739491fc9ad0",
+    "0034_tenant_led_asset_facts.sql":
+        "f86dc4ddb93289f918cfa9ef8789db8e64e66a71f17a369015b49ed37ad65a1c",
+    "0037_skipped_files_and_durations.sql":
+        "beef78b7d33e691284cb87f6abe2cc74d7df1411ab31c78532aae918963757b4",
+    "0038_places_gear_and_capture_instant.sql":
+        "428029fa1dbd01514f655a7578cb41900a8d6200ca770b9d46ce81e0103e62ae",
+    "0039_distance_on_the_sphere.sql":
+        "26d1eedd11df4456a7dfaa74aa36079922552fd801fcd6279efae1a01ef722ca",
+    "0040_ratings_and_labels_set_in_loupe.sql":
+        "f0800cc9cef910b4fd4af8991a55d0aabcf619ff83940400c79a08c22ea9a0df",
+    "0047_faces_from_file_regions.sql":
+        "9f152a327b980ca47011ab60b4c7724c28747a1479bc9e737fb01dc30d6127db",
 }
 
 

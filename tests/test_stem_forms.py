@@ -1,4 +1,4 @@
-"""A word matches as itself before it matches as a stem (SPEC V8): a query
+"""A word matches as itself before it matches as a stem (V8): a query
 word that reaches a document only through a stem it shares with a different
 word ("madrid" and the Spanish "madre", both "madr"; "hero" and the English
 "here", both "her" for the Spanish analyzer) is not a match. Real

@@ -1,4 +1,4 @@
-"""Why an asset is or is not in a search's results (SPEC C7), one test per
+"""Why an asset is or is not in a search's results (C7), one test per
 reason: in the results, a missing word, another language, a scope, a filter,
 a cap, a vector lane's cut-off, and an asset the viewer may not read (the
 answer of a missing one). Real files, real ExifTool, real PostgreSQL."""

@@ -152,7 +152,7 @@ class Library(ReadMethods, JobMethods, ModelMethods, PeopleMethods):
 
     def why(self, asset_id: int, query: str, *, lang: str | None = None,
             scope: str | list[str] | None = None, filters: Any = None) -> dict[str, Any]:
-        """Why an asset is or is not in the results of ``query`` (SPEC C7), as
+        """Why an asset is or is not in the results of ``query`` (C7), as
         the viewer sees it; an asset it may not read is answered as a missing
         one (AssetNotFound). Stage: :func:`loupe.search.why.why`."""
         return search_why.why(self, asset_id, query, lang=lang, scope=scope, filters=filters)

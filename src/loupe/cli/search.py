@@ -109,7 +109,7 @@ def search(obj: _Ctx, query: str, lang: str | None, limit: int, page: int,
 
 
 def _print_related(result) -> None:
-    """The pictures shown apart (SPEC V8): related by meaning, not counted."""
+    """The pictures shown apart (V8): related by meaning, not counted."""
     if not result.related:
         return
     console.print("related by meaning, not counted among the results:", highlight=False)
@@ -134,7 +134,7 @@ def _print_related(result) -> None:
 @click.pass_obj
 def explain_cmd(obj: _Ctx, asset_id: int, query: str, lang: str | None,
                 scope: tuple[str, ...], where: str | None, as_json: bool) -> None:
-    """Why ASSET_ID is or is not in the results of QUERY (SPEC C7): its rank,
+    """Why ASSET_ID is or is not in the results of QUERY (C7): its rank,
     the words matched per language and field, the missing ones, each vector
     lane's distance against its cut-off, and the scope, filter or cap that
     left it out. An asset you may not read is answered as a missing one."""

@@ -496,7 +496,7 @@ CREATE FUNCTION public.loupe_faces_rescan() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    DELETE FROM face_scan WHERE asset_id = NEW.id;
+    DELETE FROM face_scan WHERE tenant_id = NEW.tenant_id AND asset_id = NEW.id;
     RETURN NULL;
 END $$;
 
@@ -531,6 +531,18 @@ CREATE FUNCTION public.loupe_file_captured(p_md jsonb) RETURNS timestamp with ti
                 FROM regexp_match(p_md->>'date_taken',
                                   '^\s*(\d{4})[:-](\d{2})[:-](\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?')
                      AS r(m)) parts) x
+$$;
+
+--
+-- Name: loupe_file_captured_at(jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.loupe_file_captured_at(p_md jsonb) RETURNS timestamp with time zone
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO '$user', 'public'
+    AS $$
+    SELECT loupe_file_captured(p_md)
+           - make_interval(mins => loupe_json_number(p_md->'captured'->'offset_min', -840, 840)::int)
 $$;
 
 --
@@ -576,6 +588,17 @@ CREATE FUNCTION public.loupe_file_country_kept(p_raw jsonb) RETURNS text
     SET search_path TO '$user', 'public'
     AS $$
     SELECT c FROM loupe_file_country(p_raw) c WHERE length(c) <= 200
+$$;
+
+--
+-- Name: loupe_file_country_v2(jsonb, jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.loupe_file_country_v2(p_md jsonb, p_raw jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO '$user', 'public'
+    AS $$
+    SELECT coalesce(loupe_file_country_kept(p_raw), loupe_json_label(p_md->'place'->'country'))
 $$;
 
 --
@@ -643,6 +666,26 @@ CREATE FUNCTION public.loupe_file_facet_labels(p_md jsonb, p_raw jsonb) RETURNS 
         WINDOW w AS (ORDER BY pos)
     ) k
     WHERE n <= 1000 AND chars <= 32000
+$$;
+
+--
+-- Name: loupe_file_facet_labels_v2(jsonb, jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.loupe_file_facet_labels_v2(p_md jsonb, p_raw jsonb) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO '$user', 'public'
+    AS $$
+    SELECT loupe_file_facet_labels(p_md, p_raw) || coalesce(array_agg(l ORDER BY o), ARRAY[]::text[])
+    FROM (VALUES (0, CASE WHEN loupe_file_country_kept(p_raw) IS NULL
+                          THEN 'country:' || loupe_json_label(p_md->'place'->'country') END),
+                 (1, 'camera:' || loupe_json_label(p_md->'camera')),
+                 (2, 'make:' || loupe_json_label(p_md->'make')),
+                 (3, 'lens:' || loupe_json_label(p_md->'lens')),
+                 (4, 'label:' || loupe_json_label(p_md->'label')),
+                 (5, 'city:' || coalesce(loupe_json_label(p_md->'place'->'city'),
+                                         loupe_json_label(p_md->'place'->'state')))) v(o, l)
+    WHERE l IS NOT NULL
 $$;
 
 --
@@ -726,6 +769,14 @@ CREATE FUNCTION public.loupe_groups_add(a double precision[], b double precision
 CREATE FUNCTION public.loupe_hamming(a bigint, b bigint) RETURNS integer
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     RETURN (bit_count(((a # b))::bit(64)))::integer;
+
+--
+-- Name: loupe_haversine_km(double precision, double precision, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.loupe_haversine_km(lat1 double precision, lon1 double precision, lat2 double precision, lon2 double precision) RETURNS double precision
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN ((((2)::numeric * 6371.0088))::double precision * asin(LEAST((1.0)::double precision, sqrt(((sin((radians((lat2 - lat1)) / (2)::double precision)) ^ (2)::double precision) + ((cos(radians(lat1)) * cos(radians(lat2))) * (sin((radians((lon2 - lon1)) / (2)::double precision)) ^ (2)::double precision)))))));
 
 --
 -- Name: loupe_index_add(bigint, bigint, text, tsvector, tsvector, integer, double precision[]); Type: FUNCTION; Schema: public; Owner: -
@@ -866,6 +917,28 @@ BEGIN
         group_len = loupe_groups_add(s.group_len, p_group_len, -1)
     WHERE s.tenant_id = p_tenant AND s.lang = p_lang;
 END
+$$;
+
+--
+-- Name: loupe_json_label(jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.loupe_json_label(p jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT v FROM (SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN btrim(p #>> '{}') END) x(v)
+    WHERE length(v) BETWEEN 1 AND 200
+$$;
+
+--
+-- Name: loupe_json_number(jsonb, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.loupe_json_number(p jsonb, lo double precision, hi double precision) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT v FROM (SELECT CASE WHEN jsonb_typeof(p) = 'number' THEN (p #>> '{}')::float8 END) x(v)
+    WHERE v BETWEEN lo AND hi
 $$;
 
 --
@@ -3325,7 +3398,13 @@ CREATE TABLE public.asset (
     readers bigint[] DEFAULT '{}'::bigint[] NOT NULL,
     embargo_until timestamp with time zone,
     rights_expire_at timestamp with time zone,
-    doc_readers bigint[]
+    doc_readers bigint[],
+    duration_s double precision,
+    rating_set smallint,
+    label_set text,
+    CONSTRAINT asset_duration_s_check CHECK (((duration_s IS NULL) OR (duration_s >= (0)::double precision))),
+    CONSTRAINT asset_label_set_check CHECK (((length(label_set) >= 1) AND (length(label_set) <= 200))),
+    CONSTRAINT asset_rating_set_check CHECK (((rating_set >= '-1'::integer) AND (rating_set <= 5)))
 );
 
 --
@@ -3348,10 +3427,14 @@ CREATE TABLE public.asset_file (
     metadata jsonb NOT NULL,
     raw_metadata jsonb NOT NULL,
     readers bigint[] DEFAULT '{}'::bigint[] NOT NULL,
-    facet_labels text[] GENERATED ALWAYS AS (public.loupe_file_facet_labels(metadata, raw_metadata)) STORED NOT NULL,
-    facet_tokens text[] GENERATED ALWAYS AS (public.loupe_facet_tokens(public.loupe_file_facet_labels(metadata, raw_metadata))) STORED NOT NULL,
-    country text GENERATED ALWAYS AS (public.loupe_file_country_kept(raw_metadata)) STORED,
-    captured timestamp with time zone GENERATED ALWAYS AS (public.loupe_file_captured(metadata)) STORED
+    facet_labels text[] GENERATED ALWAYS AS (public.loupe_file_facet_labels_v2(metadata, raw_metadata)) STORED NOT NULL,
+    facet_tokens text[] GENERATED ALWAYS AS (public.loupe_facet_tokens(public.loupe_file_facet_labels_v2(metadata, raw_metadata))) STORED NOT NULL,
+    country text GENERATED ALWAYS AS (public.loupe_file_country_v2(metadata, raw_metadata)) STORED,
+    captured timestamp with time zone GENERATED ALWAYS AS (public.loupe_file_captured(metadata)) STORED,
+    gps_lat double precision GENERATED ALWAYS AS (public.loupe_json_number(((metadata -> 'gps'::text) -> 'lat'::text), ('-90'::integer)::double precision, (90)::double precision)) STORED,
+    gps_lon double precision GENERATED ALWAYS AS (public.loupe_json_number(((metadata -> 'gps'::text) -> 'lon'::text), ('-180'::integer)::double precision, (180)::double precision)) STORED,
+    rating smallint GENERATED ALWAYS AS ((public.loupe_json_number((metadata -> 'rating'::text), ('-1'::integer)::double precision, (5)::double precision))::smallint) STORED,
+    captured_at timestamp with time zone GENERATED ALWAYS AS (public.loupe_file_captured_at(metadata)) STORED
 );
 ALTER TABLE ONLY public.asset_file ALTER COLUMN facet_tokens SET STATISTICS 0;
 
@@ -3379,7 +3462,8 @@ ALTER SEQUENCE public.asset_file_id_seq OWNED BY public.asset_file.id;
 CREATE TABLE public.asset_grant (
     asset_id bigint NOT NULL,
     principal_id bigint NOT NULL,
-    granted_at timestamp with time zone DEFAULT now() NOT NULL
+    granted_at timestamp with time zone DEFAULT now() NOT NULL,
+    tenant_id bigint NOT NULL
 );
 
 --
@@ -3407,6 +3491,7 @@ CREATE TABLE public.asset_keyword (
     asset_id bigint NOT NULL,
     keyword text NOT NULL,
     added_at timestamp with time zone DEFAULT now() NOT NULL,
+    tenant_id bigint NOT NULL,
     CONSTRAINT asset_keyword_keyword_check CHECK (((length(keyword) >= 1) AND (length(keyword) <= 200)))
 );
 
@@ -3489,7 +3574,8 @@ CREATE TABLE public.asset_vector (
 
 CREATE TABLE public.asset_vocabulary (
     asset_id bigint NOT NULL,
-    term_id bigint NOT NULL
+    term_id bigint NOT NULL,
+    tenant_id bigint NOT NULL
 );
 
 --
@@ -3556,7 +3642,8 @@ CREATE TABLE public.collection (
 CREATE TABLE public.collection_grant (
     collection_id bigint NOT NULL,
     principal_id bigint NOT NULL,
-    granted_at timestamp with time zone DEFAULT now() NOT NULL
+    granted_at timestamp with time zone DEFAULT now() NOT NULL,
+    tenant_id bigint NOT NULL
 );
 
 --
@@ -3583,7 +3670,8 @@ ALTER SEQUENCE public.collection_id_seq OWNED BY public.collection.id;
 CREATE TABLE public.collection_member (
     collection_id bigint NOT NULL,
     asset_id bigint NOT NULL,
-    added_at timestamp with time zone DEFAULT now() NOT NULL
+    added_at timestamp with time zone DEFAULT now() NOT NULL,
+    tenant_id bigint NOT NULL
 );
 
 --
@@ -3630,6 +3718,7 @@ CREATE TABLE public.conversation_turn (
     result jsonb NOT NULL,
     state jsonb NOT NULL,
     at timestamp with time zone DEFAULT now() NOT NULL,
+    tenant_id bigint NOT NULL,
     CONSTRAINT conversation_turn_sentence_check CHECK ((length(sentence) <= 1000))
 );
 
@@ -3688,6 +3777,7 @@ CREATE TABLE public.eval_judgement (
     judge text NOT NULL,
     grade smallint NOT NULL,
     judged_at timestamp with time zone DEFAULT now() NOT NULL,
+    tenant_id bigint NOT NULL,
     CONSTRAINT eval_judgement_grade_check CHECK (((grade >= 0) AND (grade <= 2))),
     CONSTRAINT eval_judgement_judge_check CHECK ((judge <> ''::text))
 );
@@ -3735,7 +3825,8 @@ CREATE TABLE public.eval_pool_item (
     asset_id bigint NOT NULL,
     token text NOT NULL,
     "position" integer NOT NULL,
-    round integer NOT NULL
+    round integer NOT NULL,
+    tenant_id bigint NOT NULL
 );
 
 --
@@ -3762,7 +3853,8 @@ ALTER SEQUENCE public.eval_pool_item_id_seq OWNED BY public.eval_pool_item.id;
 CREATE TABLE public.eval_pool_run (
     pool_id bigint NOT NULL,
     run_id bigint NOT NULL,
-    round integer NOT NULL
+    round integer NOT NULL,
+    tenant_id bigint NOT NULL
 );
 
 --
@@ -3778,6 +3870,7 @@ CREATE TABLE public.eval_query (
     register text NOT NULL,
     strata jsonb DEFAULT '{}'::jsonb NOT NULL,
     truth jsonb DEFAULT '[]'::jsonb NOT NULL,
+    tenant_id bigint NOT NULL,
     CONSTRAINT eval_query_provenance_check CHECK ((provenance = ANY (ARRAY['blind'::text, 'caption-derived'::text]))),
     CONSTRAINT eval_query_register_check CHECK ((register = ANY (ARRAY['objects'::text, 'style'::text, 'question'::text])))
 );
@@ -3854,6 +3947,7 @@ CREATE TABLE public.eval_run_hit (
     asset_id bigint NOT NULL,
     score double precision NOT NULL,
     distance double precision,
+    tenant_id bigint NOT NULL,
     CONSTRAINT eval_run_hit_rank_check CHECK ((rank > 0))
 );
 
@@ -3884,6 +3978,7 @@ CREATE TABLE public.eval_run_query (
     rows_returned bigint,
     verdict text,
     meaning_only boolean,
+    tenant_id bigint NOT NULL,
     CONSTRAINT eval_run_query_rows_returned_check CHECK ((rows_returned >= 0))
 );
 
@@ -3899,7 +3994,7 @@ CREATE TABLE public.face (
     box_y real NOT NULL,
     box_w real NOT NULL,
     box_h real NOT NULL,
-    descriptor public.vector(128) NOT NULL,
+    descriptor public.vector(128),
     detector text NOT NULL,
     size_px integer NOT NULL,
     blur real NOT NULL,
@@ -3941,7 +4036,8 @@ CREATE TABLE public.face_rejection (
     face_id bigint NOT NULL,
     person_id bigint NOT NULL,
     rejected_by text,
-    rejected_at timestamp with time zone DEFAULT now() NOT NULL
+    rejected_at timestamp with time zone DEFAULT now() NOT NULL,
+    tenant_id bigint NOT NULL
 );
 
 --
@@ -3991,7 +4087,8 @@ CREATE TABLE public.file_document (
 CREATE TABLE public.file_grant (
     file_id bigint NOT NULL,
     principal_id bigint NOT NULL,
-    granted_at timestamp with time zone DEFAULT now() NOT NULL
+    granted_at timestamp with time zone DEFAULT now() NOT NULL,
+    tenant_id bigint NOT NULL
 );
 
 --
@@ -4017,7 +4114,8 @@ CREATE TABLE public.fusion_setting (
 
 CREATE TABLE public.group_member (
     group_id bigint NOT NULL,
-    user_id bigint NOT NULL
+    user_id bigint NOT NULL,
+    tenant_id bigint NOT NULL
 );
 
 --
@@ -4033,7 +4131,7 @@ CREATE TABLE public.ingest_failure (
     reason text NOT NULL,
     at timestamp with time zone DEFAULT now() NOT NULL,
     severity text DEFAULT 'error'::text NOT NULL,
-    CONSTRAINT ingest_failure_severity_check CHECK ((severity = ANY (ARRAY['error'::text, 'warning'::text])))
+    CONSTRAINT ingest_failure_severity_check CHECK ((severity = ANY (ARRAY['error'::text, 'warning'::text, 'skipped'::text])))
 );
 
 --
@@ -4600,28 +4698,28 @@ ALTER TABLE ONLY public.asset_file
 --
 
 ALTER TABLE ONLY public.asset_grant
-    ADD CONSTRAINT asset_grant_pkey PRIMARY KEY (asset_id, principal_id);
+    ADD CONSTRAINT asset_grant_pkey PRIMARY KEY (tenant_id, asset_id, principal_id);
 
 --
 -- Name: asset_keyword asset_keyword_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.asset_keyword
-    ADD CONSTRAINT asset_keyword_pkey PRIMARY KEY (asset_id, keyword);
+    ADD CONSTRAINT asset_keyword_pkey PRIMARY KEY (tenant_id, asset_id, keyword);
 
 --
 -- Name: asset_machine asset_machine_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.asset_machine
-    ADD CONSTRAINT asset_machine_pkey PRIMARY KEY (asset_id);
+    ADD CONSTRAINT asset_machine_pkey PRIMARY KEY (tenant_id, asset_id);
 
 --
 -- Name: asset_phash asset_phash_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.asset_phash
-    ADD CONSTRAINT asset_phash_pkey PRIMARY KEY (asset_id);
+    ADD CONSTRAINT asset_phash_pkey PRIMARY KEY (tenant_id, asset_id);
 
 --
 -- Name: asset asset_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -4649,14 +4747,14 @@ ALTER TABLE ONLY public.asset
 --
 
 ALTER TABLE ONLY public.asset_vector
-    ADD CONSTRAINT asset_vector_pkey PRIMARY KEY (asset_id, model_id, lane);
+    ADD CONSTRAINT asset_vector_pkey PRIMARY KEY (tenant_id, asset_id, model_id, lane);
 
 --
 -- Name: asset_vocabulary asset_vocabulary_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.asset_vocabulary
-    ADD CONSTRAINT asset_vocabulary_pkey PRIMARY KEY (asset_id, term_id);
+    ADD CONSTRAINT asset_vocabulary_pkey PRIMARY KEY (tenant_id, asset_id, term_id);
 
 --
 -- Name: audit_log audit_log_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -4670,14 +4768,14 @@ ALTER TABLE ONLY public.audit_log
 --
 
 ALTER TABLE ONLY public.collection_grant
-    ADD CONSTRAINT collection_grant_pkey PRIMARY KEY (collection_id, principal_id);
+    ADD CONSTRAINT collection_grant_pkey PRIMARY KEY (tenant_id, collection_id, principal_id);
 
 --
 -- Name: collection_member collection_member_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.collection_member
-    ADD CONSTRAINT collection_member_pkey PRIMARY KEY (collection_id, asset_id);
+    ADD CONSTRAINT collection_member_pkey PRIMARY KEY (tenant_id, collection_id, asset_id);
 
 --
 -- Name: collection collection_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -4705,7 +4803,7 @@ ALTER TABLE ONLY public.conversation
 --
 
 ALTER TABLE ONLY public.conversation_turn
-    ADD CONSTRAINT conversation_turn_pkey PRIMARY KEY (conversation_id, n);
+    ADD CONSTRAINT conversation_turn_pkey PRIMARY KEY (tenant_id, conversation_id, n);
 
 --
 -- Name: corpus_stat corpus_stat_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -4733,7 +4831,7 @@ ALTER TABLE ONLY public.embedding_model
 --
 
 ALTER TABLE ONLY public.eval_judgement
-    ADD CONSTRAINT eval_judgement_pkey PRIMARY KEY (item_id, judge);
+    ADD CONSTRAINT eval_judgement_pkey PRIMARY KEY (tenant_id, item_id, judge);
 
 --
 -- Name: eval_pool_item eval_pool_item_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -4747,21 +4845,21 @@ ALTER TABLE ONLY public.eval_pool_item
 --
 
 ALTER TABLE ONLY public.eval_pool_item
-    ADD CONSTRAINT eval_pool_item_pool_id_position_key UNIQUE (pool_id, "position");
+    ADD CONSTRAINT eval_pool_item_pool_id_position_key UNIQUE (tenant_id, pool_id, "position");
 
 --
 -- Name: eval_pool_item eval_pool_item_pool_id_query_id_asset_id_key; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.eval_pool_item
-    ADD CONSTRAINT eval_pool_item_pool_id_query_id_asset_id_key UNIQUE (pool_id, query_id, asset_id);
+    ADD CONSTRAINT eval_pool_item_pool_id_query_id_asset_id_key UNIQUE (tenant_id, pool_id, query_id, asset_id);
 
 --
 -- Name: eval_pool_item eval_pool_item_token_key; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.eval_pool_item
-    ADD CONSTRAINT eval_pool_item_token_key UNIQUE (token);
+    ADD CONSTRAINT eval_pool_item_token_key UNIQUE (tenant_id, token);
 
 --
 -- Name: eval_pool eval_pool_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -4775,7 +4873,7 @@ ALTER TABLE ONLY public.eval_pool
 --
 
 ALTER TABLE ONLY public.eval_pool_run
-    ADD CONSTRAINT eval_pool_run_pkey PRIMARY KEY (pool_id, run_id);
+    ADD CONSTRAINT eval_pool_run_pkey PRIMARY KEY (tenant_id, pool_id, run_id);
 
 --
 -- Name: eval_pool eval_pool_tenant_id_name_key; Type: CONSTRAINT; Schema: public; Owner: -
@@ -4796,7 +4894,7 @@ ALTER TABLE ONLY public.eval_query
 --
 
 ALTER TABLE ONLY public.eval_query
-    ADD CONSTRAINT eval_query_set_id_qid_key UNIQUE (set_id, qid);
+    ADD CONSTRAINT eval_query_set_id_qid_key UNIQUE (tenant_id, set_id, qid);
 
 --
 -- Name: eval_query_set eval_query_set_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -4817,7 +4915,7 @@ ALTER TABLE ONLY public.eval_query_set
 --
 
 ALTER TABLE ONLY public.eval_run_hit
-    ADD CONSTRAINT eval_run_hit_pkey PRIMARY KEY (run_id, query_id, rank);
+    ADD CONSTRAINT eval_run_hit_pkey PRIMARY KEY (tenant_id, run_id, query_id, rank);
 
 --
 -- Name: eval_run eval_run_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -4831,7 +4929,7 @@ ALTER TABLE ONLY public.eval_run
 --
 
 ALTER TABLE ONLY public.eval_run_query
-    ADD CONSTRAINT eval_run_query_pkey PRIMARY KEY (run_id, query_id);
+    ADD CONSTRAINT eval_run_query_pkey PRIMARY KEY (tenant_id, run_id, query_id);
 
 --
 -- Name: eval_run eval_run_tenant_id_name_key; Type: CONSTRAINT; Schema: public; Owner: -
@@ -4852,14 +4950,14 @@ ALTER TABLE ONLY public.face
 --
 
 ALTER TABLE ONLY public.face_rejection
-    ADD CONSTRAINT face_rejection_pkey PRIMARY KEY (face_id, person_id);
+    ADD CONSTRAINT face_rejection_pkey PRIMARY KEY (tenant_id, face_id, person_id);
 
 --
 -- Name: face_scan face_scan_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.face_scan
-    ADD CONSTRAINT face_scan_pkey PRIMARY KEY (asset_id, detector);
+    ADD CONSTRAINT face_scan_pkey PRIMARY KEY (tenant_id, asset_id, detector);
 
 --
 -- Name: file_document file_document_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -4873,7 +4971,7 @@ ALTER TABLE ONLY public.file_document
 --
 
 ALTER TABLE ONLY public.file_grant
-    ADD CONSTRAINT file_grant_pkey PRIMARY KEY (file_id, principal_id);
+    ADD CONSTRAINT file_grant_pkey PRIMARY KEY (tenant_id, file_id, principal_id);
 
 --
 -- Name: file_posting file_posting_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -4894,7 +4992,7 @@ ALTER TABLE ONLY public.fusion_setting
 --
 
 ALTER TABLE ONLY public.group_member
-    ADD CONSTRAINT group_member_pkey PRIMARY KEY (group_id, user_id);
+    ADD CONSTRAINT group_member_pkey PRIMARY KEY (tenant_id, group_id, user_id);
 
 --
 -- Name: ingest_failure ingest_failure_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -5104,6 +5202,12 @@ CREATE INDEX asset_embargo_idx ON public.asset USING btree (tenant_id, embargo_u
 CREATE INDEX asset_file_asset_idx ON public.asset_file USING btree (asset_id);
 
 --
+-- Name: asset_file_captured_at_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX asset_file_captured_at_idx ON public.asset_file USING btree (tenant_id, captured_at) INCLUDE (asset_id, readers) WHERE (captured_at IS NOT NULL);
+
+--
 -- Name: asset_file_captured_col_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -5122,16 +5226,58 @@ CREATE INDEX asset_file_collection_idx ON public.asset_file USING btree (collect
 CREATE INDEX asset_file_facet_tokens_idx ON public.asset_file USING gin (facet_tokens);
 
 --
+-- Name: asset_file_gps_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX asset_file_gps_idx ON public.asset_file USING btree (tenant_id, gps_lat, gps_lon) INCLUDE (asset_id, readers) WHERE (gps_lat IS NOT NULL);
+
+--
+-- Name: asset_file_rating_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX asset_file_rating_idx ON public.asset_file USING btree (tenant_id, rating) INCLUDE (asset_id, readers) WHERE (rating IS NOT NULL);
+
+--
 -- Name: asset_file_source_idx; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX asset_file_source_idx ON public.asset_file USING btree (source_id);
 
 --
+-- Name: asset_file_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX asset_file_tenant_id_uidx ON public.asset_file USING btree (tenant_id, id);
+
+--
+-- Name: asset_grant_asset_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX asset_grant_asset_id_key_idx ON public.asset_grant USING btree (asset_id, principal_id);
+
+--
+-- Name: asset_keyword_asset_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX asset_keyword_asset_id_key_idx ON public.asset_keyword USING btree (asset_id, keyword);
+
+--
 -- Name: asset_keyword_lower_idx; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX asset_keyword_lower_idx ON public.asset_keyword USING btree (lower(keyword), asset_id);
+
+--
+-- Name: asset_label_set_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX asset_label_set_idx ON public.asset USING btree (tenant_id, lower(label_set)) WHERE (label_set IS NOT NULL);
+
+--
+-- Name: asset_machine_asset_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX asset_machine_asset_id_key_idx ON public.asset_machine USING btree (asset_id);
 
 --
 -- Name: asset_machine_background_idx; Type: INDEX; Schema: public; Owner: -
@@ -5182,6 +5328,12 @@ CREATE INDEX asset_media_type_idx ON public.asset USING btree (tenant_id, media_
 CREATE INDEX asset_orientation_idx ON public.asset USING btree (tenant_id, public.loupe_displayed_orientation(width, height, orientation));
 
 --
+-- Name: asset_phash_asset_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX asset_phash_asset_id_key_idx ON public.asset_phash USING btree (asset_id);
+
+--
 -- Name: asset_phash_p0_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -5206,10 +5358,22 @@ CREATE INDEX asset_phash_p2_idx ON public.asset_phash USING btree (tenant_id, p2
 CREATE INDEX asset_phash_p3_idx ON public.asset_phash USING btree (tenant_id, p3);
 
 --
+-- Name: asset_rating_set_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX asset_rating_set_idx ON public.asset USING btree (tenant_id, rating_set) WHERE (rating_set IS NOT NULL);
+
+--
 -- Name: asset_rights_expiry_idx; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX asset_rights_expiry_idx ON public.asset USING btree (tenant_id, rights_expire_at) WHERE (rights_expire_at IS NOT NULL);
+
+--
+-- Name: asset_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX asset_tenant_id_uidx ON public.asset USING btree (tenant_id, id);
 
 --
 -- Name: asset_tenant_idx; Type: INDEX; Schema: public; Owner: -
@@ -5218,10 +5382,22 @@ CREATE INDEX asset_rights_expiry_idx ON public.asset USING btree (tenant_id, rig
 CREATE INDEX asset_tenant_idx ON public.asset USING btree (tenant_id, id);
 
 --
+-- Name: asset_vector_asset_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX asset_vector_asset_id_key_idx ON public.asset_vector USING btree (asset_id, model_id, lane);
+
+--
 -- Name: asset_vector_model_idx; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX asset_vector_model_idx ON public.asset_vector USING btree (model_id, lane, tenant_id);
+
+--
+-- Name: asset_vocabulary_asset_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX asset_vocabulary_asset_id_key_idx ON public.asset_vocabulary USING btree (asset_id, term_id);
 
 --
 -- Name: asset_vocabulary_term_idx; Type: INDEX; Schema: public; Owner: -
@@ -5230,10 +5406,22 @@ CREATE INDEX asset_vector_model_idx ON public.asset_vector USING btree (model_id
 CREATE INDEX asset_vocabulary_term_idx ON public.asset_vocabulary USING btree (term_id);
 
 --
+-- Name: audit_log_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX audit_log_tenant_id_uidx ON public.audit_log USING btree (tenant_id, id);
+
+--
 -- Name: audit_log_tenant_idx; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX audit_log_tenant_idx ON public.audit_log USING btree (tenant_id, id DESC);
+
+--
+-- Name: collection_grant_collection_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX collection_grant_collection_id_key_idx ON public.collection_grant USING btree (collection_id, principal_id);
 
 --
 -- Name: collection_member_asset_idx; Type: INDEX; Schema: public; Owner: -
@@ -5242,16 +5430,106 @@ CREATE INDEX audit_log_tenant_idx ON public.audit_log USING btree (tenant_id, id
 CREATE INDEX collection_member_asset_idx ON public.collection_member USING btree (asset_id);
 
 --
+-- Name: collection_member_collection_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX collection_member_collection_id_key_idx ON public.collection_member USING btree (collection_id, asset_id);
+
+--
 -- Name: collection_parent_idx; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX collection_parent_idx ON public.collection USING btree (parent_id);
 
 --
+-- Name: collection_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX collection_tenant_id_uidx ON public.collection USING btree (tenant_id, id);
+
+--
 -- Name: conversation_owner_idx; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX conversation_owner_idx ON public.conversation USING btree (tenant_id, owner_id, updated_at DESC);
+
+--
+-- Name: conversation_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX conversation_tenant_id_uidx ON public.conversation USING btree (tenant_id, id);
+
+--
+-- Name: conversation_turn_conversation_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX conversation_turn_conversation_id_key_idx ON public.conversation_turn USING btree (conversation_id, n);
+
+--
+-- Name: eval_judgement_item_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX eval_judgement_item_id_key_idx ON public.eval_judgement USING btree (item_id, judge);
+
+--
+-- Name: eval_pool_item_pool_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX eval_pool_item_pool_idx ON public.eval_pool_item USING btree (pool_id, query_id, asset_id);
+
+--
+-- Name: eval_pool_item_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX eval_pool_item_tenant_id_uidx ON public.eval_pool_item USING btree (tenant_id, id);
+
+--
+-- Name: eval_pool_item_token_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX eval_pool_item_token_idx ON public.eval_pool_item USING btree (token);
+
+--
+-- Name: eval_pool_run_pool_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX eval_pool_run_pool_id_key_idx ON public.eval_pool_run USING btree (pool_id, run_id);
+
+--
+-- Name: eval_pool_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX eval_pool_tenant_id_uidx ON public.eval_pool USING btree (tenant_id, id);
+
+--
+-- Name: eval_query_set_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX eval_query_set_tenant_id_uidx ON public.eval_query_set USING btree (tenant_id, id);
+
+--
+-- Name: eval_query_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX eval_query_tenant_id_uidx ON public.eval_query USING btree (tenant_id, id);
+
+--
+-- Name: eval_run_hit_run_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX eval_run_hit_run_id_key_idx ON public.eval_run_hit USING btree (run_id, query_id, rank);
+
+--
+-- Name: eval_run_query_run_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX eval_run_query_run_id_key_idx ON public.eval_run_query USING btree (run_id, query_id);
+
+--
+-- Name: eval_run_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX eval_run_tenant_id_uidx ON public.eval_run USING btree (tenant_id, id);
 
 --
 -- Name: face_asset_idx; Type: INDEX; Schema: public; Owner: -
@@ -5272,10 +5550,28 @@ CREATE INDEX face_descriptor_idx ON public.face USING hnsw (descriptor public.ve
 CREATE INDEX face_person_idx ON public.face USING btree (person_id, asset_id);
 
 --
+-- Name: face_rejection_face_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX face_rejection_face_id_key_idx ON public.face_rejection USING btree (face_id, person_id);
+
+--
+-- Name: face_scan_asset_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX face_scan_asset_id_key_idx ON public.face_scan USING btree (asset_id, detector);
+
+--
 -- Name: face_scan_tenant_idx; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX face_scan_tenant_idx ON public.face_scan USING btree (tenant_id, detector, asset_id);
+
+--
+-- Name: face_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX face_tenant_id_uidx ON public.face USING btree (tenant_id, id);
 
 --
 -- Name: face_tenant_idx; Type: INDEX; Schema: public; Owner: -
@@ -5288,6 +5584,12 @@ CREATE INDEX face_tenant_idx ON public.face USING btree (tenant_id, id);
 --
 
 CREATE INDEX file_document_asset_idx ON public.file_document USING btree (asset_id, lang);
+
+--
+-- Name: file_grant_file_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX file_grant_file_id_key_idx ON public.file_grant USING btree (file_id, principal_id);
 
 --
 -- Name: file_grant_principal_idx; Type: INDEX; Schema: public; Owner: -
@@ -5314,10 +5616,28 @@ CREATE INDEX file_posting_file_idx ON public.file_posting USING btree (file_id);
 CREATE INDEX file_posting_impact_idx ON public.file_posting USING btree (tenant_id, lang, term, impact DESC, asset_id);
 
 --
+-- Name: group_member_group_id_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX group_member_group_id_key_idx ON public.group_member USING btree (group_id, user_id);
+
+--
 -- Name: ingest_failure_run_idx; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX ingest_failure_run_idx ON public.ingest_failure USING btree (run_id);
+
+--
+-- Name: ingest_failure_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX ingest_failure_tenant_id_uidx ON public.ingest_failure USING btree (tenant_id, id);
+
+--
+-- Name: ingest_run_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX ingest_run_tenant_id_uidx ON public.ingest_run USING btree (tenant_id, id);
 
 --
 -- Name: lexical_posting_asset_idx; Type: INDEX; Schema: public; Owner: -
@@ -5344,10 +5664,46 @@ CREATE INDEX lexicon_term_trgm_idx ON public.lexicon_term USING gin (tenant_id, 
 CREATE INDEX person_name_idx ON public.person USING btree (tenant_id, lower(name));
 
 --
+-- Name: person_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX person_tenant_id_uidx ON public.person USING btree (tenant_id, id);
+
+--
+-- Name: principal_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX principal_tenant_id_uidx ON public.principal USING btree (tenant_id, id);
+
+--
+-- Name: source_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX source_tenant_id_uidx ON public.source USING btree (tenant_id, id);
+
+--
+-- Name: vocabulary_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX vocabulary_tenant_id_uidx ON public.vocabulary USING btree (tenant_id, id);
+
+--
 -- Name: vocabulary_term_parent_idx; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX vocabulary_term_parent_idx ON public.vocabulary_term USING btree (parent_id);
+
+--
+-- Name: vocabulary_term_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX vocabulary_term_tenant_id_uidx ON public.vocabulary_term USING btree (tenant_id, id);
+
+--
+-- Name: web_token_tenant_id_uidx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX web_token_tenant_id_uidx ON public.web_token USING btree (tenant_id, id);
 
 --
 -- Name: web_token_user_idx; Type: INDEX; Schema: public; Owner: -
@@ -5466,28 +5822,28 @@ ALTER TABLE ONLY public.asset_file
 --
 
 ALTER TABLE ONLY public.asset_grant
-    ADD CONSTRAINT asset_grant_asset_id_fkey FOREIGN KEY (asset_id) REFERENCES public.asset(id) ON DELETE CASCADE;
+    ADD CONSTRAINT asset_grant_asset_id_fkey FOREIGN KEY (tenant_id, asset_id) REFERENCES public.asset(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: asset_grant asset_grant_principal_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.asset_grant
-    ADD CONSTRAINT asset_grant_principal_id_fkey FOREIGN KEY (principal_id) REFERENCES public.principal(id) ON DELETE CASCADE;
+    ADD CONSTRAINT asset_grant_principal_id_fkey FOREIGN KEY (tenant_id, principal_id) REFERENCES public.principal(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: asset_keyword asset_keyword_asset_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.asset_keyword
-    ADD CONSTRAINT asset_keyword_asset_id_fkey FOREIGN KEY (asset_id) REFERENCES public.asset(id) ON DELETE CASCADE;
+    ADD CONSTRAINT asset_keyword_asset_id_fkey FOREIGN KEY (tenant_id, asset_id) REFERENCES public.asset(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: asset_machine asset_machine_asset_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.asset_machine
-    ADD CONSTRAINT asset_machine_asset_id_fkey FOREIGN KEY (asset_id) REFERENCES public.asset(id) ON DELETE CASCADE;
+    ADD CONSTRAINT asset_machine_asset_id_fkey FOREIGN KEY (tenant_id, asset_id) REFERENCES public.asset(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: asset_machine asset_machine_tenant_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -5501,7 +5857,7 @@ ALTER TABLE ONLY public.asset_machine
 --
 
 ALTER TABLE ONLY public.asset_phash
-    ADD CONSTRAINT asset_phash_asset_id_fkey FOREIGN KEY (asset_id) REFERENCES public.asset(id) ON DELETE CASCADE;
+    ADD CONSTRAINT asset_phash_asset_id_fkey FOREIGN KEY (tenant_id, asset_id) REFERENCES public.asset(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: asset_phash asset_phash_tenant_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -5522,7 +5878,7 @@ ALTER TABLE ONLY public.asset
 --
 
 ALTER TABLE ONLY public.asset_vector
-    ADD CONSTRAINT asset_vector_asset_id_fkey FOREIGN KEY (asset_id) REFERENCES public.asset(id) ON DELETE CASCADE;
+    ADD CONSTRAINT asset_vector_asset_id_fkey FOREIGN KEY (tenant_id, asset_id) REFERENCES public.asset(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: asset_vector asset_vector_model_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -5543,14 +5899,14 @@ ALTER TABLE ONLY public.asset_vector
 --
 
 ALTER TABLE ONLY public.asset_vocabulary
-    ADD CONSTRAINT asset_vocabulary_asset_id_fkey FOREIGN KEY (asset_id) REFERENCES public.asset(id) ON DELETE CASCADE;
+    ADD CONSTRAINT asset_vocabulary_asset_id_fkey FOREIGN KEY (tenant_id, asset_id) REFERENCES public.asset(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: asset_vocabulary asset_vocabulary_term_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.asset_vocabulary
-    ADD CONSTRAINT asset_vocabulary_term_id_fkey FOREIGN KEY (term_id) REFERENCES public.vocabulary_term(id) ON DELETE CASCADE;
+    ADD CONSTRAINT asset_vocabulary_term_id_fkey FOREIGN KEY (tenant_id, term_id) REFERENCES public.vocabulary_term(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: audit_log audit_log_principal_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -5571,28 +5927,28 @@ ALTER TABLE ONLY public.audit_log
 --
 
 ALTER TABLE ONLY public.collection_grant
-    ADD CONSTRAINT collection_grant_collection_id_fkey FOREIGN KEY (collection_id) REFERENCES public.collection(id) ON DELETE CASCADE;
+    ADD CONSTRAINT collection_grant_collection_id_fkey FOREIGN KEY (tenant_id, collection_id) REFERENCES public.collection(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: collection_grant collection_grant_principal_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.collection_grant
-    ADD CONSTRAINT collection_grant_principal_id_fkey FOREIGN KEY (principal_id) REFERENCES public.principal(id) ON DELETE CASCADE;
+    ADD CONSTRAINT collection_grant_principal_id_fkey FOREIGN KEY (tenant_id, principal_id) REFERENCES public.principal(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: collection_member collection_member_asset_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.collection_member
-    ADD CONSTRAINT collection_member_asset_id_fkey FOREIGN KEY (asset_id) REFERENCES public.asset(id) ON DELETE CASCADE;
+    ADD CONSTRAINT collection_member_asset_id_fkey FOREIGN KEY (tenant_id, asset_id) REFERENCES public.asset(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: collection_member collection_member_collection_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.collection_member
-    ADD CONSTRAINT collection_member_collection_id_fkey FOREIGN KEY (collection_id) REFERENCES public.collection(id) ON DELETE CASCADE;
+    ADD CONSTRAINT collection_member_collection_id_fkey FOREIGN KEY (tenant_id, collection_id) REFERENCES public.collection(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: collection collection_parent_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -5634,49 +5990,49 @@ ALTER TABLE ONLY public.conversation
 --
 
 ALTER TABLE ONLY public.conversation_turn
-    ADD CONSTRAINT conversation_turn_conversation_id_fkey FOREIGN KEY (conversation_id) REFERENCES public.conversation(id) ON DELETE CASCADE;
+    ADD CONSTRAINT conversation_turn_conversation_id_fkey FOREIGN KEY (tenant_id, conversation_id) REFERENCES public.conversation(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: eval_judgement eval_judgement_item_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.eval_judgement
-    ADD CONSTRAINT eval_judgement_item_id_fkey FOREIGN KEY (item_id) REFERENCES public.eval_pool_item(id) ON DELETE CASCADE;
+    ADD CONSTRAINT eval_judgement_item_id_fkey FOREIGN KEY (tenant_id, item_id) REFERENCES public.eval_pool_item(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: eval_pool_item eval_pool_item_asset_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.eval_pool_item
-    ADD CONSTRAINT eval_pool_item_asset_id_fkey FOREIGN KEY (asset_id) REFERENCES public.asset(id) ON DELETE CASCADE;
+    ADD CONSTRAINT eval_pool_item_asset_id_fkey FOREIGN KEY (tenant_id, asset_id) REFERENCES public.asset(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: eval_pool_item eval_pool_item_pool_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.eval_pool_item
-    ADD CONSTRAINT eval_pool_item_pool_id_fkey FOREIGN KEY (pool_id) REFERENCES public.eval_pool(id) ON DELETE CASCADE;
+    ADD CONSTRAINT eval_pool_item_pool_id_fkey FOREIGN KEY (tenant_id, pool_id) REFERENCES public.eval_pool(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: eval_pool_item eval_pool_item_query_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.eval_pool_item
-    ADD CONSTRAINT eval_pool_item_query_id_fkey FOREIGN KEY (query_id) REFERENCES public.eval_query(id) ON DELETE CASCADE;
+    ADD CONSTRAINT eval_pool_item_query_id_fkey FOREIGN KEY (tenant_id, query_id) REFERENCES public.eval_query(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: eval_pool_run eval_pool_run_pool_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.eval_pool_run
-    ADD CONSTRAINT eval_pool_run_pool_id_fkey FOREIGN KEY (pool_id) REFERENCES public.eval_pool(id) ON DELETE CASCADE;
+    ADD CONSTRAINT eval_pool_run_pool_id_fkey FOREIGN KEY (tenant_id, pool_id) REFERENCES public.eval_pool(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: eval_pool_run eval_pool_run_run_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.eval_pool_run
-    ADD CONSTRAINT eval_pool_run_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.eval_run(id) ON DELETE CASCADE;
+    ADD CONSTRAINT eval_pool_run_run_id_fkey FOREIGN KEY (tenant_id, run_id) REFERENCES public.eval_run(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: eval_pool eval_pool_set_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -5697,7 +6053,7 @@ ALTER TABLE ONLY public.eval_pool
 --
 
 ALTER TABLE ONLY public.eval_query
-    ADD CONSTRAINT eval_query_set_id_fkey FOREIGN KEY (set_id) REFERENCES public.eval_query_set(id) ON DELETE CASCADE;
+    ADD CONSTRAINT eval_query_set_id_fkey FOREIGN KEY (tenant_id, set_id) REFERENCES public.eval_query_set(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: eval_query_set eval_query_set_tenant_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -5711,35 +6067,35 @@ ALTER TABLE ONLY public.eval_query_set
 --
 
 ALTER TABLE ONLY public.eval_run_hit
-    ADD CONSTRAINT eval_run_hit_asset_id_fkey FOREIGN KEY (asset_id) REFERENCES public.asset(id) ON DELETE CASCADE;
+    ADD CONSTRAINT eval_run_hit_asset_id_fkey FOREIGN KEY (tenant_id, asset_id) REFERENCES public.asset(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: eval_run_hit eval_run_hit_query_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.eval_run_hit
-    ADD CONSTRAINT eval_run_hit_query_id_fkey FOREIGN KEY (query_id) REFERENCES public.eval_query(id) ON DELETE CASCADE;
+    ADD CONSTRAINT eval_run_hit_query_id_fkey FOREIGN KEY (tenant_id, query_id) REFERENCES public.eval_query(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: eval_run_hit eval_run_hit_run_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.eval_run_hit
-    ADD CONSTRAINT eval_run_hit_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.eval_run(id) ON DELETE CASCADE;
+    ADD CONSTRAINT eval_run_hit_run_id_fkey FOREIGN KEY (tenant_id, run_id) REFERENCES public.eval_run(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: eval_run_query eval_run_query_query_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.eval_run_query
-    ADD CONSTRAINT eval_run_query_query_id_fkey FOREIGN KEY (query_id) REFERENCES public.eval_query(id) ON DELETE CASCADE;
+    ADD CONSTRAINT eval_run_query_query_id_fkey FOREIGN KEY (tenant_id, query_id) REFERENCES public.eval_query(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: eval_run_query eval_run_query_run_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.eval_run_query
-    ADD CONSTRAINT eval_run_query_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.eval_run(id) ON DELETE CASCADE;
+    ADD CONSTRAINT eval_run_query_run_id_fkey FOREIGN KEY (tenant_id, run_id) REFERENCES public.eval_run(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: eval_run eval_run_set_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -5774,21 +6130,21 @@ ALTER TABLE ONLY public.face
 --
 
 ALTER TABLE ONLY public.face_rejection
-    ADD CONSTRAINT face_rejection_face_id_fkey FOREIGN KEY (face_id) REFERENCES public.face(id) ON DELETE CASCADE;
+    ADD CONSTRAINT face_rejection_face_id_fkey FOREIGN KEY (tenant_id, face_id) REFERENCES public.face(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: face_rejection face_rejection_person_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.face_rejection
-    ADD CONSTRAINT face_rejection_person_id_fkey FOREIGN KEY (person_id) REFERENCES public.person(id) ON DELETE CASCADE;
+    ADD CONSTRAINT face_rejection_person_id_fkey FOREIGN KEY (tenant_id, person_id) REFERENCES public.person(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: face_scan face_scan_asset_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.face_scan
-    ADD CONSTRAINT face_scan_asset_id_fkey FOREIGN KEY (asset_id) REFERENCES public.asset(id) ON DELETE CASCADE;
+    ADD CONSTRAINT face_scan_asset_id_fkey FOREIGN KEY (tenant_id, asset_id) REFERENCES public.asset(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: face_scan face_scan_tenant_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -5830,14 +6186,14 @@ ALTER TABLE ONLY public.file_document
 --
 
 ALTER TABLE ONLY public.file_grant
-    ADD CONSTRAINT file_grant_file_id_fkey FOREIGN KEY (file_id) REFERENCES public.asset_file(id) ON DELETE CASCADE;
+    ADD CONSTRAINT file_grant_file_id_fkey FOREIGN KEY (tenant_id, file_id) REFERENCES public.asset_file(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: file_grant file_grant_principal_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.file_grant
-    ADD CONSTRAINT file_grant_principal_id_fkey FOREIGN KEY (principal_id) REFERENCES public.principal(id) ON DELETE CASCADE;
+    ADD CONSTRAINT file_grant_principal_id_fkey FOREIGN KEY (tenant_id, principal_id) REFERENCES public.principal(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: file_posting file_posting_asset_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -5865,14 +6221,14 @@ ALTER TABLE ONLY public.fusion_setting
 --
 
 ALTER TABLE ONLY public.group_member
-    ADD CONSTRAINT group_member_group_id_fkey FOREIGN KEY (group_id) REFERENCES public.principal(id) ON DELETE CASCADE;
+    ADD CONSTRAINT group_member_group_id_fkey FOREIGN KEY (tenant_id, group_id) REFERENCES public.principal(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: group_member group_member_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.group_member
-    ADD CONSTRAINT group_member_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.principal(id) ON DELETE CASCADE;
+    ADD CONSTRAINT group_member_user_id_fkey FOREIGN KEY (tenant_id, user_id) REFERENCES public.principal(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: ingest_failure ingest_failure_run_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -5977,7 +6333,7 @@ ALTER TABLE ONLY public.source
 --
 
 ALTER TABLE ONLY public.vocabulary_match
-    ADD CONSTRAINT vocabulary_match_term_id_fkey FOREIGN KEY (term_id) REFERENCES public.vocabulary_term(id) ON DELETE CASCADE;
+    ADD CONSTRAINT vocabulary_match_term_id_fkey FOREIGN KEY (tenant_id, term_id) REFERENCES public.vocabulary_term(tenant_id, id) ON DELETE CASCADE;
 
 --
 -- Name: vocabulary vocabulary_tenant_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -83,9 +83,6 @@ def read_transaction(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
     Raises:
         loupe.lexical.settings.SettingError: ``LOUPE_HNSW_EF_SEARCH`` is out of range.
     """
-    from ..lexical import settings as lexical_bounds
-    from ..vector import queries as vq
-
     ef_search = lexical_bounds.env_setting("LOUPE_HNSW_EF_SEARCH")
     with conn.transaction():
         for stmt in vq.hnsw_session(ef_search, local=True):

@@ -1,4 +1,4 @@
-"""A word matches as itself before it matches as a stem (SPEC V8).
+"""A word matches as itself before it matches as a stem (V8).
 
 A Snowball stemmer conflates words that are not forms of one another:
 Spanish reads ``madrid`` and ``madre`` both as ``madr``, and the English

@@ -301,7 +301,7 @@ def set_thresholds(home: Path, name: str, thresholds: dict[str, float],
 
 def set_answerability(home: Path, name: str, max_distance: float, min_known: float,
                       provenance: dict[str, str] | None = None) -> dict[str, Any]:
-    """Write the model's answerability cut-offs (SPEC V8,
+    """Write the model's answerability cut-offs (V8,
     :mod:`loupe.search.answer`) into its loupe-model.json and return them:
     ``{"max_distance", "min_known", "provenance"}`` — the nearest
     neighbour's largest cosine distance, in [0, 2], and the least share of

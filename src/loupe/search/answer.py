@@ -1,4 +1,4 @@
-"""Answerability (SPEC V8): whether the rows no query word matched
+"""Answerability (V8): whether the rows no query word matched
 (meaning-only rows) count as results. A pure function of the evidence the
 search statement reported and of cut-offs that live with the text model
 (V4: ``answerability`` in its ``loupe-model.json``), no database.

@@ -44,7 +44,7 @@ class SearchResult:
     and how it reaches the library (:meth:`loupe.lexical.forms.StemMatch.as_dict`:
     ``exact``, ``form``, ``collision`` — left out —, ``unseen``).
     ``related``: pictures close in meaning that no query word matched and
-    that the search could not show answer the query (SPEC V8,
+    that the search could not show answer the query (V8,
     :mod:`loupe.search.answer`): shown apart, never counted in ``total``,
     never in ``hits``, never acted on by a bulk action (page 1 only).
     ``evidence``: what answerability was decided from (None: no meaning-only

@@ -1,4 +1,4 @@
-"""Why an asset is or is not in a search's results (SPEC C7).
+"""Why an asset is or is not in a search's results (C7).
 
 Every answer comes from the search itself, never from a second model of
 it: the asset's rank is read from the result of :meth:`loupe.Library.search`
@@ -16,16 +16,21 @@ nothing (P1).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..lexical.search import lexical_search, searched_terms
-from .entry import search_languages
+from .entry import Facade, search_languages
 from .pipeline import BULK_MAX, SearchPipeline
 
-if TYPE_CHECKING:
-    from ..library import Library
+
+class WhyContext(Facade, Protocol):
+    """What the answer reads of the library (:class:`loupe.Library` is one):
+    the search facade and the check that the viewer may read the asset."""
+
+    def _asset_row(self, asset_id: int) -> Any:
+        """The asset's row; raises AssetNotFound when the viewer may not read it."""
 
 #: The field groups of the index's weight letters (loupe.document.compile.FIELDS).
 GROUPS = {"A": "title", "B": "keywords, file name or vocabulary",
@@ -76,7 +81,7 @@ def _rank(res: Any, asset_id: int) -> int | None:
     return next((h.rank for h in res.hits if h.asset_id == asset_id), None)
 
 
-def words(lib: "Library", asset_id: int, query: str, langs: list[str]) -> dict[str, Any]:
+def words(lib: WhyContext, asset_id: int, query: str, langs: list[str]) -> dict[str, Any]:
     """The query's words against the asset's indexed document: ``matched``
     ({language: {term: [field groups]}}), ``missing`` (terms of no searched
     language the asset holds), ``other_languages`` ({language: [terms]}: held
@@ -109,7 +114,7 @@ def words(lib: "Library", asset_id: int, query: str, langs: list[str]) -> dict[s
             "shown": readable}
 
 
-def lanes(lib: "Library", asset_id: int, query: str, langs: list[str]) -> dict[str, Any]:
+def lanes(lib: WhyContext, asset_id: int, query: str, langs: list[str]) -> dict[str, Any]:
     """Each vector lane the search ran: the asset's cosine distance to the
     query vector, the lane's cut-off (V4) and whether it is within;
     ``distance`` None when the asset has no vector in that lane yet."""
@@ -126,7 +131,7 @@ def lanes(lib: "Library", asset_id: int, query: str, langs: list[str]) -> dict[s
     return out
 
 
-def why(lib: "Library", asset_id: int, query: str, *, lang: str | None = None,
+def why(lib: WhyContext, asset_id: int, query: str, *, lang: str | None = None,
         scope: str | list[str] | None = None, filters: Any = None) -> dict[str, Any]:
     """Why asset ``asset_id`` is or is not in the results of ``query`` (with
     the ``lang``, ``scope`` and ``filters`` of :meth:`loupe.Library.search`),

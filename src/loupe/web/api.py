@@ -76,7 +76,7 @@ class SearchOut(BaseModel):
                         "(docs/filters.md), or null")
     related: list[HitOut] = Field(
         default_factory=list, description="pictures close in meaning that no query word "
-        "matched and that the search could not show answer the query (SPEC V8): shown apart, "
+        "matched and that the search could not show answer the query (V8): shown apart, "
         "never counted in total, never acted on by a bulk action; page 1 only")
     evidence: dict[str, Any] | None = Field(
         default=None, description="what answerability was decided from: best_distance (the "
@@ -254,7 +254,7 @@ def why(asset_id: int, lib: UserLib,
         scope: Annotated[list[str] | None, Query(max_length=100)] = None,
         lang: Annotated[str | None, Query(max_length=20)] = None,
         filters: Annotated[str | None, Query(max_length=20_000)] = None) -> dict:
-    """Why the asset is or is not in the results of ``q`` (SPEC C7): its rank,
+    """Why the asset is or is not in the results of ``q`` (C7): its rank,
     the words matched per language and field, the missing ones, each vector
     lane's distance against its cut-off, and the scope, filter or cap that
     left it out — from the search itself. 404 for an asset the user may not

@@ -40,7 +40,7 @@ def run_search(lib: Library, q: str, *, scope: str | list[str] | None, lang: str
 def why_payload(lib: Library, asset_id: int, q: str, *, scope: str | list[str] | None,
                 lang: str | None, filters: Any = None) -> dict[str, Any]:
     """``lib.why`` for the web: why the asset is or is not in the results
-    of ``q`` (SPEC C7).
+    of ``q`` (C7).
 
     Raises:
         HTTPException 404: no such asset, or not visible to the user (the

@@ -9,10 +9,20 @@ from __future__ import annotations
 import ipaddress
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .security import WebLimits
+
+class ThrottleLimits(Protocol):
+    """The thresholds a throttle reads (:class:`loupe.web.security.WebLimits` is one)."""
+
+    login_free_failures: int
+    client_free_failures: int
+    account_free_failures: int
+    forget_after_s: float
+    login_window_s: float
+    account_logins_per_window: int
+    backoff_max_s: float
+    backoff_base_s: float
 
 
 class Throttled(Exception):
@@ -70,11 +80,11 @@ class LoginThrottle:
     the owner's logins.
 
     Args:
-        limits: the thresholds (:class:`WebLimits`).
+        limits: the thresholds (:class:`ThrottleLimits`, e.g. ``WebLimits``).
         clock: seconds, monotonic (tests may pass their own).
     """
 
-    def __init__(self, limits: WebLimits, clock=time.monotonic):
+    def __init__(self, limits: ThrottleLimits, clock=time.monotonic):
         self.limits = limits
         self._clock = clock
         self._lock = threading.Lock()
