@@ -152,7 +152,7 @@ def test_the_command_line_refuses_with_the_confirmation_and_applies_only_that_se
     assert _keyworded(home, db_url, "goldenhour") == []
     done = _cli(home, db_url, *ask, "--confirm", reached)
     assert done.exit_code == 0, done.output
-    assert re.fullmatch(r"add_keyword 'goldenhour' applied to 10 assets \(result truncated, "
+    assert re.fullmatch(r"Add keyword “goldenhour”: applied to 10 assets \(result truncated, "
                         r"total 30; audit #\d+\)", done.stdout.splitlines()[0])
     assert confirmation_of(_keyworded(home, db_url, "goldenhour")) == reached
 
@@ -169,7 +169,7 @@ def test_a_members_upload_after_the_dry_run_changes_the_set_and_nothing_is_appli
     dry = _cli(home, db_url, *ask, "--dry-run")
     assert dry.exit_code == 0, dry.output
     assert dry.stdout.splitlines() == [
-        "dry run: add_keyword 'goldenhour' would apply to 30 assets (result complete, "
+        "dry run: Add keyword “goldenhour”: would apply to 30 assets (result complete, "
         "total 30); nothing changed",
         "match rule: assets holding every query term — 30 hold every term, 30 ranked",
         f"The action would change 30 assets (confirmation {first}). To apply it to exactly "
@@ -194,6 +194,6 @@ def test_a_members_upload_after_the_dry_run_changes_the_set_and_nothing_is_appli
         assert [r["action"] for r in lib.audit_log() if r.get("query")] == []
     done = _cli(home, db_url, *ask, "--confirm", second)
     assert done.exit_code == 0, done.output
-    assert done.stdout.startswith("add_keyword 'goldenhour' applied to 31 assets (result "
+    assert done.stdout.startswith("Add keyword “goldenhour”: applied to 31 assets (result "
                                   "complete, total 31; audit #")
     assert _keyworded(home, db_url, "goldenhour") == sorted(now)
