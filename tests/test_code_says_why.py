@@ -63,8 +63,8 @@ def _files():
                 continue
             if any(rel.startswith(d + "/") for d in EXEMPT_DIRS):
                 continue
-            if "__pycache__" in rel or "/.pytest_cache/" in rel:
-                continue
+            if "__pycache__" in rel or "/.pytest_cache/" in rel or ".egg-info/" in rel:
+                continue   # written by tools, not by us
             yield rel, p
 
 
