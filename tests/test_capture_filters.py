@@ -15,7 +15,8 @@ from psycopg.conninfo import make_conninfo
 
 from loupe import Library
 from loupe.filters.compile import near_box
-from loupe.filters.tree import FilterError, parse, rating_option, tree_from_options
+from loupe.filters.options import tree_from_options
+from loupe.filters.tree import FilterError, parse, rating_option
 from loupe.ingest.places import haversine_km
 
 LISBON = (38.7223, -9.1393)

@@ -32,6 +32,7 @@ import psycopg
 
 from ..access.viewer import OWNER, Viewer
 from ..document.languages import ts_config
+from . import memo
 
 #: Postings of a term whose documents are read for its forms (impact order,
 #: best first): the forms of a stem held by more documents are judged on
@@ -146,8 +147,14 @@ WHERE t.tenant_id = %(tenant_id)s AND t.lang = %(lang)s AND t.term = %(term)s
 def query_words(conn: psycopg.Connection, query: str, lang: str) -> dict[str, set[str]]:
     """term -> the query's words (lower case, accents folded) that the
     analyzer of ``lang`` reads as that term."""
+    cfg = ts_config(lang)
+    # a function of the text and the analyzer alone: remembered per
+    # connection like the rest of a query's analysis (loupe.lexical.memo)
+    rows = memo.remembered(conn, ("query words", cfg, query), lambda: tuple(
+        (word, term) for word, term in conn.execute(QUERY_WORD_TERMS,
+                                                    {"query": query, "cfg": cfg})))
     out: dict[str, set[str]] = {}
-    for word, term in conn.execute(QUERY_WORD_TERMS, {"query": query, "cfg": ts_config(lang)}):
+    for word, term in rows:
         out.setdefault(term, set()).add(word)
     return out
 
