@@ -233,8 +233,8 @@ def test_the_ingest_decodes_the_bytes_it_hashed(db_url: str, home: Path, photos:
         os.utime(photos / "a.png", ns=(st.st_atime_ns, st.st_mtime_ns))
         return out
 
-    import loupe.ingest.pipeline as pipeline_mod
-    monkeypatch.setattr(pipeline_mod, "hashed_copy", rewrite_after_hash)
+    import loupe.ingest.prepare as prepare_mod
+    monkeypatch.setattr(prepare_mod, "hashed_copy", rewrite_after_hash)
     with Library.open(home, database_url=db_url, create=True) as lib:
         lib.init(languages=["en"])
         lib.ingest(photos)
@@ -292,13 +292,13 @@ def test_the_ingest_bounds_and_measures_what_it_copies(db_url: str, home: Path,
     of any apparent size filled the temporary directory with its copy), and
     a file whose size changes while it is copied is not stored (its record
     would hold a size its bytes do not have)."""
-    import loupe.ingest.pipeline as pipeline_mod
+    import loupe.ingest.prepare as prepare_mod
 
     (photos / "a").mkdir()
     (photos / "b").mkdir()
     Image.new("RGB", (64, 48), (10, 120, 40)).save(photos / "a" / "big.png")
     Image.new("RGB", (64, 48), (120, 10, 40)).save(photos / "b" / "grows.png")
-    real = pipeline_mod.hashed_copy
+    real = prepare_mod.hashed_copy
     size = (photos / "a" / "big.png").stat().st_size
 
     def grow(fileobj, max_bytes=None):
@@ -308,13 +308,13 @@ def test_the_ingest_bounds_and_measures_what_it_copies(db_url: str, home: Path,
 
     with Library.open(home, database_url=db_url, create=True) as lib:
         lib.init(languages=["en"])
-        monkeypatch.setattr(pipeline_mod, "MAX_FILE_BYTES", size - 1)
+        monkeypatch.setattr(prepare_mod, "MAX_FILE_BYTES", size - 1)
         summary = lib.ingest(photos / "a")
         assert [(Path(f.path).name, f.kind, f.reason) for f in summary.failures] == [
             ("big.png", "too_large", f"{size:,} bytes, over the limit of {size - 1:,} bytes a "
                                      f"picture file may have: not read")]
-        monkeypatch.setattr(pipeline_mod, "MAX_FILE_BYTES", 1 << 30)
-        monkeypatch.setattr(pipeline_mod, "hashed_copy", grow)
+        monkeypatch.setattr(prepare_mod, "MAX_FILE_BYTES", 1 << 30)
+        monkeypatch.setattr(prepare_mod, "hashed_copy", grow)
         summary = lib.ingest(photos / "b")
         assert [(Path(f.path).name, f.kind) for f in summary.failures] == [
             ("grows.png", "not_regular")]

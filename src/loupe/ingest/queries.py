@@ -113,7 +113,7 @@ VALUES (%(run_id)s, %(tenant_id)s, %(path)s, %(kind)s, %(reason)s, %(severity)s)
 # An asset is what Loupe knows about one picture: its id carries grants,
 # keywords, hand-made collections, embargo, rights expiry and judgements. Its
 # bytes may change (a metadata edit, a re-export) and its file may move; see
-# loupe.ingest.pipeline for the rule.
+# loupe.ingest.identity for the rule.
 
 # Files of an asset other than one path (is that path its only file?).
 COUNT_OTHER_FILES = """
