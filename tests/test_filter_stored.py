@@ -205,13 +205,17 @@ def _plan(lib: Library, tree) -> str:
 @pytest.mark.parametrize("tree, index", [
     ({"country": "Iceland"}, "asset_file_facet_tokens_idx"),
     ({"creator": "Bo b1"}, "asset_file_facet_tokens_idx"),
-    ({"captured": {"from": "2019-01-01", "to": "2020-01-01"}}, "asset_file_captured_col_idx"),
+    # the stored column, through its index or as a filter beside the
+    # tenant's (tenant_id, id) index, which the planner may prefer on a small library
+    ({"captured": {"from": "2019-01-01", "to": "2020-01-01"}}, "f.captured"),
     ({"not": {"country": "Iceland"}}, None),
 ])
 def test_a_country_or_date_predicate_plans_over_the_stored_column_or_its_index(slib, tree, index):
     plan = _plan(slib, tree)
     assert JSON_READS.findall(plan) == [], plan
-    if index:
+    if index and index.startswith("f."):
+        assert "asset_file_captured_col_idx" in plan or f"({index} >=" in plan, plan
+    elif index:
         assert f'"Index Name": "{index}"' in plan
     else:
         assert "f.country" in plan

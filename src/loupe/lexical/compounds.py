@@ -69,7 +69,9 @@ def normalise_dashes(query: str) -> str:
 
 #: The extensions of the files Loupe ingests (``loupe.ingest.image.EXTENSIONS``
 #: without the dot; a test keeps them equal).
-PICTURE_EXTENSIONS = ("jpg", "jpeg", "jpe", "png", "webp", "tif", "tiff", "gif", "heic", "heif")
+PICTURE_EXTENSIONS = ("jpg", "jpeg", "jpe", "png", "webp", "tif", "tiff", "gif", "heic", "heif",
+                      "avif", "jxl", "cr2", "cr3", "nef", "arw", "dng", "raf", "orf", "rw2",
+                      "mp4", "mov", "m4v", "mkv", "webm", "avi")
 #: A picture file's extension ending a word: ".webp" in "giraffe.webp".
 _EXTENSION = re.compile(r"(?<=[^\W_])\.(?:" + "|".join(PICTURE_EXTENSIONS) + r")(?![^\W_])",
                         re.IGNORECASE)
