@@ -69,10 +69,13 @@ from pathlib import Path
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from corpus import add_document
 from loupe import Library
+from loupe.models import registry
 with Library.open({str(minilm_home)!r}, database_url={db_url!r}) as lib:
     add_document(lib, 1, {{"title": "Fall foliage in the park"}})
     add_document(lib, 2, {{"title": "City traffic at night"}})
     lib.set_model_thresholds("minilm", {{"1": 0.65}})
+    # rows no query word matched count only under the model's answerability cut-off
+    registry.set_answerability(lib.home, "minilm", 0.65, 0.0)
     lib.use_model("minilm", "text")
     assert lib.embed()[0].written == 2
     res = lib.search("autumn")
