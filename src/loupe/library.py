@@ -47,7 +47,6 @@ from .library_jobs import JobMethods
 from .library_reads import ReadMethods
 from .models import runtime
 from .search import entry
-from .search import why as search_why
 from .search.pipeline import BULK_MAX, OFFSET_MAX
 from .search.result import Hit, SearchResult
 
@@ -149,13 +148,6 @@ class Library(ReadMethods, JobMethods, ModelMethods, PeopleMethods):
             title_band=title_band, filters=filters, facets=facets))
         res.notices += [notice] if notice else []
         return res
-
-    def why(self, asset_id: int, query: str, *, lang: str | None = None,
-            scope: str | list[str] | None = None, filters: Any = None) -> dict[str, Any]:
-        """Why an asset is or is not in the results of ``query`` (C7), as
-        the viewer sees it; an asset it may not read is answered as a missing
-        one (AssetNotFound). Stage: :func:`loupe.search.why.why`."""
-        return search_why.why(self, asset_id, query, lang=lang, scope=scope, filters=filters)
 
     def facets(self, query: str = "", *, filters: Any = None,
                scope: str | list[str] | None = None, lang: str | None = None,

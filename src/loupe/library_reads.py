@@ -17,6 +17,7 @@ import psycopg
 
 from .access.viewer import Viewer
 from .db import replica, session
+from .search import why as search_why
 
 
 class ReadMethods:
@@ -106,3 +107,10 @@ class ReadMethods:
         """Each configured standby and its replay lag (``loupe status``).
         Stage: :meth:`loupe.db.replica.ReadRoute.status`; [] without standbys."""
         return self.reads.status() if self.reads is not None else []
+
+    def why(self, asset_id: int, query: str, *, lang: str | None = None,
+            scope: str | list[str] | None = None, filters: Any = None) -> dict[str, Any]:
+        """Why an asset is or is not in the results of ``query`` (C7), as
+        the viewer sees it; an asset it may not read is answered as a missing
+        one (AssetNotFound). Stage: :func:`loupe.search.why.why`."""
+        return search_why.why(self, asset_id, query, lang=lang, scope=scope, filters=filters)
