@@ -1,4 +1,4 @@
-"""Answerability's trade-off (SPEC V8, loupe.search.answer): for each pair of
+"""Answerability's trade-off (V8, loupe.search.answer): for each pair of
 cut-offs (the text lane's nearest neighbour's largest distance, the least
 share of the query's words the library knows), what the absent subjects and
 the blind queries get; and the stem check's cost on the blind set.

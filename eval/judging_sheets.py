@@ -166,7 +166,7 @@ def sample_style(out: str) -> None:
     _write_set(out, "# The style register of the demo blind set's TEST split (eval/judging_sheets.py\n"
                f"# sample-style): all {len(chosen)} style queries of the test split, one per\n"
                "# picture, copied unchanged from demo-blind.jsonl, for measuring machine words\n"
-               "# (issue 15) with pooled graded judgements.\n", chosen)
+               "# with pooled graded judgements.\n", chosen)
     print(f"{len(chosen)} queries -> {out}")
 
 
